@@ -1,0 +1,125 @@
+# dynolite build.  `make check` and `make run` are the two commands a user
+# needs (see README); everything else is for developers.
+#
+#   make            build dynolog, dyno and the test binary into $(O)/
+#   make check      install missing build deps, build, run every test
+#   make run        install missing build deps, build, run the daemon
+#   make check SAN=1          the same under ASan + UBSan (into build/san)
+#   make fuzz / fuzz-smoke    libFuzzer targets (clang)
+#   make bench                benchmarks (print figures, never fail on speed)
+#   make format / lint
+#
+# Sources are found by directory, so a new collector, analysis or
+# subcommand is one new file and no Makefile change.
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+VERSION := $(shell cat VERSION)
+O ?= build
+SAN ?=
+ifeq ($(SAN),1)
+O := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT ?= -O1 -g
+else
+OPT ?= -O2 -g
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DDYNO_VERSION='"$(VERSION)"' \
+	-Isrc -MMD -MP $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+LIBS := -lz -lm -lpthread
+
+CORE_SRC    := $(wildcard src/core/*.c)
+TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
+DAEMON_SRC  := $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
+CLI_SRC     := $(wildcard src/cli/*.c)
+TEST_SRC    := $(wildcard tests/unit/*.c)
+BENCH_SRC   := $(wildcard bench/*.c)
+FUZZ_SRC    := $(wildcard fuzz/*.c)
+
+obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+
+LIBCORE   := $(O)/libdyno_core.a
+LIBTRACE  := $(O)/libdyno_trace.a
+LIBDAEMON := $(O)/libdyno_daemon.a
+DYNOLOG   := $(O)/dynolog
+DYNO      := $(O)/dyno
+UNIT      := $(O)/unit-tests
+BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
+
+.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean
+
+all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES)
+
+$(O)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBCORE): $(call obj,$(CORE_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(LIBTRACE): $(call obj,$(TRACE_SRC)) | $(LIBCORE)
+	@rm -f $@; ar rcs $@ $(call obj,$(TRACE_SRC))
+$(LIBDAEMON): $(call obj,$(DAEMON_SRC))
+	@rm -f $@; ar rcs $@ $^
+
+$(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+$(DYNO): $(call obj,$(CLI_SRC)) $(LIBTRACE) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+$(UNIT): $(call obj,$(TEST_SRC)) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+$(O)/bench/%: $(O)/obj/bench/%.o $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+deps:
+	@scripts/install-deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh $(O)
+
+# run one test: make test T=json_  (substring of unit test or integration script names)
+test: all
+	@tests/run.sh $(O) $(T)
+
+RUN_ARGS ?= --kernel_monitor_reporting_interval_s=5
+run: deps
+	@$(MAKE) --no-print-directory $(DYNOLOG)
+	exec $(DYNOLOG) $(RUN_ARGS)
+
+# ---- fuzzing (clang + libFuzzer) ----
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+	-DDYNO_VERSION='"$(VERSION)"' -Isrc
+FUZZERS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 20
+
+build/fuzz/%: fuzz/%.c $(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
+
+fuzz: deps $(FUZZERS)
+
+fuzz-smoke: fuzz
+	@scripts/fuzz-smoke.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh $(O)
+
+format:
+	clang-format -i $(shell git ls-files '*.c' '*.h')
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
+
+clean:
+	rm -rf build
+
+-include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages dynolite needs to build and test.
+# Fast no-op when everything is present; needs root (or sudo) otherwise.
+# This file is the single list of build/test dependencies: CI and `make`
+# both go through it, so nothing has to be installed by hand.
+set -euo pipefail
+
+PKGS=(
+	build-essential     # gcc, make
+	clang               # second compiler, libFuzzer
+	libclang-rt-14-dev  # sanitizer and fuzzer runtimes for clang
+	zlib1g-dev          # gzip traces
+	cppcheck            # make lint
+	clang-format        # make format
+	procps              # ps/pgrep in integration tests
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,11 @@
+/*
+ * commands.h - the dyno subcommands.  Each lives in its own file
+ * (src/cli/<name>.c) as int cmd_<name>(int argc, char **argv), where argv[0]
+ * is the subcommand name; dyno.c only dispatches.
+ */
+#ifndef DYNO_CLI_COMMANDS_H
+#define DYNO_CLI_COMMANDS_H
+
+int cmd_json(int argc, char **argv);
+
+#endif

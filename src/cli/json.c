@@ -1,0 +1,90 @@
+/*
+ * json.c - `dyno json FILE...`: validate JSON files with the project's
+ * reader and report the first error as FILE:LINE:COLUMN (byte OFFSET).
+ * Useful on a trace that another tool refuses ("is it truncated? where?").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/clock.h"
+#include "core/json.h"
+
+static ssize_t read_fd(void *ctx, char *dst, size_t cap, const char **err)
+{
+	(void)err;
+	return read(*(int *)ctx, dst, cap);
+}
+
+static int check_one(const char *path, bool quiet, bool lenient)
+{
+	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	struct json_reader r;
+	json_reader_init_stream(&r, read_fd, &fd, 0, lenient ? JSON_LENIENT_UTF8 : 0);
+	uint64_t values = 0, maxdepth = 0;
+	int64_t t0 = clock_mono_ns();
+	enum json_tok t;
+	while ((t = json_next(&r)) != JSON_EOF && t != JSON_ERROR) {
+		if (t != JSON_KEY && t != JSON_OBJ_END && t != JSON_ARR_END)
+			values++;
+		if (json_depth(&r) > maxdepth)
+			maxdepth = json_depth(&r);
+	}
+	double secs = (double)(clock_mono_ns() - t0) / 1e9;
+	uint64_t bytes = r.base_off + (uint64_t)(r.end - r.base);
+	int rc = 0;
+	if (t == JSON_ERROR) {
+		fprintf(stderr, "%s:%llu:%llu: error: %s (byte offset %llu)\n", path, (unsigned long long)r.err.line,
+			(unsigned long long)r.err.column, r.err.msg, (unsigned long long)r.err.offset);
+		rc = 1;
+	} else if (!quiet) {
+		printf("%s: valid JSON, %llu bytes, %llu values, max depth %llu, %.0f MB/s", path,
+		       (unsigned long long)bytes, (unsigned long long)values, (unsigned long long)maxdepth,
+		       secs > 0 ? (double)bytes / secs / 1e6 : 0.0);
+		if (r.replaced)
+			printf(", %llu invalid UTF-8 sequences replaced", (unsigned long long)r.replaced);
+		printf("\n");
+	}
+	json_reader_free(&r);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return rc;
+}
+
+int cmd_json(int argc, char **argv)
+{
+	bool quiet = false, lenient = false;
+	const struct arg_opt opts[] = {
+		{"quiet", 'q', ARG_BOOL, &quiet, NULL, "print only errors", 0, 0, NULL},
+		{"lenient-utf8", 0, ARG_BOOL, &lenient, NULL, "replace invalid UTF-8 instead of failing", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct args a;
+	int rc = args_parse(opts, argc - 1, argv + 1, &a);
+	if (rc == ARGS_HELP) {
+		args_help(stdout, "dyno json [options] FILE...",
+			  "Check that each FILE ('-' for stdin) is valid JSON; on failure print\n"
+			  "FILE:LINE:COLUMN: error: MESSAGE (byte offset N) and exit 1.",
+			  opts);
+		args_free(&a);
+		return 0;
+	}
+	if (rc != ARGS_OK || a.npos == 0) {
+		fprintf(stderr, "dyno json: %s\n", rc != ARGS_OK ? a.error.data : "no file given (see --help)");
+		args_free(&a);
+		return 2;
+	}
+	int bad = 0;
+	for (int i = 0; i < a.npos; i++)
+		bad |= check_one(a.pos[i], quiet, lenient);
+	args_free(&a);
+	return bad;
+}

@@ -1,0 +1,54 @@
+/*
+ * buf.h - the one growable byte/string buffer of dynolite.
+ *
+ * Everything that builds text or bytes (JSON output, log lines, RPC frames,
+ * Prometheus pages, decoded JSON strings) appends to a struct buf.  The
+ * contents are always followed by a NUL byte, so buf->data can be handed to
+ * C string functions, but the length is authoritative: embedded NULs are
+ * allowed.  Allocation failure aborts the process (like git's xmalloc): every
+ * caller would otherwise need an error path for a condition it cannot handle.
+ */
+#ifndef DYNO_BUF_H
+#define DYNO_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+	char *data; /* NUL-terminated when cap > 0; "" when empty */
+	size_t len;
+	size_t cap;
+};
+
+#define BUF_INIT {(char *)buf_empty_, 0, 0}
+extern const char buf_empty_[1];
+
+void buf_init(struct buf *b);
+void buf_free(struct buf *b);
+/* Make room for at least n more bytes (plus the NUL). */
+void buf_reserve(struct buf *b, size_t n);
+void buf_append(struct buf *b, const void *p, size_t n);
+void buf_puts(struct buf *b, const char *s);
+void buf_putc(struct buf *b, char c);
+void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+/* Append a little-endian (native) 32-bit integer, as the RPC framing needs. */
+void buf_put_u32(struct buf *b, uint32_t v);
+/* Set the length (must be <= len) and keep the NUL terminator. */
+void buf_truncate(struct buf *b, size_t len);
+/* Forget the contents, keep the memory. */
+static inline void buf_reset(struct buf *b) { buf_truncate(b, 0); }
+/* Remove the first n bytes. */
+void buf_consume(struct buf *b, size_t n);
+/* Hand the malloc'ed string to the caller and reset b. Never NULL. */
+char *buf_detach(struct buf *b, size_t *len);
+
+/* Allocation helpers that never return NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,894 @@
+/*
+ * json.c - the JSON pull tokenizer (see json.h).
+ *
+ * The hot paths are string scanning and whitespace skipping; both use SSE2
+ * (baseline on x86-64) to look at 16 bytes per step, and fall back to a
+ * scalar loop elsewhere.  Positions are absolute byte offsets; line and
+ * column are only computed when an error is reported: the streaming refill
+ * counts the newlines of the part it discards, and the error path counts
+ * the rest.
+ *
+ * Window discipline (streaming): [base, end) holds input bytes not yet
+ * discarded; p is the read position.  refill() may move the window, so
+ * scanners keep offsets relative to the token start across a refill, never
+ * raw pointers.
+ */
+#include "json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_SSE2 1
+#endif
+
+enum { ST_TOP, ST_DONE, ST_VALUE, ST_ARR_FIRST, ST_ARR_NEXT, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_KEY, ST_COLON, ST_ERROR };
+
+/* A single token may not exceed this (bounds memory on hostile streams). */
+#define JSON_MAX_TOKEN ((size_t)256 << 20)
+
+static uint64_t count_newlines(const char *s, const char *e, const char **last)
+{
+	uint64_t n = 0;
+	const char *lastnl = NULL;
+#ifdef HAVE_SSE2
+	const __m128i nl = _mm_set1_epi8('\n');
+	while (e - s >= 16) {
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)s), nl));
+		if (m) {
+			n += (unsigned)__builtin_popcount(m);
+			lastnl = s + 31 - __builtin_clz(m);
+		}
+		s += 16;
+	}
+#endif
+	for (; s < e; s++)
+		if (*s == '\n') {
+			n++;
+			lastnl = s;
+		}
+	if (last)
+		*last = lastnl;
+	return n;
+}
+
+static void position_of(struct json_reader *r, const char *at, struct json_error *e)
+{
+	if (at < r->base)
+		at = r->base;
+	if (at > r->end)
+		at = r->end;
+	const char *lastnl;
+	uint64_t nl = count_newlines(r->base, at, &lastnl);
+	e->offset = r->base_off + (uint64_t)(at - r->base);
+	e->line = r->lines_before + nl + 1;
+	if (lastnl)
+		e->column = (uint64_t)(at - lastnl);
+	else
+		e->column = e->offset - r->last_nl_before + 1;
+}
+
+static enum json_tok vfail(struct json_reader *r, const char *at, const char *fmt, va_list ap)
+{
+	if (r->state == ST_ERROR)
+		return JSON_ERROR; /* keep the first error */
+	vsnprintf(r->err.msg, sizeof r->err.msg, fmt, ap);
+	position_of(r, at, &r->err);
+	r->state = ST_ERROR;
+	r->tok = JSON_ERROR;
+	return JSON_ERROR;
+}
+
+__attribute__((format(printf, 3, 4))) static enum json_tok fail(struct json_reader *r, const char *at,
+								 const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(r, at, fmt, ap);
+	va_end(ap);
+	return JSON_ERROR;
+}
+
+bool json_fail_at(struct json_reader *r, uint64_t offset, const char *fmt, ...)
+{
+	const char *at = r->base;
+	if (offset >= r->base_off)
+		at = r->base + (offset - r->base_off);
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(r, at, fmt, ap);
+	va_end(ap);
+	if (offset < r->base_off) { /* the line/column of discarded input are unknown */
+		r->err.offset = offset;
+		r->err.line = 0;
+		r->err.column = 0;
+	}
+	return false;
+}
+
+uint64_t json_tok_offset(const struct json_reader *r)
+{
+	return r->base_off + (uint64_t)(r->tstart - r->base);
+}
+
+static void init_common(struct json_reader *r, unsigned flags)
+{
+	memset(r, 0, sizeof *r);
+	r->flags = flags;
+	r->max_depth = JSON_DEFAULT_MAX_DEPTH;
+	r->stack = xmalloc(r->max_depth);
+	r->state = ST_TOP;
+	buf_init(&r->scratch);
+	r->sval = "";
+}
+
+void json_reader_init_mem(struct json_reader *r, const char *data, size_t len, unsigned flags)
+{
+	init_common(r, flags);
+	if (!data)
+		data = "";
+	r->base = r->p = r->tstart = data;
+	r->end = data + len;
+	r->eof = true;
+}
+
+void json_reader_init_stream(struct json_reader *r, json_read_fn fn, void *ctx, size_t chunk,
+			     unsigned flags)
+{
+	init_common(r, flags);
+	r->read = fn;
+	r->rctx = ctx;
+	r->chunk = chunk ? chunk : (size_t)1 << 20;
+	r->cap = r->chunk * 2;
+	r->own = xmalloc(r->cap);
+	r->base = r->p = r->end = r->tstart = r->own;
+}
+
+void json_reader_free(struct json_reader *r)
+{
+	free(r->own);
+	free(r->stack);
+	buf_free(&r->scratch);
+	r->own = NULL;
+	r->stack = NULL;
+}
+
+void json_reader_set_max_depth(struct json_reader *r, uint32_t depth)
+{
+	if (depth < 1)
+		depth = 1;
+	r->stack = xrealloc(r->stack, depth);
+	r->max_depth = depth;
+}
+
+/*
+ * Discard input before *keep, read more.  Pointers p, tstart and *keep are
+ * rebased.  Returns bytes added, 0 at end of input, -1 on a read error or
+ * an oversize token (r->err set).
+ */
+static ssize_t refill(struct json_reader *r, const char **keep)
+{
+	if (r->eof)
+		return 0;
+	const char *k = *keep;
+	size_t drop = (size_t)(k - r->base);
+	if (drop) {
+		const char *lastnl;
+		uint64_t nl = count_newlines(r->base, k, &lastnl);
+		if (nl) {
+			r->lines_before += nl;
+			r->last_nl_before = r->base_off + (uint64_t)(lastnl - r->base) + 1;
+		}
+	}
+	size_t live = (size_t)(r->end - k);
+	if (live >= JSON_MAX_TOKEN) {
+		fail(r, k, "token longer than %zu bytes", JSON_MAX_TOKEN);
+		return -1;
+	}
+	size_t p_off = (size_t)(r->p - k), t_off = r->tstart >= k ? (size_t)(r->tstart - k) : 0;
+	if (drop)
+		memmove(r->own, k, live);
+	r->base_off += drop;
+	if (r->cap - live < r->chunk) {
+		r->cap = live + r->chunk > r->cap * 2 ? live + r->chunk : r->cap * 2;
+		r->own = xrealloc(r->own, r->cap);
+	}
+	r->base = r->own;
+	r->end = r->own + live;
+	r->p = r->own + p_off;
+	r->tstart = r->own + t_off;
+	*keep = r->own;
+	for (;;) {
+		const char *emsg = NULL;
+		ssize_t n = r->read(r->rctx, r->own + live, r->cap - live, &emsg);
+		if (n > 0) {
+			r->end += n;
+			return n;
+		}
+		if (n == 0) {
+			r->eof = true;
+			return 0;
+		}
+		if (errno == EINTR && !emsg)
+			continue;
+		fail(r, r->end, "read error: %s", emsg ? emsg : strerror(errno));
+		return -1;
+	}
+}
+
+static inline bool is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* Skip whitespace; false at end of input or on error. */
+static inline bool skip_ws(struct json_reader *r)
+{
+	for (;;) {
+		const char *p = r->p, *e = r->end;
+		while (p < e) {
+			if (!is_ws((unsigned char)*p)) {
+				r->p = p;
+				return true;
+			}
+#ifdef HAVE_SSE2
+			if (e - p >= 16) {
+				__m128i v = _mm_loadu_si128((const __m128i *)p);
+				__m128i w = _mm_or_si128(
+					_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+						     _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+					_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+						     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+				unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
+				if (m) {
+					r->p = p + __builtin_ctz(m);
+					return true;
+				}
+				p += 16;
+				continue;
+			}
+#endif
+			p++;
+		}
+		r->p = p;
+		const char *keep = p;
+		if (refill(r, &keep) <= 0)
+			return false;
+	}
+}
+
+/* Length of a valid UTF-8 sequence at s (s < e, *s >= 0x80); 0 if invalid,
+ * -1 if it may be valid but is cut by e. */
+static int utf8_seq(const unsigned char *s, const unsigned char *e)
+{
+	unsigned c = s[0];
+	int n;
+	unsigned lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;
+		else if (c == 0xED)
+			hi = 0x9F; /* no UTF-16 surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;
+	} else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if (s + i >= e)
+			return -1;
+		unsigned b = s[i];
+		if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
+			return 0;
+	}
+	return n;
+}
+
+static void put_utf8(struct buf *b, uint32_t cp)
+{
+	char t[4];
+	size_t n;
+	if (cp < 0x80) {
+		t[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		t[0] = (char)(0xC0 | (cp >> 6));
+		t[1] = (char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		t[0] = (char)(0xE0 | (cp >> 12));
+		t[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		t[2] = (char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		t[0] = (char)(0xF0 | (cp >> 18));
+		t[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+		t[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		t[3] = (char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	buf_append(b, t, n);
+}
+
+static int hex4(const char *s)
+{
+	int v = 0;
+	for (int i = 0; i < 4; i++) {
+		int c = (unsigned char)s[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/*
+ * Scan the string whose opening quote is at r->p.  On success sets sval/slen
+ * and moves p past the closing quote.
+ */
+static bool scan_string(struct json_reader *r)
+{
+	r->tstart = r->p;
+	size_t i = 1;   /* offset of the scan position from tstart */
+	size_t seg = 1; /* start of the not yet copied run (when escaped) */
+	bool copied = false;
+	for (;;) {
+		const char *t = r->tstart, *e = r->end;
+		const char *s = t + i;
+#ifdef HAVE_SSE2
+		const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
+		while (e - s >= 16) {
+			__m128i v = _mm_loadu_si128((const __m128i *)s);
+			/* signed compare: < 0x20 catches control bytes and bytes >= 0x80 */
+			__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
+						 _mm_cmplt_epi8(v, sp));
+			unsigned mm = (unsigned)_mm_movemask_epi8(m);
+			if (mm) {
+				s += __builtin_ctz(mm);
+				goto special;
+			}
+			s += 16;
+		}
+#endif
+		while (s < e) {
+			unsigned char c = (unsigned char)*s;
+			if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
+				goto special;
+			s++;
+		}
+		i = (size_t)(s - t);
+		goto more;
+	special:;
+		unsigned char c = (unsigned char)*s;
+		if (c == '"') {
+			if (copied) {
+				buf_append(&r->scratch, t + seg, (size_t)(s - (t + seg)));
+				r->sval = r->scratch.data;
+				r->slen = r->scratch.len;
+			} else {
+				r->sval = t + 1;
+				r->slen = (size_t)(s - (t + 1));
+			}
+			r->p = s + 1;
+			r->tlen = (size_t)(r->p - t);
+			return true;
+		}
+		if (c == '\\') {
+			if (e - s < 2) {
+				i = (size_t)(s - t);
+				goto more;
+			}
+			if (!copied) {
+				buf_reset(&r->scratch);
+				copied = true;
+			}
+			buf_append(&r->scratch, t + seg, (size_t)(s - (t + seg)));
+			char o = s[1];
+			size_t adv = 2;
+			switch (o) {
+			case '"': buf_putc(&r->scratch, '"'); break;
+			case '\\': buf_putc(&r->scratch, '\\'); break;
+			case '/': buf_putc(&r->scratch, '/'); break;
+			case 'b': buf_putc(&r->scratch, '\b'); break;
+			case 'f': buf_putc(&r->scratch, '\f'); break;
+			case 'n': buf_putc(&r->scratch, '\n'); break;
+			case 'r': buf_putc(&r->scratch, '\r'); break;
+			case 't': buf_putc(&r->scratch, '\t'); break;
+			case 'u': {
+				if (e - s < 6 && !r->eof) {
+					i = (size_t)(s - t);
+					seg = i;
+					goto more;
+				}
+				int h = e - s >= 6 ? hex4(s + 2) : -1;
+				if (h < 0)
+					return fail(r, s, "invalid \\u escape in string"), false;
+				uint32_t cp = (uint32_t)h;
+				adv = 6;
+				if (cp >= 0xD800 && cp <= 0xDBFF) {
+					/* a high surrogate must be followed by \uDC00-\uDFFF */
+					if (e - s < 12 && !r->eof) {
+						i = (size_t)(s - t);
+						seg = i;
+						goto more;
+					}
+					int lo = (e - s >= 12 && s[6] == '\\' && s[7] == 'u') ? hex4(s + 8) : -1;
+					if (lo >= 0xDC00 && lo <= 0xDFFF) {
+						cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+						adv = 12;
+					} else if (r->flags & JSON_LENIENT_UTF8) {
+						cp = 0xFFFD;
+						r->replaced++;
+					} else
+						return fail(r, s, "lone UTF-16 high surrogate \\u%04X in string", h), false;
+				} else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+					if (r->flags & JSON_LENIENT_UTF8) {
+						cp = 0xFFFD;
+						r->replaced++;
+					} else
+						return fail(r, s, "lone UTF-16 low surrogate \\u%04X in string", h), false;
+				}
+				put_utf8(&r->scratch, cp);
+				break;
+			}
+			default:
+				if ((unsigned char)o < 0x20 || (unsigned char)o >= 0x7f)
+					return fail(r, s, "invalid escape '\\\\x%02X' in string", (unsigned char)o), false;
+				return fail(r, s, "invalid escape '\\%c' in string", o), false;
+			}
+			s += adv;
+			i = seg = (size_t)(s - t);
+			continue;
+		}
+		if (c < 0x20) {
+			if (c == 0)
+				return fail(r, s, "NUL byte inside string"), false;
+			return fail(r, s, "unescaped control character 0x%02X in string", c), false;
+		}
+		/* c >= 0x80 */
+		int n = utf8_seq((const unsigned char *)s, (const unsigned char *)e);
+		if (n > 0) {
+			i = (size_t)(s - t) + (size_t)n;
+			continue;
+		}
+		if (n < 0 && !r->eof) {
+			i = (size_t)(s - t);
+			goto more;
+		}
+		if (!(r->flags & JSON_LENIENT_UTF8))
+			return fail(r, s, "invalid UTF-8 byte 0x%02X in string", c), false;
+		if (!copied) {
+			buf_reset(&r->scratch);
+			copied = true;
+		}
+		buf_append(&r->scratch, t + seg, (size_t)(s - (t + seg)));
+		buf_append(&r->scratch, "\xEF\xBF\xBD", 3);
+		r->replaced++;
+		i = seg = (size_t)(s - t) + 1;
+		continue;
+	more:
+		/* window exhausted inside the string: keep the token, read more */
+		{
+			const char *keep = r->tstart;
+			ssize_t got = refill(r, &keep);
+			if (got < 0)
+				return false;
+			if (got == 0)
+				return fail(r, r->tstart, "unterminated string"), false;
+		}
+	}
+}
+
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * Scan a number at s (limit e).  Returns the length, 0 on a syntax error
+ * (*why set), -1 if the number may continue past e.
+ */
+static long scan_number_at(const char *s, const char *e, bool eof, struct json_num *n, const char **why,
+			   const char **where)
+{
+	const char *p = s;
+	memset(n, 0, sizeof *n);
+	n->is_int = true;
+	if (p < e && *p == '-') {
+		n->neg = true;
+		p++;
+	}
+	if (p >= e)
+		goto cut;
+	uint64_t m = 0;
+	int32_t ex = 0;
+	bool big = false;
+	if (*p == '0') {
+		p++;
+		if (p < e && *p >= '0' && *p <= '9') {
+			*why = "leading zeros are not allowed in numbers";
+			*where = p;
+			return 0;
+		}
+	} else if (*p >= '1' && *p <= '9') {
+		while (p < e && *p >= '0' && *p <= '9') {
+			unsigned d = (unsigned)(*p - '0');
+			if (!big && m <= (UINT64_MAX - d) / 10)
+				m = m * 10 + d;
+			else {
+				big = true;
+				if (ex < 1000000)
+					ex++;
+			}
+			p++;
+		}
+	} else {
+		*why = "invalid number";
+		*where = p;
+		return 0;
+	}
+	if (p < e && *p == '.') {
+		n->is_int = false;
+		p++;
+		if (p >= e)
+			goto cut;
+		if (*p < '0' || *p > '9') {
+			*why = "expected a digit after the decimal point";
+			*where = p;
+			return 0;
+		}
+		while (p < e && *p >= '0' && *p <= '9') {
+			unsigned d = (unsigned)(*p - '0');
+			if (!big && m <= (UINT64_MAX - d) / 10) {
+				m = m * 10 + d;
+				if (ex > -1000000)
+					ex--;
+			} else
+				big = true;
+			p++;
+		}
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		n->is_int = false;
+		p++;
+		bool eneg = false;
+		if (p < e && (*p == '+' || *p == '-')) {
+			eneg = *p == '-';
+			p++;
+		}
+		if (p >= e)
+			goto cut;
+		if (*p < '0' || *p > '9') {
+			*why = "expected a digit in the exponent";
+			*where = p;
+			return 0;
+		}
+		int32_t x = 0;
+		while (p < e && *p >= '0' && *p <= '9') {
+			if (x < 100000000)
+				x = x * 10 + (*p - '0');
+			p++;
+		}
+		ex += eneg ? -x : x;
+	}
+	if (p >= e && !eof)
+		return -1;
+	n->mant = m;
+	n->exp10 = ex;
+	n->big = big;
+	return p - s;
+cut:
+	if (!eof)
+		return -1;
+	*why = "number cut short by the end of input";
+	*where = p;
+	return 0;
+}
+
+bool json_parse_number(const char *s, size_t len, struct json_num *out)
+{
+	const char *why = NULL, *where = NULL;
+	long n = scan_number_at(s, s + len, true, out, &why, &where);
+	return n > 0 && (size_t)n == len;
+}
+
+static double strtod_raw(const char *raw, size_t n)
+{
+	char small[128];
+	char *t = n < sizeof small ? small : xmalloc(n + 1);
+	memcpy(t, raw, n);
+	t[n] = 0;
+	double d = strtod(t, NULL);
+	if (t != small)
+		free(t);
+	return d;
+}
+
+double json_num_f64(const struct json_num *n, const char *raw, size_t rawlen)
+{
+	if (!n->big) {
+		double sign = n->neg ? -1.0 : 1.0;
+		uint64_t m = n->mant;
+		int32_t e = n->exp10;
+		if (m == 0)
+			return sign * 0.0;
+		if (m <= (1ull << 53) && e >= -22 && e <= 22) {
+			/* both operands exact, so one IEEE operation rounds correctly */
+			double d = (double)m;
+			return sign * (e >= 0 ? d * pow10_exact[e] : d / pow10_exact[-e]);
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		if (e >= -27 && e <= 27) {
+			/* 64-bit mantissa and 10^27 are exact in x87 extended
+			 * precision; the only double-rounding hazard is a result
+			 * that lands exactly on a midpoint between doubles. */
+			long double lm = (long double)m, p = 1.0L;
+			for (int i = 0; i < (e < 0 ? -e : e); i++)
+				p *= 10.0L;
+			long double q = e >= 0 ? lm * p : lm / p;
+			double d = (double)q;
+			if (isfinite(d)) {
+				double nb = nextafter(d, q > (long double)d ? INFINITY : -INFINITY);
+				long double mid = ((long double)d + (long double)nb) / 2.0L;
+				if (q != mid)
+					return sign * d;
+			}
+		}
+#endif
+	}
+	return strtod_raw(raw, rawlen);
+}
+
+bool json_num_u64(const struct json_num *n, uint64_t *out)
+{
+	if (n->big)
+		return false;
+	uint64_t m = n->mant;
+	int32_t e = n->exp10;
+	if (n->neg && m != 0)
+		return false;
+	while (e > 0) {
+		if (m > UINT64_MAX / 10)
+			return false;
+		m *= 10;
+		e--;
+	}
+	while (e < 0) {
+		if (m % 10)
+			return false;
+		m /= 10;
+		e++;
+	}
+	*out = m;
+	return true;
+}
+
+bool json_num_i64(const struct json_num *n, int64_t *out)
+{
+	struct json_num a = *n;
+	a.neg = false;
+	uint64_t m;
+	if (!json_num_u64(&a, &m))
+		return false;
+	if (n->neg) {
+		if (m > (uint64_t)INT64_MAX + 1)
+			return false;
+		*out = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
+	} else {
+		if (m > (uint64_t)INT64_MAX)
+			return false;
+		*out = (int64_t)m;
+	}
+	return true;
+}
+
+static enum json_tok scan_number(struct json_reader *r)
+{
+	r->tstart = r->p;
+	for (;;) {
+		const char *why = NULL, *where = NULL;
+		long n = scan_number_at(r->tstart, r->end, r->eof, &r->num, &why, &where);
+		if (n > 0) {
+			r->tlen = (size_t)n;
+			r->p = r->tstart + n;
+			if (r->p < r->end) {
+				unsigned char c = (unsigned char)*r->p;
+				if (!is_ws(c) && c != ',' && c != ']' && c != '}')
+					return fail(r, r->p, "invalid character after number");
+			}
+			return JSON_NUMBER;
+		}
+		if (n == 0)
+			return fail(r, where, "%s", why);
+		const char *keep = r->tstart;
+		ssize_t got = refill(r, &keep);
+		if (got < 0)
+			return JSON_ERROR;
+	}
+}
+
+static enum json_tok scan_literal(struct json_reader *r, const char *lit, size_t n, enum json_tok t)
+{
+	r->tstart = r->p;
+	while ((size_t)(r->end - r->tstart) < n && !r->eof) {
+		const char *keep = r->tstart;
+		if (refill(r, &keep) < 0)
+			return JSON_ERROR;
+	}
+	size_t have = (size_t)(r->end - r->tstart);
+	for (size_t i = 0; i < n; i++) {
+		if (i >= have)
+			return fail(r, r->tstart + i, "unexpected end of input in literal");
+		if (r->tstart[i] != lit[i])
+			return fail(r, r->tstart, "invalid literal (expected '%s')", lit);
+	}
+	r->p = r->tstart + n;
+	r->tlen = n;
+	return t;
+}
+
+static inline void after_value(struct json_reader *r)
+{
+	if (r->depth == 0)
+		r->state = ST_DONE;
+	else
+		r->state = r->stack[r->depth - 1] == '{' ? ST_OBJ_NEXT : ST_ARR_NEXT;
+}
+
+static enum json_tok unexpected(struct json_reader *r, const char *what)
+{
+	unsigned char c = (unsigned char)*r->p;
+	if (c == 0)
+		return fail(r, r->p, "NUL byte where %s was expected", what);
+	if (c >= 0x21 && c < 0x7f)
+		return fail(r, r->p, "unexpected '%c' where %s was expected", c, what);
+	return fail(r, r->p, "unexpected byte 0x%02X where %s was expected", c, what);
+}
+
+static enum json_tok end_of_input(struct json_reader *r)
+{
+	if (r->state == ST_ERROR)
+		return JSON_ERROR;
+	if (r->state == ST_DONE) {
+		r->tok = JSON_EOF;
+		r->tstart = r->p;
+		return JSON_EOF;
+	}
+	if (r->depth == 0 && r->state == ST_TOP)
+		return fail(r, r->p, "empty document");
+	return fail(r, r->p, "unexpected end of input inside %s (depth %u)",
+		    r->depth && r->stack[r->depth - 1] == '{' ? "an object" : "an array", r->depth);
+}
+
+static enum json_tok value(struct json_reader *r)
+{
+	unsigned char c = (unsigned char)*r->p;
+	enum json_tok t;
+	switch (c) {
+	case '{':
+	case '[':
+		if (r->depth >= r->max_depth)
+			return fail(r, r->p, "nesting deeper than %u levels", r->max_depth);
+		r->stack[r->depth++] = c;
+		r->tstart = r->p++;
+		r->tlen = 1;
+		r->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
+		return r->tok = c == '{' ? JSON_OBJ_BEGIN : JSON_ARR_BEGIN;
+	case '"':
+		if (!scan_string(r))
+			return JSON_ERROR;
+		t = JSON_STRING;
+		break;
+	case 't': t = scan_literal(r, "true", 4, JSON_TRUE); break;
+	case 'f': t = scan_literal(r, "false", 5, JSON_FALSE); break;
+	case 'n': t = scan_literal(r, "null", 4, JSON_NULL); break;
+	default:
+		if (c == '-' || (c >= '0' && c <= '9')) {
+			t = scan_number(r);
+			break;
+		}
+		return unexpected(r, "a value");
+	}
+	if (t == JSON_ERROR)
+		return JSON_ERROR;
+	after_value(r);
+	return r->tok = t;
+}
+
+static enum json_tok key(struct json_reader *r)
+{
+	if (*r->p != '"')
+		return unexpected(r, "a string key");
+	if (!scan_string(r))
+		return JSON_ERROR;
+	r->state = ST_COLON;
+	return r->tok = JSON_KEY;
+}
+
+static enum json_tok close_container(struct json_reader *r, char open)
+{
+	(void)open;
+	r->tstart = r->p++;
+	r->tlen = 1;
+	r->depth--;
+	after_value(r);
+	return r->tok = open == '{' ? JSON_OBJ_END : JSON_ARR_END;
+}
+
+enum json_tok json_next(struct json_reader *r)
+{
+	if (r->state == ST_ERROR)
+		return JSON_ERROR;
+	if (!skip_ws(r))
+		return end_of_input(r);
+	unsigned char c = (unsigned char)*r->p;
+	switch (r->state) {
+	case ST_TOP:
+	case ST_VALUE: return value(r);
+	case ST_DONE: return fail(r, r->p, "unexpected data after the end of the document");
+	case ST_COLON:
+		if (c != ':')
+			return unexpected(r, "':' after an object key");
+		r->p++;
+		if (!skip_ws(r))
+			return end_of_input(r);
+		return value(r);
+	case ST_OBJ_FIRST:
+		if (c == '}')
+			return close_container(r, '{');
+		return key(r);
+	case ST_KEY: return key(r);
+	case ST_OBJ_NEXT:
+		if (c == '}')
+			return close_container(r, '{');
+		if (c != ',')
+			return unexpected(r, "',' or '}'");
+		r->p++;
+		if (!skip_ws(r))
+			return end_of_input(r);
+		return key(r);
+	case ST_ARR_FIRST:
+		if (c == ']')
+			return close_container(r, '[');
+		return value(r);
+	case ST_ARR_NEXT:
+		if (c == ']')
+			return close_container(r, '[');
+		if (c != ',')
+			return unexpected(r, "',' or ']'");
+		r->p++;
+		if (!skip_ws(r))
+			return end_of_input(r);
+		return value(r);
+	}
+	return fail(r, r->p, "internal parser state error");
+}
+
+bool json_skip(struct json_reader *r)
+{
+	if (r->tok == JSON_ERROR)
+		return false;
+	if (r->tok != JSON_OBJ_BEGIN && r->tok != JSON_ARR_BEGIN)
+		return true;
+	uint32_t target = r->depth - 1;
+	for (;;) {
+		enum json_tok t = json_next(r);
+		if (t == JSON_ERROR)
+			return false;
+		if ((t == JSON_OBJ_END || t == JSON_ARR_END) && r->depth == target)
+			return true;
+	}
+}

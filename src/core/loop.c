@@ -1,0 +1,282 @@
+/* loop.c - see loop.h. */
+#include "loop.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+
+enum kind { K_IO, K_TIMER, K_SIGNAL };
+
+struct handler {
+	enum kind kind;
+	int fd;
+	bool dead;
+	void *ud;
+	union {
+		ev_io_cb io;
+		ev_timer_cb timer;
+	} cb;
+	struct handler *next_dead;
+	struct handler *next_timer; /* all live timers, so ev_loop_free can release them */
+};
+
+struct ev_timer {
+	struct handler h; /* first member: the handler is the timer */
+};
+
+struct ev_loop {
+	int epfd;
+	bool stop;
+	uint64_t wakeups;
+	struct handler **byfd; /* io handlers indexed by fd */
+	size_t nbyfd;
+	struct handler *graveyard;
+	struct handler *timers;
+	/* signals */
+	struct handler *sigh;
+	sigset_t sigmask;
+	ev_signal_cb sigcb[65];
+	void *sigud[65];
+};
+
+struct ev_loop *ev_loop_new(void)
+{
+	struct ev_loop *l = xcalloc(1, sizeof *l);
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0) {
+		free(l);
+		return NULL;
+	}
+	sigemptyset(&l->sigmask);
+	return l;
+}
+
+static void bury(struct ev_loop *l, struct handler *h)
+{
+	h->dead = true;
+	h->next_dead = l->graveyard;
+	l->graveyard = h;
+}
+
+static void reap(struct ev_loop *l)
+{
+	while (l->graveyard) {
+		struct handler *h = l->graveyard;
+		l->graveyard = h->next_dead;
+		if (h->kind != K_IO)
+			close(h->fd);
+		free(h);
+	}
+}
+
+void ev_loop_free(struct ev_loop *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nbyfd; i++)
+		if (l->byfd[i])
+			bury(l, l->byfd[i]);
+	while (l->timers) {
+		struct handler *t = l->timers;
+		l->timers = t->next_timer;
+		bury(l, t);
+	}
+	if (l->sigh) {
+		bury(l, l->sigh);
+		sigprocmask(SIG_UNBLOCK, &l->sigmask, NULL);
+	}
+	reap(l);
+	free(l->byfd);
+	close(l->epfd);
+	free(l);
+}
+
+static int watch(struct ev_loop *l, struct handler *h, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = h};
+	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, h->fd, &ev);
+}
+
+int ev_io_add(struct ev_loop *l, int fd, uint32_t events, ev_io_cb cb, void *ud)
+{
+	if (fd < 0)
+		return -1;
+	if ((size_t)fd >= l->nbyfd) {
+		size_t n = l->nbyfd ? l->nbyfd : 64;
+		while (n <= (size_t)fd)
+			n *= 2;
+		l->byfd = xrealloc(l->byfd, n * sizeof *l->byfd);
+		memset(l->byfd + l->nbyfd, 0, (n - l->nbyfd) * sizeof *l->byfd);
+		l->nbyfd = n;
+	}
+	if (l->byfd[fd]) {
+		errno = EEXIST;
+		return -1;
+	}
+	struct handler *h = xcalloc(1, sizeof *h);
+	h->kind = K_IO;
+	h->fd = fd;
+	h->cb.io = cb;
+	h->ud = ud;
+	if (watch(l, h, events) < 0) {
+		free(h);
+		return -1;
+	}
+	l->byfd[fd] = h;
+	return 0;
+}
+
+int ev_io_mod(struct ev_loop *l, int fd, uint32_t events)
+{
+	if (fd < 0 || (size_t)fd >= l->nbyfd || !l->byfd[fd]) {
+		errno = ENOENT;
+		return -1;
+	}
+	struct epoll_event ev = {.events = events, .data.ptr = l->byfd[fd]};
+	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void ev_io_del(struct ev_loop *l, int fd)
+{
+	if (fd < 0 || (size_t)fd >= l->nbyfd || !l->byfd[fd])
+		return;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	bury(l, l->byfd[fd]);
+	l->byfd[fd] = NULL;
+}
+
+static struct itimerspec spec(int64_t first_ns, int64_t interval_ns)
+{
+	struct itimerspec its;
+	if (first_ns <= 0)
+		first_ns = 1; /* 0 would disarm */
+	its.it_value.tv_sec = first_ns / NS_PER_SEC;
+	its.it_value.tv_nsec = first_ns % NS_PER_SEC;
+	its.it_interval.tv_sec = interval_ns / NS_PER_SEC;
+	its.it_interval.tv_nsec = interval_ns % NS_PER_SEC;
+	return its;
+}
+
+struct ev_timer *ev_timer_add(struct ev_loop *l, int64_t first_ns, int64_t interval_ns, ev_timer_cb cb,
+			      void *ud)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct ev_timer *t = xcalloc(1, sizeof *t);
+	t->h.kind = K_TIMER;
+	t->h.fd = fd;
+	t->h.cb.timer = cb;
+	t->h.ud = ud;
+	struct itimerspec its = spec(first_ns, interval_ns);
+	if (timerfd_settime(fd, 0, &its, NULL) < 0 || watch(l, &t->h, EPOLLIN) < 0) {
+		close(fd);
+		free(t);
+		return NULL;
+	}
+	t->h.next_timer = l->timers;
+	l->timers = &t->h;
+	return t;
+}
+
+int ev_timer_set(struct ev_timer *t, int64_t first_ns, int64_t interval_ns)
+{
+	struct itimerspec its = spec(first_ns, interval_ns);
+	return timerfd_settime(t->h.fd, 0, &its, NULL);
+}
+
+void ev_timer_del(struct ev_loop *l, struct ev_timer *t)
+{
+	if (!t || t->h.dead)
+		return;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, t->h.fd, NULL);
+	for (struct handler **pp = &l->timers; *pp; pp = &(*pp)->next_timer)
+		if (*pp == &t->h) {
+			*pp = t->h.next_timer;
+			break;
+		}
+	bury(l, &t->h);
+}
+
+int ev_signal_add(struct ev_loop *l, int signo, ev_signal_cb cb, void *ud)
+{
+	if (signo <= 0 || signo > 64)
+		return -1;
+	sigaddset(&l->sigmask, signo);
+	if (sigprocmask(SIG_BLOCK, &l->sigmask, NULL) < 0)
+		return -1;
+	l->sigcb[signo] = cb;
+	l->sigud[signo] = ud;
+	if (l->sigh)
+		return signalfd(l->sigh->fd, &l->sigmask, SFD_NONBLOCK | SFD_CLOEXEC) < 0 ? -1 : 0;
+	int fd = signalfd(-1, &l->sigmask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct handler *h = xcalloc(1, sizeof *h);
+	h->kind = K_SIGNAL;
+	h->fd = fd;
+	if (watch(l, h, EPOLLIN) < 0) {
+		close(fd);
+		free(h);
+		return -1;
+	}
+	l->sigh = h;
+	return 0;
+}
+
+static void dispatch(struct ev_loop *l, struct handler *h, uint32_t events)
+{
+	switch (h->kind) {
+	case K_IO: h->cb.io(l, h->fd, events, h->ud); break;
+	case K_TIMER: {
+		uint64_t n;
+		if (read(h->fd, &n, sizeof n) == (ssize_t)sizeof n && n > 0)
+			h->cb.timer(l, (struct ev_timer *)h, h->ud);
+		break;
+	}
+	case K_SIGNAL: {
+		struct signalfd_siginfo si;
+		while (read(h->fd, &si, sizeof si) == (ssize_t)sizeof si) {
+			int s = (int)si.ssi_signo;
+			if (s > 0 && s <= 64 && l->sigcb[s])
+				l->sigcb[s](l, s, l->sigud[s]);
+			if (h->dead)
+				break;
+		}
+		break;
+	}
+	}
+}
+
+int ev_run(struct ev_loop *l)
+{
+	struct epoll_event evs[64];
+	l->stop = false;
+	while (!l->stop) {
+		int n = epoll_wait(l->epfd, evs, 64, -1);
+		l->wakeups++;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (int i = 0; i < n && !l->stop; i++) {
+			struct handler *h = evs[i].data.ptr;
+			if (!h->dead)
+				dispatch(l, h, evs[i].events);
+		}
+		reap(l);
+	}
+	return 0;
+}
+
+void ev_stop(struct ev_loop *l) { l->stop = true; }
+uint64_t ev_wakeups(const struct ev_loop *l) { return l->wakeups; }

@@ -1,0 +1,48 @@
+/*
+ * loop.h - the daemon's one event loop: epoll, with timers as timerfds and
+ * signals through one signalfd.
+ *
+ * The loop sleeps in epoll_wait(-1) until a descriptor, a timer or a signal
+ * is ready: nothing wakes the process between events.  Handlers may add or
+ * remove handlers (their own included) from inside a callback; removed ones
+ * are freed after the current batch.  Single-threaded: every callback runs
+ * on the thread that called ev_run().
+ */
+#ifndef DYNO_LOOP_H
+#define DYNO_LOOP_H
+
+#include <stdint.h>
+#include <sys/epoll.h>
+
+struct ev_loop;
+struct ev_timer;
+
+typedef void (*ev_io_cb)(struct ev_loop *l, int fd, uint32_t events, void *ud);
+typedef void (*ev_timer_cb)(struct ev_loop *l, struct ev_timer *t, void *ud);
+typedef void (*ev_signal_cb)(struct ev_loop *l, int signo, void *ud);
+
+struct ev_loop *ev_loop_new(void);
+void ev_loop_free(struct ev_loop *l);
+
+/* Watch fd (not owned) for events (EPOLLIN, EPOLLOUT, ...). -1 on error. */
+int ev_io_add(struct ev_loop *l, int fd, uint32_t events, ev_io_cb cb, void *ud);
+int ev_io_mod(struct ev_loop *l, int fd, uint32_t events);
+void ev_io_del(struct ev_loop *l, int fd);
+
+/* Fire first after first_ns, then every interval_ns (0: once).  Missed
+ * expirations are coalesced into one callback.  NULL on error. */
+struct ev_timer *ev_timer_add(struct ev_loop *l, int64_t first_ns, int64_t interval_ns, ev_timer_cb cb,
+			      void *ud);
+int ev_timer_set(struct ev_timer *t, int64_t first_ns, int64_t interval_ns);
+void ev_timer_del(struct ev_loop *l, struct ev_timer *t);
+
+/* Block signo for the process and deliver it through the loop. */
+int ev_signal_add(struct ev_loop *l, int signo, ev_signal_cb cb, void *ud);
+
+/* Run until ev_stop(); 0 on a clean stop, -1 if epoll fails. */
+int ev_run(struct ev_loop *l);
+void ev_stop(struct ev_loop *l);
+/* Number of times epoll_wait returned (for idle wake-up measurements). */
+uint64_t ev_wakeups(const struct ev_loop *l);
+
+#endif

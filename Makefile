@@ -122,4 +122,6 @@ lint:
 clean:
 	rm -rf build
 
+.SECONDARY:
+
 -include $(shell find $(O)/obj -name '*.d' 2>/dev/null)

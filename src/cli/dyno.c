@@ -47,22 +47,24 @@ int main(int argc, char **argv)
 		printf("dyno %s\n", DYNO_VERSION);
 		return 0;
 	}
-	char *helpv[3];
+	/* "dyno help CMD" runs "CMD --help" */
+	char *helpv[3] = {NULL, "--help", NULL};
 	if (strcmp(name, "help") == 0) {
 		if (argc < 3) {
 			usage(stdout);
 			return 0;
 		}
 		helpv[0] = argv[2];
-		helpv[1] = "--help";
-		helpv[2] = NULL;
-		argv = helpv - 1;
-		argc = 3;
-		name = argv[1];
+		name = argv[2];
+		argc = 2;
+		argv = helpv;
+	} else {
+		argc -= 1;
+		argv += 1;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (strcmp(commands[i].name, name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+			return commands[i].fn(argc, argv);
 	fprintf(stderr, "dyno: unknown command '%s'\n\n", name);
 	usage(stderr);
 	return 2;

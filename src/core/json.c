@@ -37,14 +37,28 @@ static uint64_t count_newlines(const char *s, const char *e, const char **last)
 	uint64_t n = 0;
 	const char *lastnl = NULL;
 #ifdef HAVE_SSE2
-	const __m128i nl = _mm_set1_epi8('\n');
+	/* Byte lanes count matches (cmpeq gives -1, subtracted); psadbw sums
+	 * the lanes before they can overflow.  No popcnt: SSE2 baseline only. */
+	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
 	while (e - s >= 16) {
-		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)s), nl));
-		if (m) {
-			n += (unsigned)__builtin_popcount(m);
-			lastnl = s + 31 - __builtin_clz(m);
-		}
-		s += 16;
+		__m128i acc = zero;
+		const char *blk = s;
+		int k = 0;
+		for (; k < 255 && e - s >= 16; k++, s += 16)
+			acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)s), nl));
+		__m128i sum = _mm_sad_epu8(acc, zero);
+		n += (uint64_t)_mm_cvtsi128_si32(sum) + (uint64_t)_mm_extract_epi16(sum, 4);
+		/* the last newline of the block, found backwards */
+		if (last)
+			for (const char *q = s; q > blk;) {
+				q -= 16;
+				unsigned m = (unsigned)_mm_movemask_epi8(
+					_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)q), nl));
+				if (m) {
+					lastnl = q + 31 - __builtin_clz(m);
+					break;
+				}
+			}
 	}
 #endif
 	for (; s < e; s++)
@@ -221,11 +235,21 @@ static ssize_t refill(struct json_reader *r, const char **keep)
 	}
 }
 
-static inline bool is_ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+static inline bool is_ws(unsigned char c) { return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t'); }
 
 /* Skip whitespace; false at end of input or on error. */
-static inline bool skip_ws(struct json_reader *r)
+static inline __attribute__((always_inline)) bool skip_ws(struct json_reader *r)
 {
+	/* fast exits: nothing to skip, or the single space after ',' */
+	const char *q = r->p;
+	if (__builtin_expect(r->end - q >= 2, 1)) {
+		if (!is_ws((unsigned char)q[0]))
+			return true;
+		if (q[0] == ' ' && !is_ws((unsigned char)q[1])) {
+			r->p = q + 1;
+			return true;
+		}
+	}
 	for (;;) {
 		const char *p = r->p, *e = r->end;
 		while (p < e) {
@@ -389,6 +413,8 @@ static bool scan_string(struct json_reader *r)
 		}
 		if (c == '\\') {
 			if (e - s < 2) {
+				if (r->eof)
+					return fail(r, r->tstart, "unterminated string"), false;
 				i = (size_t)(s - t);
 				goto more;
 			}
@@ -481,16 +507,45 @@ static bool scan_string(struct json_reader *r)
 		i = seg = (size_t)(s - t) + 1;
 		continue;
 	more:
-		/* window exhausted inside the string: keep the token, read more */
+		/* Window exhausted inside the string: keep the token, read more.
+		 * At end of input, scan once more with eof set so that a cut
+		 * escape or UTF-8 sequence is reported as what it is. */
+		if (r->eof && (size_t)(r->end - r->tstart) <= i)
+			return fail(r, r->tstart, "unterminated string"), false;
 		{
 			const char *keep = r->tstart;
-			ssize_t got = refill(r, &keep);
-			if (got < 0)
+			if (refill(r, &keep) < 0)
 				return false;
-			if (got == 0)
-				return fail(r, r->tstart, "unterminated string"), false;
 		}
 	}
+}
+
+/* Short strings without escapes are the common case in traces ("ph", "X",
+ * "kernel"): settle them with one 16-byte compare, no bookkeeping. */
+static inline __attribute__((always_inline)) bool fast_string(struct json_reader *r)
+{
+#ifdef HAVE_SSE2
+	const char *p = r->p;
+	if (r->end - p >= 17) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(p + 1));
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+					 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+		unsigned mm = (unsigned)_mm_movemask_epi8(m);
+		if (mm) {
+			unsigned k = (unsigned)__builtin_ctz(mm);
+			if (p[1 + k] == '"') {
+				r->tstart = p;
+				r->sval = p + 1;
+				r->slen = k;
+				r->p = p + 2 + k;
+				r->tlen = k + 2;
+				return true;
+			}
+		}
+	}
+#endif
+	return scan_string(r);
 }
 
 static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -695,6 +750,59 @@ bool json_num_i64(const struct json_num *n, int64_t *out)
 	return true;
 }
 
+static inline bool is_delim(unsigned char c)
+{
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Plain numbers of at most 19 significant digits and no exponent, with 32
+ * readable bytes ahead: no bounds checks needed.  Anything else (and every
+ * error) goes through the general scanner. */
+static inline __attribute__((always_inline)) bool fast_number(struct json_reader *r)
+{
+	const char *p = r->p;
+	if (r->end - p < 32)
+		return false;
+	const char *s = p;
+	bool neg = *s == '-';
+	s += neg;
+	uint64_t m;
+	const char *d0 = s;
+	if (*s == '0') {
+		m = 0;
+		s++;
+	} else if ((unsigned)(*s - '1') < 9) {
+		m = (uint64_t)(*s++ - '0');
+		while ((unsigned)(*s - '0') < 10 && s - d0 < 20)
+			m = m * 10 + (uint64_t)(*s++ - '0');
+	} else
+		return false;
+	int32_t ex = 0;
+	bool is_int = true;
+	size_t digits = (size_t)(s - d0);
+	if (*s == '.') {
+		const char *f = ++s;
+		while ((unsigned)(*s - '0') < 10 && digits + (size_t)(s - f) < 20)
+			m = m * 10 + (uint64_t)(*s++ - '0');
+		if (s == f)
+			return false;
+		digits += (size_t)(s - f);
+		ex = -(int32_t)(s - f);
+		is_int = false;
+	}
+	if (digits > 19 || !is_delim((unsigned char)*s))
+		return false;
+	r->tstart = p;
+	r->tlen = (size_t)(s - p);
+	r->p = s;
+	r->num.mant = m;
+	r->num.exp10 = ex;
+	r->num.neg = neg;
+	r->num.is_int = is_int;
+	r->num.big = false;
+	return true;
+}
+
 static enum json_tok scan_number(struct json_reader *r)
 {
 	r->tstart = r->p;
@@ -773,7 +881,7 @@ static enum json_tok end_of_input(struct json_reader *r)
 		    r->depth && r->stack[r->depth - 1] == '{' ? "an object" : "an array", r->depth);
 }
 
-static enum json_tok value(struct json_reader *r)
+static inline __attribute__((always_inline)) enum json_tok value(struct json_reader *r)
 {
 	unsigned char c = (unsigned char)*r->p;
 	enum json_tok t;
@@ -788,7 +896,7 @@ static enum json_tok value(struct json_reader *r)
 		r->state = c == '{' ? ST_OBJ_FIRST : ST_ARR_FIRST;
 		return r->tok = c == '{' ? JSON_OBJ_BEGIN : JSON_ARR_BEGIN;
 	case '"':
-		if (!scan_string(r))
+		if (!fast_string(r))
 			return JSON_ERROR;
 		t = JSON_STRING;
 		break;
@@ -797,7 +905,7 @@ static enum json_tok value(struct json_reader *r)
 	case 'n': t = scan_literal(r, "null", 4, JSON_NULL); break;
 	default:
 		if (c == '-' || (c >= '0' && c <= '9')) {
-			t = scan_number(r);
+			t = fast_number(r) ? JSON_NUMBER : scan_number(r);
 			break;
 		}
 		return unexpected(r, "a value");
@@ -808,13 +916,20 @@ static enum json_tok value(struct json_reader *r)
 	return r->tok = t;
 }
 
-static enum json_tok key(struct json_reader *r)
+static inline __attribute__((always_inline)) enum json_tok key(struct json_reader *r)
 {
 	if (*r->p != '"')
 		return unexpected(r, "a string key");
-	if (!scan_string(r))
+	if (!fast_string(r))
 		return JSON_ERROR;
-	r->state = ST_COLON;
+	/* Consume the usual ':' or ': ' right away when it is in the window,
+	 * so the next call starts at the value. */
+	const char *p = r->p;
+	if (r->end - p >= 2 && p[0] == ':') {
+		r->p = p + 1 + (p[1] == ' ');
+		r->state = ST_VALUE;
+	} else
+		r->state = ST_COLON;
 	return r->tok = JSON_KEY;
 }
 
@@ -830,9 +945,9 @@ static enum json_tok close_container(struct json_reader *r, char open)
 
 enum json_tok json_next(struct json_reader *r)
 {
-	if (r->state == ST_ERROR)
+	if (__builtin_expect(r->state == ST_ERROR, 0))
 		return JSON_ERROR;
-	if (!skip_ws(r))
+	if (__builtin_expect(!skip_ws(r), 0))
 		return end_of_input(r);
 	unsigned char c = (unsigned char)*r->p;
 	switch (r->state) {

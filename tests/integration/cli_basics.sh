@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The dyno dispatcher: help for every subcommand, unknown commands, and
+# `dyno json` reporting FILE:LINE:COLUMN of the first error of a trace.
+set -euo pipefail
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$DYNO" --help >"$tmp/help"
+grep -q '^commands:' "$tmp/help"
+# every listed command answers --help with a usage line and exit 0
+for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}'); do
+	"$DYNO" "$cmd" --help | grep -q "^usage: dyno $cmd" || { echo "no help for $cmd"; exit 1; }
+	"$DYNO" help "$cmd" | grep -q "^usage: dyno $cmd"
+done
+"$DYNO" --version | grep -Eq '^dyno [0-9]+\.[0-9]+\.[0-9]+$'
+if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
+grep -q "unknown command 'frobnicate'" "$tmp/err"
+
+# a real trace truncated in the middle: error with file, line, column and offset
+trace="$SHARED/traces/trace_filter/sampled_rank-0.json.gz"
+zcat "$trace" >"$tmp/full.json"
+head -c 100000 "$tmp/full.json" >"$tmp/cut.json"
+"$DYNO" json "$tmp/cut.json" 2>"$tmp/err" && exit 1
+grep -Eq "^$tmp/cut.json:[0-9]+:[0-9]+: error: .*\(byte offset [0-9]+\)$" "$tmp/err"
+"$DYNO" json "$tmp/full.json" | grep -q 'valid JSON'
+# a corrupted byte deep inside a pretty-printed trace: the reported line is that byte's
+zcat "$SHARED/traces/critical_path/alexnet/"*.json.gz >"$tmp/full.json"
+grep -q '"' <(sed -n 500p "$tmp/full.json")
+sed '500s/"/@/' "$tmp/full.json" >"$tmp/bad.json"
+"$DYNO" json "$tmp/bad.json" 2>"$tmp/err" && exit 1
+grep -q "^$tmp/bad.json:500:" "$tmp/err"

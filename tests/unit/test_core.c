@@ -1,0 +1,253 @@
+/* test_core.c - buf, args, clock and the event loop. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/args.h"
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "test.h"
+
+TEST(buf_grows_and_stays_terminated)
+{
+	struct buf b = BUF_INIT;
+	CHECK_STR(b.data, "");
+	for (int i = 0; i < 10000; i++)
+		buf_printf(&b, "%d,", i);
+	CHECK(b.len == strlen(b.data));
+	CHECK(strncmp(b.data, "0,1,2,", 6) == 0);
+	CHECK(strcmp(b.data + b.len - 5, "9999,") == 0);
+	buf_append(&b, "a\0b", 3); /* embedded NUL kept, length authoritative */
+	CHECK(b.data[b.len - 2] == 0 && b.data[b.len] == 0);
+	buf_truncate(&b, 4);
+	CHECK_STR(b.data, "0,1,");
+	buf_consume(&b, 2);
+	CHECK_STR(b.data, "1,");
+	buf_put_u32(&b, 0x04030201u);
+	CHECK(b.len == 6 && memcmp(b.data + 2, "\x01\x02\x03\x04", 4) == 0);
+	size_t n;
+	char *s = buf_detach(&b, &n);
+	CHECK(n == 6 && b.len == 0 && b.cap == 0);
+	free(s);
+	/* a long printf takes the slow path */
+	char big[1000];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	buf_printf(&b, "[%s]", big);
+	CHECK(b.len == 1001 && b.data[0] == '[' && b.data[1000] == ']');
+	buf_free(&b);
+	s = buf_detach(&b, NULL); /* detach of an empty buffer gives "" */
+	CHECK_STR(s, "");
+	free(s);
+}
+
+static int64_t g_port = 1778, g_interval = 60;
+static bool g_ipc, g_json = true, g_seen_port;
+static double g_ratio = 0.5;
+static const char *g_host = "localhost";
+
+static int parse(int argc, char **argv, struct args *a)
+{
+	const struct arg_opt opts[] = {
+		{"port", 'p', ARG_INT, &g_port, "PORT", "RPC port", 0, 65535, &g_seen_port},
+		{"kernel_monitor_reporting_interval_s", 0, ARG_INT, &g_interval, "S", "", 1, 3600, NULL},
+		{"enable_ipc_monitor", 0, ARG_BOOL, &g_ipc, NULL, "", 0, 0, NULL},
+		{"use_JSON", 0, ARG_BOOL, &g_json, NULL, "", 0, 0, NULL},
+		{"ratio", 0, ARG_DOUBLE, &g_ratio, "R", "", 0, 0, NULL},
+		{"hostname", 0, ARG_STRING, &g_host, "HOST", "", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	return args_parse(opts, argc, argv, a);
+}
+
+TEST(args_forms)
+{
+	char *argv[] = {"--port=1234", "trace.json", "--enable-ipc-monitor", "--nouse_JSON", "--ratio", "0.25",
+			"--kernel-monitor-reporting-interval-s", "7", "-p", "99", "--hostname=h1", "--", "--port=5"};
+	struct args a;
+	REQUIRE(parse(13, argv, &a) == ARGS_OK);
+	CHECK_INT(g_port, 99);
+	CHECK(g_seen_port);
+	CHECK(g_ipc);
+	CHECK(!g_json);
+	CHECK(g_ratio == 0.25);
+	CHECK_INT(g_interval, 7);
+	CHECK_STR(g_host, "h1");
+	REQUIRE(a.npos == 2);
+	CHECK_STR(a.pos[0], "trace.json");
+	CHECK_STR(a.pos[1], "--port=5");
+	args_free(&a);
+
+	char *argv2[] = {"--use_JSON=false", "--enable_ipc_monitor=true", "--no-enable-ipc-monitor"};
+	g_json = true;
+	REQUIRE(parse(3, argv2, &a) == ARGS_OK);
+	CHECK(!g_json && !g_ipc);
+	args_free(&a);
+}
+
+TEST(args_errors)
+{
+	struct args a;
+	char *bad1[] = {"--port=70000"};
+	CHECK(parse(1, bad1, &a) == ARGS_ERROR && strstr(a.error.data, "out of range"));
+	args_free(&a);
+	char *bad2[] = {"--port=12x"};
+	CHECK(parse(1, bad2, &a) == ARGS_ERROR && strstr(a.error.data, "not an integer"));
+	args_free(&a);
+	char *bad3[] = {"--bogus"};
+	CHECK(parse(1, bad3, &a) == ARGS_ERROR && strstr(a.error.data, "unknown option '--bogus'"));
+	args_free(&a);
+	char *bad4[] = {"--hostname"};
+	CHECK(parse(1, bad4, &a) == ARGS_ERROR && strstr(a.error.data, "needs a value"));
+	args_free(&a);
+	char *bad5[] = {"--use_JSON=maybe"};
+	CHECK(parse(1, bad5, &a) == ARGS_ERROR && strstr(a.error.data, "not a boolean"));
+	args_free(&a);
+	char *bad6[] = {"--noport"}; /* --no only negates booleans */
+	CHECK(parse(1, bad6, &a) == ARGS_ERROR);
+	args_free(&a);
+	char *help[] = {"x", "--help"};
+	CHECK(parse(2, help, &a) == ARGS_HELP);
+	args_free(&a);
+	char *nofile[] = {"--flagfile=/nonexistent/dynolog.gflags"};
+	CHECK(parse(1, nofile, &a) == ARGS_ERROR && strstr(a.error.data, "cannot open"));
+	args_free(&a);
+}
+
+TEST(args_flagfile)
+{
+	char path[512], inner[512];
+	snprintf(inner, sizeof inner, "%s/inner.gflags", test_tmpdir());
+	snprintf(path, sizeof path, "%s/dynolog.gflags", test_tmpdir());
+	FILE *f = fopen(inner, "w");
+	fprintf(f, "--hostname=fromfile\n");
+	fclose(f);
+	f = fopen(path, "w");
+	fprintf(f, "# upstream-style flag file\n--port=4242\n\n  --enable_ipc_monitor\n--flagfile=%s\n", inner);
+	fclose(f);
+	char arg[600];
+	snprintf(arg, sizeof arg, "--flagfile=%s", path);
+	char *argv[] = {arg, "--port=5555"}; /* later flags override the file */
+	struct args a;
+	g_ipc = false;
+	REQUIRE(parse(2, argv, &a) == ARGS_OK);
+	CHECK_INT(g_port, 5555);
+	CHECK(g_ipc);
+	CHECK_STR(g_host, "fromfile");
+	args_free(&a);
+	/* a file that includes itself is stopped */
+	f = fopen(path, "w");
+	fprintf(f, "--flagfile=%s\n", path);
+	fclose(f);
+	CHECK(parse(1, argv, &a) == ARGS_ERROR && strstr(a.error.data, "nested too deeply"));
+	args_free(&a);
+}
+
+TEST(clock_iso8601)
+{
+	char t[40];
+	clock_fmt_iso8601(t, sizeof t, 1700000000123456789ll);
+	CHECK_STR(t, "2023-11-14T22:13:20.123Z");
+	int64_t a = clock_mono_ns(), b = clock_mono_ns();
+	CHECK(b >= a);
+	CHECK(clock_wall_ns() > 1600000000ll * NS_PER_SEC);
+}
+
+struct loop_state {
+	int timer_fires, io_reads, signals;
+	int sv[2];
+	struct ev_timer *once;
+};
+
+static void on_periodic(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	struct loop_state *s = ud;
+	if (++s->timer_fires == 3) {
+		ev_timer_del(l, t); /* a handler may remove itself */
+		ssize_t w = write(s->sv[1], "x", 1);
+		(void)w;
+	}
+}
+
+static void on_readable(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	struct loop_state *s = ud;
+	(void)ev;
+	char c;
+	if (read(fd, &c, 1) == 1)
+		s->io_reads++;
+	ev_io_del(l, fd);
+	raise(SIGUSR1);
+}
+
+static void on_signal(struct ev_loop *l, int signo, void *ud)
+{
+	struct loop_state *s = ud;
+	if (signo == SIGUSR1)
+		s->signals++;
+	ev_stop(l);
+}
+
+TEST(loop_timers_io_signals)
+{
+	struct loop_state s = {0};
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, s.sv) == 0);
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	REQUIRE(ev_timer_add(l, 1 * NS_PER_MS, 2 * NS_PER_MS, on_periodic, &s));
+	REQUIRE(ev_io_add(l, s.sv[0], EPOLLIN, on_readable, &s) == 0);
+	CHECK(ev_io_add(l, s.sv[0], EPOLLIN, on_readable, &s) < 0 && errno == EEXIST);
+	REQUIRE(ev_signal_add(l, SIGUSR1, on_signal, &s) == 0);
+	/* a timer left armed is released by ev_loop_free (no leak) */
+	REQUIRE(ev_timer_add(l, 3600 * NS_PER_SEC, 0, on_periodic, &s));
+	int64_t t0 = clock_mono_ns();
+	CHECK(ev_run(l) == 0);
+	CHECK_INT(s.timer_fires, 3);
+	CHECK_INT(s.io_reads, 1);
+	CHECK_INT(s.signals, 1);
+	CHECK(clock_mono_ns() - t0 >= 5 * NS_PER_MS);
+	/* few wake-ups: three timer ticks, one read, one signal */
+	CHECK(ev_wakeups(l) <= 8);
+	ev_loop_free(l);
+	close(s.sv[0]);
+	close(s.sv[1]);
+}
+
+static void never(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	(void)l;
+	(void)t;
+	*(int *)ud += 1;
+}
+
+static void stop_soon(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	(void)t;
+	ev_timer_del(l, ud); /* delete another timer that fires in the same batch */
+	ev_stop(l);
+}
+
+TEST(loop_delete_other_timer_in_batch)
+{
+	struct ev_loop *l = ev_loop_new();
+	int fired = 0;
+	struct ev_timer *victim = ev_timer_add(l, 50 * NS_PER_MS, 0, never, &fired);
+	REQUIRE(victim);
+	REQUIRE(ev_timer_add(l, 1 * NS_PER_MS, 0, stop_soon, victim));
+	CHECK(ev_run(l) == 0);
+	CHECK_INT(fired, 0);
+	ev_loop_free(l);
+}
+
+TEST(log_levels)
+{
+	enum log_level lv;
+	CHECK(log_parse_level("debug", &lv) && lv == LOG_LEVEL_DEBUG);
+	CHECK(!log_parse_level("loud", &lv));
+}

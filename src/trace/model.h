@@ -137,6 +137,7 @@ struct trace_load_stats {
 	uint64_t dropped_last_step;   /* rows removed by the last-ProfilerStep filter */
 	uint64_t replaced_utf8;       /* invalid UTF-8 replaced by U+FFFD */
 	uint64_t skipped_cpu_ops;     /* rows dropped by trace_load_opts.skip_cpu_ops */
+	uint32_t parse_threads;       /* 2 when a big plain file was parsed in two halves */
 	bool truncated;               /* input ended early; rows read so far are kept */
 	char truncated_msg[200];      /* what and where (file, byte offset) */
 };

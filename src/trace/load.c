@@ -107,7 +107,7 @@ void trace_rank_free(struct trace_rank *r)
 struct ev {
 	char ph;
 	bool has_ts, has_dur, has_cat, has_name, bad;
-	bool ts_float;
+	bool ts_float, dur_float;
 	double ts, dur;
 	uint32_t name, cat;
 	int64_t pid, tid;
@@ -129,6 +129,7 @@ struct parser {
 	struct cval *cv; /* numeric args of the current event (for counters) */
 	size_t ncv, cvcap;
 	bool any_float_ts;
+	bool any_nonint_time; /* an element without an integer ts or dur */
 	bool have_rank;
 	int64_t dist_rank;
 	bool saw_events;
@@ -349,7 +350,7 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 			if (t == JSON_NULL)
 				break;
 			e.has_dur = true;
-			if (!parse_time(p, t, &e.dur, NULL))
+			if (!parse_time(p, t, &e.dur, &e.dur_float))
 				e.bad = true;
 			break;
 		case 4:
@@ -401,6 +402,8 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	/* HTA: a missing ts makes the whole ts column float */
 	if (!e.has_ts || e.ts_float)
 		p->any_float_ts = true;
+	if (!e.has_ts || e.ts_float || !e.has_dur || e.dur_float || e.bad)
+		p->any_nonint_time = true;
 
 	if (!(e.has_dur && e.has_cat)) {
 		switch (e.ph) {
@@ -642,7 +645,7 @@ struct split {
 	atomic_bool abort;
 	struct trace_rank *h;
 	struct parser hp;
-	bool any_float_ts;
+	bool any_float_ts, any_nonint_time;
 	uint32_t nevents;
 	bool reached_end;   /* saw the "]" closing traceEvents */
 	uint64_t end_off;   /* absolute offset of that "]" */
@@ -716,6 +719,7 @@ static void *split_worker(void *arg)
 	}
 	sp->nevents = index;
 	sp->any_float_ts = p->any_float_ts;
+	sp->any_nonint_time = p->any_nonint_time;
 	sp->h->stats.replaced_utf8 = jr->replaced;
 	sp->h->skipped_min_ts = p->skipped_min_ts;
 	parser_free(p);
@@ -849,6 +853,7 @@ static void split_merge(struct parser *p, struct split *sp, uint32_t base)
 	ADD(skipped_cpu_ops);
 #undef ADD
 	p->any_float_ts |= sp->any_float_ts;
+	p->any_nonint_time |= sp->any_nonint_time;
 	if (h->skipped_min_ts < p->skipped_min_ts)
 		p->skipped_min_ts = h->skipped_min_ts;
 	free(map);
@@ -1029,6 +1034,7 @@ done:
 	if (!r->distributed_info)
 		r->distributed_info = xstrdup("");
 	r->float_ts = p.any_float_ts;
+	r->int_times = !p.any_nonint_time;
 	trace_rank_finish(r, opts);
 	return r;
 fail:

@@ -211,6 +211,9 @@ struct trace_rank {
 	/* added after the first version (additive) */
 	double skipped_min_ts;       /* min ts (µs, rounded like ts) of rows dropped by
 				      * skip_cpu_ops; +inf when none */
+	bool int_times;              /* every element of traceEvents had an integer ts and
+				      * dur: HTA's columns are then int64, and its CSVs
+				      * print times as "4", not "4.0" */
 };
 
 /* HTA's index_correlation of row i: the partner's event id, 0 when the row

@@ -1,0 +1,1109 @@
+/*
+ * load.c - streaming parse of one Kineto trace file into the columnar
+ * model (model.h).
+ *
+ * The file is read through a trace_source (plain or gzip) by the core JSON
+ * pull reader; each element of traceEvents is decoded field by field
+ * straight into the column arrays, so memory is the model plus a 2 MiB
+ * window, never the text.  Only the args HTA reads are decoded; everything
+ * else is skipped by the tokenizer.
+ *
+ * After the parse, rank_finish() applies HTA's per-file steps in order
+ * (semantics doc 1.2): ns rounding, CPU<->GPU correlation links, the
+ * iteration column, device type.  Cross-rank steps (alignment, last-step
+ * filter) live in set.c.
+ *
+ * Bad input never aborts a load that produced events: a malformed element
+ * is skipped and counted, and a stream that breaks off (truncated gzip or
+ * JSON) keeps the events read so far and records where it stopped.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "trace/load_internal.h"
+#include "trace/model.h"
+#include "trace/source.h"
+
+/* ---------------- columns ---------------- */
+
+static void rows_grow(struct trace_rank *r, size_t need)
+{
+	if (need <= r->cap)
+		return;
+	size_t cap = r->cap ? r->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+#define GROW(col) r->col = xrealloc(r->col, cap * sizeof *r->col)
+	GROW(ts);
+	GROW(dur);
+	GROW(name);
+	GROW(cat);
+	GROW(kind);
+	GROW(pid);
+	GROW(tid);
+	GROW(stream);
+	GROW(correlation);
+	GROW(external_id);
+	GROW(bytes);
+	GROW(mem_bw_gbps);
+	GROW(idx);
+	GROW(link);
+	GROW(iteration);
+#undef GROW
+	r->cap = cap;
+}
+
+void trace_rank_columns_free(struct trace_rank *r)
+{
+	free(r->ts);
+	free(r->dur);
+	free(r->name);
+	free(r->cat);
+	free(r->kind);
+	free(r->pid);
+	free(r->tid);
+	free(r->stream);
+	free(r->correlation);
+	free(r->external_id);
+	free(r->bytes);
+	free(r->mem_bw_gbps);
+	free(r->idx);
+	free(r->link);
+	free(r->iteration);
+	r->ts = r->dur = r->mem_bw_gbps = NULL;
+	r->name = r->cat = r->idx = NULL;
+	r->kind = NULL;
+	r->pid = r->tid = r->stream = r->correlation = r->external_id = r->bytes = NULL;
+	r->link = r->iteration = NULL;
+	r->n = r->cap = 0;
+}
+
+void trace_rank_free(struct trace_rank *r)
+{
+	if (!r)
+		return;
+	trace_rank_columns_free(r);
+	trace_strtab_free(&r->strs);
+	free(r->str_ktype);
+	free(r->iterations);
+	free(r->flows);
+	free(r->counters);
+	free(r->distributed_info);
+	free(r->device_type);
+	free(r->path);
+	free(r);
+}
+
+/* ---------------- one event ---------------- */
+
+struct ev {
+	char ph;
+	bool has_ts, has_dur, has_cat, has_name, bad;
+	bool ts_float, dur_float;
+	double ts, dur;
+	uint32_t name, cat;
+	int64_t pid, tid;
+	int64_t stream, corr, ext, bytes;
+	double bw;
+	uint64_t id;
+	bool has_id;
+};
+
+struct cval {
+	uint32_t key;
+	double v;
+};
+
+struct parser {
+	struct json_reader jr;
+	struct trace_rank *r;
+	const struct trace_load_opts *opts;
+	struct cval *cv; /* numeric args of the current event (for counters) */
+	size_t ncv, cvcap;
+	bool any_float_ts;
+	bool any_nonint_time; /* an element without an integer ts or dur */
+	bool have_rank;
+	int64_t dist_rank;
+	bool saw_events;
+	uint32_t str_trace, str_python; /* cat ids compared per event */
+	uint32_t str_cpu_op, str_user_ann;
+	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
+	size_t is_step_cap;
+	double skipped_min_ts;
+};
+
+/* pid/tid: an integer, or the interned text of anything else. */
+static int64_t read_id(struct parser *p, enum json_tok t)
+{
+	struct json_reader *jr = &p->jr;
+	int64_t v;
+	if (t == JSON_NUMBER && json_num_i64(&jr->num, &v) && v > TRACE_ID_STR_BASE + (int64_t)UINT32_MAX)
+		return v;
+	if (t == JSON_STRING)
+		return TRACE_ID_STR_BASE + trace_strtab_intern(&p->r->strs, jr->sval, jr->slen);
+	if (t == JSON_NUMBER)
+		return TRACE_ID_STR_BASE + trace_strtab_intern(&p->r->strs, jr->tstart, jr->tlen);
+	if (t == JSON_OBJ_BEGIN || t == JSON_ARR_BEGIN)
+		json_skip(jr);
+	return -1;
+}
+
+/* An integer arg: numbers (integral part), or a numeric string like pandas'
+ * to_numeric; anything else gives dflt. */
+static int64_t read_int_arg(struct parser *p, enum json_tok t, int64_t dflt)
+{
+	struct json_reader *jr = &p->jr;
+	int64_t v;
+	if (t == JSON_NUMBER) {
+		if (json_num_i64(&jr->num, &v))
+			return v;
+		double d = json_f64(jr);
+		if (isfinite(d) && d > -9.2e18 && d < 9.2e18)
+			return (int64_t)d;
+		return dflt;
+	}
+	if (t == JSON_STRING && jr->slen > 0 && jr->slen < 24) {
+		char tmp[24];
+		memcpy(tmp, jr->sval, jr->slen);
+		tmp[jr->slen] = 0;
+		char *end;
+		long long x = strtoll(tmp, &end, 10);
+		if (*end == 0 && end != tmp)
+			return x;
+		return dflt;
+	}
+	if (t == JSON_OBJ_BEGIN || t == JSON_ARR_BEGIN)
+		json_skip(jr);
+	return dflt;
+}
+
+static void cv_push(struct parser *p, uint32_t key, double v)
+{
+	if (p->ncv == p->cvcap) {
+		p->cvcap = p->cvcap ? p->cvcap * 2 : 16;
+		p->cv = xrealloc(p->cv, p->cvcap * sizeof *p->cv);
+	}
+	p->cv[p->ncv++] = (struct cval){key, v};
+}
+
+#define KEYIS(lit) (jr->slen == sizeof(lit) - 1 && memcmp(jr->sval, lit, sizeof(lit) - 1) == 0)
+
+static bool parse_args(struct parser *p, struct ev *e)
+{
+	struct json_reader *jr = &p->jr;
+	for (;;) {
+		enum json_tok t = json_next(jr);
+		if (t == JSON_OBJ_END)
+			return true;
+		if (t != JSON_KEY)
+			return false;
+		/* dispatch on the key before reading the value */
+		enum { A_SKIP, A_STREAM, A_CORR, A_EXT, A_BYTES, A_BW } which = A_SKIP;
+		switch (jr->slen) {
+		case 5:
+			if (KEYIS("bytes"))
+				which = A_BYTES;
+			break;
+		case 6:
+			if (KEYIS("stream"))
+				which = A_STREAM;
+			break;
+		case 11:
+			if (KEYIS("correlation"))
+				which = A_CORR;
+			else if (KEYIS("External id"))
+				which = A_EXT;
+			break;
+		case 23:
+			if (KEYIS("memory bandwidth (GB/s)"))
+				which = A_BW;
+			break;
+		}
+		uint32_t ckey = TRACE_NO_STR;
+		if (e->ph == 'C' || e->ph == 0)
+			ckey = trace_strtab_intern(&p->r->strs, jr->sval, jr->slen);
+		if (e->ph == 'C')
+			which = A_SKIP; /* every numeric arg of a counter is a value */
+		t = json_next(jr);
+		if (t == JSON_ERROR)
+			return false;
+		switch (which) {
+		case A_STREAM: e->stream = read_int_arg(p, t, -1); break;
+		case A_CORR: e->corr = read_int_arg(p, t, -1); break;
+		case A_EXT: e->ext = read_int_arg(p, t, -1); break;
+		case A_BYTES: e->bytes = read_int_arg(p, t, -1); break;
+		case A_BW:
+			if (t == JSON_NUMBER)
+				e->bw = json_f64(jr);
+			else if (!json_skip(jr))
+				return false;
+			break;
+		default:
+			if (t == JSON_NUMBER && ckey != TRACE_NO_STR)
+				cv_push(p, ckey, json_f64(jr));
+			else if (!json_skip(jr))
+				return false;
+		}
+		if (jr->tok == JSON_ERROR)
+			return false;
+	}
+}
+
+static bool parse_time(struct parser *p, enum json_tok t, double *out, bool *is_float)
+{
+	struct json_reader *jr = &p->jr;
+	if (t != JSON_NUMBER) {
+		if (t == JSON_OBJ_BEGIN || t == JSON_ARR_BEGIN)
+			json_skip(jr);
+		return false;
+	}
+	*out = json_f64(jr);
+	if (is_float)
+		*is_float = !jr->num.is_int;
+	return isfinite(*out);
+}
+
+static bool name_is_step(struct parser *p, uint32_t id)
+{
+	if (id >= p->is_step_cap) {
+		size_t cap = p->is_step_cap ? p->is_step_cap : 256;
+		while (cap <= id)
+			cap *= 2;
+		p->is_step = xrealloc(p->is_step, cap);
+		memset(p->is_step + p->is_step_cap, -1, cap - p->is_step_cap);
+		p->is_step_cap = cap;
+	}
+	if (p->is_step[id] < 0) {
+		const char *s = p->r->strs.s[id];
+		p->is_step[id] = strncmp(s, "ProfilerStep#", 13) == 0;
+	}
+	return p->is_step[id] == 1;
+}
+
+/* Parse one element of traceEvents whose first token (t) was just read. */
+static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
+{
+	struct json_reader *jr = &p->jr;
+	struct trace_rank *r = p->r;
+	r->stats.events++;
+	if (t != JSON_OBJ_BEGIN) {
+		r->stats.bad_not_object++;
+		return json_skip(jr);
+	}
+	struct ev e = {.pid = -1, .tid = -1, .stream = -1, .corr = -1, .ext = -1, .bytes = -1,
+		       .name = TRACE_NO_STR, .cat = TRACE_NO_STR};
+	p->ncv = 0;
+	for (;;) {
+		t = json_next(jr);
+		if (t == JSON_OBJ_END)
+			break;
+		if (t != JSON_KEY)
+			return false;
+		const char *k = jr->sval;
+		size_t kl = jr->slen;
+		char k0 = kl ? k[0] : 0;
+		int which = 0;
+		if (kl == 2 && k0 == 'p' && k[1] == 'h')
+			which = 1;
+		else if (kl == 2 && k0 == 't' && k[1] == 's')
+			which = 2;
+		else if (kl == 3 && memcmp(k, "dur", 3) == 0)
+			which = 3;
+		else if (kl == 3 && memcmp(k, "cat", 3) == 0)
+			which = 4;
+		else if (kl == 4 && memcmp(k, "name", 4) == 0)
+			which = 5;
+		else if (kl == 3 && memcmp(k, "pid", 3) == 0)
+			which = 6;
+		else if (kl == 3 && memcmp(k, "tid", 3) == 0)
+			which = 7;
+		else if (kl == 4 && memcmp(k, "args", 4) == 0)
+			which = 8;
+		else if (kl == 2 && k0 == 'i' && k[1] == 'd')
+			which = 9;
+		t = json_next(jr);
+		if (t == JSON_ERROR)
+			return false;
+		switch (which) {
+		case 1:
+			if (t == JSON_STRING && jr->slen == 1)
+				e.ph = jr->sval[0];
+			else if (!json_skip(jr))
+				return false;
+			break;
+		case 2:
+			if (t == JSON_NULL)
+				break; /* like absent */
+			e.has_ts = true;
+			if (!parse_time(p, t, &e.ts, &e.ts_float))
+				e.bad = true;
+			break;
+		case 3:
+			if (t == JSON_NULL)
+				break;
+			e.has_dur = true;
+			if (!parse_time(p, t, &e.dur, &e.dur_float))
+				e.bad = true;
+			break;
+		case 4:
+			if (t == JSON_NULL)
+				break;
+			e.has_cat = true;
+			if (t == JSON_STRING)
+				e.cat = trace_strtab_intern(&r->strs, jr->sval, jr->slen);
+			else if (t == JSON_NUMBER)
+				e.cat = trace_strtab_intern(&r->strs, jr->tstart, jr->tlen);
+			else if (!json_skip(jr))
+				return false;
+			break;
+		case 5:
+			if (t == JSON_STRING) {
+				e.name = trace_strtab_intern(&r->strs, jr->sval, jr->slen);
+				e.has_name = true;
+			} else if (t == JSON_NUMBER) {
+				e.name = trace_strtab_intern(&r->strs, jr->tstart, jr->tlen);
+				e.has_name = true;
+			} else if (!json_skip(jr)) {
+				return false;
+			}
+			break;
+		case 6: e.pid = read_id(p, t); break;
+		case 7: e.tid = read_id(p, t); break;
+		case 8:
+			if (t == JSON_OBJ_BEGIN) {
+				if (!parse_args(p, &e))
+					return false;
+			} else if (!json_skip(jr)) {
+				return false;
+			}
+			break;
+		case 9: {
+			int64_t v = read_int_arg(p, t, -1);
+			e.id = (uint64_t)v;
+			e.has_id = true;
+			break;
+		}
+		default:
+			if (!json_skip(jr))
+				return false;
+		}
+		if (jr->tok == JSON_ERROR)
+			return false;
+	}
+
+	/* HTA: a missing ts makes the whole ts column float */
+	if (!e.has_ts || e.ts_float)
+		p->any_float_ts = true;
+	if (!e.has_ts || e.ts_float || !e.has_dur || e.dur_float || e.bad)
+		p->any_nonint_time = true;
+
+	if (!(e.has_dur && e.has_cat)) {
+		switch (e.ph) {
+		case 's':
+		case 'f':
+			r->stats.flows++;
+			if (!p->opts->no_flows && e.has_ts && !e.bad && e.has_id) {
+				if (r->nflows == r->flows_cap) {
+					r->flows_cap = r->flows_cap ? r->flows_cap * 2 : 1024;
+					r->flows = xrealloc(r->flows, r->flows_cap * sizeof *r->flows);
+				}
+				r->flows[r->nflows++] = (struct trace_flow){
+					.id = e.id, .ts = e.ts, .pid = e.pid, .tid = e.tid,
+					.cat = e.cat, .idx = index, .phase = e.ph};
+			}
+			break;
+		case 'C':
+			r->stats.counters++;
+			if (!p->opts->no_counters && e.has_ts && !e.bad) {
+				for (size_t i = 0; i < p->ncv; i++) {
+					if (r->ncounters == r->counters_cap) {
+						r->counters_cap = r->counters_cap ? r->counters_cap * 2 : 1024;
+						r->counters = xrealloc(r->counters,
+								       r->counters_cap * sizeof *r->counters);
+					}
+					r->counters[r->ncounters++] = (struct trace_counter){
+						.ts = e.ts, .value = p->cv[i].v, .pid = e.pid,
+						.name = e.name == TRACE_NO_STR ? 0 : e.name, .key = p->cv[i].key};
+				}
+			}
+			break;
+		case 'i':
+		case 'I': r->stats.instants++; break;
+		case 'M': r->stats.metadata++; break;
+		default: break;
+		}
+		return true;
+	}
+	r->stats.complete++;
+	if (e.cat == p->str_trace) {
+		r->stats.dropped_trace_cat++;
+		return true;
+	}
+	if (e.cat == p->str_python && !p->opts->keep_python) {
+		r->stats.dropped_python++;
+		if (e.has_ts && !e.bad && e.ts < p->skipped_min_ts)
+			p->skipped_min_ts = e.ts; /* HTA keeps them: they count for the alignment */
+		return true;
+	}
+	if (e.bad || !e.has_ts || !e.has_name) {
+		r->stats.bad_missing++;
+		return true;
+	}
+	if (e.dur < 0) {
+		r->stats.bad_negative_dur++;
+		return true;
+	}
+	if (e.dur > TRACE_MAX_DUR_US) {
+		r->stats.bad_huge_dur++;
+		return true;
+	}
+	/* a cpu_op can carry a stream (inductor/triton launches have stream 0)
+	 * or a correlation: then the analyses see it, so it stays */
+	if (p->opts->skip_cpu_ops && index != 0 && (e.cat == p->str_cpu_op || e.cat == p->str_user_ann) &&
+	    e.stream == -1 && e.corr == -1 && !name_is_step(p, e.name)) {
+		r->stats.skipped_cpu_ops++;
+		if (e.ts < p->skipped_min_ts)
+			p->skipped_min_ts = e.ts;
+		return true;
+	}
+	rows_grow(r, r->n + 1);
+	size_t i = r->n++;
+	r->ts[i] = e.ts;
+	r->dur[i] = e.dur;
+	r->name[i] = e.name;
+	r->cat[i] = e.cat;
+	r->kind[i] = 0; /* set in rank_finish from the cat id */
+	r->pid[i] = e.pid;
+	r->tid[i] = e.tid;
+	r->stream[i] = e.stream;
+	r->correlation[i] = e.corr;
+	r->external_id[i] = e.ext;
+	r->bytes[i] = e.bytes;
+	r->mem_bw_gbps[i] = e.bw;
+	r->idx[i] = index;
+	r->link[i] = -1;
+	r->iteration[i] = TRACE_ITER_NONE;
+	return true;
+}
+
+/* Re-emit any JSON value as compact text (for distributedInfo). */
+static bool copy_value(struct json_reader *jr, enum json_tok t, struct jw *w)
+{
+	switch (t) {
+	case JSON_OBJ_BEGIN:
+		jw_obj_begin(w);
+		for (;;) {
+			t = json_next(jr);
+			if (t == JSON_OBJ_END)
+				break;
+			if (t != JSON_KEY)
+				return false;
+			jw_keyn(w, jr->sval, jr->slen);
+			if (!copy_value(jr, json_next(jr), w))
+				return false;
+		}
+		jw_obj_end(w);
+		return true;
+	case JSON_ARR_BEGIN:
+		jw_arr_begin(w);
+		for (;;) {
+			t = json_next(jr);
+			if (t == JSON_ARR_END)
+				break;
+			if (!copy_value(jr, t, w))
+				return false;
+		}
+		jw_arr_end(w);
+		return true;
+	case JSON_STRING: jw_strn(w, jr->sval, jr->slen); return true;
+	case JSON_NUMBER: jw_raw(w, jr->tstart, jr->tlen); return true;
+	case JSON_TRUE: jw_bool(w, true); return true;
+	case JSON_FALSE: jw_bool(w, false); return true;
+	case JSON_NULL: jw_null(w); return true;
+	default: return false;
+	}
+}
+
+static bool parse_distinfo(struct parser *p)
+{
+	struct json_reader *jr = &p->jr;
+	struct buf b = BUF_INIT;
+	struct jw w;
+	jw_init(&w, &b);
+	jw_obj_begin(&w);
+	bool ok = true;
+	for (;;) {
+		enum json_tok t = json_next(jr);
+		if (t == JSON_OBJ_END)
+			break;
+		if (t != JSON_KEY) {
+			ok = false;
+			break;
+		}
+		bool is_rank = KEYIS("rank"), is_backend = KEYIS("backend");
+		jw_keyn(&w, jr->sval, jr->slen);
+		t = json_next(jr);
+		int64_t v;
+		if (is_rank && t == JSON_NUMBER && json_num_i64(&jr->num, &v) && v >= 0 && v <= INT32_MAX) {
+			p->have_rank = true;
+			p->dist_rank = v;
+		}
+		if (is_backend && t == JSON_STRING && memmem(jr->sval, jr->slen, "mtia:hccl", 9))
+			p->r->gpu_device_mtia = true;
+		if (!copy_value(jr, t, &w)) {
+			ok = false;
+			break;
+		}
+	}
+	jw_obj_end(&w);
+	free(p->r->distributed_info);
+	p->r->distributed_info = buf_detach(&b, NULL);
+	return ok;
+}
+
+/* "rank-N", "rank_N" or "rankN" in the file's base name. */
+static bool rank_from_name(const char *path, int *out)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (const char *s = base; (s = strstr(s, "rank")) != NULL; s += 4) {
+		const char *d = s + 4;
+		if (*d == '-' || *d == '_')
+			d++;
+		if (!isdigit((unsigned char)*d))
+			continue;
+		long v = 0;
+		while (isdigit((unsigned char)*d) && v < 100000000)
+			v = v * 10 + (*d++ - '0');
+		*out = (int)v;
+		return true;
+	}
+	return false;
+}
+
+
+static void parser_init(struct parser *p, struct trace_rank *r, const struct trace_load_opts *opts)
+{
+	memset(p, 0, sizeof *p);
+	p->opts = opts;
+	p->r = r;
+	p->str_trace = trace_strtab_intern(&r->strs, "Trace", 5);
+	p->str_python = trace_strtab_intern(&r->strs, "python_function", 15);
+	p->str_cpu_op = trace_strtab_intern(&r->strs, "cpu_op", 6);
+	p->str_user_ann = trace_strtab_intern(&r->strs, "user_annotation", 15);
+	p->skipped_min_ts = INFINITY;
+}
+
+static void parser_free(struct parser *p)
+{
+	json_reader_free(&p->jr);
+	free(p->cv);
+	free(p->is_step);
+	p->cv = NULL;
+	p->is_step = NULL;
+}
+
+static struct trace_rank *rank_new(const char *name)
+{
+	struct trace_rank *r = xcalloc(1, sizeof *r);
+	r->path = xstrdup(name);
+	trace_strtab_init(&r->strs);
+	return r;
+}
+
+/* ---------------- two-thread parse of one big plain file ----------------
+ *
+ * A second thread parses the second half of traceEvents while this one
+ * parses the first.  The split point S is found by a text scan: "}" "," "{"
+ * with a newline among the whitespace between them.  JSON strings cannot
+ * hold a raw newline, so that is an element boundary of *some* array of
+ * objects; the main parser confirms it is one of traceEvents when it gets
+ * there (an element starting exactly at S).  If not, the helper's work is
+ * thrown away and the main parser simply goes on: correctness never depends
+ * on the guess.  The helper reads "[" + the file from S, stops at the "]"
+ * that closes traceEvents, and the main parser then continues after that
+ * "]" with a fresh reader fed "{"_":[" + the rest of the file.
+ */
+#define SPLIT_MIN_BYTES (32u << 20)
+#define SPLIT_SCAN_BYTES (4u << 20)
+#define SPLIT_PREFIX "{\"_\":["
+
+struct split {
+	const char *path;
+	const struct trace_load_opts *opts;
+	uint64_t S;
+	pthread_t th;
+	bool started;
+	atomic_bool abort;
+	struct trace_rank *h;
+	struct parser hp;
+	bool any_float_ts, any_nonint_time;
+	uint32_t nevents;
+	bool reached_end;   /* saw the "]" closing traceEvents */
+	uint64_t end_off;   /* absolute offset of that "]" */
+	bool failed;
+	char errmsg[400];   /* "FILE: byte N: what" */
+};
+
+static uint64_t find_split(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char *b = xmalloc(SPLIT_SCAN_BYTES);
+	uint64_t from = size / 2;
+	ssize_t n = pread(fd, b, SPLIT_SCAN_BYTES, (off_t)from);
+	close(fd);
+	uint64_t found = 0;
+	for (ssize_t i = 0; n > 0 && i < n && !found; i++) {
+		if (b[i] != '}')
+			continue;
+		ssize_t j = i + 1;
+		bool nl = false;
+		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
+			nl |= b[j++] == '\n';
+		if (j >= n || b[j] != ',')
+			continue;
+		j++;
+		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
+			nl |= b[j++] == '\n';
+		if (j < n && b[j] == '{' && nl)
+			found = from + (uint64_t)j;
+	}
+	free(b);
+	return found;
+}
+
+static void *split_worker(void *arg)
+{
+	struct split *sp = arg;
+	char msg[300];
+	struct trace_source *src = trace_source_open_range(sp->path, sp->S, "[", msg, sizeof msg);
+	if (!src) {
+		sp->failed = true;
+		snprintf(sp->errmsg, sizeof sp->errmsg, "%s", msg);
+		return NULL;
+	}
+	struct parser *p = &sp->hp;
+	struct json_reader *jr = &p->jr;
+	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
+	enum json_tok t = json_next(jr);
+	uint32_t index = 0;
+	while (t == JSON_ARR_BEGIN) {
+		t = json_next(jr);
+		if (t == JSON_ARR_END) {
+			sp->reached_end = true;
+			sp->end_off = sp->S + json_tok_offset(jr) - 1;
+			break;
+		}
+		if ((index & 1023) == 0 && atomic_load(&sp->abort))
+			break;
+		if (t == JSON_ERROR || !parse_event(p, t, index)) {
+			if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
+				json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
+			sp->failed = true;
+			snprintf(sp->errmsg, sizeof sp->errmsg, "%s: byte %llu: %s", sp->path,
+				 (unsigned long long)(sp->S + jr->err.offset - 1), jr->err.msg);
+			break;
+		}
+		index++;
+		t = JSON_ARR_BEGIN;
+	}
+	sp->nevents = index;
+	sp->any_float_ts = p->any_float_ts;
+	sp->any_nonint_time = p->any_nonint_time;
+	sp->h->stats.replaced_utf8 = jr->replaced;
+	sp->h->skipped_min_ts = p->skipped_min_ts;
+	parser_free(p);
+	trace_source_close(src);
+	return NULL;
+}
+
+static struct split *split_start(const char *path, const struct trace_load_opts *opts, uint64_t size)
+{
+	uint64_t S = find_split(path, size);
+	if (!S)
+		return NULL;
+	struct split *sp = xcalloc(1, sizeof *sp);
+	sp->path = path;
+	sp->opts = opts;
+	sp->S = S;
+	atomic_init(&sp->abort, false);
+	sp->h = rank_new(path);
+	parser_init(&sp->hp, sp->h, opts);
+	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
+		parser_free(&sp->hp);
+		trace_rank_free(sp->h);
+		free(sp);
+		return NULL;
+	}
+	sp->started = true;
+	return sp;
+}
+
+static void split_stop(struct split *sp, bool abort)
+{
+	if (!sp || !sp->started)
+		return;
+	if (abort)
+		atomic_store(&sp->abort, true);
+	pthread_join(sp->th, NULL);
+	sp->started = false;
+}
+
+static void split_free(struct split *sp)
+{
+	if (!sp)
+		return;
+	split_stop(sp, true);
+	trace_rank_free(sp->h);
+	free(sp);
+}
+
+static int64_t remap_id(int64_t v, const uint32_t *map)
+{
+	if (trace_id_is_str(v))
+		return TRACE_ID_STR_BASE + map[v - TRACE_ID_STR_BASE];
+	return v;
+}
+
+/* Append the helper's rows (event ids shifted by base) to r. */
+static void split_merge(struct parser *p, struct split *sp, uint32_t base)
+{
+	struct trace_rank *r = p->r, *h = sp->h;
+	uint32_t *map = xmalloc((h->strs.n ? h->strs.n : 1) * sizeof *map);
+	for (uint32_t id = 0; id < h->strs.n; id++)
+		map[id] = trace_strtab_intern(&r->strs, h->strs.s[id], h->strs.len[id]);
+	/* column by column, freeing each helper column at once: the peak is
+	 * one copy of the rows, not two */
+	size_t n0 = r->n, total = r->n + h->n;
+	if (total > 0) {
+#define APPEND(col, expr)                                                                            \
+	do {                                                                                         \
+		r->col = xrealloc(r->col, total * sizeof *r->col);                                   \
+		for (size_t i = 0; i < h->n; i++)                                                    \
+			r->col[n0 + i] = (expr);                                                     \
+		free(h->col);                                                                        \
+		h->col = NULL;                                                                       \
+	} while (0)
+		APPEND(ts, h->ts[i]);
+		APPEND(dur, h->dur[i]);
+		APPEND(name, map[h->name[i]]);
+		APPEND(cat, map[h->cat[i]]);
+		APPEND(kind, 0);
+		APPEND(pid, remap_id(h->pid[i], map));
+		APPEND(tid, remap_id(h->tid[i], map));
+		APPEND(stream, h->stream[i]);
+		APPEND(correlation, h->correlation[i]);
+		APPEND(external_id, h->external_id[i]);
+		APPEND(bytes, h->bytes[i]);
+		APPEND(mem_bw_gbps, h->mem_bw_gbps[i]);
+		APPEND(idx, h->idx[i] + base);
+		APPEND(link, -1);
+		APPEND(iteration, TRACE_ITER_NONE);
+#undef APPEND
+		r->n = r->cap = total;
+	}
+	for (size_t i = 0; i < h->nflows; i++) {
+		if (r->nflows == r->flows_cap) {
+			r->flows_cap = r->flows_cap ? r->flows_cap * 2 : 1024;
+			r->flows = xrealloc(r->flows, r->flows_cap * sizeof *r->flows);
+		}
+		struct trace_flow f = h->flows[i];
+		f.pid = remap_id(f.pid, map);
+		f.tid = remap_id(f.tid, map);
+		f.cat = f.cat == TRACE_NO_STR ? f.cat : map[f.cat];
+		f.idx += base;
+		r->flows[r->nflows++] = f;
+	}
+	for (size_t i = 0; i < h->ncounters; i++) {
+		if (r->ncounters == r->counters_cap) {
+			r->counters_cap = r->counters_cap ? r->counters_cap * 2 : 1024;
+			r->counters = xrealloc(r->counters, r->counters_cap * sizeof *r->counters);
+		}
+		struct trace_counter c = h->counters[i];
+		c.pid = remap_id(c.pid, map);
+		c.name = map[c.name];
+		c.key = map[c.key];
+		r->counters[r->ncounters++] = c;
+	}
+	struct trace_load_stats *a = &r->stats, *b = &h->stats;
+#define ADD(f) a->f += b->f
+	ADD(events);
+	ADD(complete);
+	ADD(dropped_trace_cat);
+	ADD(dropped_python);
+	ADD(bad_not_object);
+	ADD(bad_missing);
+	ADD(bad_negative_dur);
+	ADD(bad_huge_dur);
+	ADD(flows);
+	ADD(counters);
+	ADD(instants);
+	ADD(metadata);
+	ADD(replaced_utf8);
+	ADD(skipped_cpu_ops);
+#undef ADD
+	p->any_float_ts |= sp->any_float_ts;
+	p->any_nonint_time |= sp->any_nonint_time;
+	if (h->skipped_min_ts < p->skipped_min_ts)
+		p->skipped_min_ts = h->skipped_min_ts;
+	free(map);
+}
+
+static void set_error(struct buf *err, const char *name, const struct json_error *je)
+{
+	if (je->line == 0) /* a reader started mid-file: only the byte offset is known */
+		buf_printf(err, "%s: byte %llu: %s", name, (unsigned long long)je->offset, je->msg);
+	else
+		buf_printf(err, "%s: byte %llu (line %llu, column %llu): %s", name,
+			   (unsigned long long)je->offset, (unsigned long long)je->line,
+			   (unsigned long long)je->column, je->msg);
+}
+
+static struct trace_rank *load_from(const char *name, struct trace_source *src,
+				    const struct trace_load_opts *opts, bool allow_split, struct buf *err)
+{
+	static const struct trace_load_opts dflt;
+	if (!opts)
+		opts = &dflt;
+	struct parser p;
+	struct trace_rank *r = rank_new(name);
+	parser_init(&p, r, opts);
+	struct json_reader *jr = &p.jr;
+	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
+	struct split *sp = NULL;
+	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
+	uint64_t rest_adjust = 0;
+	if (allow_split && !trace_source_is_gzip(src)) {
+		uint64_t size = trace_source_file_size(src);
+		if (size >= SPLIT_MIN_BYTES)
+			sp = split_start(name, opts, size);
+	}
+
+	bool ok = false, stopped = false;
+	enum json_tok t = json_next(jr);
+	if (t != JSON_OBJ_BEGIN) {
+		if (t != JSON_ERROR)
+			json_fail_at(jr, json_tok_offset(jr), "a Kineto trace must be a JSON object");
+		goto fail;
+	}
+	for (;;) {
+		t = json_next(jr);
+		if (t == JSON_OBJ_END)
+			break;
+		if (t != JSON_KEY)
+			goto broken;
+		if (KEYIS("traceEvents")) {
+			t = json_next(jr);
+			if (t != JSON_ARR_BEGIN) {
+				if (t != JSON_ERROR)
+					json_fail_at(jr, json_tok_offset(jr), "traceEvents is not an array");
+				goto broken;
+			}
+			p.saw_events = true;
+			uint32_t index = 0;
+			for (;;) {
+				t = json_next(jr);
+				if (t == JSON_ARR_END)
+					break;
+				if (sp && t != JSON_ERROR && json_tok_offset(jr) >= sp->S) {
+					if (json_tok_offset(jr) != sp->S || t != JSON_OBJ_BEGIN) {
+						/* the guess was not an element of traceEvents */
+						split_free(sp);
+						sp = NULL;
+					} else {
+						split_stop(sp, false);
+						split_merge(&p, sp, index);
+						r->stats.parse_threads = 2;
+						index += sp->nevents;
+						if (!sp->reached_end) {
+							snprintf(r->stats.truncated_msg, sizeof r->stats.truncated_msg,
+								 "%.199s", sp->errmsg);
+							r->stats.truncated = r->n > 0;
+							bool any = r->n > 0;
+							split_free(sp);
+							sp = NULL;
+							if (!any) {
+								buf_puts(err, r->stats.truncated_msg);
+								goto fail_quiet;
+							}
+							ok = true;
+							goto done;
+						}
+						/* go on after the "]" with a fresh reader */
+						char msg[300];
+						rest_src = trace_source_open_range(name, sp->end_off, SPLIT_PREFIX, msg,
+										   sizeof msg);
+						rest_adjust = sp->end_off - (sizeof SPLIT_PREFIX - 2);
+						split_free(sp);
+						sp = NULL;
+						if (!rest_src) {
+							buf_puts(err, msg);
+							goto fail_quiet;
+						}
+						p.r->stats.replaced_utf8 += jr->replaced;
+						json_reader_free(jr);
+						json_reader_init_stream(jr, trace_source_read, rest_src, 1u << 20,
+									JSON_LENIENT_UTF8);
+						/* {"_":[ ] : back inside the top-level object */
+						if (json_next(jr) != JSON_OBJ_BEGIN || json_next(jr) != JSON_KEY ||
+						    json_next(jr) != JSON_ARR_BEGIN || json_next(jr) != JSON_ARR_END)
+							goto broken;
+						break;
+					}
+				}
+				if (t == JSON_ERROR || !parse_event(&p, t, index))
+					goto broken;
+				index++;
+			}
+			if (sp) { /* traceEvents ended before the split point */
+				split_free(sp);
+				sp = NULL;
+			}
+		} else if (KEYIS("distributedInfo")) {
+			t = json_next(jr);
+			if (t == JSON_OBJ_BEGIN) {
+				if (!parse_distinfo(&p))
+					goto broken;
+			} else if (!json_skip(jr)) {
+				goto broken;
+			}
+		} else {
+			json_next(jr);
+			if (!json_skip(jr))
+				goto broken;
+		}
+	}
+	t = json_next(jr);
+	if (t != JSON_EOF)
+		goto broken;
+	ok = true;
+	goto done;
+broken:
+	/* the stream broke off or became invalid: keep what was read */
+	stopped = true;
+	if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
+		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
+	if (rest_src)
+		jr->err.offset += rest_adjust, jr->err.line = 0;
+	if (r->n > 0) {
+		struct buf m = BUF_INIT;
+		set_error(&m, name, &jr->err);
+		snprintf(r->stats.truncated_msg, sizeof r->stats.truncated_msg, "%s", m.data);
+		buf_free(&m);
+		r->stats.truncated = true;
+		ok = true;
+	}
+done:
+	if (ok && !p.saw_events) {
+		json_fail_at(jr, json_tok_offset(jr), "no traceEvents array: not a Kineto trace");
+		ok = false;
+	}
+	if (!ok)
+		goto fail;
+	(void)stopped;
+	split_free(sp);
+	if (r->stats.parse_threads == 0)
+		r->stats.parse_threads = 1;
+	r->stats.replaced_utf8 += jr->replaced;
+	parser_free(&p);
+	trace_source_close(rest_src);
+	r->skipped_min_ts = p.skipped_min_ts;
+
+	if (p.have_rank) {
+		r->rank = (int)p.dist_rank;
+		r->rank_rule = TRACE_RANK_DISTINFO;
+	} else if (rank_from_name(name, &r->rank)) {
+		r->rank_rule = TRACE_RANK_FILENAME;
+	} else if (opts->rank_given) {
+		r->rank = opts->rank;
+		r->rank_rule = TRACE_RANK_OPTION;
+	} else {
+		r->rank = 0;
+		r->rank_rule = TRACE_RANK_DEFAULT;
+	}
+	if (!r->distributed_info)
+		r->distributed_info = xstrdup("");
+	r->float_ts = p.any_float_ts;
+	r->int_times = !p.any_nonint_time;
+	trace_rank_finish(r, opts);
+	return r;
+fail:
+	if (rest_src)
+		jr->err.offset += rest_adjust, jr->err.line = 0;
+	set_error(err, name, &jr->err);
+fail_quiet:
+	split_free(sp);
+	parser_free(&p);
+	trace_source_close(rest_src);
+	trace_rank_free(r);
+	return NULL;
+}
+
+struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, bool allow_split,
+				      struct buf *err)
+{
+	char msg[512];
+	struct trace_source *src = trace_source_open(path, true, msg, sizeof msg);
+	if (!src) {
+		buf_puts(err, msg);
+		return NULL;
+	}
+	struct trace_rank *r = load_from(path, src, opts, allow_split, err);
+	trace_source_close(src);
+	return r;
+}
+
+struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opts *opts, struct buf *err)
+{
+	int threads = opts && opts->threads > 0 ? opts->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return trace_rank_load_ex(path, opts, threads >= 2, err);
+}
+
+struct trace_rank *trace_rank_load_mem(const char *name, const void *data, size_t len,
+				       const struct trace_load_opts *opts, struct buf *err)
+{
+	struct trace_source *src = trace_source_mem(data, len);
+	struct trace_rank *r = load_from(name, src, opts, false, err);
+	trace_source_close(src);
+	return r;
+}
+
+const char *trace_rank_rule_name(enum trace_rank_rule r)
+{
+	switch (r) {
+	case TRACE_RANK_DISTINFO: return "distributedInfo.rank";
+	case TRACE_RANK_FILENAME: return "file name";
+	case TRACE_RANK_OPTION: return "--rank";
+	default: return "default (no rank found)";
+	}
+}
+
+void trace_load_stats_describe(const struct trace_rank *r, struct buf *out)
+{
+	const struct trace_load_stats *s = &r->stats;
+	size_t start = out->len;
+#define SAY(cnt, what)                                                                               \
+	if (cnt)                                                                                     \
+		buf_printf(out, "%s%llu %s", out->len > start ? ", " : "", (unsigned long long)(cnt), what)
+	SAY(s->bad_not_object, "non-object events skipped");
+	SAY(s->bad_missing, "events without ts/name or with a non-numeric ts/dur skipped");
+	SAY(s->bad_negative_dur, "events with a negative dur skipped");
+	SAY(s->bad_huge_dur, "events with a dur over 1e11 us skipped");
+	SAY(s->neg_dur_after_rounding, "events with dur -1 after ns rounding (kept, as HTA)");
+	SAY(s->stream_overlaps, "GPU events overlapping the previous one on their stream (kept)");
+	SAY(s->replaced_utf8, "invalid UTF-8 sequences replaced");
+#undef SAY
+	if (s->truncated)
+		buf_printf(out, "%sinput stopped early, events before it kept: %s", out->len > start ? "; " : "",
+			   s->truncated_msg);
+}

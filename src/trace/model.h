@@ -1,0 +1,301 @@
+/*
+ * model.h - the columnar in-memory model of a Kineto trace, and the loader
+ * API that fills it.  Every `dyno analyze` analysis reads this and nothing
+ * else; the loader (src/trace/load.c) is the only writer.
+ *
+ * One struct trace_rank per trace file (= per rank).  Its events are stored
+ * column by column (struct-of-arrays): an analysis that needs only stream,
+ * ts and dur touches only those arrays, and a 5 GB trace costs a few tens of
+ * bytes per kept event instead of the JSON text.  Names and categories are
+ * interned per rank (struct trace_strtab): compare ids, decode for output.
+ *
+ * Semantics follow HTA's loader exactly (see
+ * ../shared/docs/analysis-semantics.md section 1 and docs/trace-model.md):
+ *   - only complete events (ph X: have `dur` and `cat`) are rows; cat "Trace"
+ *     is dropped; python_function rows only when asked for;
+ *   - times are microseconds as doubles; when the file has any fractional
+ *     `ts` (ns-resolution Kineto), ts is ceiled, ts+dur floored and dur
+ *     recomputed (it can become 0 or -1), like HTA;
+ *   - `idx` is the event's position in traceEvents (gaps where events were
+ *     dropped), HTA's event id;
+ *   - `stream` is -1 when the arg is absent or not a number; 4294967295
+ *     (Context Sync) stays as is;
+ *   - `link` pairs a CPU launch with its GPU activity (HTA's
+ *     index_correlation, see trace_index_correlation());
+ *   - `iteration` is the ProfilerStep#N number (HTA's rules, 1.2 step 17).
+ * trace_set_load() then aligns all ranks on the global minimum ts and drops
+ * the last (incomplete) ProfilerStep and uncorrelated GPU rows (HTA 1.3),
+ * unless asked not to.
+ *
+ * The header is a stable contract: changes are additive only.
+ */
+#ifndef DYNO_TRACE_MODEL_H
+#define DYNO_TRACE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+
+/* ---------------- interned strings ---------------- */
+
+#define TRACE_NO_STR UINT32_MAX
+
+struct trace_strtab {
+	char **s;       /* NUL-terminated copies, s[id] */
+	uint32_t *len;  /* byte length of s[id] */
+	uint32_t n, cap;
+	uint32_t *hash; /* open addressing: slot -> id + 1 (0 = empty) */
+	uint32_t hcap;  /* power of two */
+};
+
+void trace_strtab_init(struct trace_strtab *t);
+void trace_strtab_free(struct trace_strtab *t);
+uint32_t trace_strtab_intern(struct trace_strtab *t, const char *s, size_t len);
+/* Id of s, or TRACE_NO_STR when the trace never mentions it. */
+uint32_t trace_strtab_find(const struct trace_strtab *t, const char *s, size_t len);
+static inline const char *trace_strtab_get(const struct trace_strtab *t, uint32_t id)
+{
+	return id < t->n ? t->s[id] : "";
+}
+
+/* ---------------- categories and kernel types ---------------- */
+
+/* The event categories the analyses care about (cat, including the old
+ * Kineto spellings).  TRACE_CAT_OTHER covers the rest; the exact text is
+ * always in trace_rank.cat. */
+enum trace_cat {
+	TRACE_CAT_OTHER = 0,
+	TRACE_CAT_CPU_OP,
+	TRACE_CAT_USER_ANNOTATION,
+	TRACE_CAT_PYTHON_FUNCTION,
+	TRACE_CAT_CUDA_RUNTIME, /* also old "Runtime" */
+	TRACE_CAT_CUDA_DRIVER,
+	TRACE_CAT_KERNEL,     /* "kernel" and old "Kernel" */
+	TRACE_CAT_GPU_MEMCPY, /* also old "Memcpy" */
+	TRACE_CAT_GPU_MEMSET, /* also old "Memset" */
+	TRACE_CAT_CUDA_SYNC,
+	TRACE_CAT_GPU_USER_ANNOTATION,
+	TRACE_CAT_CUDA_PROFILER_RANGE,
+	TRACE_CAT_MTIA_CCP_EVENTS,
+	TRACE_CAT_MTIA_RUNTIME,
+	TRACE_CAT__COUNT
+};
+const char *trace_cat_name(enum trace_cat c);
+/* Category of a cat string (exact match; unknown -> TRACE_CAT_OTHER). */
+enum trace_cat trace_cat_of(const char *s, size_t len);
+
+/* HTA's kernel type classification (1.6), see src/trace/classify.c. */
+enum trace_ktype {
+	TRACE_KT_COMPUTATION = 0,
+	TRACE_KT_COMMUNICATION = 1,
+	TRACE_KT_MEMORY = 2,
+	TRACE_KT_OTHER = 3,
+};
+const char *trace_ktype_name(enum trace_ktype t); /* "COMPUTATION", ... */
+enum trace_ktype trace_classify(const char *name, size_t len);
+
+/* Where we deliberately differ from HTA's classification (documented in
+ * docs/trace-model.md); the analyses use trace_classify() (HTA) unless the
+ * user asks for the fixed rules. */
+enum trace_ktype trace_classify_fixed(const char *name, size_t len);
+
+/* ---------------- one rank ---------------- */
+
+enum trace_rank_rule {
+	TRACE_RANK_DISTINFO = 0, /* distributedInfo.rank */
+	TRACE_RANK_FILENAME,     /* "rank-N" / "rank_N" / "rankN" in the file name */
+	TRACE_RANK_OPTION,       /* --rank */
+	TRACE_RANK_DEFAULT,      /* none of the above: 0, like HTA */
+};
+const char *trace_rank_rule_name(enum trace_rank_rule r);
+
+/* Non-numeric pid/tid ("Spans", "stream 7") are stored as
+ * TRACE_ID_STR_BASE + string id. */
+#define TRACE_ID_STR_BASE INT64_MIN
+static inline bool trace_id_is_str(int64_t v) { return v < TRACE_ID_STR_BASE + (int64_t)UINT32_MAX + 1; }
+
+#define TRACE_ITER_NONE (-1)        /* HTA -1: in no ProfilerStep */
+#define TRACE_ITER_NAN INT32_MIN    /* HTA NaN: stream 0 and not a cpu_op */
+
+/* Counts of what the loader skipped or found odd; warnings, not errors. */
+struct trace_load_stats {
+	uint64_t events;          /* elements of traceEvents */
+	uint64_t complete;        /* ph X (dur and cat present) */
+	uint64_t kept;            /* rows in the model */
+	uint64_t dropped_trace_cat;   /* cat "Trace" */
+	uint64_t dropped_python;      /* python_function, not requested */
+	uint64_t bad_not_object;      /* an element that is not an object */
+	uint64_t bad_missing;         /* X event without ts or name, or a non-numeric ts/dur */
+	uint64_t bad_negative_dur;    /* dur < 0 in the file (Kineto never writes that) */
+	uint64_t bad_huge_dur;        /* dur > TRACE_MAX_DUR_US */
+	uint64_t flows, counters, instants, metadata;
+	uint64_t neg_dur_after_rounding; /* dur -1 after ns rounding (kept, like HTA) */
+	uint64_t stream_overlaps;     /* kernels starting before the previous one on the
+				       * stream ended (ROCm): kept, counted */
+	uint64_t dropped_last_step;   /* rows removed by the last-ProfilerStep filter */
+	uint64_t replaced_utf8;       /* invalid UTF-8 replaced by U+FFFD */
+	uint64_t skipped_cpu_ops;     /* rows dropped by trace_load_opts.skip_cpu_ops */
+	uint32_t parse_threads;       /* 2 when a big plain file was parsed in two halves */
+	bool truncated;               /* input ended early; rows read so far are kept */
+	char truncated_msg[200];      /* what and where (file, byte offset) */
+};
+
+#define TRACE_MAX_DUR_US 1e11 /* ~28 hours: longer is a corrupt event */
+
+/* An ac2g (or old async_gpu / async_cpu_to_gpu) flow point. */
+struct trace_flow {
+	uint64_t id;    /* = correlation for ac2g */
+	double ts;      /* µs, same rounding/alignment as events */
+	int64_t pid, tid;
+	uint32_t cat;   /* strtab id */
+	uint32_t idx;   /* position in traceEvents */
+	char phase;     /* 's' or 'f' */
+};
+
+/* One value of a ph C counter event (one per numeric arg). */
+struct trace_counter {
+	double ts;
+	double value;
+	int64_t pid;
+	uint32_t name;  /* strtab id of the event name */
+	uint32_t key;   /* strtab id of the arg key */
+};
+
+struct trace_rank {
+	char *path;     /* file it came from */
+	int rank;
+	enum trace_rank_rule rank_rule;
+	bool float_ts;  /* some ts had a fraction: ns rounding was applied */
+	bool gpu_device_mtia; /* distributedInfo.backend contains mtia:hccl */
+	char *device_type;    /* HTA's: "NVIDIA GPU", "AMD GPU", "MTIA", "UNKNOWN GPU" */
+
+	struct trace_strtab strs;
+	/* kernel type of every interned string, by id (trace_classify) */
+	uint8_t *str_ktype;
+
+	/* ---- events (rows), all arrays of length n ---- */
+	size_t n, cap;
+	double *ts;          /* µs (aligned after trace_set_load) */
+	double *dur;         /* µs */
+	uint32_t *name;      /* strtab id */
+	uint32_t *cat;       /* strtab id of the cat text */
+	uint8_t *kind;       /* enum trace_cat */
+	int64_t *pid, *tid;
+	int64_t *stream;     /* -1 = none */
+	int64_t *correlation;/* -1 = none */
+	int64_t *external_id;/* -1 = none */
+	int64_t *bytes;      /* -1 = none (memcpy/memset) */
+	double *mem_bw_gbps; /* 0 = none */
+	uint32_t *idx;       /* position in traceEvents */
+	int32_t *link;       /* row of the CPU<->GPU partner, -1 = none */
+	int32_t *iteration;  /* ProfilerStep N, TRACE_ITER_NONE, TRACE_ITER_NAN */
+
+	/* ---- derived ---- */
+	int32_t *iterations; /* distinct ProfilerStep numbers, ascending */
+	size_t niterations;
+	double min_ts;       /* subtracted by the alignment (0 before it) */
+
+	/* ---- other event kinds ---- */
+	struct trace_flow *flows;
+	size_t nflows, flows_cap;
+	struct trace_counter *counters;
+	size_t ncounters, counters_cap;
+
+	/* distributedInfo object as compact JSON ("" when absent) */
+	char *distributed_info;
+
+	struct trace_load_stats stats;
+
+	/* added after the first version (additive) */
+	double skipped_min_ts;       /* min ts (µs, rounded like ts) of rows dropped by
+				      * skip_cpu_ops; +inf when none */
+	bool int_times;              /* every element of traceEvents had an integer ts and
+				      * dur: HTA's columns are then int64, and its CSVs
+				      * print times as "4", not "4.0" */
+};
+
+/* HTA's index_correlation of row i: the partner's event id, 0 when the row
+ * has a correlation but no partner in the trace, else min(correlation, 0). */
+static inline int64_t trace_index_correlation(const struct trace_rank *r, size_t i)
+{
+	if (r->link[i] >= 0)
+		return r->idx[r->link[i]];
+	return r->correlation[i] < 0 ? r->correlation[i] : 0;
+}
+
+/* The per-analysis notions of a GPU row (analysis-semantics 1.5). */
+static inline bool trace_is_gpu(const struct trace_rank *r, size_t i) { return r->stream[i] != -1; }
+/* Idle time breakdown: a kernel, memcpy, memset or MTIA kernel on a stream. */
+static inline bool trace_is_idle_kernel(const struct trace_rank *r, size_t i)
+{
+	uint8_t k = r->kind[i];
+	return r->stream[i] != -1 && (k == TRACE_CAT_KERNEL || k == TRACE_CAT_GPU_MEMCPY ||
+				      k == TRACE_CAT_GPU_MEMSET || k == TRACE_CAT_MTIA_CCP_EVENTS);
+}
+/* Correlation / filtering rule: the GPU side of a correlation. */
+bool trace_is_corr_gpu(const struct trace_rank *r, size_t i);
+
+static inline const char *trace_name(const struct trace_rank *r, size_t i)
+{
+	return r->strs.s[r->name[i]];
+}
+static inline enum trace_ktype trace_ktype(const struct trace_rank *r, size_t i)
+{
+	return (enum trace_ktype)r->str_ktype[r->name[i]];
+}
+
+/* ---------------- loading ---------------- */
+
+struct trace_load_opts {
+	int rank;              /* used when rank_given and the file has no distributedInfo.rank */
+	bool rank_given;
+	bool keep_python;      /* keep python_function rows (HTA keeps them; we skip by default) */
+	bool no_ns_rounding;   /* like HTA_DISABLE_NS_ROUNDING=1 */
+	bool keep_last_step;   /* do not apply HTA's last-ProfilerStep filter */
+	bool no_flows;         /* do not store flow events */
+	bool no_counters;      /* do not store counter events */
+	int threads;           /* parallel rank loads (0 = number of online cores) */
+	/* Drop cpu_op rows and user_annotation rows other than ProfilerStep#N
+	 * that have neither a stream nor a correlation arg (kept: event id 0,
+	 * which HTA's lookups can hit).  Temporal, idle,
+	 * kernel, overlap and launch analyses never read them; this saves
+	 * most of the memory and time of a load.  Their ts still counts for
+	 * the alignment (trace_rank.skipped_min_ts). */
+	bool skip_cpu_ops;
+};
+
+/* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
+ * name).  No alignment, no filtering.  On failure returns NULL and writes
+ * "FILE: byte OFFSET: what" into err.  A truncated file that still gave
+ * events is not a failure: stats.truncated says so. */
+struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opts *opts,
+				   struct buf *err);
+/* The same from memory (fuzzing, tests).  name is used in messages and
+ * for the file-name rank rule. */
+struct trace_rank *trace_rank_load_mem(const char *name, const void *data, size_t len,
+				       const struct trace_load_opts *opts, struct buf *err);
+void trace_rank_free(struct trace_rank *r);
+
+struct trace_set {
+	struct trace_rank **ranks; /* ascending rank */
+	size_t nranks;
+	double min_ts;             /* the alignment offset (HTA min_ts_subtracted) */
+	bool filtered;             /* the last-step filter was applied */
+	char *warnings;            /* one warning per line ("" when none) */
+};
+
+/* Load a file or a directory of traces (every *.json / *.json.gz entry, one
+ * per rank, loaded in parallel threads), then align and filter like HTA
+ * (1.3).  Returns 0, or -1 with a message in err. */
+int trace_set_load(struct trace_set *set, const char *path, const struct trace_load_opts *opts,
+		   struct buf *err);
+/* Align and filter an already loaded set (used by trace_set_load and tests). */
+void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts);
+void trace_set_free(struct trace_set *set);
+
+/* A human summary of what was skipped and why (empty when nothing was). */
+void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);
+
+#endif

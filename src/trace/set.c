@@ -1,0 +1,384 @@
+/*
+ * set.c - loading a trace or a directory of traces (one per rank) as a
+ * struct trace_set, then HTA's cross-rank steps (semantics doc 1.3):
+ *
+ *   - a directory's *.json / *.json.gz entries are loaded in parallel by
+ *     min(files, cores) threads, each parsing whole files (a rank is one
+ *     file, so there is no shared state but the job counter);
+ *   - ranks are sorted ascending; a rank given by two files keeps the later
+ *     file in name order, with a warning (HTA keeps the later in listing
+ *     order, which is unspecified);
+ *   - alignment: the global minimum ts is subtracted from every rank;
+ *   - last-step filter: with at least two distinct ProfilerStep#N names over
+ *     all ranks, each rank keeps its CPU rows that start before the last
+ *     step's start, and the GPU rows whose correlation matches a kept CPU
+ *     row (once per match, like HTA's inner join); the table becomes the kept
+ *     GPU rows followed by the kept CPU rows, and links are recomputed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/load_internal.h"
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct job {
+	char **paths;
+	size_t npaths;
+	const struct trace_load_opts *opts;
+	bool allow_split;
+	struct trace_rank **out;
+	struct buf *errs;
+	size_t next;
+	pthread_mutex_t mu;
+};
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t i = j->next++;
+		pthread_mutex_unlock(&j->mu);
+		if (i >= j->npaths)
+			return NULL;
+		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
+	}
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct trace_rank *x = *(struct trace_rank *const *)a, *y = *(struct trace_rank *const *)b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void warn(struct trace_set *set, struct buf *w, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void warn(struct trace_set *set, struct buf *w, const char *fmt, ...)
+{
+	(void)set;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(w, fmt, ap);
+	va_end(ap);
+	buf_putc(w, '\n');
+}
+
+int trace_set_load(struct trace_set *set, const char *path, const struct trace_load_opts *opts,
+		   struct buf *err)
+{
+	static const struct trace_load_opts dflt;
+	if (!opts)
+		opts = &dflt;
+	memset(set, 0, sizeof *set);
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		buf_printf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char **paths = NULL;
+	size_t np = 0;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		if (!d) {
+			buf_printf(err, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		struct dirent *de;
+		size_t cap = 0;
+		while ((de = readdir(d)) != NULL) {
+			if (!has_suffix(de->d_name, ".json") && !has_suffix(de->d_name, ".gz"))
+				continue;
+			if (np == cap) {
+				cap = cap ? cap * 2 : 16;
+				paths = xrealloc(paths, cap * sizeof *paths);
+			}
+			struct buf p = BUF_INIT;
+			buf_printf(&p, "%s/%s", path, de->d_name);
+			paths[np++] = buf_detach(&p, NULL);
+		}
+		closedir(d);
+		if (np == 0) {
+			buf_printf(err, "%s: no *.json or *.json.gz trace files in this directory", path);
+			free(paths);
+			return -1;
+		}
+		qsort(paths, np, sizeof *paths, str_cmp);
+	} else {
+		paths = xmalloc(sizeof *paths);
+		paths[np++] = xstrdup(path);
+	}
+
+	struct job j = {.paths = paths, .npaths = np, .opts = opts};
+	j.out = xcalloc(np, sizeof *j.out);
+	j.errs = xcalloc(np, sizeof *j.errs);
+	for (size_t i = 0; i < np; i++)
+		buf_init(&j.errs[i]);
+	pthread_mutex_init(&j.mu, NULL);
+	long cores = opts->threads > 0 ? opts->threads : sysconf(_SC_NPROCESSORS_ONLN);
+	if (cores < 1)
+		cores = 1;
+	size_t nthreads = np < (size_t)cores ? np : (size_t)cores;
+	/* spare cores: a big file may use two threads */
+	j.allow_split = cores >= 2 && np * 2 <= (size_t)cores;
+	pthread_t *th = xcalloc(nthreads, sizeof *th);
+	size_t started = 0;
+	for (size_t t = 1; t < nthreads; t++)
+		if (pthread_create(&th[t], NULL, worker, &j) == 0)
+			started = t;
+		else
+			break;
+	worker(&j); /* this thread works too */
+	for (size_t t = 1; t <= started; t++)
+		pthread_join(th[t], NULL);
+	free(th);
+	pthread_mutex_destroy(&j.mu);
+
+	int rc = 0;
+	for (size_t i = 0; i < np; i++) {
+		if (!j.out[i]) {
+			if (rc == 0)
+				buf_append(err, j.errs[i].data, j.errs[i].len);
+			rc = -1;
+		}
+		buf_free(&j.errs[i]);
+		free(paths[i]);
+	}
+	free(j.errs);
+	free(paths);
+	if (rc) {
+		for (size_t i = 0; i < np; i++)
+			trace_rank_free(j.out[i]);
+		free(j.out);
+		return -1;
+	}
+	struct buf w = BUF_INIT;
+	/* a single file given with --rank and no distributedInfo: --rank wins over the name */
+	qsort(j.out, np, sizeof *j.out, rank_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < np; i++) {
+		if (k > 0 && j.out[k - 1]->rank == j.out[i]->rank) {
+			warn(set, &w, "rank %d is in both %s and %s; using %s", j.out[i]->rank, j.out[k - 1]->path,
+			     j.out[i]->path, j.out[i]->path);
+			trace_rank_free(j.out[k - 1]);
+			j.out[k - 1] = j.out[i];
+			continue;
+		}
+		j.out[k++] = j.out[i];
+	}
+	set->ranks = j.out;
+	set->nranks = k;
+	for (size_t i = 0; i < k; i++) {
+		struct trace_rank *r = set->ranks[i];
+		if (r->rank_rule != TRACE_RANK_DISTINFO)
+			warn(set, &w, "%s: rank %d from %s", r->path, r->rank, trace_rank_rule_name(r->rank_rule));
+		struct buf d = BUF_INIT;
+		trace_load_stats_describe(r, &d);
+		if (d.len)
+			warn(set, &w, "%s: %s", r->path, d.data);
+		buf_free(&d);
+	}
+	set->warnings = buf_detach(&w, NULL);
+	trace_set_finish(set, opts);
+	return 0;
+}
+
+void trace_set_free(struct trace_set *set)
+{
+	for (size_t i = 0; i < set->nranks; i++)
+		trace_rank_free(set->ranks[i]);
+	free(set->ranks);
+	free(set->warnings);
+	memset(set, 0, sizeof *set);
+}
+
+/* "ProfilerStep#N" exactly at the start (HTA's ^ProfilerStep#(\d+)). */
+static bool is_step_name(const char *s)
+{
+	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Copy row src of r into row dst of the new columns c (same layout). */
+static void filter_rank(struct trace_rank *r)
+{
+	/* CPU rows (not the correlation-GPU rule) named ProfilerStep#N */
+	bool *step = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *step);
+	for (uint32_t id = 0; id < r->strs.n; id++)
+		step[id] = is_step_name(r->strs.s[id]);
+	bool *gpu = xmalloc((r->n ? r->n : 1) * sizeof *gpu);
+	double last_start = -INFINITY;
+	bool any = false;
+	for (size_t i = 0; i < r->n; i++) {
+		gpu[i] = trace_is_corr_gpu(r, i);
+		if (!gpu[i] && step[r->name[i]] && (!any || r->ts[i] > last_start)) {
+			last_start = r->ts[i];
+			any = true;
+		}
+	}
+	free(step);
+	if (!any) {
+		/* no step on this rank: HTA's max() is NaN and ts < NaN keeps
+		 * no CPU row, hence no GPU row either */
+		last_start = -INFINITY;
+	}
+	/* count kept CPU rows per correlation */
+	size_t nkeep_cpu = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (!gpu[i] && r->ts[i] < last_start)
+			nkeep_cpu++;
+	/* sort correlations of kept CPU rows to count matches per GPU row */
+	int64_t *cc = xmalloc((nkeep_cpu ? nkeep_cpu : 1) * sizeof *cc);
+	size_t m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (!gpu[i] && r->ts[i] < last_start)
+			cc[m++] = r->correlation[i];
+	qsort(cc, m, sizeof *cc, cmp64);
+	size_t out_n = nkeep_cpu;
+	uint32_t *mult = xmalloc((r->n ? r->n : 1) * sizeof *mult);
+	for (size_t i = 0; i < r->n; i++) {
+		mult[i] = 0;
+		if (!gpu[i])
+			continue;
+		int64_t key = r->correlation[i];
+		size_t lo = 0, hi = m;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (cc[mid] < key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t cnt = 0;
+		while (lo + cnt < m && cc[lo + cnt] == key)
+			cnt++;
+		mult[i] = (uint32_t)cnt;
+		out_n += cnt;
+	}
+	free(cc);
+	/* source row of every output row; then gather column by column so the
+	 * peak is the old columns plus one new column, not two models */
+	size_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
+	size_t o = 0;
+	for (size_t i = 0; i < r->n; i++)
+		for (uint32_t k = 0; k < mult[i]; k++)
+			src[o++] = i;
+	for (size_t i = 0; i < r->n; i++)
+		if (!gpu[i] && r->ts[i] < last_start)
+			src[o++] = i;
+	free(mult);
+	free(gpu);
+#define GATHER(col)                                                                                  \
+	do {                                                                                         \
+		__typeof__(r->col) nc = xmalloc((out_n ? out_n : 1) * sizeof *nc);                  \
+		for (size_t j = 0; j < out_n; j++)                                                   \
+			nc[j] = r->col[src[j]];                                                      \
+		free(r->col);                                                                        \
+		r->col = nc;                                                                         \
+	} while (0)
+	GATHER(ts);
+	GATHER(dur);
+	GATHER(name);
+	GATHER(cat);
+	GATHER(kind);
+	GATHER(pid);
+	GATHER(tid);
+	GATHER(stream);
+	GATHER(correlation);
+	GATHER(external_id);
+	GATHER(bytes);
+	GATHER(mem_bw_gbps);
+	GATHER(idx);
+	GATHER(link);
+	GATHER(iteration);
+#undef GATHER
+	free(src);
+	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
+	r->n = r->cap = out_n;
+	r->stats.kept = r->n;
+	trace_rank_link(r);
+	trace_rank_list_iterations(r);
+}
+
+void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
+{
+	static const struct trace_load_opts dflt;
+	if (!opts)
+		opts = &dflt;
+	double min_ts = INFINITY;
+	for (size_t k = 0; k < set->nranks; k++) {
+		struct trace_rank *r = set->ranks[k];
+		for (size_t i = 0; i < r->n; i++)
+			if (r->ts[i] < min_ts)
+				min_ts = r->ts[i];
+		if (r->skipped_min_ts < min_ts)
+			min_ts = r->skipped_min_ts;
+	}
+	if (min_ts == INFINITY)
+		min_ts = 0;
+	set->min_ts = min_ts;
+	for (size_t k = 0; k < set->nranks; k++) {
+		struct trace_rank *r = set->ranks[k];
+		for (size_t i = 0; i < r->n; i++)
+			r->ts[i] -= min_ts;
+		for (size_t i = 0; i < r->nflows; i++)
+			r->flows[i].ts -= min_ts;
+		for (size_t i = 0; i < r->ncounters; i++)
+			r->counters[i].ts -= min_ts;
+		r->min_ts = min_ts;
+	}
+	/* distinct ProfilerStep#N names over all ranks */
+	size_t nsteps = 0;
+	const char *first = NULL;
+	for (size_t k = 0; k < set->nranks && nsteps < 2; k++) {
+		struct trace_rank *r = set->ranks[k];
+		/* only names of rows count (the table may hold names of dropped events) */
+		bool *used = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *used);
+		for (size_t i = 0; i < r->n; i++)
+			used[r->name[i]] = true;
+		for (uint32_t id = 0; id < r->strs.n && nsteps < 2; id++) {
+			if (!used[id] || !is_step_name(r->strs.s[id]))
+				continue;
+			if (!first) {
+				first = r->strs.s[id];
+				nsteps = 1;
+			} else if (strcmp(first, r->strs.s[id]) != 0) {
+				nsteps = 2;
+			}
+		}
+		free(used);
+	}
+	set->filtered = false;
+	if (nsteps < 2 || opts->keep_last_step)
+		return;
+	set->filtered = true;
+	for (size_t k = 0; k < set->nranks; k++) {
+		if (set->ranks[k]->gpu_device_mtia || strcmp(set->ranks[k]->device_type, "MTIA") == 0)
+			continue; /* HTA's MTIA rule is different; not implemented (docs) */
+		filter_rank(set->ranks[k]);
+	}
+}

@@ -1,0 +1,335 @@
+/*
+ * source.c - plain/gzip byte sources for the trace loader (see source.h).
+ *
+ * Layering: raw bytes come from an fd or a memory block; gz_fill()
+ * inflates them (handling concatenated gzip members, as gzip/zcat do); a
+ * threaded gzip source runs gz_fill() in a producer thread into a ring of
+ * RING blocks, and trace_source_read() copies out of the ring.  Errors
+ * (truncated stream, corrupt data, read failure) are reported once, with
+ * the compressed byte offset, through the json_read_fn error string, so the
+ * JSON reader's message names both positions.
+ */
+#include "trace/source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/buf.h"
+
+#define INBUF (256u << 10)
+#define BLOCK (1u << 20)
+#define RING 4
+
+struct block {
+	char *data;
+	size_t len;
+};
+
+struct trace_source {
+	/* raw input */
+	int fd;
+	const unsigned char *mem;
+	size_t mem_len, mem_pos;
+	unsigned char *in;
+	uint64_t raw_off;
+	char prefix[16];
+	size_t prefix_len, prefix_pos;
+	bool raw_eof;
+	/* gzip */
+	bool gz;
+	bool gz_started, gz_done;
+	z_stream zs;
+	char errmsg[256];
+	bool failed;
+	/* threaded ring */
+	bool threaded;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct block ring[RING];
+	unsigned head, tail;   /* consumer reads ring[head % RING], producer fills ring[tail % RING] */
+	size_t head_pos;
+	bool prod_done, stop;
+};
+
+static ssize_t raw_read(struct trace_source *s, void *dst, size_t cap)
+{
+	if (s->prefix_pos < s->prefix_len) {
+		size_t n = s->prefix_len - s->prefix_pos;
+		if (n > cap)
+			n = cap;
+		memcpy(dst, s->prefix + s->prefix_pos, n);
+		s->prefix_pos += n;
+		return (ssize_t)n;
+	}
+	if (s->mem) {
+		size_t n = s->mem_len - s->mem_pos;
+		if (n > cap)
+			n = cap;
+		memcpy(dst, s->mem + s->mem_pos, n);
+		s->mem_pos += n;
+		s->raw_off += n;
+		return (ssize_t)n;
+	}
+	for (;;) {
+		ssize_t n = read(s->fd, dst, cap);
+		if (n >= 0) {
+			s->raw_off += (uint64_t)n;
+			return n;
+		}
+		if (errno != EINTR) {
+			snprintf(s->errmsg, sizeof s->errmsg, "read failed at byte %llu: %s",
+				 (unsigned long long)s->raw_off, strerror(errno));
+			s->failed = true;
+			return -1;
+		}
+	}
+}
+
+/* Inflate up to cap bytes into dst.  Returns the count, 0 at the end, -1 on
+ * an error (s->errmsg). */
+static ssize_t gz_fill(struct trace_source *s, char *dst, size_t cap)
+{
+	if (s->failed)
+		return -1;
+	s->zs.next_out = (unsigned char *)dst;
+	s->zs.avail_out = (uInt)cap;
+	while (s->zs.avail_out > 0 && !s->gz_done) {
+		if (s->zs.avail_in == 0 && !s->raw_eof) {
+			ssize_t n = raw_read(s, s->in, INBUF);
+			if (n < 0)
+				return -1;
+			if (n == 0)
+				s->raw_eof = true;
+			s->zs.next_in = s->in;
+			s->zs.avail_in = (uInt)n;
+		}
+		if (!s->gz_started) {
+			/* a new member must start with the magic; anything else
+			 * (or nothing) ends the stream: trailing garbage is
+			 * ignored like gzip does */
+			if (s->zs.avail_in == 0 || s->zs.next_in[0] != 0x1f) {
+				s->gz_done = true;
+				break;
+			}
+			s->gz_started = true;
+		}
+		int rc = inflate(&s->zs, Z_NO_FLUSH);
+		if (rc == Z_STREAM_END) {
+			s->gz_started = false;
+			inflateReset(&s->zs);
+			continue;
+		}
+		if (rc == Z_OK)
+			continue;
+		if (rc == Z_BUF_ERROR && s->zs.avail_in == 0) {
+			if (!s->raw_eof)
+				continue; /* needs more input */
+			snprintf(s->errmsg, sizeof s->errmsg,
+				 "gzip stream truncated (compressed input ended at byte %llu)",
+				 (unsigned long long)s->raw_off);
+			goto fail;
+		}
+		uint64_t at = s->raw_off - s->zs.avail_in;
+		snprintf(s->errmsg, sizeof s->errmsg, "gzip data error at compressed byte %llu: %s",
+			 (unsigned long long)at, s->zs.msg ? s->zs.msg : zError(rc));
+		goto fail;
+	}
+	return (ssize_t)(cap - s->zs.avail_out);
+fail:
+	/* hand out what was inflated before the error; the next call fails */
+	s->failed = true;
+	return cap - s->zs.avail_out ? (ssize_t)(cap - s->zs.avail_out) : -1;
+}
+
+static void *producer(void *arg)
+{
+	struct trace_source *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (s->tail - s->head >= RING && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		bool stop = s->stop;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			break;
+		struct block *b = &s->ring[s->tail % RING];
+		/* fill the whole block: fewer hand-offs */
+		size_t got = 0;
+		ssize_t n = 1;
+		while (got < BLOCK && (n = gz_fill(s, b->data + got, BLOCK - got)) > 0)
+			got += (size_t)n;
+		pthread_mutex_lock(&s->mu);
+		b->len = got;
+		if (got)
+			s->tail++;
+		if (n <= 0)
+			s->prod_done = true;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		if (n <= 0)
+			break;
+	}
+	return NULL;
+}
+
+static struct trace_source *src_new(void)
+{
+	struct trace_source *s = xcalloc(1, sizeof *s);
+	s->fd = -1;
+	return s;
+}
+
+static bool setup_gzip(struct trace_source *s, bool threaded)
+{
+	s->gz = true;
+	s->in = xmalloc(INBUF);
+	if (inflateInit2(&s->zs, 15 + 16) != Z_OK)
+		return false;
+	if (threaded) {
+		for (int i = 0; i < RING; i++)
+			s->ring[i].data = xmalloc(BLOCK);
+		pthread_mutex_init(&s->mu, NULL);
+		pthread_cond_init(&s->cv, NULL);
+		if (pthread_create(&s->thread, NULL, producer, s) != 0) {
+			for (int i = 0; i < RING; i++)
+				free(s->ring[i].data);
+			pthread_mutex_destroy(&s->mu);
+			pthread_cond_destroy(&s->cv);
+			return true; /* fall back to inflating in the caller */
+		}
+		s->threaded = true;
+	}
+	return true;
+}
+
+struct trace_source *trace_source_open(const char *path, bool threaded, char *errbuf, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	unsigned char magic[2];
+	ssize_t n = pread(fd, magic, 2, 0);
+	if (n < 0) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	struct trace_source *s = src_new();
+	s->fd = fd;
+	if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b && !setup_gzip(s, threaded)) {
+		snprintf(errbuf, errlen, "%s: zlib initialisation failed", path);
+		trace_source_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct trace_source *trace_source_open_range(const char *path, uint64_t offset, const char *prefix,
+					     char *errbuf, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	struct trace_source *s = src_new();
+	s->fd = fd;
+	s->raw_off = offset;
+	s->prefix_len = strlen(prefix) < sizeof s->prefix ? strlen(prefix) : sizeof s->prefix;
+	memcpy(s->prefix, prefix, s->prefix_len);
+	return s;
+}
+
+uint64_t trace_source_file_size(const struct trace_source *s)
+{
+	struct stat st;
+	if (s->fd < 0 || fstat(s->fd, &st) != 0)
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
+struct trace_source *trace_source_mem(const void *data, size_t len)
+{
+	struct trace_source *s = src_new();
+	s->mem = data ? data : (const void *)"";
+	s->mem_len = data ? len : 0;
+	if (len >= 2 && s->mem[0] == 0x1f && s->mem[1] == 0x8b)
+		setup_gzip(s, false);
+	return s;
+}
+
+void trace_source_close(struct trace_source *s)
+{
+	if (!s)
+		return;
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = true;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->thread, NULL);
+		for (int i = 0; i < RING; i++)
+			free(s->ring[i].data);
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv);
+	}
+	if (s->gz)
+		inflateEnd(&s->zs);
+	free(s->in);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+ssize_t trace_source_read(void *ctx, char *dst, size_t cap, const char **err)
+{
+	struct trace_source *s = ctx;
+	ssize_t n;
+	if (!s->gz) {
+		n = raw_read(s, dst, cap);
+	} else if (!s->threaded) {
+		n = gz_fill(s, dst, cap);
+	} else {
+		pthread_mutex_lock(&s->mu);
+		while (s->head == s->tail && !s->prod_done)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->head == s->tail) {
+			pthread_mutex_unlock(&s->mu);
+			n = s->failed ? -1 : 0;
+		} else {
+			pthread_mutex_unlock(&s->mu);
+			struct block *b = &s->ring[s->head % RING];
+			size_t left = b->len - s->head_pos;
+			n = (ssize_t)(left < cap ? left : cap);
+			memcpy(dst, b->data + s->head_pos, (size_t)n);
+			s->head_pos += (size_t)n;
+			if (s->head_pos == b->len) {
+				s->head_pos = 0;
+				pthread_mutex_lock(&s->mu);
+				s->head++;
+				pthread_cond_broadcast(&s->cv);
+				pthread_mutex_unlock(&s->mu);
+			}
+		}
+	}
+	if (n < 0) {
+		errno = EIO;
+		*err = s->errmsg;
+	}
+	return n;
+}
+
+bool trace_source_is_gzip(const struct trace_source *s) { return s->gz; }
+uint64_t trace_source_raw_offset(const struct trace_source *s) { return s->raw_off; }

@@ -1,0 +1,43 @@
+/*
+ * source.h - byte sources for the trace loader: a file or a memory block,
+ * plain or gzip (detected by the magic bytes 1f 8b, not by the name), read
+ * through one json_read_fn so the JSON pull reader never sees the
+ * difference and never needs the whole decompressed text in memory.
+ *
+ * For a gzip file, inflate runs in a second thread that fills a small ring
+ * of blocks while the parser consumes the previous ones, so a .json.gz
+ * loads at about the speed of the slower of the two (zcat vs parse), not
+ * their sum.
+ */
+#ifndef DYNO_TRACE_SOURCE_H
+#define DYNO_TRACE_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct trace_source;
+
+/* Open a file.  NULL with a message in errbuf on failure. */
+struct trace_source *trace_source_open(const char *path, bool threaded, char *errbuf, size_t errlen);
+/* A plain (not gzip) file read from byte offset, preceded by the bytes of
+ * prefix (copied): lets a second JSON reader start in the middle of a
+ * document, e.g. "[" + the second half of traceEvents. */
+struct trace_source *trace_source_open_range(const char *path, uint64_t offset, const char *prefix,
+					     char *errbuf, size_t errlen);
+/* Size of the file behind a source opened from a path (0 for memory). */
+uint64_t trace_source_file_size(const struct trace_source *s);
+
+/* A memory block (not copied; must outlive the source). */
+struct trace_source *trace_source_mem(const void *data, size_t len);
+void trace_source_close(struct trace_source *s);
+
+/* The json_read_fn: ctx is the struct trace_source. */
+ssize_t trace_source_read(void *ctx, char *dst, size_t cap, const char **err);
+
+bool trace_source_is_gzip(const struct trace_source *s);
+/* Compressed (file) bytes consumed so far. */
+uint64_t trace_source_raw_offset(const struct trace_source *s);
+
+#endif

@@ -1,43 +1,43 @@
 /*
- * intervals.h - HTA's interval merging and type sweep (analysis-semantics
- * 1.8, 4 and 6), shared by the kernel breakdown (kernels.c) and the
- * communication/computation overlap (overlap.c).
- *
- * An interval is [ts, end) in µs.  Kineto's ns rounding can leave end < ts
- * (dur -1); such intervals are kept as they are, because HTA keeps them and
- * its sums include them.
+ * intervals.h - HTA's interval merging (semantics doc 1.8), shared by the
+ * analyses: sort [ts, ts+dur) by ts; a new group starts where ts is
+ * strictly greater than the running maximum end, so touching intervals
+ * merge.
  */
 #ifndef DYNO_ANALYZE_INTERVALS_H
 #define DYNO_ANALYZE_INTERVALS_H
 
 #include <stddef.h>
 
-struct ivl {
+struct ival {
 	double ts, end;
 };
 
-struct ivl_list {
-	struct ivl *v;
+/* Sort v[0..n) by ts and merge in place; returns the merged count. */
+size_t ival_merge(struct ival *v, size_t n);
+/* Σ (end - ts). */
+double ival_total(const struct ival *v, size_t n);
+
+/* A growable list of intervals (kernels.c, overlap.c collect one per
+ * kernel type, then merge it with ival_merge). */
+struct ival_list {
+	struct ival *v;
 	size_t n, cap;
 };
+void ival_push(struct ival_list *l, double ts, double end);
+void ival_list_merge(struct ival_list *l);
+void ival_list_free(struct ival_list *l);
 
-void ivl_push(struct ivl_list *l, double ts, double end);
-void ivl_free(struct ivl_list *l);
-
-/* Merge in place like HTA: sort by ts; an interval whose ts is strictly
- * greater than the largest end seen so far starts a new group; each group
- * becomes [min ts, max end].  Touching intervals are merged. */
-void ivl_merge(struct ivl_list *l);
-
-/* One point of a sweep: at time t the running value changes by delta. */
-struct ivl_point {
+/* The sweep of HTA's kernel type breakdown and comm/comp overlap
+ * (semantics doc 4 and 6): one point per start (+weight) and end (-weight)
+ * of each merged list, sorted by time.  Points at the same time are in no
+ * defined order in HTA (unstable sort); that only makes zero-length
+ * segments, so ours are ordered by delta.  The caller frees *out. */
+struct ival_point {
 	double t;
 	int delta;
 };
-
-/* Points of several merged lists, list k weighted by weight[k] (+ at ts,
- * - at end), sorted by time.  The caller frees *out. */
-size_t ivl_sweep_points(const struct ivl_list *lists, const int *weight, size_t nlists,
-			struct ivl_point **out);
+size_t ival_sweep_points(const struct ival_list *lists, const int *weight, size_t nlists,
+			 struct ival_point **out);
 
 #endif

@@ -203,7 +203,7 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 		kt = own;
 	}
 	int ntypes = o->include_memory ? 3 : 2; /* COMPUTATION, COMMUNICATION[, MEMORY] */
-	struct ivl_list iv[3];
+	struct ival_list iv[3];
 	memset(iv, 0, sizeof iv);
 	struct kacc *acc = xcalloc(nstr ? nstr : 1, sizeof *acc);
 
@@ -214,7 +214,7 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 		if (t >= ntypes)
 			continue;
 		double d = r->dur[i];
-		ivl_push(&iv[t], r->ts[i], r->ts[i] + d);
+		ival_push(&iv[t], r->ts[i], r->ts[i] + d);
 		struct kacc *a = &acc[r->name[i]];
 		if (a->count == 0 || d > a->max)
 			a->max = d;
@@ -236,9 +236,9 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 	/* kernel type time: sweep the merged intervals of all types */
 	int weight[3] = {1, 2, 4};
 	for (int t = 0; t < ntypes; t++)
-		ivl_merge(&iv[t]);
-	struct ivl_point *p;
-	size_t np = ivl_sweep_points(iv, weight, (size_t)ntypes, &p);
+		ival_list_merge(&iv[t]);
+	struct ival_point *p;
+	size_t np = ival_sweep_points(iv, weight, (size_t)ntypes, &p);
 	long running = 0;
 	unsigned all = (1u << ntypes) - 1;
 	for (size_t i = 0; i + 1 < np; i++) {
@@ -249,7 +249,7 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 	}
 	free(p);
 	for (int t = 0; t < ntypes; t++)
-		ivl_free(&iv[t]);
+		ival_list_free(&iv[t]);
 
 	/* per-kernel statistics, type by type */
 	struct kname *names = xmalloc((nstr ? nstr : 1) * sizeof *names);

@@ -17,7 +17,7 @@
 
 static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_row *row)
 {
-	struct ivl_list iv[2];
+	struct ival_list iv[2];
 	memset(iv, 0, sizeof iv);
 	memset(row, 0, sizeof *row);
 	row->rank = r->rank;
@@ -27,21 +27,21 @@ static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_
 		enum trace_ktype t = fixed ? trace_classify_fixed(r->strs.s[r->name[i]], r->strs.len[r->name[i]])
 					   : trace_ktype(r, i);
 		if (t == TRACE_KT_COMMUNICATION) {
-			ivl_push(&iv[0], r->ts[i], r->ts[i] + r->dur[i]);
+			ival_push(&iv[0], r->ts[i], r->ts[i] + r->dur[i]);
 			row->comm_kernels++;
 		} else if (t == TRACE_KT_COMPUTATION) {
-			ivl_push(&iv[1], r->ts[i], r->ts[i] + r->dur[i]);
+			ival_push(&iv[1], r->ts[i], r->ts[i] + r->dur[i]);
 			row->comp_kernels++;
 		}
 	}
-	ivl_merge(&iv[0]);
-	ivl_merge(&iv[1]);
+	ival_list_merge(&iv[0]);
+	ival_list_merge(&iv[1]);
 	for (size_t i = 0; i < iv[0].n; i++)
 		row->comm_time += iv[0].v[i].end - iv[0].v[i].ts;
 
 	static const int weight[2] = {1, 2};
-	struct ivl_point *p;
-	size_t np = ivl_sweep_points(iv, weight, 2, &p);
+	struct ival_point *p;
+	size_t np = ival_sweep_points(iv, weight, 2, &p);
 	long running = 0;
 	for (size_t i = 0; i + 1 < np; i++) {
 		running += p[i].delta;
@@ -49,8 +49,8 @@ static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_
 			row->overlap_time += p[i + 1].t - p[i].t;
 	}
 	free(p);
-	ivl_free(&iv[0]);
-	ivl_free(&iv[1]);
+	ival_list_free(&iv[0]);
+	ival_list_free(&iv[1]);
 	/* numpy round(x, 2); 0/0 stays NaN like HTA's */
 	row->pctg = rint(100.0 * (row->overlap_time / row->comm_time) * 100.0) / 100.0;
 	if (row->comm_kernels == 0)

@@ -7,5 +7,6 @@
 #define DYNO_CLI_COMMANDS_H
 
 int cmd_json(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif

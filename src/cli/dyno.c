@@ -18,6 +18,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{"analyze", cmd_analyze, "analyze Kineto traces like HTA: temporal, idle, launch, summary"},
 	{"json", cmd_json, "check JSON files (e.g. a trace) and report the first error's position"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -1,0 +1,43 @@
+/*
+ * analyze.h - the `dyno analyze` analyses over a loaded struct trace_set
+ * (src/trace/model.h).  Each returns result tables (src/analyze/table.h)
+ * with the rows and column names of HTA's frames, computed with HTA's
+ * definitions (../shared/docs/analysis-semantics.md; docs/analyze.md).
+ * A rank on which an analysis is undefined (HTA raises) is left out with a
+ * note on the table, never reported as zeros.
+ */
+#ifndef DYNO_ANALYZE_H
+#define DYNO_ANALYZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analyze/table.h"
+#include "trace/model.h"
+
+/* Rank selection: NULL/0 = all ranks of the set. */
+struct analyze_ranks {
+	const int *ranks;
+	size_t n;
+};
+bool analyze_rank_selected(const struct analyze_ranks *sel, int rank);
+
+/* 2. temporal_breakdown.csv */
+struct atable *analyze_temporal(const struct trace_set *set, const struct analyze_ranks *sel);
+
+/* 3. idle_time_breakdown.csv (+ idle_interval_stats.csv into *stats when
+ * stats is not NULL).  consecutive_kernel_delay in µs (HTA default 30). */
+struct atable *analyze_idle(const struct trace_set *set, const struct analyze_ranks *sel,
+			    double consecutive_kernel_delay, struct atable **stats);
+
+/* 7. cuda_kernel_launch_stats_rank<r>.csv, one table per selected rank
+ * (sorted by correlation), with the derived counts as notes. */
+struct launch_opts {
+	double runtime_cutoff;      /* µs, HTA 50 */
+	double launch_delay_cutoff; /* µs, HTA 100 */
+	bool include_memory_events; /* HTA true */
+};
+size_t analyze_launch(const struct trace_set *set, const struct analyze_ranks *sel,
+		      const struct launch_opts *o, struct atable ***out);
+
+#endif

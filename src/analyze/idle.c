@@ -1,0 +1,166 @@
+/*
+ * idle.c - idle time breakdown (HTA get_idle_time_breakdown, semantics doc
+ * section 3): on each stream, every gap before a kernel is attributed to
+ *   host_wait   the kernel was launched after the previous one ended
+ *               (the GPU waited for the CPU),
+ *   kernel_wait the gap is shorter than --consecutive-kernel-delay (30 us),
+ *               including negative gaps (overlapping kernels),
+ *   other       the rest; the first kernel of a stream is "other" with no
+ *               gap.
+ * Kernels here are kernel/memcpy/memset (and MTIA) rows with a stream; the
+ * launch time is the ts of the CPU partner found by correlation.  The
+ * optional second table is describe() of the gaps per stream and category.
+ * HTA's default is rank 0 only; we analyse every selected rank.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "analyze/stats.h"
+
+enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
+static const char *const cat_name[NCAT] = {"host_wait", "kernel_wait", "other"};
+
+struct kev {
+	double ts, end, runtime;
+	size_t pos; /* row, for a deterministic order among equal ts */
+};
+
+static int kev_cmp(const void *a, const void *b)
+{
+	const struct kev *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int i64cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void one_rank(const struct trace_rank *r, double delay, struct atable *t, struct atable *st)
+{
+	/* ts of event id 0 (HTA looks index_correlation 0 up as an event id) */
+	double ts_ev0 = NAN;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->idx[i] == 0) {
+			ts_ev0 = r->ts[i];
+			break;
+		}
+	/* streams in order of first appearance */
+	size_t nk = 0;
+	for (size_t i = 0; i < r->n; i++)
+		nk += trace_is_idle_kernel(r, i);
+	if (nk == 0) {
+		atable_note(t, "rank %d: no kernels on any stream: idle time breakdown unavailable", r->rank);
+		return;
+	}
+	int64_t *streams = xmalloc(nk * sizeof *streams);
+	int64_t *sorted = xmalloc(nk * sizeof *sorted);
+	size_t ns = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!trace_is_idle_kernel(r, i))
+			continue;
+		int64_t s = r->stream[i];
+		/* binary search in the sorted set of seen streams */
+		size_t lo = 0, hi = ns;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (sorted[mid] < s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < ns && sorted[lo] == s)
+			continue;
+		memmove(sorted + lo + 1, sorted + lo, (ns - lo) * sizeof *sorted);
+		sorted[lo] = s;
+		streams[ns++] = s;
+	}
+	(void)i64cmp;
+	struct kev *kv = xmalloc(nk * sizeof *kv);
+	double *gaps[NCAT];
+	for (int c = 0; c < NCAT; c++)
+		gaps[c] = xmalloc(nk * sizeof *gaps[c]);
+	for (size_t si = 0; si < ns; si++) {
+		size_t m = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			if (!trace_is_idle_kernel(r, i) || r->stream[i] != streams[si])
+				continue;
+			double rt = NAN;
+			if (r->link[i] >= 0)
+				rt = r->ts[r->link[i]];
+			else if (r->correlation[i] >= 0)
+				rt = ts_ev0; /* index_correlation 0 */
+			kv[m++] = (struct kev){r->ts[i], r->ts[i] + r->dur[i], rt, i};
+		}
+		qsort(kv, m, sizeof *kv, kev_cmp);
+		size_t ng[NCAT] = {0};
+		size_t nkern[NCAT] = {0};
+		double sum[NCAT] = {0};
+		for (size_t j = 0; j < m; j++) {
+			double gap = NAN;
+			int c = OTHER;
+			if (j > 0) {
+				double prev_end = kv[j - 1].end;
+				gap = kv[j].ts - prev_end;
+				if (kv[j].runtime > prev_end)
+					c = HOST_WAIT;
+				else if (gap < delay)
+					c = KERNEL_WAIT;
+			}
+			nkern[c]++;
+			if (!isnan(gap)) {
+				sum[c] += gap;
+				gaps[c][ng[c]++] = gap;
+			}
+		}
+		double total = sum[0] + sum[1] + sum[2];
+		for (int c = 0; c < NCAT; c++) {
+			if (!nkern[c])
+				continue;
+			size_t row = atable_add_row(t);
+			atable_set_i(t, row, 0, r->rank);
+			atable_set_i(t, row, 1, streams[si]);
+			atable_set_s(t, row, 2, cat_name[c]);
+			atable_set_f(t, row, 3, atable_round(sum[c], 2));
+			atable_set_f(t, row, 4, total == 0 ? NAN : atable_round(sum[c] / total, 2));
+			if (st) {
+				struct describe d;
+				describe(gaps[c], ng[c], &d);
+				row = atable_add_row(st);
+				atable_set_s(st, row, 0, cat_name[c]);
+				atable_set_i(st, row, 1, r->rank);
+				atable_set_i(st, row, 2, streams[si]);
+				double v[8] = {d.count, d.mean, d.std, d.min, d.q25, d.q50, d.q75, d.max};
+				for (int q = 0; q < 8; q++)
+					atable_set_f(st, row, 3 + (size_t)q, atable_round(v[q], 2));
+			}
+		}
+	}
+	for (int c = 0; c < NCAT; c++)
+		free(gaps[c]);
+	free(kv);
+	free(streams);
+	free(sorted);
+}
+
+struct atable *analyze_idle(const struct trace_set *set, const struct analyze_ranks *sel, double delay,
+			    struct atable **stats)
+{
+	static const char *const cols[] = {"rank:i", "stream:i", "idle_category:s", "idle_time:f",
+					   "idle_time_ratio:f", NULL};
+	static const char *const scols[] = {"idle_category:s", "rank:i", "stream:i", "count:f", "mean:f",
+					    "std:f", "min:f", "25%:f", "50%:f", "75%:f", "max:f", NULL};
+	struct atable *t = atable_new("idle_time_breakdown", "Idle time breakdown (us)", cols);
+	struct atable *st = NULL;
+	if (stats)
+		st = *stats = atable_new("idle_interval_stats", "Idle interval statistics (us)", scols);
+	for (size_t k = 0; k < set->nranks; k++)
+		if (analyze_rank_selected(sel, set->ranks[k]->rank))
+			one_rank(set->ranks[k], delay, t, st);
+	return t;
+}

@@ -1,0 +1,343 @@
+/*
+ * table.c - result tables and their rendering (see table.h).
+ *
+ * Number text: CSV and the terminal table print floats the way Python's
+ * repr does (shortest text that reads back the same, always with a '.0'
+ * or an exponent), because that is what pandas' to_csv writes into HTA's
+ * CSVs.  JSON uses the core writer.
+ */
+#include "analyze/table.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+
+struct atable *atable_new(const char *name, const char *title, const char *const *cols)
+{
+	struct atable *t = xcalloc(1, sizeof *t);
+	t->name = xstrdup(name);
+	t->title = xstrdup(title ? title : name);
+	buf_init(&t->notes);
+	size_t n = 0;
+	while (cols[n])
+		n++;
+	t->ncols = n;
+	t->cols = xcalloc(n ? n : 1, sizeof *t->cols);
+	for (size_t i = 0; i < n; i++) {
+		const char *c = strrchr(cols[i], ':');
+		size_t len = c ? (size_t)(c - cols[i]) : strlen(cols[i]);
+		t->cols[i].name = xstrndup(cols[i], len);
+		t->cols[i].type = !c ? ACOL_STR : c[1] == 'i' ? ACOL_INT : c[1] == 'f' ? ACOL_FLOAT : ACOL_STR;
+	}
+	return t;
+}
+
+void atable_free(struct atable *t)
+{
+	if (!t)
+		return;
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++)
+			if (t->cols[c].type == ACOL_STR)
+				free(t->cells[r * t->ncols + c].s);
+	for (size_t c = 0; c < t->ncols; c++)
+		free(t->cols[c].name);
+	free(t->cols);
+	free(t->cells);
+	free(t->name);
+	free(t->title);
+	buf_free(&t->notes);
+	free(t);
+}
+
+size_t atable_add_row(struct atable *t)
+{
+	if (t->nrows == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->cells = xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells + 1);
+	}
+	size_t r = t->nrows++;
+	for (size_t c = 0; c < t->ncols; c++) {
+		union acell *x = atable_cell(t, r, c);
+		if (t->cols[c].type == ACOL_FLOAT)
+			x->f = NAN;
+		else if (t->cols[c].type == ACOL_INT)
+			x->i = 0;
+		else
+			x->s = NULL;
+	}
+	return r;
+}
+
+void atable_set_i(struct atable *t, size_t row, size_t col, int64_t v) { atable_cell(t, row, col)->i = v; }
+void atable_set_f(struct atable *t, size_t row, size_t col, double v) { atable_cell(t, row, col)->f = v; }
+void atable_set_s(struct atable *t, size_t row, size_t col, const char *s)
+{
+	union acell *x = atable_cell(t, row, col);
+	free(x->s);
+	x->s = xstrdup(s ? s : "");
+}
+
+void atable_note(struct atable *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&t->notes, fmt, ap);
+	va_end(ap);
+	buf_putc(&t->notes, '\n');
+}
+
+double atable_round(double x, int ndigits)
+{
+	double p = pow(10.0, ndigits);
+	return nearbyint(x * p) / p;
+}
+
+void atable_fmt_float(struct buf *out, double v)
+{
+	if (isnan(v))
+		return; /* pandas writes NaN as an empty field */
+	if (isinf(v)) {
+		buf_puts(out, v > 0 ? "inf" : "-inf");
+		return;
+	}
+	if (v == 0) {
+		buf_puts(out, signbit(v) ? "-0.0" : "0.0");
+		return;
+	}
+	/* shortest round-trip digits */
+	char tmp[40];
+	int prec;
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	/* tmp = [-]d.ddde[+-]XX; take digits and exponent */
+	char digits[24];
+	int nd = 0, exp10;
+	const char *p = tmp;
+	bool neg = *p == '-';
+	if (neg)
+		p++;
+	for (; *p && *p != 'e'; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	exp10 = atoi(p + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = 0;
+	if (neg)
+		buf_putc(out, '-');
+	if (exp10 >= -5 + 1 && exp10 < 16) { /* Python repr: fixed for 1e-4 <= |v| < 1e16 */
+		if (exp10 >= 0) {
+			for (int i = 0; i <= exp10; i++)
+				buf_putc(out, i < nd ? digits[i] : '0');
+			buf_putc(out, '.');
+			if (nd > exp10 + 1)
+				buf_append(out, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
+			else
+				buf_putc(out, '0');
+		} else {
+			buf_puts(out, "0.");
+			for (int i = 0; i < -exp10 - 1; i++)
+				buf_putc(out, '0');
+			buf_append(out, digits, (size_t)nd);
+		}
+	} else {
+		buf_putc(out, digits[0]);
+		if (nd > 1) {
+			buf_putc(out, '.');
+			buf_append(out, digits + 1, (size_t)(nd - 1));
+		}
+		buf_printf(out, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
+	}
+}
+
+static void cell_text(const struct atable *t, size_t r, size_t c, struct buf *out)
+{
+	const union acell *x = &t->cells[r * t->ncols + c];
+	switch (t->cols[c].type) {
+	case ACOL_INT: buf_printf(out, "%lld", (long long)x->i); break;
+	case ACOL_FLOAT: atable_fmt_float(out, x->f); break;
+	case ACOL_STR: buf_puts(out, x->s ? x->s : ""); break;
+	}
+}
+
+static void csv_field(struct buf *out, const char *s, size_t n)
+{
+	bool quote = false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
+			quote = true;
+	if (!quote) {
+		buf_append(out, s, n);
+		return;
+	}
+	buf_putc(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			buf_putc(out, '"');
+		buf_putc(out, s[i]);
+	}
+	buf_putc(out, '"');
+}
+
+static void render_csv(const struct atable *t, struct buf *out)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		if (c)
+			buf_putc(out, ',');
+		csv_field(out, t->cols[c].name, strlen(t->cols[c].name));
+	}
+	buf_putc(out, '\n');
+	struct buf cell = BUF_INIT;
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (c)
+				buf_putc(out, ',');
+			buf_reset(&cell);
+			cell_text(t, r, c, &cell);
+			csv_field(out, cell.data, cell.len);
+		}
+		buf_putc(out, '\n');
+	}
+	buf_free(&cell);
+}
+
+/* Display width of UTF-8 text (code points; good enough for names). */
+static size_t text_width(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			w++;
+	return w;
+}
+
+#define MAX_CELL_WIDTH 60
+
+static void render_table(const struct atable *t, struct buf *out)
+{
+	buf_printf(out, "%s\n", t->title);
+	size_t *w = xcalloc(t->ncols ? t->ncols : 1, sizeof *w);
+	struct buf cell = BUF_INIT;
+	for (size_t c = 0; c < t->ncols; c++)
+		w[c] = text_width(t->cols[c].name, strlen(t->cols[c].name));
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			buf_reset(&cell);
+			cell_text(t, r, c, &cell);
+			size_t cw = text_width(cell.data, cell.len);
+			if (cw > MAX_CELL_WIDTH)
+				cw = MAX_CELL_WIDTH;
+			if (cw > w[c])
+				w[c] = cw;
+		}
+	for (size_t c = 0; c < t->ncols; c++) {
+		const char *n = t->cols[c].name;
+		size_t cw = text_width(n, strlen(n));
+		bool right = t->cols[c].type != ACOL_STR;
+		buf_puts(out, c ? "  " : "");
+		if (right)
+			for (size_t i = cw; i < w[c]; i++)
+				buf_putc(out, ' ');
+		buf_puts(out, n);
+		if (!right && c + 1 < t->ncols)
+			for (size_t i = cw; i < w[c]; i++)
+				buf_putc(out, ' ');
+	}
+	buf_putc(out, '\n');
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			buf_reset(&cell);
+			cell_text(t, r, c, &cell);
+			if (t->cols[c].type == ACOL_FLOAT && isnan(t->cells[r * t->ncols + c].f))
+				buf_puts(&cell, "-");
+			size_t len = cell.len, cw = text_width(cell.data, len);
+			if (cw > MAX_CELL_WIDTH) {
+				/* cut on a code point boundary and mark it */
+				size_t keep = 0, k = 0;
+				while (keep < len && k < MAX_CELL_WIDTH - 1) {
+					keep++;
+					while (keep < len && ((unsigned char)cell.data[keep] & 0xC0) == 0x80)
+						keep++;
+					k++;
+				}
+				buf_truncate(&cell, keep);
+				buf_puts(&cell, "~");
+				len = cell.len;
+				cw = MAX_CELL_WIDTH;
+			}
+			bool right = t->cols[c].type != ACOL_STR;
+			buf_puts(out, c ? "  " : "");
+			if (right)
+				for (size_t i = cw; i < w[c]; i++)
+					buf_putc(out, ' ');
+			buf_append(out, cell.data, len);
+			if (!right && c + 1 < t->ncols)
+				for (size_t i = cw; i < w[c]; i++)
+					buf_putc(out, ' ');
+		}
+		buf_putc(out, '\n');
+	}
+	if (t->nrows == 0)
+		buf_puts(out, "(no rows)\n");
+	buf_append(out, t->notes.data, t->notes.len);
+	buf_free(&cell);
+	free(w);
+}
+
+static void render_json(const struct atable *t, struct buf *out)
+{
+	struct jw w;
+	jw_init(&w, out);
+	jw_obj_begin(&w);
+	jw_key(&w, "name");
+	jw_str(&w, t->name);
+	jw_key(&w, "columns");
+	jw_arr_begin(&w);
+	for (size_t c = 0; c < t->ncols; c++)
+		jw_str(&w, t->cols[c].name);
+	jw_arr_end(&w);
+	jw_key(&w, "rows");
+	jw_arr_begin(&w);
+	for (size_t r = 0; r < t->nrows; r++) {
+		jw_obj_begin(&w);
+		for (size_t c = 0; c < t->ncols; c++) {
+			const union acell *x = &t->cells[r * t->ncols + c];
+			jw_key(&w, t->cols[c].name);
+			if (t->cols[c].type == ACOL_INT)
+				jw_i64(&w, x->i);
+			else if (t->cols[c].type == ACOL_FLOAT)
+				jw_f64(&w, x->f); /* NaN -> null */
+			else
+				jw_str(&w, x->s ? x->s : "");
+		}
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "notes");
+	jw_arr_begin(&w);
+	const char *s = t->notes.data, *e = s + t->notes.len;
+	while (s < e) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(e - s);
+		jw_strn(&w, s, n);
+		s += n + 1;
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+}
+
+void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)
+{
+	switch (fmt) {
+	case AFMT_CSV: render_csv(t, out); break;
+	case AFMT_JSON: render_json(t, out); break;
+	default: render_table(t, out); break;
+	}
+}

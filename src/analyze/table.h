@@ -1,0 +1,64 @@
+/*
+ * table.h - the one result-table type of `dyno analyze` and its one
+ * renderer.  Every analysis fills a struct atable (named columns of ints,
+ * floats or strings; NaN floats are "no value"); atable_render() prints it
+ * as an aligned terminal table, as CSV (column names and number text as
+ * pandas' to_csv writes HTA's frames, so `diff` against HTA works), or as
+ * JSON.  Nothing else in the analyze code formats output.
+ */
+#ifndef DYNO_ANALYZE_TABLE_H
+#define DYNO_ANALYZE_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/buf.h"
+
+enum acol_type { ACOL_INT, ACOL_FLOAT, ACOL_STR };
+
+union acell {
+	int64_t i;
+	double f; /* NaN = empty */
+	char *s;
+};
+
+struct acol {
+	char *name;
+	enum acol_type type;
+};
+
+struct atable {
+	char *name;  /* e.g. "temporal_breakdown" (the CSV file name without .csv) */
+	char *title; /* one line for the terminal table */
+	size_t ncols;
+	struct acol *cols;
+	size_t nrows, cap;
+	union acell *cells; /* row-major */
+	struct buf notes;   /* lines printed after the table (warnings, derived counts) */
+};
+
+enum aformat { AFMT_TABLE, AFMT_CSV, AFMT_JSON };
+
+/* cols: "name:i", "name:f" or "name:s", NULL-terminated. */
+struct atable *atable_new(const char *name, const char *title, const char *const *cols);
+void atable_free(struct atable *t);
+size_t atable_add_row(struct atable *t);
+void atable_set_i(struct atable *t, size_t row, size_t col, int64_t v);
+void atable_set_f(struct atable *t, size_t row, size_t col, double v);
+void atable_set_s(struct atable *t, size_t row, size_t col, const char *s);
+static inline union acell *atable_cell(struct atable *t, size_t row, size_t col)
+{
+	return &t->cells[row * t->ncols + col];
+}
+void atable_note(struct atable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Render one table.  For JSON, the table is an object
+ * {"name":..., "columns":[...], "rows":[{...}], "notes":[...]}. */
+void atable_render(const struct atable *t, enum aformat fmt, struct buf *out);
+/* Python repr() text of a double (what pandas writes): 3.0, 0.17, 1e-05. */
+void atable_fmt_float(struct buf *out, double v);
+/* numpy's round(x, n) (x * 10^n rounded half-to-even, divided back). */
+double atable_round(double x, int ndigits);
+
+#endif

@@ -1,0 +1,242 @@
+/*
+ * analyze.c - `dyno analyze ANALYSIS TRACE_OR_DIR [options]`: load a Kineto
+ * trace (or a directory of per-rank traces) with src/trace and print the
+ * tables of one HTA analysis from src/analyze, or all of them (`summary`).
+ * This file only parses options, dispatches and writes the rendered
+ * tables; loading and computing live in the libraries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyze/analyze.h"
+#include "cli/commands.h"
+#include "core/args.h"
+#include "core/clock.h"
+
+static const char *const analyses[] = {"temporal", "idle", "launch", "summary", NULL};
+
+struct aopts {
+	const char *format;
+	const char *ranks;
+	const char *csv_dir;
+	int64_t rank;
+	bool rank_seen;
+	double delay, runtime_cutoff, launch_delay_cutoff;
+	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
+	int64_t threads;
+};
+
+static int parse_ranks(const char *s, int **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!s || !*s)
+		return 0;
+	size_t cap = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v < 0 || v > 1000000000L || (*end && *end != ',')) {
+			free(*out);
+			*out = NULL;
+			return -1;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*out = xrealloc(*out, cap * sizeof **out);
+		}
+		(*out)[(*n)++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Print one table to stdout (and DIR/<name>.csv with --csv-dir). */
+static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first_json)
+{
+	struct buf b = BUF_INIT;
+	if (fmt == AFMT_JSON && !*first_json)
+		buf_putc(&b, ',');
+	atable_render(t, fmt, &b);
+	if (fmt == AFMT_TABLE)
+		buf_putc(&b, '\n');
+	*first_json = false;
+	fwrite(b.data, 1, b.len, stdout);
+	if (fmt == AFMT_CSV && t->notes.len && !o->quiet)
+		fprintf(stderr, "%s", t->notes.data);
+	int rc = 0;
+	if (o->csv_dir) {
+		buf_reset(&b);
+		atable_render(t, AFMT_CSV, &b);
+		struct buf path = BUF_INIT;
+		buf_printf(&path, "%s/%s.csv", o->csv_dir, t->name);
+		FILE *f = fopen(path.data, "w");
+		if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
+			fprintf(stderr, "dyno analyze: %s: %s\n", path.data, strerror(errno));
+			rc = 1;
+		}
+		buf_free(&path);
+	}
+	buf_free(&b);
+	return rc;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100};
+	const struct arg_opt opts[] = {
+		{"format", 'f', ARG_STRING, &o.format, "FMT", "table (default), csv or json", 0, 0, NULL},
+		{"rank", 0, ARG_INT, &o.rank, "N",
+		 "rank of a trace without distributedInfo.rank and without rank-N in its name", 0, INT32_MAX,
+		 &o.rank_seen},
+		{"ranks", 0, ARG_STRING, &o.ranks, "LIST", "analyse only these ranks (e.g. 0,3); default all", 0, 0,
+		 NULL},
+		{"consecutive-kernel-delay", 0, ARG_DOUBLE, &o.delay, "US",
+		 "idle: gaps shorter than this are kernel_wait (default 30 us)", 0, 0, NULL},
+		{"interval-stats", 0, ARG_BOOL, &o.interval_stats, NULL,
+		 "idle: also print the idle interval statistics", 0, 0, NULL},
+		{"runtime-cutoff", 0, ARG_DOUBLE, &o.runtime_cutoff, "US",
+		 "launch: CPU launch calls longer than this are outliers (default 50)", 0, 0, NULL},
+		{"launch-delay-cutoff", 0, ARG_DOUBLE, &o.launch_delay_cutoff, "US",
+		 "launch: launch delays longer than this are outliers (default 100)", 0, 0, NULL},
+		{"no-memory-events", 0, ARG_BOOL, &o.no_memory_events, NULL,
+		 "launch: leave out cudaMemcpyAsync/cudaMemsetAsync", 0, 0, NULL},
+		{"keep-last-step", 0, ARG_BOOL, &o.keep_last_step, NULL,
+		 "do not drop the last ProfilerStep (HTA drops it)", 0, 0, NULL},
+		{"no-ns-rounding", 0, ARG_BOOL, &o.no_ns_rounding, NULL,
+		 "keep fractional microseconds (HTA_DISABLE_NS_ROUNDING=1)", 0, 0, NULL},
+		{"threads", 'j', ARG_INT, &o.threads, "N", "ranks loaded in parallel (default: cores)", 0, 1024, NULL},
+		{"csv-dir", 0, ARG_STRING, &o.csv_dir, "DIR",
+		 "also write each table as DIR/<name>.csv (HTA's file names)", 0, 0, NULL},
+		{"quiet", 'q', ARG_BOOL, &o.quiet, NULL, "no load warnings on stderr", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct args a;
+	int rc = args_parse(opts, argc - 1, argv + 1, &a);
+	if (rc == ARGS_HELP) {
+		args_help(stdout, "dyno analyze temporal|idle|launch|summary TRACE_OR_DIR [options]",
+			  "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
+			  "like Holistic Trace Analysis, with the same definitions and numbers:\n"
+			  "  temporal  GPU idle / compute / non-compute time per rank\n"
+			  "  idle      GPU idle time per stream: host_wait, kernel_wait, other\n"
+			  "  launch    CUDA kernel launch statistics per rank\n"
+			  "  summary   all of the above\n"
+			  "With --format csv the columns are named as in HTA's CSV files.",
+			  opts);
+		args_free(&a);
+		return 0;
+	}
+	if (rc != ARGS_OK || a.npos != 2) {
+		fprintf(stderr, "dyno analyze: %s\n",
+			rc != ARGS_OK ? a.error.data : "expected ANALYSIS and TRACE_OR_DIR (see --help)");
+		args_free(&a);
+		return 2;
+	}
+	const char *what = a.pos[0], *path = a.pos[1];
+	bool known = false;
+	for (int i = 0; analyses[i]; i++)
+		known |= strcmp(analyses[i], what) == 0;
+	enum aformat fmt = AFMT_TABLE;
+	if (strcmp(o.format, "csv") == 0)
+		fmt = AFMT_CSV;
+	else if (strcmp(o.format, "json") == 0)
+		fmt = AFMT_JSON;
+	else if (strcmp(o.format, "table") != 0) {
+		fprintf(stderr, "dyno analyze: unknown --format '%s' (table, csv or json)\n", o.format);
+		args_free(&a);
+		return 2;
+	}
+	int *sel_ranks;
+	size_t nsel;
+	if (!known || parse_ranks(o.ranks, &sel_ranks, &nsel) != 0) {
+		if (!known)
+			fprintf(stderr, "dyno analyze: unknown analysis '%s' (temporal, idle, launch, summary)\n", what);
+		else
+			fprintf(stderr, "dyno analyze: bad --ranks '%s' (a list like 0,1,7)\n", o.ranks);
+		args_free(&a);
+		return 2;
+	}
+	if (o.csv_dir) {
+		struct stat st;
+		if (stat(o.csv_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o.csv_dir);
+			free(sel_ranks);
+			args_free(&a);
+			return 2;
+		}
+	}
+	struct trace_load_opts lo = {.rank = (int)o.rank, .rank_given = o.rank_seen,
+				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
+				     .threads = (int)o.threads};
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	int64_t t0 = clock_mono_ns();
+	if (trace_set_load(&set, path, &lo, &err) != 0) {
+		fprintf(stderr, "dyno analyze: %s\n", err.data);
+		buf_free(&err);
+		free(sel_ranks);
+		args_free(&a);
+		return 1;
+	}
+	buf_free(&err);
+	double load_s = (double)(clock_mono_ns() - t0) / 1e9;
+	if (!o.quiet && set.warnings[0])
+		fprintf(stderr, "%s", set.warnings);
+	struct analyze_ranks sel = {sel_ranks, nsel};
+	bool all = strcmp(what, "summary") == 0;
+	bool first = true;
+	rc = 0;
+	if (fmt == AFMT_JSON)
+		fputs("[", stdout);
+	if (all || strcmp(what, "temporal") == 0) {
+		struct atable *t = analyze_temporal(&set, &sel);
+		rc |= emit(t, fmt, &o, &first);
+		atable_free(t);
+	}
+	if (all || strcmp(what, "idle") == 0) {
+		struct atable *st = NULL;
+		struct atable *t = analyze_idle(&set, &sel, o.delay, &st);
+		rc |= emit(t, fmt, &o, &first);
+		if (all || o.interval_stats || o.csv_dir)
+			rc |= emit(st, fmt, &o, &first);
+		atable_free(t);
+		atable_free(st);
+	}
+	if (all || strcmp(what, "launch") == 0) {
+		struct launch_opts lopt = {o.runtime_cutoff, o.launch_delay_cutoff, !o.no_memory_events};
+		struct atable **ts;
+		size_t n = analyze_launch(&set, &sel, &lopt, &ts);
+		for (size_t i = 0; i < n; i++) {
+			/* the per-launch rows are long: the table view shows the counts only */
+			if (fmt == AFMT_TABLE) {
+				printf("%s\n%s\n", ts[i]->title, ts[i]->notes.data);
+				if (o.csv_dir) {
+					struct aopts q = o;
+					q.quiet = true;
+					FILE *saved = stdout;
+					stdout = fopen("/dev/null", "w");
+					rc |= emit(ts[i], AFMT_CSV, &q, &first);
+					fclose(stdout);
+					stdout = saved;
+				}
+			} else {
+				rc |= emit(ts[i], fmt, &o, &first);
+			}
+			atable_free(ts[i]);
+		}
+		free(ts);
+	}
+	if (fmt == AFMT_JSON)
+		fputs("]\n", stdout);
+	if (!o.quiet && fmt == AFMT_TABLE)
+		fprintf(stderr, "loaded %zu rank(s) in %.3f s\n", set.nranks, load_s);
+	trace_set_free(&set);
+	free(sel_ranks);
+	args_free(&a);
+	return rc ? 1 : 0;
+}

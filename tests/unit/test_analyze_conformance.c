@@ -1,0 +1,154 @@
+/*
+ * test_analyze_conformance.c - our analyses against HTA's outputs
+ * (../shared/conformance/<case>/ CSVs, results.json) for every shared trace
+ * that has them: same rows, counts exact, numbers within 1e-6 relative.
+ * Where HTA fails (no GPU rows), we must produce no rows and a note.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyze/analyze.h"
+#include "test.h"
+#include "test_trace_util.h"
+
+static bool has_file(const char *name, const char *file)
+{
+	struct buf p = BUF_INIT;
+	buf_printf(&p, "%s/conformance/%s/%s", test_shared_dir(), name, file);
+	struct stat st;
+	bool ok = stat(p.data, &st) == 0;
+	buf_free(&p);
+	return ok;
+}
+
+static bool stage_failed(const char *name, const char *stage)
+{
+	struct json_doc doc;
+	if (!tt_results(name, &doc))
+		return false;
+	const struct json_value *s = json_get(json_get(json_get(doc.root, "stages"), stage), "status");
+	bool failed = s && s->type == JV_STRING && strcmp(s->u.str, "error") == 0;
+	json_doc_free(&doc);
+	return failed;
+}
+
+static void compare(const char *name, const char *file, const struct atable *t)
+{
+	struct tt_csv want, got;
+	REQUIRE(tt_csv_load(name, file, &want));
+	struct buf b = BUF_INIT;
+	atable_render(t, AFMT_CSV, &b);
+	tt_csv_parse(&got, b.data, b.len);
+	char what[256];
+	snprintf(what, sizeof what, "%s/%s", name, file);
+	tt_csv_equal(&want, &got, 1e-6, what);
+	tt_csv_free(&want);
+	tt_csv_free(&got);
+	buf_free(&b);
+}
+
+typedef void (*case_fn)(const struct tt_case *c, const struct trace_set *set, int *checked);
+
+static void for_each_case(case_fn fn, int min_checked)
+{
+	struct tt_case cases[64];
+	size_t n = tt_manifest(cases, 64);
+	REQUIRE(n >= 15);
+	int checked = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct trace_set set;
+		struct buf err = BUF_INIT;
+		if (trace_set_load(&set, cases[i].input, NULL, &err) != 0) {
+			test_fail(__FILE__, __LINE__, "%s: %s", cases[i].name, err.data);
+			buf_free(&err);
+			continue;
+		}
+		buf_free(&err);
+		fn(&cases[i], &set, &checked);
+		trace_set_free(&set);
+	}
+	CHECK(checked >= min_checked);
+}
+
+static void temporal_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct atable *t = analyze_temporal(set, NULL);
+	if (has_file(c->name, "temporal_breakdown.csv")) {
+		compare(c->name, "temporal_breakdown.csv", t);
+		(*checked)++;
+	} else {
+		CHECK(stage_failed(c->name, "temporal"));
+		CHECK_INT(t->nrows, 0);
+		CHECK(strstr(t->notes.data, "unavailable") != NULL);
+	}
+	atable_free(t);
+}
+
+TEST(analyze_temporal_conformance) { for_each_case(temporal_case, 15); }
+
+static void idle_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct atable *st = NULL;
+	struct atable *t = analyze_idle(set, NULL, 30, &st);
+	if (has_file(c->name, "idle_time_breakdown.csv")) {
+		compare(c->name, "idle_time_breakdown.csv", t);
+		compare(c->name, "idle_interval_stats.csv", st);
+		(*checked)++;
+	} else {
+		CHECK(stage_failed(c->name, "idle"));
+		CHECK_INT(t->nrows, 0);
+		CHECK_INT(st->nrows, 0);
+		CHECK(strstr(t->notes.data, "unavailable") != NULL);
+	}
+	atable_free(t);
+	atable_free(st);
+}
+
+TEST(analyze_idle_conformance) { for_each_case(idle_case, 15); }
+
+static void launch_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct launch_opts o = {50, 100, true};
+	struct atable **ts;
+	size_t n = analyze_launch(set, NULL, &o, &ts);
+	CHECK_INT(n, set->nranks);
+	struct json_doc doc;
+	REQUIRE(tt_results(c->name, &doc));
+	const struct json_value *pr =
+		json_get(json_get(json_get(json_get(doc.root, "stages"), "launch_stats"), "result"), "per_rank");
+	for (size_t i = 0; i < n; i++) {
+		char file[96];
+		snprintf(file, sizeof file, "%s.csv", ts[i]->name);
+		if (has_file(c->name, file)) {
+			compare(c->name, file, ts[i]);
+			(*checked)++;
+		} else {
+			test_fail(__FILE__, __LINE__, "%s: HTA has no %s", c->name, file);
+		}
+		/* the derived counts, as printed in our notes */
+		char rk[16];
+		snprintf(rk, sizeof rk, "%d", set->ranks[i]->rank);
+		const struct json_value *v = json_get(pr, rk);
+		int64_t rows = -1, sh = -1, ro = -1, lo = -1;
+		json_get_i64(v, "rows", &rows);
+		json_get_i64(v, "short_gpu_kernels", &sh);
+		json_get_i64(v, "runtime_outliers", &ro);
+		json_get_i64(v, "launch_delay_outliers", &lo);
+		char want[512];
+		snprintf(want, sizeof want,
+			 "rank %s: %lld launches; short GPU kernels (cpu_duration <= 50 and gpu_duration < "
+			 "cpu_duration): %lld; runtime outliers (cpu_duration > 50): %lld; launch delay outliers "
+			 "(> 100): %lld",
+			 rk, (long long)rows, (long long)sh, (long long)ro, (long long)lo);
+		if (!strstr(ts[i]->notes.data, want))
+			test_fail(__FILE__, __LINE__, "%s: counts differ:\n want %s\n got  %s", c->name, want,
+				  ts[i]->notes.data);
+		atable_free(ts[i]);
+	}
+	free(ts);
+	json_doc_free(&doc);
+}
+
+TEST(analyze_launch_conformance) { for_each_case(launch_case, 20); }

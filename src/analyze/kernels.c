@@ -20,6 +20,7 @@
 
 #include "analyze/intervals.h"
 #include "analyze/kernels.h"
+#include "analyze/table.h"
 #include "core/buf.h"
 
 static const char *const labels[KB_MASK_MAX] = {
@@ -67,11 +68,21 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Per-name accumulators of one rank. */
+/* Per-name accumulators of one rank.  The variance is Welford's online
+ * update in row order, which is what pandas' groupby std computes, so our
+ * digits are pandas' digits (and equal durations give exactly 0). */
 struct kacc {
 	uint64_t count;
-	double sum, max, min, m2;
+	double sum, max, min, mean, m2;
 };
+
+static void welford(uint64_t *n, double *mean, double *m2, double v)
+{
+	(*n)++;
+	double old = *mean;
+	*mean += (v - old) / (double)*n;
+	*m2 += (v - *mean) * (v - old);
+}
 
 struct kname {
 	uint32_t id;
@@ -105,18 +116,16 @@ static struct kernel_metric_row *rows_add(struct rows *r)
 	return m;
 }
 
-/* sample standard deviation (ddof 1) of v[0..n); 0 where pandas gives NaN
- * (one value), as HTA fills it */
+/* sample standard deviation (ddof 1) of v[0..n), pandas' way; 0 where
+ * pandas gives NaN (one value), as HTA fills it */
 static double stddev1(const double *v, size_t n)
 {
 	if (n < 2)
 		return 0;
-	double s = 0;
+	uint64_t k = 0;
+	double mean = 0, m2 = 0;
 	for (size_t i = 0; i < n; i++)
-		s += v[i];
-	double mean = s / (double)n, m2 = 0;
-	for (size_t i = 0; i < n; i++)
-		m2 += (v[i] - mean) * (v[i] - mean);
+		welford(&k, &mean, &m2, v[i]);
 	return sqrt(m2 / (double)(n - 1));
 }
 
@@ -220,17 +229,8 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 			a->max = d;
 		if (a->count == 0 || d < a->min)
 			a->min = d;
-		a->count++;
 		a->sum += d;
-	}
-	/* second pass: squared deviations from the mean (two-pass variance is
-	 * what keeps std of equal durations at exactly 0) */
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->stream[i] == -1 || kt[r->name[i]] >= ntypes)
-			continue;
-		struct kacc *a = &acc[r->name[i]];
-		double dev = r->dur[i] - a->sum / (double)a->count;
-		a->m2 += dev * dev;
+		welford(&a->count, &a->mean, &a->m2, d);
 	}
 
 	/* kernel type time: sweep the merged intervals of all types */
@@ -294,12 +294,6 @@ static int cmp_metric(const void *a, const void *b)
 	return c;
 }
 
-/* numpy round(x, 1): half to even on x * 10 */
-static double round1(double x)
-{
-	return rint(x * 10.0) / 10.0;
-}
-
 void kernel_breakdown_run(const struct trace_set *set, const struct kernel_breakdown_opts *opts,
 			  struct kernel_breakdown *out)
 {
@@ -321,7 +315,7 @@ void kernel_breakdown_run(const struct trace_set *set, const struct kernel_break
 		struct kernel_type_row *t = &out->types[out->ntypes++];
 		t->mask = m;
 		t->sum = typesum[m];
-		t->percentage = round1(100.0 * typesum[m] / total);
+		t->percentage = atable_round(100.0 * typesum[m] / total, 1);
 	}
 	qsort(out->types, out->ntypes, sizeof *out->types, cmp_type_row);
 

@@ -13,6 +13,7 @@
 
 #include "analyze/intervals.h"
 #include "analyze/overlap.h"
+#include "analyze/table.h"
 #include "core/buf.h"
 
 static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_row *row)
@@ -52,7 +53,7 @@ static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_
 	ival_list_free(&iv[0]);
 	ival_list_free(&iv[1]);
 	/* numpy round(x, 2); 0/0 stays NaN like HTA's */
-	row->pctg = rint(100.0 * (row->overlap_time / row->comm_time) * 100.0) / 100.0;
+	row->pctg = atable_round(100.0 * (row->overlap_time / row->comm_time), 2);
 	if (row->comm_kernels == 0)
 		row->pctg = NAN;
 }

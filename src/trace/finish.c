@@ -176,7 +176,8 @@ static void assign_iterations(struct trace_rank *r)
 		}
 		st[ns++] = (struct step){r->ts[i], r->ts[i] + r->dur[i], i, num[r->name[i]]};
 	}
-	qsort(st, ns, sizeof *st, step_cmp);
+	if (ns)
+		qsort(st, ns, sizeof *st, step_cmp);
 	/* prefix maximum of end, to know how far back a containing step can be */
 	double *pmax = xmalloc((ns ? ns : 1) * sizeof *pmax);
 	for (size_t j = 0; j < ns; j++)
@@ -269,6 +270,42 @@ void trace_rank_classify_names(struct trace_rank *r)
 		r->str_ktype[id] = (uint8_t)trace_classify(r->strs.s[id], r->strs.len[id]);
 }
 
+struct sk {
+	int64_t stream;
+	double ts, end;
+};
+
+static int sk_cmp(const void *a, const void *b)
+{
+	const struct sk *x = a, *y = b;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Kernels starting before the previous one on their stream ended (ROCm
+ * traces have them): kept like HTA does, but counted so the user hears. */
+static void count_stream_overlaps(struct trace_rank *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		n += trace_is_idle_kernel(r, i);
+	if (n < 2)
+		return;
+	struct sk *v = xmalloc(n * sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (trace_is_idle_kernel(r, i))
+			v[k++] = (struct sk){r->stream[i], r->ts[i], r->ts[i] + r->dur[i]};
+	qsort(v, n, sizeof *v, sk_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].stream == v[i - 1].stream && v[i].ts < v[i - 1].end)
+			r->stats.stream_overlaps++;
+	free(v);
+}
+
 void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 {
 	if (r->float_ts && !opts->no_ns_rounding) {
@@ -298,6 +335,7 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 	trace_rank_link(r);
 	assign_iterations(r);
 	trace_rank_list_iterations(r);
+	count_stream_overlaps(r);
 	const char *dt = "UNKNOWN GPU";
 	if (r->gpu_device_mtia)
 		dt = "MTIA";

@@ -221,6 +221,8 @@ static bool parse_args(struct parser *p, struct ev *e)
 		uint32_t ckey = TRACE_NO_STR;
 		if (e->ph == 'C' || e->ph == 0)
 			ckey = trace_strtab_intern(&p->r->strs, jr->sval, jr->slen);
+		if (e->ph == 'C')
+			which = A_SKIP; /* every numeric arg of a counter is a value */
 		t = json_next(jr);
 		if (t == JSON_ERROR)
 			return false;

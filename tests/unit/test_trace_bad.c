@@ -1,0 +1,412 @@
+/*
+ * test_trace_bad.c - the loader on small hand-made traces: HTA's semantics
+ * on known inputs (links, iterations, ns rounding, filter, rank rules) and
+ * every kind of bad input the issue lists (truncated gzip and JSON, bad
+ * events, overlapping kernels, not-a-trace files): skipped and counted, or a
+ * clear error naming the file and byte offset; never a crash or a leak.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "test.h"
+#include "test_trace_util.h"
+#include "trace/model.h"
+
+#define EV_LAUNCH(ts, dur, corr)                                                                     \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,"    \
+	"\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}}"
+#define EV_KERNEL(ts, dur, corr, name)                                                               \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,"                  \
+	"\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"stream\":7,\"correlation\":" #corr "}}"
+#define EV_STEP(ts, dur, n)                                                                          \
+	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"pid\":1,"        \
+	"\"tid\":2,\"ts\":" #ts ",\"dur\":" #dur "}"
+
+static const char small_trace[] =
+	"{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3},\"traceEvents\":["
+	"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"ts\":1000,\"args\":{\"name\":\"python\"}},"
+	EV_STEP(1000, 100, 5) "," EV_LAUNCH(1010, 5, 11) "," EV_KERNEL(1020, 10, 11, "gemm") ","
+	EV_STEP(1100, 100, 6) "," EV_LAUNCH(1110, 5, 12) "," EV_KERNEL(1120, 10, 12, "ncclDevKernel_AllReduce") ","
+	"{\"ph\":\"s\",\"id\":11,\"pid\":1,\"tid\":2,\"ts\":1010,\"cat\":\"ac2g\",\"name\":\"ac2g\"},"
+	"{\"ph\":\"f\",\"id\":11,\"pid\":0,\"tid\":7,\"ts\":1020,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"},"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":1000,\"args\":{\"bytes\":5,\"other\":7.5}},"
+	"{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\",\"tid\":1,\"ts\":1000,\"dur\":300}"
+	"]}";
+
+static struct trace_rank *load_str(const char *name, const char *s, struct buf *err)
+{
+	struct trace_load_opts o = {0};
+	return trace_rank_load_mem(name, s, strlen(s), &o, err);
+}
+
+TEST(trace_small_semantics)
+{
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = load_str("small.json", small_trace, &err);
+	REQUIRE(r);
+	CHECK_INT(r->rank, 3);
+	CHECK_INT(r->rank_rule, TRACE_RANK_DISTINFO);
+	CHECK_INT(r->n, 6); /* Trace span dropped, M/s/f/C are not rows */
+	CHECK_INT(r->stats.dropped_trace_cat, 1);
+	CHECK_INT(r->nflows, 2);
+	CHECK_INT(r->ncounters, 2);
+	CHECK(!r->float_ts);
+	/* links: launch (row 1) <-> kernel (row 2); event ids are positions */
+	CHECK_INT(r->link[1], 2);
+	CHECK_INT(r->link[2], 1);
+	CHECK_INT(trace_index_correlation(r, 1), 3);
+	CHECK_INT(trace_index_correlation(r, 2), 2);
+	CHECK_INT(trace_index_correlation(r, 0), -1);
+	CHECK_INT(r->iteration[1], 5);
+	CHECK_INT(r->iteration[2], 5);
+	CHECK_INT(r->iteration[5], 6);
+	CHECK_INT(r->niterations, 2);
+	CHECK_STR(r->device_type, "NVIDIA GPU");
+	CHECK_INT(trace_ktype(r, 2), TRACE_KT_COMPUTATION);
+	CHECK_INT(trace_ktype(r, 5), TRACE_KT_COMMUNICATION);
+	CHECK(strstr(r->distributed_info, "\"rank\":3") != NULL);
+	trace_rank_free(r);
+	buf_free(&err);
+}
+
+static char *write_tmp(const char *name, const void *data, size_t len)
+{
+	struct buf p = BUF_INIT;
+	buf_printf(&p, "%s/%s", test_tmpdir(), name);
+	FILE *f = fopen(p.data, "wb");
+	REQUIRE(f);
+	REQUIRE(fwrite(data, 1, len, f) == len);
+	fclose(f);
+	return buf_detach(&p, NULL);
+}
+
+static void gzip_mem(const char *s, size_t n, struct buf *out)
+{
+	z_stream z = {0};
+	REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+	buf_reserve(out, deflateBound(&z, n) + 64);
+	z.next_in = (unsigned char *)s;
+	z.avail_in = (uInt)n;
+	z.next_out = (unsigned char *)out->data;
+	z.avail_out = (uInt)(out->cap - 1);
+	REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+	out->len = z.total_out;
+	deflateEnd(&z);
+}
+
+TEST(trace_set_filter_and_align)
+{
+	char *path = write_tmp("t.json", small_trace, strlen(small_trace));
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, path, NULL, &err) == 0);
+	REQUIRE(set.nranks == 1);
+	struct trace_rank *r = set.ranks[0];
+	CHECK(set.filtered);
+	CHECK_NEAR(set.min_ts, 1000, 0);
+	/* last step (#6) dropped with everything from its start; kernel of
+	 * step 5 kept first (GPU rows, then CPU rows) */
+	CHECK_INT(r->n, 3);
+	CHECK_STR(trace_name(r, 0), "gemm");
+	CHECK_NEAR(r->ts[0], 20, 0);
+	CHECK_STR(trace_name(r, 1), "ProfilerStep#5");
+	CHECK_INT(r->link[0], 2);
+	CHECK_INT(r->niterations, 1);
+	/* and with --keep-last-step */
+	trace_set_free(&set);
+	struct trace_load_opts o = {.keep_last_step = true};
+	REQUIRE(trace_set_load(&set, path, &o, &err) == 0);
+	CHECK_INT(set.ranks[0]->n, 6);
+	trace_set_free(&set);
+	free(path);
+	buf_free(&err);
+}
+
+TEST(trace_ns_rounding)
+{
+	const char *s = "{\"traceEvents\":["
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":10.5,\"dur\":0.2,"
+			"\"args\":{\"stream\":7}},"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":20.25,\"dur\":3.5,"
+			"\"args\":{\"stream\":7}}]}";
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = load_str("ns.json", s, &err);
+	REQUIRE(r);
+	CHECK(r->float_ts);
+	CHECK_NEAR(r->ts[0], 11, 0);
+	CHECK_NEAR(r->dur[0], -1, 0); /* floor(10.7) - 11, like HTA */
+	CHECK_NEAR(r->ts[1], 21, 0);
+	CHECK_NEAR(r->dur[1], 2, 0);
+	CHECK_INT(r->stats.neg_dur_after_rounding, 1);
+	trace_rank_free(r);
+	/* integer ts: fractional dur stays */
+	const char *u = "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+			"\"ts\":10,\"dur\":0.25,\"args\":{\"stream\":7}}]}";
+	r = load_str("us.json", u, &err);
+	REQUIRE(r);
+	CHECK(!r->float_ts);
+	CHECK_NEAR(r->dur[0], 0.25, 0);
+	trace_rank_free(r);
+	/* without rounding */
+	struct trace_load_opts o = {.no_ns_rounding = true};
+	r = trace_rank_load_mem("ns.json", s, strlen(s), &o, &err);
+	REQUIRE(r);
+	CHECK_NEAR(r->ts[0], 10.5, 0);
+	CHECK_NEAR(r->dur[0], 0.2, 1e-12);
+	trace_rank_free(r);
+	buf_free(&err);
+}
+
+TEST(trace_bad_events_skipped_and_counted)
+{
+	const char *s =
+		"{\"traceEvents\":[" EV_KERNEL(10, 5, 1, "ok") ","
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"neg\",\"ts\":20,\"dur\":-5,\"args\":{\"stream\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"huge\",\"ts\":20,\"dur\":1e15,\"args\":{\"stream\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"nots\",\"dur\":5,\"args\":{\"stream\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":30,\"dur\":5,\"args\":{\"stream\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"strts\",\"ts\":\"30\",\"dur\":5},"
+		"42, [1,2], null,"
+		EV_KERNEL(12, 5, 2, "overlaps") ","
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"weird args\",\"ts\":40,\"dur\":1,\"args\":{\"stream\":\"x\","
+		"\"correlation\":[1],\"External id\":{\"a\":1}}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"\\u00e9\\ud800\",\"pid\":\"stream 7\",\"tid\":1.5,\"ts\":50,"
+		"\"dur\":1,\"args\":{\"stream\":\"7\"}}"
+		"]}";
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = load_str("bad.json", s, &err);
+	REQUIRE(r);
+	CHECK_INT(r->n, 4);
+	CHECK_INT(r->stats.bad_negative_dur, 1);
+	CHECK_INT(r->stats.bad_huge_dur, 1);
+	CHECK_INT(r->stats.bad_missing, 3);
+	CHECK_INT(r->stats.bad_not_object, 3);
+	CHECK_INT(r->stats.stream_overlaps, 1);
+	CHECK(r->float_ts); /* an event without ts makes HTA's ts column float */
+	CHECK_INT(r->stream[2], -1); /* non-numeric stream */
+	CHECK_INT(r->correlation[2], -1);
+	CHECK_INT(r->stream[3], 7); /* numeric string, like pandas to_numeric */
+	CHECK(trace_id_is_str(r->pid[3]));
+	CHECK_STR(trace_strtab_get(&r->strs, (uint32_t)(r->pid[3] - TRACE_ID_STR_BASE)), "stream 7");
+	struct buf d = BUF_INIT;
+	trace_load_stats_describe(r, &d);
+	CHECK(strstr(d.data, "negative dur") != NULL);
+	CHECK(strstr(d.data, "overlapping") != NULL);
+	buf_free(&d);
+	trace_rank_free(r);
+	buf_free(&err);
+}
+
+TEST(trace_truncated_json_keeps_events)
+{
+	size_t cut = (size_t)(strstr(small_trace, "ProfilerStep#6") - small_trace);
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = trace_rank_load_mem("cut.json", small_trace, cut, NULL, &err);
+	REQUIRE(r);
+	CHECK(r->stats.truncated);
+	CHECK_INT(r->n, 3);
+	CHECK(strstr(r->stats.truncated_msg, "cut.json: byte ") != NULL);
+	trace_rank_free(r);
+	/* cut before any event: an error with file and offset */
+	r = trace_rank_load_mem("cut2.json", small_trace, 40, NULL, &err);
+	CHECK(r == NULL);
+	CHECK(strstr(err.data, "cut2.json: byte 38 (line 1, column 39): unterminated string") != NULL);
+	buf_free(&err);
+}
+
+TEST(trace_not_a_trace)
+{
+	const char *cases[][2] = {
+		{"", "empty document"},
+		{"[1,2]", "must be a JSON object"},
+		{"{\"a\":1}", "no traceEvents"},
+		{"{\"traceEvents\":5}", "not an array"},
+		{"{\"traceEvents\":[]} x", "after the end"},
+		{"\x01\x02garbage", "byte 0"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct buf err = BUF_INIT;
+		struct trace_rank *r = load_str("x.json", cases[i][0], &err);
+		if (r || !strstr(err.data, cases[i][1]) || !strstr(err.data, "x.json"))
+			test_fail(__FILE__, __LINE__, "case %zu: %s", i, r ? "loaded" : err.data);
+		trace_rank_free(r);
+		buf_free(&err);
+	}
+	/* an empty event list is a valid, empty trace */
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = load_str("e.json", "{\"traceEvents\":[]}", &err);
+	REQUIRE(r);
+	CHECK_INT(r->n, 0);
+	trace_rank_free(r);
+	struct trace_set set;
+	CHECK(trace_set_load(&set, "/nonexistent/trace.json", NULL, &err) == -1);
+	CHECK(strstr(err.data, "/nonexistent/trace.json: No such file") != NULL);
+	buf_reset(&err);
+	CHECK(trace_set_load(&set, test_tmpdir(), NULL, &err) == -1);
+	CHECK(strstr(err.data, "no *.json") != NULL);
+	buf_free(&err);
+}
+
+TEST(trace_gzip_truncated_and_corrupt)
+{
+	/* a trace big enough that the cut falls inside the event list */
+	struct buf big = BUF_INIT;
+	buf_puts(&big, "{\"traceEvents\":[");
+	for (int i = 0; i < 20000; i++)
+		buf_printf(&big, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
+				 "\"args\":{\"stream\":7,\"correlation\":%d}}",
+			   i ? "," : "", i % 97, i * 3, i);
+	buf_puts(&big, "]}");
+	struct buf gz = BUF_INIT;
+	gzip_mem(big.data, big.len, &gz);
+	char *full = write_tmp("full.json.gz", gz.data, gz.len);
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = trace_rank_load(full, NULL, &err);
+	REQUIRE(r);
+	CHECK_INT(r->n, 20000);
+	CHECK(!r->stats.truncated);
+	trace_rank_free(r);
+
+	char *cut = write_tmp("cut.json.gz", gz.data, gz.len / 2);
+	r = trace_rank_load(cut, NULL, &err);
+	REQUIRE(r);
+	CHECK(r->stats.truncated);
+	CHECK(r->n > 1000 && r->n < 20000);
+	CHECK(strstr(r->stats.truncated_msg, "gzip stream truncated") != NULL);
+	CHECK(strstr(r->stats.truncated_msg, "cut.json.gz") != NULL);
+	trace_rank_free(r);
+
+	/* corrupt the deflate data in the middle */
+	for (size_t i = gz.len / 2; i < gz.len / 2 + 64; i++)
+		gz.data[i] ^= 0x5a;
+	char *bad = write_tmp("bad.json.gz", gz.data, gz.len);
+	r = trace_rank_load(bad, NULL, &err);
+	if (r) {
+		/* zlib may hand out garbage before it notices: then the JSON
+		 * reader stops first; either way the file and offset are named */
+		CHECK(r->stats.truncated);
+		CHECK(strstr(r->stats.truncated_msg, "bad.json.gz: byte ") != NULL);
+		trace_rank_free(r);
+	} else {
+		CHECK(strstr(err.data, "gzip") != NULL);
+	}
+	/* gzip header only */
+	char *hdr = write_tmp("hdr.json.gz", gz.data, 10);
+	buf_reset(&err);
+	r = trace_rank_load(hdr, NULL, &err);
+	CHECK(r == NULL);
+	CHECK(strstr(err.data, "hdr.json.gz") && strstr(err.data, "gzip"));
+	free(full);
+	free(cut);
+	free(bad);
+	free(hdr);
+	buf_free(&big);
+	buf_free(&gz);
+	buf_free(&err);
+}
+
+static void write_rank_file(const char *name, const char *distinfo)
+{
+	struct buf b = BUF_INIT;
+	buf_printf(&b, "{%s\"traceEvents\":[" EV_LAUNCH(10, 2, 1) "," EV_KERNEL(20, 5, 1, "k") "]}", distinfo);
+	free(write_tmp(name, b.data, b.len));
+	buf_free(&b);
+}
+
+TEST(trace_rank_rules_and_directory)
+{
+	write_rank_file("a-rank-4.json", "");
+	write_rank_file("b_rank_2.json", "\"distributedInfo\":{\"rank\":1},");
+	write_rank_file("c.json", "");
+	write_rank_file("notes.txt", "");
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
+	REQUIRE(set.nranks == 3);
+	CHECK_INT(set.ranks[0]->rank, 0);
+	CHECK_INT(set.ranks[0]->rank_rule, TRACE_RANK_DEFAULT);
+	CHECK_INT(set.ranks[1]->rank, 1);
+	CHECK_INT(set.ranks[1]->rank_rule, TRACE_RANK_DISTINFO);
+	CHECK_INT(set.ranks[2]->rank, 4);
+	CHECK_INT(set.ranks[2]->rank_rule, TRACE_RANK_FILENAME);
+	CHECK(strstr(set.warnings, "rank 4 from file name") != NULL);
+	trace_set_free(&set);
+	/* --rank for a file without any rank */
+	struct buf p = BUF_INIT;
+	buf_printf(&p, "%s/c.json", test_tmpdir());
+	struct trace_load_opts o = {.rank = 9, .rank_given = true};
+	REQUIRE(trace_set_load(&set, p.data, &o, &err) == 0);
+	CHECK_INT(set.ranks[0]->rank, 9);
+	CHECK_INT(set.ranks[0]->rank_rule, TRACE_RANK_OPTION);
+	trace_set_free(&set);
+	/* two files with one rank: the later name wins, with a warning */
+	write_rank_file("d.json", "");
+	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
+	CHECK_INT(set.nranks, 3);
+	CHECK(strstr(set.warnings, "rank 0 is in both") != NULL);
+	CHECK(strstr(set.ranks[0]->path, "d.json") != NULL);
+	trace_set_free(&set);
+	buf_free(&p);
+	buf_free(&err);
+}
+
+TEST(trace_parallel_equals_sequential)
+{
+	struct buf dir = BUF_INIT;
+	buf_printf(&dir, "%s/traces/trace_filter", test_shared_dir());
+	struct trace_load_opts o1 = {.threads = 1}, o2 = {.threads = 2};
+	struct trace_set a, b;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&a, dir.data, &o1, &err) == 0);
+	REQUIRE(trace_set_load(&b, dir.data, &o2, &err) == 0);
+	REQUIRE(a.nranks == 2 && b.nranks == 2);
+	for (size_t k = 0; k < 2; k++) {
+		CHECK_INT(a.ranks[k]->n, b.ranks[k]->n);
+		CHECK(memcmp(a.ranks[k]->ts, b.ranks[k]->ts, a.ranks[k]->n * sizeof(double)) == 0);
+		CHECK(memcmp(a.ranks[k]->link, b.ranks[k]->link, a.ranks[k]->n * sizeof(int32_t)) == 0);
+	}
+	trace_set_free(&a);
+	trace_set_free(&b);
+	buf_free(&dir);
+	buf_free(&err);
+}
+
+TEST(trace_classify_hta_and_fixed)
+{
+	static const struct {
+		const char *name;
+		enum trace_ktype hta, fixed;
+	} c[] = {
+		{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", TRACE_KT_COMMUNICATION,
+		 TRACE_KT_COMMUNICATION},
+		{"ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)", TRACE_KT_COMMUNICATION,
+		 TRACE_KT_COMMUNICATION},
+		{"void ncclKernel_foo()", TRACE_KT_COMMUNICATION, TRACE_KT_COMMUNICATION},
+		{"void nccldevkernel_lower()", TRACE_KT_COMPUTATION, TRACE_KT_COMMUNICATION},
+		{"Memcpy HtoD (Pageable -> Device)", TRACE_KT_MEMORY, TRACE_KT_MEMORY},
+		{"Memset (Device)", TRACE_KT_MEMORY, TRACE_KT_MEMORY},
+		{"hipMemcpyAsync", TRACE_KT_COMMUNICATION, TRACE_KT_MEMORY}, /* HTA: every hip* */
+		{"hipLaunchKernel", TRACE_KT_COMMUNICATION, TRACE_KT_OTHER},
+		{"Context Sync", TRACE_KT_OTHER, TRACE_KT_OTHER},
+		{"Stream Wait Event", TRACE_KT_OTHER, TRACE_KT_OTHER},
+		{"Event Sync", TRACE_KT_OTHER, TRACE_KT_OTHER},
+		{"void at::native::batch_norm_SyncBN_kernel<float>()", TRACE_KT_OTHER, TRACE_KT_COMPUTATION},
+		{"cudaLaunchKernel", TRACE_KT_OTHER, TRACE_KT_OTHER},
+		{"void at::native::vectorized_elementwise_kernel<4>()", TRACE_KT_COMPUTATION, TRACE_KT_COMPUTATION},
+		{"dma_copy", TRACE_KT_MEMORY, TRACE_KT_MEMORY},
+		{"my_dma_kernel", TRACE_KT_OTHER, TRACE_KT_COMPUTATION},
+		{"line1\nncclKernel", TRACE_KT_COMPUTATION, TRACE_KT_COMMUNICATION}, /* Python '.' stops at \n */
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		enum trace_ktype h = trace_classify(c[i].name, strlen(c[i].name));
+		enum trace_ktype f = trace_classify_fixed(c[i].name, strlen(c[i].name));
+		if (h != c[i].hta || f != c[i].fixed)
+			test_fail(__FILE__, __LINE__, "%s: hta %s fixed %s", c[i].name, trace_ktype_name(h),
+				  trace_ktype_name(f));
+	}
+}

@@ -18,8 +18,10 @@ while IFS=$'\t' read -r name kind input; do
 	check() { # file analysis options...
 		local f=$1; shift
 		[ -e "$ref/$f" ] || return 0
-		if ! "$DYNO" analyze "$@" "$in" --format csv -q >"$tmp/out.csv"; then
-			echo "FAIL $name: dyno analyze $* exited $?"; fail=1; return
+		"$DYNO" analyze "$@" "$in" --format csv -q >"$tmp/out.csv" 2>"$tmp/err"
+		local rc=$?
+		if [ $rc -ne 0 ] || [ -s "$tmp/err" ]; then
+			echo "FAIL $name: dyno analyze $* exited $rc:"; head -3 "$tmp/err"; fail=1; return
 		fi
 		if ! cmp -s "$tmp/out.csv" "$ref/$f"; then
 			echo "FAIL $name/$f differs:"; diff "$tmp/out.csv" "$ref/$f" | head -5 | cut -c1-200; fail=1

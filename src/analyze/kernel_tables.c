@@ -162,7 +162,7 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 		atable_note(d,
 			    "a kernel folded into 'others' on a rank has no row for that rank; with more than "
 			    "%llu kernels of a type, HTA reports each kept kernel's total as its mean/min/max "
-			    "(use --num-kernels for true per-call statistics)",
+			    "(--all-kernels gives true per-call statistics)",
 			    (unsigned long long)o->num_kernels);
 	note_no_gpu(d, &v, "kernels");
 

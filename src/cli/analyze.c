@@ -30,7 +30,7 @@ struct aopts {
 	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
 	int64_t threads;
 	/* kernels, kernel-distribution, overlap */
-	bool top, no_memory_kernels, fixed_rules;
+	bool top, no_memory_kernels, fixed_rules, all_kernels;
 	int64_t num_kernels;
 	double duration_ratio;
 };
@@ -144,6 +144,10 @@ int cmd_analyze(int argc, char **argv)
 		 INT64_MAX, NULL},
 		{"duration-ratio", 0, ARG_DOUBLE, &o.duration_ratio, "R",
 		 "kernels: fold kernels past this quantile of the cumulative time (HTA's default)", 0, 0, NULL},
+		{"all-kernels", 0, ARG_BOOL, &o.all_kernels, NULL,
+		 "kernels, kernel-distribution: no folding into 'others', true per-call statistics "
+		 "(= --num-kernels 1000000000000 --duration-ratio 1)",
+		 0, 0, NULL},
 		{"no-memory-kernels", 0, ARG_BOOL, &o.no_memory_kernels, NULL,
 		 "kernels, kernel-distribution: leave out memcpy/memset (HTA includes them)", 0, 0, NULL},
 		{"fixed-rules", 0, ARG_BOOL, &o.fixed_rules, NULL,
@@ -258,6 +262,10 @@ int cmd_analyze(int argc, char **argv)
 			rc |= emit(st, fmt, &o, &first);
 		atable_free(t);
 		atable_free(st);
+	}
+	if (o.all_kernels) {
+		o.num_kernels = 1000000000000LL;
+		o.duration_ratio = 1.0;
 	}
 	struct kernel_breakdown_opts ko = {.duration_ratio = o.duration_ratio,
 					   .num_kernels = (uint64_t)o.num_kernels,

@@ -31,10 +31,11 @@ while IFS=$'\t' read -r name kind input; do
 	check kernel_type_breakdown.csv kernels
 	check kernel_metrics.csv kernels --top
 	check kernel_metrics_all.csv kernels --top --num-kernels 1000000000000 --duration-ratio 1
+	check kernel_metrics_all.csv kernels --top --all-kernels
 	check comm_comp_overlap.csv overlap
 done < <(tail -n +2 "$M")
 echo "$n CSV files compared"
-[ $n -ge 80 ] || { echo "FAIL: only $n files compared"; fail=1; }
+[ $n -ge 100 ] || { echo "FAIL: only $n files compared"; fail=1; }
 
 # --csv-dir writes both kernel tables whatever is shown
 d=$SHARED/traces/trace_filter

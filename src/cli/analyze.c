@@ -228,7 +228,8 @@ int cmd_analyze(int argc, char **argv)
 	}
 	struct trace_load_opts lo = {.rank = (int)o.rank, .rank_given = o.rank_seen,
 				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
-				     .threads = (int)o.threads};
+				     .threads = (int)o.threads, .skip_cpu_ops = true,
+				     .no_flows = true, .no_counters = true};
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();

@@ -320,6 +320,7 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 			r->flows[i].ts = ceil(r->flows[i].ts);
 		for (size_t i = 0; i < r->ncounters; i++)
 			r->counters[i].ts = ceil(r->counters[i].ts);
+		r->skipped_min_ts = ceil(r->skipped_min_ts);
 	}
 	/* kind from the cat id, computed once per distinct cat */
 	uint8_t *kind_of = xmalloc(r->strs.n ? r->strs.n : 1);

@@ -129,6 +129,10 @@ struct parser {
 	int64_t dist_rank;
 	bool saw_events;
 	uint32_t str_trace, str_python; /* cat ids compared per event */
+	uint32_t str_cpu_op, str_user_ann;
+	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
+	size_t is_step_cap;
+	double skipped_min_ts;
 };
 
 /* pid/tid: an integer, or the interned text of anything else. */
@@ -260,6 +264,23 @@ static bool parse_time(struct parser *p, enum json_tok t, double *out, bool *is_
 	if (is_float)
 		*is_float = !jr->num.is_int;
 	return isfinite(*out);
+}
+
+static bool name_is_step(struct parser *p, uint32_t id)
+{
+	if (id >= p->is_step_cap) {
+		size_t cap = p->is_step_cap ? p->is_step_cap : 256;
+		while (cap <= id)
+			cap *= 2;
+		p->is_step = xrealloc(p->is_step, cap);
+		memset(p->is_step + p->is_step_cap, -1, cap - p->is_step_cap);
+		p->is_step_cap = cap;
+	}
+	if (p->is_step[id] < 0) {
+		const char *s = p->r->strs.s[id];
+		p->is_step[id] = strncmp(s, "ProfilerStep#", 13) == 0;
+	}
+	return p->is_step[id] == 1;
 }
 
 /* Parse one element of traceEvents whose first token (t) was just read. */
@@ -421,6 +442,8 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	}
 	if (e.cat == p->str_python && !p->opts->keep_python) {
 		r->stats.dropped_python++;
+		if (e.has_ts && !e.bad && e.ts < p->skipped_min_ts)
+			p->skipped_min_ts = e.ts; /* HTA keeps them: they count for the alignment */
 		return true;
 	}
 	if (e.bad || !e.has_ts || !e.has_name) {
@@ -433,6 +456,15 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	}
 	if (e.dur > TRACE_MAX_DUR_US) {
 		r->stats.bad_huge_dur++;
+		return true;
+	}
+	/* a cpu_op can carry a stream (inductor/triton launches have stream 0)
+	 * or a correlation: then the analyses see it, so it stays */
+	if (p->opts->skip_cpu_ops && index != 0 && (e.cat == p->str_cpu_op || e.cat == p->str_user_ann) &&
+	    e.stream == -1 && e.corr == -1 && !name_is_step(p, e.name)) {
+		r->stats.skipped_cpu_ops++;
+		if (e.ts < p->skipped_min_ts)
+			p->skipped_min_ts = e.ts;
 		return true;
 	}
 	rows_grow(r, r->n + 1);
@@ -569,6 +601,9 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	p.r = r;
 	p.str_trace = trace_strtab_intern(&r->strs, "Trace", 5);
 	p.str_python = trace_strtab_intern(&r->strs, "python_function", 15);
+	p.str_cpu_op = trace_strtab_intern(&r->strs, "cpu_op", 6);
+	p.str_user_ann = trace_strtab_intern(&r->strs, "user_annotation", 15);
+	p.skipped_min_ts = INFINITY;
 	struct json_reader *jr = &p.jr;
 	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
 
@@ -645,6 +680,8 @@ done:
 	r->stats.replaced_utf8 = jr->replaced;
 	json_reader_free(jr);
 	free(p.cv);
+	free(p.is_step);
+	r->skipped_min_ts = p.skipped_min_ts;
 
 	if (p.have_rank) {
 		r->rank = (int)p.dist_rank;
@@ -667,6 +704,7 @@ fail:
 	set_error(err, name, &jr->err);
 	json_reader_free(jr);
 	free(p.cv);
+	free(p.is_step);
 	trace_rank_free(r);
 	return NULL;
 }

@@ -136,6 +136,7 @@ struct trace_load_stats {
 				       * stream ended (ROCm): kept, counted */
 	uint64_t dropped_last_step;   /* rows removed by the last-ProfilerStep filter */
 	uint64_t replaced_utf8;       /* invalid UTF-8 replaced by U+FFFD */
+	uint64_t skipped_cpu_ops;     /* rows dropped by trace_load_opts.skip_cpu_ops */
 	bool truncated;               /* input ended early; rows read so far are kept */
 	char truncated_msg[200];      /* what and where (file, byte offset) */
 };
@@ -205,6 +206,10 @@ struct trace_rank {
 	char *distributed_info;
 
 	struct trace_load_stats stats;
+
+	/* added after the first version (additive) */
+	double skipped_min_ts;       /* min ts (µs, rounded like ts) of rows dropped by
+				      * skip_cpu_ops; +inf when none */
 };
 
 /* HTA's index_correlation of row i: the partner's event id, 0 when the row
@@ -248,6 +253,13 @@ struct trace_load_opts {
 	bool no_flows;         /* do not store flow events */
 	bool no_counters;      /* do not store counter events */
 	int threads;           /* parallel rank loads (0 = number of online cores) */
+	/* Drop cpu_op rows and user_annotation rows other than ProfilerStep#N
+	 * that have neither a stream nor a correlation arg (kept: event id 0,
+	 * which HTA's lookups can hit).  Temporal, idle,
+	 * kernel, overlap and launch analyses never read them; this saves
+	 * most of the memory and time of a load.  Their ts still counts for
+	 * the alignment (trace_rank.skipped_min_ts). */
+	bool skip_cpu_ops;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

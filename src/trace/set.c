@@ -277,74 +277,45 @@ static void filter_rank(struct trace_rank *r)
 		out_n += cnt;
 	}
 	free(cc);
-	struct trace_rank nr = {0};
-	nr.n = nr.cap = out_n;
-	size_t cap = out_n ? out_n : 1;
-#define ALLOC(col) nr.col = xmalloc(cap * sizeof *nr.col)
-	ALLOC(ts);
-	ALLOC(dur);
-	ALLOC(name);
-	ALLOC(cat);
-	ALLOC(kind);
-	ALLOC(pid);
-	ALLOC(tid);
-	ALLOC(stream);
-	ALLOC(correlation);
-	ALLOC(external_id);
-	ALLOC(bytes);
-	ALLOC(mem_bw_gbps);
-	ALLOC(idx);
-	ALLOC(link);
-	ALLOC(iteration);
-#undef ALLOC
+	/* source row of every output row; then gather column by column so the
+	 * peak is the old columns plus one new column, not two models */
+	size_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
 	size_t o = 0;
-#define COPY(i)                                                                                      \
-	do {                                                                                         \
-		nr.ts[o] = r->ts[i];                                                                 \
-		nr.dur[o] = r->dur[i];                                                               \
-		nr.name[o] = r->name[i];                                                             \
-		nr.cat[o] = r->cat[i];                                                               \
-		nr.kind[o] = r->kind[i];                                                             \
-		nr.pid[o] = r->pid[i];                                                               \
-		nr.tid[o] = r->tid[i];                                                               \
-		nr.stream[o] = r->stream[i];                                                         \
-		nr.correlation[o] = r->correlation[i];                                               \
-		nr.external_id[o] = r->external_id[i];                                               \
-		nr.bytes[o] = r->bytes[i];                                                           \
-		nr.mem_bw_gbps[o] = r->mem_bw_gbps[i];                                               \
-		nr.idx[o] = r->idx[i];                                                               \
-		nr.link[o] = -1;                                                                     \
-		nr.iteration[o] = r->iteration[i];                                                   \
-		o++;                                                                                 \
-	} while (0)
 	for (size_t i = 0; i < r->n; i++)
 		for (uint32_t k = 0; k < mult[i]; k++)
-			COPY(i);
+			src[o++] = i;
 	for (size_t i = 0; i < r->n; i++)
 		if (!gpu[i] && r->ts[i] < last_start)
-			COPY(i);
-#undef COPY
+			src[o++] = i;
 	free(mult);
 	free(gpu);
+#define GATHER(col)                                                                                  \
+	do {                                                                                         \
+		__typeof__(r->col) nc = xmalloc((out_n ? out_n : 1) * sizeof *nc);                  \
+		for (size_t j = 0; j < out_n; j++)                                                   \
+			nc[j] = r->col[src[j]];                                                      \
+		free(r->col);                                                                        \
+		r->col = nc;                                                                         \
+	} while (0)
+	GATHER(ts);
+	GATHER(dur);
+	GATHER(name);
+	GATHER(cat);
+	GATHER(kind);
+	GATHER(pid);
+	GATHER(tid);
+	GATHER(stream);
+	GATHER(correlation);
+	GATHER(external_id);
+	GATHER(bytes);
+	GATHER(mem_bw_gbps);
+	GATHER(idx);
+	GATHER(link);
+	GATHER(iteration);
+#undef GATHER
+	free(src);
 	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
-	trace_rank_columns_free(r);
-	r->ts = nr.ts;
-	r->dur = nr.dur;
-	r->name = nr.name;
-	r->cat = nr.cat;
-	r->kind = nr.kind;
-	r->pid = nr.pid;
-	r->tid = nr.tid;
-	r->stream = nr.stream;
-	r->correlation = nr.correlation;
-	r->external_id = nr.external_id;
-	r->bytes = nr.bytes;
-	r->mem_bw_gbps = nr.mem_bw_gbps;
-	r->idx = nr.idx;
-	r->link = nr.link;
-	r->iteration = nr.iteration;
-	r->n = nr.n;
-	r->cap = nr.cap;
+	r->n = r->cap = out_n;
 	r->stats.kept = r->n;
 	trace_rank_link(r);
 	trace_rank_list_iterations(r);
@@ -361,6 +332,8 @@ void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
 		for (size_t i = 0; i < r->n; i++)
 			if (r->ts[i] < min_ts)
 				min_ts = r->ts[i];
+		if (r->skipped_min_ts < min_ts)
+			min_ts = r->skipped_min_ts;
 	}
 	if (min_ts == INFINITY)
 		min_ts = 0;

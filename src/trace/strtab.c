@@ -4,8 +4,7 @@
  * A trace has millions of events but only thousands of distinct names and
  * categories, so every name is stored once and events hold a 32-bit id.
  * Open addressing with linear probing over a power-of-two table of ids;
- * the hash is FNV-1a, which is plenty for short kernel/op names and keeps
- * the loader dependency-free.
+ * the hash mixes 8 bytes per step, since kernel names are long.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +13,21 @@
 
 static inline uint32_t str_hash(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
+	/* 8 bytes per step (kernel names are long); multiply-xorshift mix */
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)len;
+	while (len >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+		s += 8;
+		len -= 8;
 	}
-	return (uint32_t)(h ^ (h >> 32));
+	uint64_t w = 0;
+	memcpy(&w, s, len);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (uint32_t)h;
 }
 
 void trace_strtab_init(struct trace_strtab *t)

@@ -6,10 +6,12 @@
  * A "GPU row" here is any row with a stream (1.5), whatever its category.
  * Per rank, each analysed type's intervals are merged and swept together
  * (intervals.c); the running value of the sweep is a sum of type bits and,
- * like HTA, the label of a segment is the set of bits of that sum.  A sum
- * can go negative when ns rounding left a merged interval with end < ts;
- * HTA then tests bits of a negative integer, and so do we (two's
- * complement), so such traces give HTA's numbers.
+ * like HTA, the label of a segment is the set of bits of that sum, and
+ * only segments with a positive sum count.  The sum can go negative (or
+ * carry a wrong bit) for a moment when ns rounding left a merged interval
+ * with end < ts; HTA keeps such segments when the sum is positive and drops
+ * them otherwise, and so do we.  Segment lengths are truncated to integers
+ * (HTA's astype(int)), a no-op on HTA's integer microseconds.
  *
  * Per-kernel statistics group the rows by interned name id, which is the
  * same as grouping by name since a rank interns each name once.
@@ -243,9 +245,9 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 	unsigned all = (1u << ntypes) - 1;
 	for (size_t i = 0; i + 1 < np; i++) {
 		running += p[i].delta;
-		unsigned mask = (unsigned)running & all;
-		if (running != 0 && mask != 0)
-			typesum[mask] += p[i + 1].t - p[i].t;
+		unsigned mask = running > 0 ? (unsigned)running & all : 0;
+		if (mask != 0)
+			typesum[mask] += trunc(p[i + 1].t - p[i].t);
 	}
 	free(p);
 	for (int t = 0; t < ntypes; t++)

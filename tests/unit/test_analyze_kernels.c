@@ -551,7 +551,7 @@ TEST(analyze_kernels_nan_and_fixed_rules)
 }
 
 /* ns-resolution traces: HTA ceils ts and floors ts + dur, so a kernel of
- * 0.3 us starting at 10.5 becomes ts 11, dur -1, and HTA's sums include
+ * 0.3 us starting at 200.5 becomes ts 201, dur -1, and HTA's sums include
  * that -1. */
 TEST(analyze_kernels_ns_rounding)
 {
@@ -572,6 +572,13 @@ TEST(analyze_kernels_ns_rounding)
 	CHECK_NEAR(kb.metrics[1].sum, 98, 1e-12);
 	CHECK_NEAR(kb.metrics[1].min, -1, 1e-12);
 	CHECK_NEAR(kb.metrics[1].max, 99, 1e-12);
+	/* comp [1,100) [201,200), comm [1,50): the running sum is -1 on
+	 * [200,201), a segment HTA drops (it keeps positive sums only) */
+	CHECK_INT(kb.ntypes, 2);
+	CHECK_NEAR(type_row(&kb, "COMPUTATION")->sum, 50, 1e-12);
+	CHECK_NEAR(type_row(&kb, "COMPUTATION")->percentage, 50.5, 1e-12);
+	CHECK_NEAR(type_row(&kb, "COMPUTATION overlapping COMMUNICATION")->sum, 49, 1e-12);
+	CHECK(type_row(&kb, "COMPUTATION overlapping COMMUNICATION overlapping MEMORY") == NULL);
 	struct overlap_result ov;
 	overlap_run(&set, false, &ov);
 	CHECK_NEAR(ov.rows[0].pctg, 100.0, 1e-12); /* [1,50) inside [1,100) */

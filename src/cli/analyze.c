@@ -12,11 +12,13 @@
 #include <sys/stat.h>
 
 #include "analyze/analyze.h"
+#include "analyze/kernel_tables.h"
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/clock.h"
 
-static const char *const analyses[] = {"temporal", "idle", "launch", "summary", NULL};
+static const char *const analyses[] = {"temporal", "idle",    "kernels", "kernel-distribution",
+				       "overlap",  "launch", "summary", NULL};
 
 struct aopts {
 	const char *format;
@@ -27,6 +29,10 @@ struct aopts {
 	double delay, runtime_cutoff, launch_delay_cutoff;
 	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
 	int64_t threads;
+	/* kernels, kernel-distribution, overlap */
+	bool top, no_memory_kernels, fixed_rules, all_kernels;
+	int64_t num_kernels;
+	double duration_ratio;
 };
 
 static int parse_ranks(const char *s, int **out, size_t *n)
@@ -86,9 +92,33 @@ static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o,
 	return rc;
 }
 
+/* emit() when shown, else only the --csv-dir file. */
+static int emit_maybe(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first_json,
+		      bool shown)
+{
+	if (shown)
+		return emit(t, fmt, o, first_json);
+	if (!o->csv_dir)
+		return 0;
+	struct aopts q = *o;
+	q.quiet = true;
+	FILE *saved = stdout;
+	stdout = fopen("/dev/null", "w");
+	if (!stdout) {
+		stdout = saved;
+		return 1;
+	}
+	bool f = true;
+	int rc = emit(t, AFMT_CSV, &q, &f);
+	fclose(stdout);
+	stdout = saved;
+	return rc;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
-	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100};
+	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100,
+			  .num_kernels = 10, .duration_ratio = 0.8};
 	const struct arg_opt opts[] = {
 		{"format", 'f', ARG_STRING, &o.format, "FMT", "table (default), csv or json", 0, 0, NULL},
 		{"rank", 0, ARG_INT, &o.rank, "N",
@@ -106,6 +136,23 @@ int cmd_analyze(int argc, char **argv)
 		 "launch: launch delays longer than this are outliers (default 100)", 0, 0, NULL},
 		{"no-memory-events", 0, ARG_BOOL, &o.no_memory_events, NULL,
 		 "launch: leave out cudaMemcpyAsync/cudaMemsetAsync", 0, 0, NULL},
+		{"top", 0, ARG_BOOL, &o.top, NULL,
+		 "kernels: print the per-kernel table (kernel_metrics) instead of the type breakdown", 0, 0,
+		 NULL},
+		{"num-kernels", 0, ARG_INT, &o.num_kernels, "N",
+		 "kernels: keep at most N kernels per type and rank, fold the rest into 'others' (HTA's default)", 1,
+		 INT64_MAX, NULL},
+		{"duration-ratio", 0, ARG_DOUBLE, &o.duration_ratio, "R",
+		 "kernels: fold kernels past this quantile of the cumulative time (HTA's default)", 0, 0, NULL},
+		{"all-kernels", 0, ARG_BOOL, &o.all_kernels, NULL,
+		 "kernels, kernel-distribution: no folding into 'others', true per-call statistics "
+		 "(= --num-kernels 1000000000000 --duration-ratio 1)",
+		 0, 0, NULL},
+		{"no-memory-kernels", 0, ARG_BOOL, &o.no_memory_kernels, NULL,
+		 "kernels, kernel-distribution: leave out memcpy/memset (HTA includes them)", 0, 0, NULL},
+		{"fixed-rules", 0, ARG_BOOL, &o.fixed_rules, NULL,
+		 "kernels, overlap: classify with HTA's mistakes fixed (hip*, *Sync*; docs/analyze-kernels.md)",
+		 0, 0, NULL},
 		{"keep-last-step", 0, ARG_BOOL, &o.keep_last_step, NULL,
 		 "do not drop the last ProfilerStep (HTA drops it)", 0, 0, NULL},
 		{"no-ns-rounding", 0, ARG_BOOL, &o.no_ns_rounding, NULL,
@@ -119,11 +166,14 @@ int cmd_analyze(int argc, char **argv)
 	struct args a;
 	int rc = args_parse(opts, argc - 1, argv + 1, &a);
 	if (rc == ARGS_HELP) {
-		args_help(stdout, "dyno analyze temporal|idle|launch|summary TRACE_OR_DIR [options]",
+		args_help(stdout, "dyno analyze temporal|idle|kernels|kernel-distribution|overlap|launch|summary TRACE_OR_DIR [options]",
 			  "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
 			  "like Holistic Trace Analysis, with the same definitions and numbers:\n"
 			  "  temporal  GPU idle / compute / non-compute time per rank\n"
 			  "  idle      GPU idle time per stream: host_wait, kernel_wait, other\n"
+			  "  kernels   GPU kernel time by type (and overlaps); --top: per-kernel table\n"
+			  "  kernel-distribution  kernel durations per rank, slowest vs fastest rank\n"
+			  "  overlap   share of communication time overlapped by computation, per rank\n"
 			  "  launch    CUDA kernel launch statistics per rank\n"
 			  "  summary   all of the above\n"
 			  "With --format csv the columns are named as in HTA's CSV files.",
@@ -151,11 +201,17 @@ int cmd_analyze(int argc, char **argv)
 		args_free(&a);
 		return 2;
 	}
+	if (!(o.duration_ratio >= 0 && o.duration_ratio <= 1)) {
+		fprintf(stderr, "dyno analyze: --duration-ratio %g: must be between 0 and 1\n", o.duration_ratio);
+		args_free(&a);
+		return 2;
+	}
 	int *sel_ranks;
 	size_t nsel;
 	if (!known || parse_ranks(o.ranks, &sel_ranks, &nsel) != 0) {
 		if (!known)
-			fprintf(stderr, "dyno analyze: unknown analysis '%s' (temporal, idle, launch, summary)\n", what);
+			fprintf(stderr, "dyno analyze: unknown analysis '%s' (temporal, idle, kernels, kernel-distribution, "
+				"overlap, launch, summary)\n", what);
 		else
 			fprintf(stderr, "dyno analyze: bad --ranks '%s' (a list like 0,1,7)\n", o.ranks);
 		args_free(&a);
@@ -207,6 +263,39 @@ int cmd_analyze(int argc, char **argv)
 			rc |= emit(st, fmt, &o, &first);
 		atable_free(t);
 		atable_free(st);
+	}
+	if (o.all_kernels) {
+		o.num_kernels = 1000000000000LL;
+		o.duration_ratio = 1.0;
+	}
+	struct kernel_breakdown_opts ko = {.duration_ratio = o.duration_ratio,
+					   .num_kernels = (uint64_t)o.num_kernels,
+					   .include_memory = !o.no_memory_kernels,
+					   .fixed_classify = o.fixed_rules};
+	if (all || strcmp(what, "kernels") == 0) {
+		struct atable *types, *metrics;
+		analyze_kernels(&set, &sel, &ko, &types, &metrics);
+		/* one table on stdout (so the CSV diffs against HTA's file), both
+		 * into --csv-dir */
+		bool show_types = all || !o.top, show_metrics = all || o.top;
+		rc |= emit_maybe(types, fmt, &o, &first, show_types);
+		rc |= emit_maybe(metrics, fmt, &o, &first, show_metrics);
+		atable_free(types);
+		atable_free(metrics);
+	}
+	if (all || strcmp(what, "kernel-distribution") == 0) {
+		struct atable *dist, *spread;
+		analyze_kernel_distribution(&set, &sel, &ko, &dist, &spread);
+		rc |= emit(dist, fmt, &o, &first);
+		if (fmt != AFMT_CSV || o.csv_dir)
+			rc |= emit_maybe(spread, fmt, &o, &first, fmt != AFMT_CSV);
+		atable_free(dist);
+		atable_free(spread);
+	}
+	if (all || strcmp(what, "overlap") == 0) {
+		struct atable *t = analyze_overlap(&set, &sel, o.fixed_rules);
+		rc |= emit(t, fmt, &o, &first);
+		atable_free(t);
 	}
 	if (all || strcmp(what, "launch") == 0) {
 		struct launch_opts lopt = {o.runtime_cutoff, o.launch_delay_cutoff, !o.no_memory_events};

@@ -1,0 +1,64 @@
+/*
+ * kernels.h - the GPU kernel breakdown of `dyno analyze kernels`, HTA's
+ * get_gpu_kernel_breakdown() (analysis-semantics section 4), and the kernel
+ * duration distribution across ranks built on it (section 5).
+ *
+ * Model in, result out: no I/O.  The CLI turns the result into tables
+ * (kernel_type_breakdown.csv, kernel_metrics.csv columns).
+ */
+#ifndef DYNO_ANALYZE_KERNELS_H
+#define DYNO_ANALYZE_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/model.h"
+
+/* Bits of a kernel type label: 1 << trace_ktype, so COMPUTATION = 1,
+ * COMMUNICATION = 2, MEMORY = 4 (HTA's order). */
+#define KB_MASK_MAX 8
+
+struct kernel_breakdown_opts {
+	double duration_ratio; /* HTA default 0.8 */
+	uint64_t num_kernels;  /* HTA default 10 */
+	bool include_memory;   /* HTA facade default true */
+	bool fixed_classify;   /* trace_classify_fixed() instead of HTA's rules */
+};
+#define KERNEL_BREAKDOWN_OPTS_DEFAULT {.duration_ratio = 0.8, .num_kernels = 10, .include_memory = true}
+
+/* One row of kernel_type_breakdown: a label (e.g. "COMPUTATION overlapping
+ * COMMUNICATION"), its time summed over ranks, and its share. */
+struct kernel_type_row {
+	unsigned mask;
+	double sum;        /* µs */
+	double percentage; /* round(100 * sum / total, 1) */
+};
+
+/* One row of kernel_metrics.  name is "others" for the folded kernels. */
+struct kernel_metric_row {
+	const char *name; /* points into the rank's string table or is "others" */
+	double sum, max, min, stddev, mean; /* µs */
+	uint64_t count;   /* calls (for "others": folded kernels); not in HTA's CSV */
+	enum trace_ktype type;
+	int rank;
+	bool others;
+};
+
+struct kernel_breakdown {
+	struct kernel_type_row *types; /* sorted by sum, descending */
+	size_t ntypes;
+	struct kernel_metric_row *metrics; /* sorted by type name, name, rank */
+	size_t nmetrics;
+};
+
+/* "COMPUTATION overlapping MEMORY" etc.; "" for 0. */
+const char *kernel_type_label(unsigned mask);
+
+/* Run the breakdown on every rank of set.  The result points into set's
+ * string tables: free it before the set. */
+void kernel_breakdown_run(const struct trace_set *set, const struct kernel_breakdown_opts *opts,
+			  struct kernel_breakdown *out);
+void kernel_breakdown_free(struct kernel_breakdown *kb);
+
+#endif

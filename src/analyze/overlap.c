@@ -1,0 +1,73 @@
+/*
+ * overlap.c - communication/computation overlap (see overlap.h).
+ *
+ * Per rank: merge the communication intervals (A) and the computation
+ * intervals (C) of the rows that have a stream; sweep A's points with +-1
+ * and C's with +-2; a segment that starts where the running sum is 3 has
+ * both running.  The ratio is overlap / sum of A's merged lengths, so 0/0
+ * (no communication) is NaN, which HTA writes as an empty CSV field.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/intervals.h"
+#include "analyze/overlap.h"
+#include "analyze/table.h"
+#include "core/buf.h"
+
+static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_row *row)
+{
+	struct ival_list iv[2];
+	memset(iv, 0, sizeof iv);
+	memset(row, 0, sizeof *row);
+	row->rank = r->rank;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->stream[i] == -1)
+			continue;
+		enum trace_ktype t = fixed ? trace_classify_fixed(r->strs.s[r->name[i]], r->strs.len[r->name[i]])
+					   : trace_ktype(r, i);
+		if (t == TRACE_KT_COMMUNICATION) {
+			ival_push(&iv[0], r->ts[i], r->ts[i] + r->dur[i]);
+			row->comm_kernels++;
+		} else if (t == TRACE_KT_COMPUTATION) {
+			ival_push(&iv[1], r->ts[i], r->ts[i] + r->dur[i]);
+			row->comp_kernels++;
+		}
+	}
+	ival_list_merge(&iv[0]);
+	ival_list_merge(&iv[1]);
+	for (size_t i = 0; i < iv[0].n; i++)
+		row->comm_time += iv[0].v[i].end - iv[0].v[i].ts;
+
+	static const int weight[2] = {1, 2};
+	struct ival_point *p;
+	size_t np = ival_sweep_points(iv, weight, 2, &p);
+	long running = 0;
+	for (size_t i = 0; i + 1 < np; i++) {
+		running += p[i].delta;
+		if (running == 3)
+			row->overlap_time += p[i + 1].t - p[i].t;
+	}
+	free(p);
+	ival_list_free(&iv[0]);
+	ival_list_free(&iv[1]);
+	/* numpy round(x, 2); 0/0 stays NaN like HTA's */
+	row->pctg = atable_round(100.0 * (row->overlap_time / row->comm_time), 2);
+	if (row->comm_kernels == 0)
+		row->pctg = NAN;
+}
+
+void overlap_run(const struct trace_set *set, bool fixed_classify, struct overlap_result *out)
+{
+	out->nrows = set->nranks;
+	out->rows = xcalloc(set->nranks ? set->nranks : 1, sizeof *out->rows);
+	for (size_t k = 0; k < set->nranks; k++)
+		rank_overlap(set->ranks[k], fixed_classify, &out->rows[k]);
+}
+
+void overlap_free(struct overlap_result *o)
+{
+	free(o->rows);
+	memset(o, 0, sizeof *o);
+}

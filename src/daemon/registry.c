@@ -317,8 +317,10 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		return;
 	/* The requested pids as a set (upstream uses std::set). */
 	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
-	memcpy(want, pids, npids * sizeof *want);
-	qsort(want, npids, sizeof *want, cmp_i32);
+	if (npids) {
+		memcpy(want, pids, npids * sizeof *want);
+		qsort(want, npids, sizeof *want, cmp_i32);
+	}
 	size_t nw = 0;
 	for (size_t i = 0; i < npids; i++)
 		if (nw == 0 || want[nw - 1] != want[i])
@@ -374,7 +376,7 @@ int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 		memset(c, 0, sizeof *c);
 		c->gpu = gpu;
 	}
-	if (!bsearch(&pid, c->pids, c->n, sizeof *c->pids, cmp_i32)) {
+	if (c->n == 0 || !bsearch(&pid, c->pids, c->n, sizeof *c->pids, cmp_i32)) {
 		/* Bounded like the main table: a flood of fake pids stops here. */
 		if (c->n < r->max_procs) {
 			size_t at = 0;

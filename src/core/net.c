@@ -156,14 +156,9 @@ enum net_frame_status net_frame_read(struct net_frame *f, int fd)
 {
 	char tmp[16384];
 	for (;;) {
-		/* Never read past this frame: the protocol has one request per
-		 * connection and anything after it is ignored anyway. */
-		size_t want = sizeof tmp;
-		if (f->nhdr < 4)
-			want = 4 - f->nhdr;
-		else if (f->len > 0 && (size_t)f->len - f->body.len < want)
-			want = (size_t)f->len - f->body.len;
-		ssize_t r = read(fd, tmp, want);
+		/* One read takes the whole of a typical request.  Bytes past the
+		 * frame are dropped: the protocol has one request per connection. */
+		ssize_t r = read(fd, tmp, sizeof tmp);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;

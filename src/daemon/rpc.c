@@ -22,6 +22,7 @@ struct rpc_conn {
 	struct net_frame in;
 	struct buf out;
 	size_t out_off;
+	bool watched; /* registered with the loop */
 	char peer[72];
 };
 
@@ -49,16 +50,16 @@ struct rpc_server {
 };
 
 static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud);
+static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud);
 
+/* One timer for every connection: deadlines are FIFO (constant timeout),
+ * so it only ever needs the oldest.  It is armed when a connection arrives
+ * and none is armed, and re-armed when it fires; it is never disarmed, so
+ * a busy server makes no timer syscalls per request (an idle one gets one
+ * spurious wake-up, timeout_ms after its last connection). */
 static void arm_timer(struct rpc_server *s)
 {
-	if (!s->head) {
-		if (s->timer_at)
-			ev_timer_set(s->timer, FAR_FUTURE_NS, 0);
-		s->timer_at = 0;
-		return;
-	}
-	if (s->timer_at == s->head->deadline)
+	if (!s->head || s->timer_at)
 		return;
 	int64_t now = clock_mono_ns();
 	ev_timer_set(s->timer, s->head->deadline > now ? s->head->deadline - now : 1, 0);
@@ -68,7 +69,8 @@ static void arm_timer(struct rpc_server *s)
 static void conn_close(struct rpc_conn *c)
 {
 	struct rpc_server *s = c->s;
-	ev_io_del(s->loop, c->fd);
+	if (c->watched)
+		ev_io_del(s->loop, c->fd);
 	close(c->fd);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -158,7 +160,8 @@ out:
 	return answered;
 }
 
-static void conn_write(struct rpc_conn *c)
+/* Write what the socket takes; true while the connection stays open. */
+static bool conn_write(struct rpc_conn *c)
 {
 	while (c->out_off < c->out.len) {
 		ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -166,8 +169,15 @@ static void conn_write(struct rpc_conn *c)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				ev_io_mod(c->s->loop, c->fd, EPOLLOUT);
-				return;
+				if (c->watched) {
+					ev_io_mod(c->s->loop, c->fd, EPOLLOUT);
+				} else if (ev_io_add(c->s->loop, c->fd, EPOLLOUT, on_conn, c) == 0) {
+					c->watched = true;
+					arm_timer(c->s);
+				} else {
+					break;
+				}
+				return true;
 			}
 			c->s->st.write_failed++;
 			break;
@@ -175,21 +185,18 @@ static void conn_write(struct rpc_conn *c)
 		c->out_off += (size_t)w;
 	}
 	conn_close(c);
+	return false;
 }
 
-static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud)
+/* Advance one connection; false when it was closed. */
+static bool serve(struct rpc_conn *c, uint32_t events)
 {
-	(void)l;
-	(void)fd;
-	struct rpc_conn *c = ud;
 	struct rpc_server *s = c->s;
-	if (c->out.len) { /* writing the answer */
-		conn_write(c);
-		return;
-	}
+	if (c->out.len) /* writing the answer */
+		return conn_write(c);
 	enum net_frame_status st = net_frame_read(&c->in, c->fd);
 	if (st == NET_FRAME_MORE && !(events & (EPOLLHUP | EPOLLERR)))
-		return;
+		return true;
 	if (st != NET_FRAME_DONE) {
 		if (st == NET_FRAME_TOO_BIG) {
 			s->st.too_big++;
@@ -200,17 +207,24 @@ static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud)
 			log_debug("RPC from %s: %s", c->peer, net_frame_status_str(st));
 		}
 		conn_close(c);
-		return;
+		return false;
 	}
 	buf_reset(&s->scratch);
 	if (!dispatch(s, c, &s->scratch)) {
 		s->st.silent++;
 		conn_close(c);
-		return;
+		return false;
 	}
 	s->st.answered++;
 	net_frame_put(&c->out, s->scratch.data, s->scratch.len);
-	conn_write(c);
+	return conn_write(c);
+}
+
+static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud)
+{
+	(void)l;
+	(void)fd;
+	serve(ud, events);
 }
 
 static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
@@ -249,12 +263,6 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		net_frame_init(&c->in, s->max_frame);
 		buf_init(&c->out);
 		net_addr_str((struct sockaddr *)&ss, sl, c->peer, sizeof c->peer);
-		if (ev_io_add(l, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
-			net_frame_free(&c->in);
-			free(c);
-			close(cfd);
-			continue;
-		}
 		c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
 		c->prev = s->tail;
 		if (s->tail)
@@ -264,9 +272,16 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		s->tail = c;
 		s->nconns++;
 		s->st.accepted++;
+		/* Most requests are already there: serve them right away, without
+		 * ever adding the socket to epoll. */
+		if (!serve(c, 0) || c->watched)
+			continue; /* answered and closed, or waiting to write */
+		if (ev_io_add(l, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
+			conn_close(c);
+			continue;
+		}
+		c->watched = true;
 		arm_timer(s);
-		/* Most requests are already there: serve without another wake-up. */
-		on_conn(l, cfd, EPOLLIN, c);
 	}
 }
 

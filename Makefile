@@ -54,7 +54,7 @@ BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 # small helper programs (fake Kineto client, RPC client): src/tools/<name>.c -> $(O)/<name>
 TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 
-.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean
+.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo-tracing
 
 all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS)
 
@@ -116,6 +116,10 @@ fuzz-smoke: fuzz
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(O)
+
+# on-demand tracing end to end with fake Kineto processes (no GPU needed)
+demo-tracing: all
+	@scripts/demo-tracing.sh $(O)
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')

@@ -33,7 +33,6 @@
 
 static int port;
 static const char *body;
-static volatile int go;
 
 struct client_res {
 	uint64_t ok, fail;

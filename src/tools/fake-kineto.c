@@ -361,8 +361,8 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 		jw_obj_end(&w);
 		static const char *ops[] = {"aten::mm", "aten::relu", "c10d::allreduce_"};
 		static const char *kernels[] = {"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64",
-						"void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
-						"namespace)::launch_clamp_scalar(at::TensorIteratorBase&)>",
+						("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+						 "namespace)::launch_clamp_scalar(at::TensorIteratorBase&)>"),
 						"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"};
 		static const double kdur[] = {6000, 800, 4000};
 		double cpu = t + 50, gpu = t + 200;

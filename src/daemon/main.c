@@ -150,14 +150,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	struct buf terr = BUF_INIT;
 	struct tracing *tracing = tracing_start(d.loop, &tf, &terr);
-	if (!tracing) {
+	if (!tracing)
 		log_error("%s", terr.data);
-		return 1;
-	}
 	buf_free(&terr);
-	log_info("dynolog %s started (pid %d): kernel monitor every %llds, JSON log %s", DYNO_VERSION, (int)getpid(),
-		 (long long)interval_s, use_json ? (strcmp(json_file, "-") ? json_file : "to stdout") : "off");
-	int run = ev_run(d.loop);
+	if (tracing)
+		log_info("dynolog %s started (pid %d): kernel monitor every %llds, JSON log %s", DYNO_VERSION, (int)getpid(),
+			 (long long)interval_s, use_json ? (strcmp(json_file, "-") ? json_file : "to stdout") : "off");
+	int run = tracing ? ev_run(d.loop) : -1;
 	log_info("stopped");
 	tracing_stop(tracing);
 	kernel_collector_free(d.kernel);

@@ -40,6 +40,7 @@ CLI_SRC     := $(wildcard src/cli/*.c)
 TEST_SRC    := $(wildcard tests/unit/*.c)
 BENCH_SRC   := $(wildcard bench/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
+TOOLS_SRC   := $(wildcard src/tools/*.c)
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 
@@ -50,10 +51,12 @@ DYNOLOG   := $(O)/dynolog
 DYNO      := $(O)/dyno
 UNIT      := $(O)/unit-tests
 BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
+# small helper programs (fake Kineto client, RPC client): src/tools/<name>.c -> $(O)/<name>
+TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 
-.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean
+.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo-tracing
 
-all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES)
+all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS)
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -71,6 +74,8 @@ $(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
 $(DYNO): $(call obj,$(CLI_SRC)) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(UNIT): $(call obj,$(TEST_SRC)) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+$(TOOLS): $(O)/%: $(O)/obj/src/tools/%.o $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	@mkdir -p $(dir $@)
@@ -111,6 +116,10 @@ fuzz-smoke: fuzz
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(O)
+
+# on-demand tracing end to end with fake Kineto processes (no GPU needed)
+demo-tracing: all
+	@scripts/demo-tracing.sh $(O)
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Run every benchmark script bench/bench_*.sh with the build dir.  Benchmarks
-# print figures and ratios against a baseline measured in the same run; they
-# never fail on speed.  Usage: bench/run.sh [BUILD_DIR] [NAME-SUBSTRING]
+# Run every benchmark script bench/*.sh (this one excepted).  A script runs
+# its programs from $O/bench/ and prints figures and ratios against a
+# baseline measured in the same run.  Benchmarks never fail on speed: a
+# non-zero exit means the benchmark itself broke.
+# Usage: bench/run.sh [BUILD_DIR] [NAME-SUBSTRING]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export O=${1:-build} SHARED=${DYNO_SHARED:-$(cd .. && pwd)/shared}
-for b in bench/bench_*.sh; do
-	[ -n "${2:-}" ] && [[ "$b" != *"$2"* ]] && continue
-	echo "=== $b"
-	bash "$b" || echo "(benchmark $b exited $?)"
+rc=0
+for b in bench/*.sh; do
+	name=$(basename "$b" .sh)
+	[ "$name" = run ] && continue
+	[ -n "${2:-}" ] && [[ "$name" != *"$2"* ]] && continue
+	echo "=== $name"
+	bash "$b" || { echo "bench $name failed (exit $?)"; rc=1; }
+	echo
 done
+exit $rc

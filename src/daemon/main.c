@@ -23,6 +23,7 @@
 #include "daemon/collect/kernel.h"
 #include "daemon/frame.h"
 #include "daemon/publish/jsonlog.h"
+#include "daemon/tracing.h"
 
 struct daemon {
 	struct ev_loop *loop;
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
 	int64_t interval_s = 60, max_ticks = 0;
 	bool use_json = true;
 	const char *json_format = "upstream", *json_file = "-", *procfs_root = "/proc", *log_level = "info";
+	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
 	const struct arg_opt opts[] = {
 		{"kernel_monitor_reporting_interval_s", 0, ARG_INT, &interval_s, "SECONDS",
 		 "kernel (procfs) collection period", 1, 86400, NULL},
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
 		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},
 		{"exit_after_ticks", 0, ARG_INT, &max_ticks, "N", "stop after N collection ticks (0: run forever)", 0,
 		 1000000000, NULL},
+		TRACING_FLAG_ROWS(&tf),
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	log_init("dynolog", LOG_LEVEL_INFO);
@@ -145,10 +148,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	log_info("dynolog %s started (pid %d): kernel monitor every %llds, JSON log %s", DYNO_VERSION, (int)getpid(),
-		 (long long)interval_s, use_json ? (strcmp(json_file, "-") ? json_file : "to stdout") : "off");
-	int run = ev_run(d.loop);
+	struct buf terr = BUF_INIT;
+	struct tracing *tracing = tracing_start(d.loop, &tf, &terr);
+	if (!tracing)
+		log_error("%s", terr.data);
+	buf_free(&terr);
+	if (tracing)
+		log_info("dynolog %s started (pid %d): kernel monitor every %llds, JSON log %s", DYNO_VERSION, (int)getpid(),
+			 (long long)interval_s, use_json ? (strcmp(json_file, "-") ? json_file : "to stdout") : "off");
+	int run = tracing ? ev_run(d.loop) : -1;
 	log_info("stopped");
+	tracing_stop(tracing);
 	kernel_collector_free(d.kernel);
 	ev_loop_free(d.loop);
 	frame_free(&d.frame);

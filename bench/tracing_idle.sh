@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# See bench/tracing_idle.c for what this measures and its baseline.
+set -euo pipefail
+exec "$O/bench/tracing_idle"

@@ -1,0 +1,98 @@
+/*
+ * net.h - socket helpers shared by the daemon's RPC server, the dyno CLI,
+ * tests and benches.
+ *
+ * - TCP listening socket: IPv6 dual-stack ("::" also accepts IPv4 through
+ *   v4-mapped addresses), falling back to IPv4 when the kernel has no IPv6;
+ *   or bound to one given address.  Non-blocking, close-on-exec.
+ * - The RPC frame: int32 native-endian length + body, as upstream dyno.
+ *   struct net_frame reads one frame incrementally from a non-blocking
+ *   socket with a size cap; net_frame_parse checks a complete buffer (what
+ *   the fuzzer drives).
+ * - Network allow-lists: "10.0.0.0/8,::1,127.0.0.1/32" parsed once and
+ *   matched against a peer address (v4-mapped IPv6 peers match IPv4 rules).
+ * - A blocking client call with a deadline (connect, send frame, read frame).
+ *
+ * Errors come back as -1 with a message in a struct buf, never as a crash.
+ */
+#ifndef DYNO_NET_H
+#define DYNO_NET_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "buf.h"
+
+/* Listen on addr ("" or NULL or "::": every address, dual-stack) and port
+ * (0: kernel picks; *bound_port receives the port).  Returns the fd or -1
+ * with a message in err. */
+int net_listen_tcp(const char *addr, int port, int backlog, int *bound_port, struct buf *err);
+
+/* "[::1]:1778" / "127.0.0.1:1778" into out (>= 64 bytes).  v4-mapped
+ * addresses are shown as IPv4. */
+const char *net_addr_str(const struct sockaddr *sa, socklen_t len, char *out, size_t cap);
+
+/* ---- frames: int32 native length + body ---- */
+
+enum net_frame_status {
+	NET_FRAME_MORE = 0, /* need more bytes */
+	NET_FRAME_DONE,     /* body complete */
+	NET_FRAME_EOF,      /* peer closed before a complete frame */
+	NET_FRAME_BAD_LEN,  /* length <= 0 */
+	NET_FRAME_TOO_BIG,  /* length > max */
+	NET_FRAME_IO_ERROR, /* read error (errno kept) */
+};
+
+struct net_frame {
+	uint8_t hdr[4];
+	uint32_t nhdr;
+	int32_t len; /* valid once nhdr == 4 */
+	struct buf body;
+	uint32_t max;
+};
+
+void net_frame_init(struct net_frame *f, uint32_t max);
+void net_frame_free(struct net_frame *f);
+/* Read what is available on a non-blocking fd. */
+enum net_frame_status net_frame_read(struct net_frame *f, int fd);
+/* Feed bytes from memory (used by net_frame_read and the fuzzer); *used
+ * receives how many bytes were consumed (a frame never eats past its end). */
+enum net_frame_status net_frame_feed(struct net_frame *f, const void *p, size_t n, size_t *used);
+const char *net_frame_status_str(enum net_frame_status s);
+/* Append prefix + body to out. */
+void net_frame_put(struct buf *out, const void *body, size_t n);
+
+/* ---- allow-lists ---- */
+
+struct net_rule {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	int prefix;
+};
+struct net_acl {
+	struct net_rule *rules;
+	size_t n;
+};
+
+/* Parse "CIDR[,CIDR...]" (an address without /len is a single host).
+ * Returns false with a message on the first bad entry. */
+bool net_acl_parse(struct net_acl *acl, const char *spec, struct buf *err);
+void net_acl_free(struct net_acl *acl);
+/* An empty list allows everything. */
+bool net_acl_allows(const struct net_acl *acl, const struct sockaddr *sa, socklen_t len);
+
+/* ---- blocking client ---- */
+
+/* Connect to host:port (first resolver answer, as upstream dyno) within
+ * timeout_ms.  Returns a blocking fd or -1 with a message. */
+int net_connect_tcp(const char *host, int port, int timeout_ms, struct buf *err);
+/* Send one frame and read the answer frame within timeout_ms.  Returns 0
+ * with the body in resp, 1 when the server closed without answering, -1 on
+ * error (message in err). */
+int net_rpc_call(int fd, const void *req, size_t n, struct buf *resp, uint32_t max, int timeout_ms,
+		 struct buf *err);
+
+#endif

@@ -1,0 +1,212 @@
+/* ipc.c - see ipc.h. */
+#include "ipc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "daemon/ipc_wire.h"
+
+#define FAR_FUTURE_NS (3650ll * 86400 * NS_PER_SEC)
+
+struct ipc_endpoint {
+	struct ev_loop *loop;
+	struct registry *reg;
+	int fd;
+	char *name, *dir;
+	int64_t expiry_s;
+	struct ev_timer *gc;
+	int64_t gc_at; /* monotonic deadline armed, 0: none */
+	uint8_t *rx;   /* IPC_MAX_DGRAM */
+	struct buf tx, text;
+	struct ipc_stats st;
+};
+
+static void arm_gc(struct ipc_endpoint *e)
+{
+	int64_t at = registry_next_expiry(e->reg, e->expiry_s);
+	if (at < 0) {
+		if (e->gc_at)
+			ev_timer_set(e->gc, FAR_FUTURE_NS, 0);
+		e->gc_at = 0;
+		return;
+	}
+	if (e->gc_at && e->gc_at <= at)
+		return; /* an earlier deadline is armed; it re-arms when it fires */
+	int64_t now = clock_mono_ns();
+	ev_timer_set(e->gc, at > now ? at - now : 1, 0);
+	e->gc_at = at;
+}
+
+static void on_gc(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	(void)l;
+	(void)t;
+	struct ipc_endpoint *e = ud;
+	e->gc_at = 0;
+	registry_expire(e->reg, clock_mono_ns(), e->expiry_s);
+	arm_gc(e);
+}
+
+void ipc_registry_changed(struct ipc_endpoint *e) { arm_gc(e); }
+
+static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, socklen_t tolen, const char *type,
+		       const void *payload, size_t n)
+{
+	buf_reset(&e->tx);
+	ipc_encode(&e->tx, type, payload, n);
+	for (int tries = 0;; tries++) {
+		ssize_t w = sendto(e->fd, e->tx.data, e->tx.len, MSG_DONTWAIT | MSG_NOSIGNAL,
+				   (const struct sockaddr *)to, tolen);
+		if (w == (ssize_t)e->tx.len) {
+			e->st.replies++;
+			return true;
+		}
+		if (w < 0 && errno == EINTR && tries < 3)
+			continue;
+		/* ECONNREFUSED/ENOENT: the process is gone.  EAGAIN: its queue
+		 * is full (it stopped reading).  Either way, never wait here. */
+		e->st.reply_failed++;
+		log_debug("IPC reply not sent: %s", w < 0 ? strerror(errno) : "short send");
+		return false;
+	}
+}
+
+static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un *from, socklen_t fromlen,
+		   int64_t now)
+{
+	struct ipc_msg m;
+	const char *why = NULL;
+	e->st.datagrams++;
+	if (!ipc_parse(e->rx, len, &m, &why)) {
+		e->st.malformed++;
+		log_debug("IPC: dropped malformed datagram (%zu bytes): %s", len, why);
+		return;
+	}
+	if (!ipc_peer_ok(from, fromlen, e->dir)) {
+		e->st.foreign++;
+		LOG_ONCE(LOG_LEVEL_WARN, "IPC: dropped a message from an unnamed or foreign sender");
+		return;
+	}
+	if (m.kind == IPC_CTXT) {
+		e->st.ctxt++;
+		int32_t count = registry_ctxt(e->reg, m.jobid, m.gpu, m.pid);
+		send_reply(e, from, fromlen, "ctxt", &count, sizeof count);
+		return;
+	}
+	if (m.kind == IPC_OTHER) {
+		e->st.unknown++;
+		log_debug("IPC: unknown message type '%s'", m.type);
+		return;
+	}
+	e->st.req++;
+	struct reg_delivery d;
+	bool was_empty = e->reg->nprocs == 0;
+	if (registry_poll(e->reg, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d) < 0)
+		return;
+	buf_reset(&e->text);
+	registry_delivery_text(&d, &e->text);
+	if (send_reply(e, from, fromlen, "req", e->text.data, e->text.len)) {
+		if (d.act || d.evt)
+			log_info("delivered a trace config to process %d (job %lld)", (int)m.pids[0],
+				 (long long)m.jobid);
+		registry_delivery_free(&d);
+	} else {
+		registry_restore(e->reg, m.jobid, m.pids, (uint32_t)m.n, &d);
+	}
+	if (was_empty)
+		arm_gc(e);
+}
+
+static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
+{
+	(void)l;
+	(void)events;
+	struct ipc_endpoint *e = ud;
+	int64_t now = clock_mono_ns();
+	/* Drain the queue: Kineto waits only ~90 ms for its answer. */
+	for (int i = 0; i < 65536; i++) {
+		struct sockaddr_un from;
+		struct iovec iov = {.iov_base = e->rx, .iov_len = IPC_MAX_DGRAM};
+		struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1};
+		memset(&from, 0, sizeof from);
+		ssize_t r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				LOG_ONCE(LOG_LEVEL_ERROR, "IPC receive failed: %s", strerror(errno));
+			return;
+		}
+		if ((size_t)r > IPC_MAX_DGRAM || (mh.msg_flags & MSG_TRUNC)) {
+			e->st.datagrams++;
+			e->st.malformed++;
+			log_debug("IPC: dropped oversized datagram (%zd bytes)", r);
+			continue;
+		}
+		handle(e, (size_t)r, &from, mh.msg_namelen, now);
+	}
+}
+
+struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const struct ipc_opts *o,
+			       struct buf *err)
+{
+	const char *name = o && o->name && *o->name ? o->name : IPC_DAEMON_NAME;
+	const char *dir = o && o->dir && *o->dir ? o->dir : NULL;
+	int fd = ipc_bind(name, dir, err);
+	if (fd < 0)
+		return NULL;
+	struct ipc_endpoint *e = xcalloc(1, sizeof *e);
+	e->loop = l;
+	e->reg = reg;
+	e->fd = fd;
+	e->name = xstrdup(name);
+	e->dir = dir ? xstrdup(dir) : NULL;
+	e->expiry_s = o && o->expiry_s > 0 ? o->expiry_s : 60;
+	e->rx = xmalloc(IPC_MAX_DGRAM);
+	buf_init(&e->tx);
+	buf_init(&e->text);
+	e->gc = ev_timer_add(l, FAR_FUTURE_NS, 0, on_gc, e);
+	if (!e->gc || ev_io_add(l, fd, EPOLLIN, on_readable, e) < 0) {
+		buf_printf(err, "cannot watch the IPC socket: %s", strerror(errno));
+		ipc_stop(e);
+		return NULL;
+	}
+	if (dir)
+		log_info("IPC endpoint listening at %s/%s", dir, name);
+	else
+		log_info("IPC endpoint listening at @%s@ (abstract)", name);
+	return e;
+}
+
+void ipc_stop(struct ipc_endpoint *e)
+{
+	if (!e)
+		return;
+	ev_io_del(e->loop, e->fd);
+	if (e->gc)
+		ev_timer_del(e->loop, e->gc);
+	close(e->fd);
+	if (e->dir) {
+		/* Our own socket file only: leave no stale endpoint behind. */
+		struct sockaddr_un sa;
+		socklen_t len;
+		struct buf tmp = BUF_INIT;
+		if (ipc_addr(e->name, e->dir, &sa, &len, &tmp))
+			unlink(sa.sun_path);
+		buf_free(&tmp);
+	}
+	free(e->name);
+	free(e->dir);
+	free(e->rx);
+	buf_free(&e->tx);
+	buf_free(&e->text);
+	free(e);
+}
+
+const struct ipc_stats *ipc_get_stats(const struct ipc_endpoint *e) { return &e->st; }

@@ -1,0 +1,459 @@
+/* registry.c - see registry.h. */
+#include "registry.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+
+void registry_init(struct registry *r, size_t max_procs)
+{
+	memset(r, 0, sizeof *r);
+	r->max_procs = max_procs ? max_procs : 65536;
+	if (gethostname(r->host, sizeof r->host - 1) < 0)
+		strcpy(r->host, "localhost");
+}
+
+static void proc_free(struct reg_proc *p)
+{
+	free(p->ancestry);
+	free(p->key);
+	free(p->pending_evt);
+	free(p->pending_act);
+	free(p);
+}
+
+static void job_free(struct reg_job *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		proc_free(j->procs[i]);
+	free(j->procs);
+	for (size_t i = 0; i < j->nctxt; i++)
+		free(j->ctxt[i].pids);
+	free(j->ctxt);
+}
+
+void registry_free(struct registry *r)
+{
+	for (size_t i = 0; i < r->njobs; i++)
+		job_free(&r->jobs[i]);
+	free(r->jobs);
+	memset(r, 0, sizeof *r);
+}
+
+void registry_job_str(int64_t job, char out[24]) { snprintf(out, 24, "%" PRId64, job); }
+
+struct reg_job *registry_find_job(struct registry *r, const char *job)
+{
+	for (size_t i = 0; i < r->njobs; i++)
+		if (strcmp(r->jobs[i].id, job) == 0)
+			return &r->jobs[i];
+	return NULL;
+}
+
+static struct reg_job *get_job(struct registry *r, const char *job)
+{
+	struct reg_job *j = registry_find_job(r, job);
+	if (j)
+		return j;
+	r->jobs = xrealloc(r->jobs, (r->njobs + 1) * sizeof *r->jobs);
+	j = &r->jobs[r->njobs++];
+	memset(j, 0, sizeof *j);
+	snprintf(j->id, sizeof j->id, "%s", job);
+	return j;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorted, de-duplicated copy: the pid-set identity of a process. */
+static uint32_t make_key(const int32_t *pids, uint32_t n, int32_t *key)
+{
+	memcpy(key, pids, n * sizeof *key);
+	qsort(key, n, sizeof *key, cmp_i32);
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (m == 0 || key[m - 1] != key[i])
+			key[m++] = key[i];
+	return m;
+}
+
+/* Upstream's set order: element-wise, a proper prefix first. */
+static int key_cmp(const int32_t *a, uint32_t na, const int32_t *b, uint32_t nb)
+{
+	uint32_t n = na < nb ? na : nb;
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return (na > nb) - (na < nb);
+}
+
+/* Index of the process with this key, or -(insertion point) - 1. */
+static ssize_t find_proc(const struct reg_job *j, const int32_t *key, uint32_t nkey)
+{
+	size_t lo = 0, hi = j->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(j->procs[mid]->key, j->procs[mid]->nkey, key, nkey);
+		if (c == 0)
+			return (ssize_t)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(ssize_t)lo - 1;
+}
+
+static void remove_job_at(struct registry *r, size_t i)
+{
+	job_free(&r->jobs[i]);
+	r->jobs[i] = r->jobs[--r->njobs];
+}
+
+/* Parse the few Kineto keys that tell how long a delivered trace lasts, to
+ * estimate when a process is busy (the getProcesses "busy" state).  Same
+ * line rules as Kineto (5.1): '#' comments, KEY=VALUE trimmed. */
+static int64_t trace_window_ns(const char *cfg)
+{
+	int64_t dur_ms = 500, warm_s = 5;
+	const char *p = cfg;
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char line[256];
+		if (n < sizeof line) {
+			memcpy(line, p, n);
+			line[n] = 0;
+			char *hash = strchr(line, '#');
+			if (hash)
+				*hash = 0;
+			char *eq = strchr(line, '=');
+			if (eq) {
+				*eq = 0;
+				char *k = line + strspn(line, " \t");
+				char *ke = k + strlen(k);
+				while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
+					*--ke = 0;
+				long long v = strtoll(eq + 1, NULL, 10);
+				if (v >= 0 && v <= INT32_MAX) {
+					if (!strcmp(k, "ACTIVITIES_DURATION_MSECS"))
+						dur_ms = v;
+					else if (!strcmp(k, "ACTIVITIES_DURATION_SECS"))
+						dur_ms = v * 1000;
+					else if (!strcmp(k, "ACTIVITIES_WARMUP_PERIOD_SECS"))
+						warm_s = v;
+				}
+			}
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	/* Kineto starts ~warm-up + 2 s after pick-up; allow 5 s to write. */
+	return (warm_s + 2 + 5) * NS_PER_SEC + dur_ms * NS_PER_MS;
+}
+
+int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t n, int32_t type,
+		  int64_t now_ns, struct reg_delivery *d)
+{
+	d->evt = d->act = NULL;
+	if (n < 1 || n > REG_MAX_PIDS)
+		return -1;
+	int32_t key[REG_MAX_PIDS];
+	uint32_t nkey = make_key(pids, n, key);
+	char js[24];
+	registry_job_str(job, js);
+	struct reg_job *j = registry_find_job(r, js);
+	ssize_t at = j ? find_proc(j, key, nkey) : -1;
+	int created = 0;
+	struct reg_proc *p;
+	if (j && at >= 0) {
+		p = j->procs[at];
+	} else {
+		if (r->nprocs >= r->max_procs) {
+			r->stats.refused_full++;
+			LOG_ONCE(LOG_LEVEL_WARN, "process registry full (%zu processes): ignoring new ones",
+				 r->max_procs);
+			return -1;
+		}
+		j = get_job(r, js);
+		at = find_proc(j, key, nkey);
+		size_t ins = (size_t)(-at - 1);
+		p = xcalloc(1, sizeof *p);
+		p->leaf = pids[0];
+		p->nanc = n;
+		p->ancestry = xmalloc(n * sizeof *p->ancestry);
+		memcpy(p->ancestry, pids, n * sizeof *pids);
+		p->nkey = nkey;
+		p->key = xmalloc(nkey * sizeof *p->key);
+		memcpy(p->key, key, nkey * sizeof *key);
+		p->first_seen_ns = now_ns;
+		if (j->n == j->cap) {
+			j->cap = j->cap ? j->cap * 2 : 8;
+			j->procs = xrealloc(j->procs, j->cap * sizeof *j->procs);
+		}
+		memmove(j->procs + ins + 1, j->procs + ins, (j->n - ins) * sizeof *j->procs);
+		j->procs[ins] = p;
+		j->n++;
+		r->nprocs++;
+		r->stats.registered++;
+		created = 1;
+		log_info("registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
+	}
+	if ((type & REG_EVENTS) && p->pending_evt) {
+		d->evt = p->pending_evt;
+		p->pending_evt = NULL;
+	}
+	if ((type & REG_ACTIVITIES) && p->pending_act) {
+		d->act = p->pending_act;
+		p->pending_act = NULL;
+		p->delivered_ns = now_ns;
+		p->busy_until_ns = now_ns + trace_window_ns(d->act);
+	}
+	if (d->evt || d->act)
+		r->stats.delivered++;
+	p->last_seen_ns = now_ns;
+	p->last_type = type;
+	return created;
+}
+
+void registry_delivery_text(const struct reg_delivery *d, struct buf *out)
+{
+	if (d->evt) {
+		buf_puts(out, d->evt);
+		buf_putc(out, '\n');
+	}
+	if (d->act) {
+		buf_puts(out, d->act);
+		buf_putc(out, '\n');
+	}
+}
+
+void registry_delivery_free(struct reg_delivery *d)
+{
+	free(d->evt);
+	free(d->act);
+	d->evt = d->act = NULL;
+}
+
+void registry_restore(struct registry *r, int64_t job, const int32_t *pids, uint32_t n,
+		      struct reg_delivery *d)
+{
+	char js[24];
+	registry_job_str(job, js);
+	struct reg_job *j = registry_find_job(r, js);
+	if (j && n >= 1 && n <= REG_MAX_PIDS && (d->evt || d->act)) {
+		int32_t key[REG_MAX_PIDS];
+		uint32_t nkey = make_key(pids, n, key);
+		ssize_t at = find_proc(j, key, nkey);
+		if (at >= 0) {
+			struct reg_proc *p = j->procs[at];
+			if (d->evt && !p->pending_evt) {
+				p->pending_evt = d->evt;
+				d->evt = NULL;
+			}
+			if (d->act && !p->pending_act) {
+				p->pending_act = d->act;
+				d->act = NULL;
+				p->delivered_ns = 0;
+				p->busy_until_ns = 0;
+			}
+			r->stats.restored++;
+		}
+	}
+	registry_delivery_free(d);
+}
+
+static char *wrap_config(struct registry *r, const struct reg_proc *p, const char *config, size_t len)
+{
+	/* Upstream's trace id is a hash of host:pid:seconds; Kineto treats it as
+	 * an opaque string.  FNV-1a of the same text plus a sequence number
+	 * keeps ids unique even for two requests in the same second. */
+	char seed[160];
+	int sn = snprintf(seed, sizeof seed, "%s:%d:%lld:%llu", r->host, (int)p->leaf,
+			  (long long)(clock_wall_ns() / NS_PER_SEC), (unsigned long long)++r->trace_seq);
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < sn && i < (int)sizeof seed; i++) {
+		h ^= (uint8_t)seed[i];
+		h *= 1099511628211ull;
+	}
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "\n    ");
+	buf_append(&b, config, len);
+	buf_printf(&b, "\n    REQUEST_TRACE_ID=%llu", (unsigned long long)h);
+	return buf_detach(&b, NULL);
+}
+
+/* want is sorted: probe it with each of the process's (<= 64) pids, so an
+ * absurdly long pid list costs log(n) per pid, not n. */
+static bool proc_matches(const struct reg_proc *p, const int32_t *want, size_t nwant)
+{
+	for (uint32_t i = 0; i < p->nkey; i++)
+		if (bsearch(&p->key[i], want, nwant, sizeof *want, cmp_i32))
+			return true;
+	return false;
+}
+
+static void push(int32_t **arr, size_t *n, int32_t v)
+{
+	*arr = xrealloc(*arr, (*n + 1) * sizeof **arr);
+	(*arr)[(*n)++] = v;
+}
+
+void registry_trigger(struct registry *r, const char *job, const int32_t *pids, size_t npids,
+		      const char *config, size_t config_len, int type, int64_t limit, int64_t now_ns,
+		      struct reg_trigger *out)
+{
+	(void)now_ns;
+	memset(out, 0, sizeof *out);
+	struct reg_job *j = registry_find_job(r, job);
+	if (!j)
+		return;
+	/* The requested pids as a set (upstream uses std::set). */
+	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
+	if (npids) {
+		memcpy(want, pids, npids * sizeof *want);
+		qsort(want, npids, sizeof *want, cmp_i32);
+	}
+	size_t nw = 0;
+	for (size_t i = 0; i < npids; i++)
+		if (nw == 0 || want[nw - 1] != want[i])
+			want[nw++] = want[i];
+	bool all = nw == 0 || (nw == 1 && want[0] == 0);
+	for (size_t i = 0; i < j->n; i++) {
+		struct reg_proc *p = j->procs[i];
+		if (!all && !proc_matches(p, want, nw))
+			continue;
+		push(&out->matched, &out->nmatched, p->leaf);
+		if ((type & REG_ACTIVITIES) && (int64_t)out->nact < limit) {
+			if (!p->pending_act) {
+				p->pending_act = wrap_config(r, p, config, config_len);
+				push(&out->act_triggered, &out->nact, p->leaf);
+				r->stats.triggered++;
+			} else {
+				out->act_busy++;
+				r->stats.busy++;
+			}
+		}
+		if ((type & REG_EVENTS) && (int64_t)out->nevt < limit) {
+			if (!p->pending_evt) {
+				p->pending_evt = wrap_config(r, p, config, config_len);
+				push(&out->evt_triggered, &out->nevt, p->leaf);
+			} else {
+				out->evt_busy++;
+			}
+		}
+	}
+	free(want);
+}
+
+void registry_trigger_free(struct reg_trigger *t)
+{
+	free(t->matched);
+	free(t->act_triggered);
+	free(t->evt_triggered);
+	memset(t, 0, sizeof *t);
+}
+
+int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
+{
+	char js[24];
+	registry_job_str(job, js);
+	struct reg_job *j = get_job(r, js);
+	struct reg_ctxt *c = NULL;
+	for (size_t i = 0; i < j->nctxt; i++)
+		if (j->ctxt[i].gpu == gpu)
+			c = &j->ctxt[i];
+	if (!c) {
+		j->ctxt = xrealloc(j->ctxt, (j->nctxt + 1) * sizeof *j->ctxt);
+		c = &j->ctxt[j->nctxt++];
+		memset(c, 0, sizeof *c);
+		c->gpu = gpu;
+	}
+	if (c->n == 0 || !bsearch(&pid, c->pids, c->n, sizeof *c->pids, cmp_i32)) {
+		/* Bounded like the main table: a flood of fake pids stops here. */
+		if (c->n < r->max_procs) {
+			size_t at = 0;
+			while (at < c->n && c->pids[at] < pid)
+				at++;
+			c->pids = xrealloc(c->pids, (c->n + 1) * sizeof *c->pids);
+			memmove(c->pids + at + 1, c->pids + at, (c->n - at) * sizeof *c->pids);
+			c->pids[at] = pid;
+			c->n++;
+		}
+	}
+	return (int32_t)c->n;
+}
+
+size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s)
+{
+	size_t removed = 0;
+	for (size_t ji = 0; ji < r->njobs;) {
+		struct reg_job *j = &r->jobs[ji];
+		size_t keep = 0, gone = 0;
+		for (size_t i = 0; i < j->n; i++) {
+			struct reg_proc *p = j->procs[i];
+			/* whole seconds, as upstream: silent for more than max_age_s */
+			if ((now_ns - p->last_seen_ns) / NS_PER_SEC > max_age_s) {
+				log_info("expired process %d (job %s): silent for %llds", (int)p->leaf, j->id,
+					 (long long)((now_ns - p->last_seen_ns) / NS_PER_SEC));
+				proc_free(p);
+				gone++;
+			} else {
+				j->procs[keep++] = p;
+			}
+		}
+		j->n = keep;
+		removed += gone;
+		/* A job emptied by this pass goes, with its ctxt table; a job that
+		 * only ever sent ctxt stays, as upstream. */
+		if (gone && keep == 0)
+			remove_job_at(r, ji);
+		else
+			ji++;
+	}
+	r->nprocs -= removed;
+	r->stats.expired += removed;
+	return removed;
+}
+
+int64_t registry_next_expiry(const struct registry *r, int64_t max_age_s)
+{
+	int64_t best = -1;
+	for (size_t ji = 0; ji < r->njobs; ji++)
+		for (size_t i = 0; i < r->jobs[ji].n; i++) {
+			int64_t t = r->jobs[ji].procs[i]->last_seen_ns + (max_age_s + 1) * NS_PER_SEC;
+			if (best < 0 || t < best)
+				best = t;
+		}
+	return best;
+}
+
+enum reg_state registry_proc_state(const struct reg_proc *p, int64_t now_ns)
+{
+	if (p->pending_act || p->pending_evt)
+		return REG_PENDING;
+	/* Kineto polls without the ACTIVITIES bit while a trace is active or
+	 * pending; right after a delivery (no poll since) we estimate. */
+	if (!(p->last_type & REG_ACTIVITIES))
+		return REG_BUSY;
+	if (p->delivered_ns && p->last_seen_ns == p->delivered_ns && now_ns < p->busy_until_ns)
+		return REG_BUSY;
+	return REG_IDLE;
+}
+
+const char *registry_state_str(enum reg_state s)
+{
+	switch (s) {
+	case REG_IDLE: return "idle";
+	case REG_PENDING: return "pending";
+	case REG_BUSY: return "busy";
+	}
+	return "idle";
+}

@@ -1,0 +1,132 @@
+/*
+ * registry.h - the daemon's table of Kineto (PyTorch) processes, shared by
+ * the IPC endpoint (which registers processes and hands configs over) and
+ * the RPC server (which leaves configs and lists processes).
+ *
+ * Plain data owned by the loop thread: no locks, no I/O, no clock reads
+ * (callers pass "now"), so every rule is unit-testable.  Semantics follow
+ * upstream Dynolog (wire-protocols.md section 4):
+ *   - job id string -> processes keyed by the *set* of pids of their
+ *     ancestry, kept in the set order of section 4.1 (that order decides
+ *     processesMatched and who wins under process_limit);
+ *   - implicit registration on every poll; one-shot delivery of pending
+ *     configs filtered by the poll's type bits (1 EVENTS, 2 ACTIVITIES);
+ *   - matching by job id, any ancestor pid, trace-all for [] / [0], limit;
+ *     a second request while one is undelivered counts as busy and the old
+ *     config wins;
+ *   - stored config = "\n    " + config + "\n    REQUEST_TRACE_ID=<id>";
+ *   - stale expiry by last poll time; ctxt pid sets per (job, gpu) are
+ *     dropped with their job.
+ * Beyond upstream: a delivery whose reply could not be sent can be put back
+ * (registry_restore), so a config is never lost to a full socket, and the
+ * number of processes is capped so a local flood cannot exhaust memory.
+ */
+#ifndef DYNO_REGISTRY_H
+#define DYNO_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+
+enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
+#define REG_MAX_PIDS 64 /* longest ancestry accepted (Kineto sends <= 11) */
+
+struct reg_proc {
+	int32_t leaf;            /* pids[0] of the first poll */
+	int32_t *ancestry;       /* as received, leaf first */
+	uint32_t nanc;
+	int32_t *key;            /* ascending, duplicates removed: the identity */
+	uint32_t nkey;
+	char *pending_evt;       /* NUL-terminated, NULL when none */
+	char *pending_act;
+	int64_t first_seen_ns;   /* monotonic */
+	int64_t last_seen_ns;    /* monotonic, last poll */
+	int32_t last_type;       /* type bits of the last poll */
+	int64_t delivered_ns;    /* monotonic time of the last activity delivery, 0: never */
+	int64_t busy_until_ns;   /* estimated end of the delivered trace window */
+};
+
+struct reg_ctxt {
+	int32_t gpu;
+	int32_t *pids; /* ascending */
+	size_t n;
+};
+
+struct reg_job {
+	char id[24];             /* decimal job id */
+	struct reg_proc **procs; /* ascending by key */
+	size_t n, cap;
+	struct reg_ctxt *ctxt;
+	size_t nctxt;
+};
+
+struct reg_stats {
+	uint64_t registered, expired, delivered, restored, refused_full, triggered, busy;
+};
+
+struct registry {
+	struct reg_job *jobs; /* unordered; few per host */
+	size_t njobs;
+	size_t nprocs, max_procs;
+	uint64_t trace_seq;
+	char host[64];
+	struct reg_stats stats;
+};
+
+/* What one poll takes away: malloc'ed texts or NULL. */
+struct reg_delivery {
+	char *evt;
+	char *act;
+};
+
+struct reg_trigger {
+	int32_t *matched, *act_triggered, *evt_triggered;
+	size_t nmatched, nact, nevt;
+	int act_busy, evt_busy;
+};
+
+enum reg_state { REG_IDLE, REG_PENDING, REG_BUSY };
+
+void registry_init(struct registry *r, size_t max_procs);
+void registry_free(struct registry *r);
+
+/* Job id as upstream renders it: decimal of the integer. */
+void registry_job_str(int64_t job, char out[24]);
+struct reg_job *registry_find_job(struct registry *r, const char *job);
+
+/* A `req` poll: register or refresh (job, pids[0..n)) and take the pending
+ * configs selected by type.  Returns 1 when the process is new, 0 when
+ * known, -1 when refused (n out of range, or the table is full). */
+int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t n, int32_t type,
+		  int64_t now_ns, struct reg_delivery *d);
+/* The reply text of a delivery: each present config followed by "\n". */
+void registry_delivery_text(const struct reg_delivery *d, struct buf *out);
+/* The reply could not be sent: give the configs back to the process (unless
+ * a newer one is pending or the process is gone).  Frees d's texts. */
+void registry_restore(struct registry *r, int64_t job, const int32_t *pids, uint32_t n,
+		      struct reg_delivery *d);
+void registry_delivery_free(struct reg_delivery *d);
+
+/* setKinetOnDemandRequest: leave config for the matching processes of job.
+ * pids [] or [0] = every process of the job.  type: REG_ACTIVITIES and/or
+ * REG_EVENTS.  Result arrays are malloc'ed; free with registry_trigger_free. */
+void registry_trigger(struct registry *r, const char *job, const int32_t *pids, size_t npids,
+		      const char *config, size_t config_len, int type, int64_t limit, int64_t now_ns,
+		      struct reg_trigger *out);
+void registry_trigger_free(struct reg_trigger *t);
+
+/* `ctxt`: add pid to (job, gpu) and return the set's size. */
+int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid);
+
+/* Remove processes whose last poll is more than max_age_s whole seconds
+ * ago (upstream: 60), and jobs left empty.  Returns how many processes. */
+size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s);
+/* Monotonic time at which the next process would expire, -1 when empty. */
+int64_t registry_next_expiry(const struct registry *r, int64_t max_age_s);
+
+enum reg_state registry_proc_state(const struct reg_proc *p, int64_t now_ns);
+const char *registry_state_str(enum reg_state s);
+
+#endif

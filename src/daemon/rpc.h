@@ -1,0 +1,56 @@
+/*
+ * rpc.h - the daemon's TCP RPC server (upstream dyno framing) on the event
+ * loop.
+ *
+ * Transport only: listen (dual-stack by default, or --rpc_bind), accept
+ * non-blocking, refuse peers outside the allow-list, read one int32-framed
+ * JSON request per connection with a size cap and a deadline, check the
+ * optional shared token, dispatch on "fn" through a table of handlers,
+ * write the answer without blocking, close.  Up to max_conns connections
+ * are served at once; a slow or silent client only ever holds its own slot
+ * until its deadline.  Upstream's error rules: bad length, bad JSON, no
+ * "fn" or an unknown "fn" close the connection without an answer (counted).
+ *
+ * Handlers (the upstream functions, getProcesses, and other modules'
+ * extensions such as the telemetry getMetrics) plug in with
+ * rpc_register_fn; registering a name again replaces the handler, so a
+ * module can also take over getStatus or the DCGM functions.
+ */
+#ifndef DYNO_RPC_H
+#define DYNO_RPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/loop.h"
+
+/* Write the compact JSON answer into resp and return true, or return false
+ * for "no answer" (the connection is closed silently, as upstream). */
+typedef bool (*rpc_fn)(const struct json_value *req, struct buf *resp, void *ud);
+
+struct rpc_opts {
+	const char *bind;        /* NULL/"": "::" dual-stack */
+	int port;                /* 0: kernel picks */
+	const char *allow;       /* CIDR list; NULL/"": everyone */
+	const char *token;       /* NULL: no token required */
+	uint32_t max_frame;      /* default 1 MiB */
+	int timeout_ms;          /* per connection, default 5000 */
+	int max_conns;           /* default 256 */
+};
+
+struct rpc_stats {
+	uint64_t accepted, refused_peer, requests, answered, silent, bad_frame, too_big, bad_json,
+		unknown_fn, unauthorized, timeouts, write_failed;
+};
+
+struct rpc_server;
+
+struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct buf *err);
+void rpc_stop(struct rpc_server *s);
+int rpc_port(const struct rpc_server *s);
+void rpc_register_fn(struct rpc_server *s, const char *name, rpc_fn fn, void *ud);
+const struct rpc_stats *rpc_get_stats(const struct rpc_server *s);
+
+#endif

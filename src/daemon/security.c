@@ -1,0 +1,154 @@
+/* security.c - see security.h. */
+#include "security.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+bool sec_load_token(const char *path, char **token, struct buf *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		buf_printf(err, "cannot open token file %s: %s", path, strerror(errno));
+		return false;
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0044))
+		log_warn("token file %s is readable by other users (mode %03o)", path, st.st_mode & 0777);
+	char tmp[1100];
+	ssize_t n = read(fd, tmp, sizeof tmp);
+	close(fd);
+	if (n < 0) {
+		buf_printf(err, "cannot read token file %s: %s", path, strerror(errno));
+		return false;
+	}
+	while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == '\r' || tmp[n - 1] == ' ' || tmp[n - 1] == '\t'))
+		n--;
+	if (n < 8 || n > 1024 || memchr(tmp, 0, (size_t)n)) {
+		buf_printf(err, "token in %s must be 8 to 1024 bytes of text", path);
+		return false;
+	}
+	*token = xstrndup(tmp, (size_t)n);
+	return true;
+}
+
+bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn)
+{
+	/* Time depends only on the expected length, not on where bytes differ. */
+	unsigned char d = an != bn;
+	for (size_t i = 0; i < bn; i++)
+		d |= (unsigned char)(b[i] ^ (i < an ? a[i] : 0));
+	return d == 0;
+}
+
+bool path_policy_parse(struct path_policy *p, const char *spec, struct buf *err)
+{
+	memset(p, 0, sizeof *p);
+	const char *s = spec ? spec : "";
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		if (n) {
+			if (s[0] != '/' || memmem(s, n, "..", 2)) {
+				buf_printf(err, "trace path prefix '%.*s' must be absolute and without '..'", (int)n, s);
+				path_policy_free(p);
+				return false;
+			}
+			struct buf b = BUF_INIT;
+			buf_append(&b, s, n);
+			if (s[n - 1] != '/')
+				buf_putc(&b, '/');
+			p->prefixes = xrealloc(p->prefixes, (p->n + 1) * sizeof *p->prefixes);
+			p->prefixes[p->n++] = buf_detach(&b, NULL);
+		}
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return true;
+}
+
+void path_policy_free(struct path_policy *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->prefixes[i]);
+	free(p->prefixes);
+	memset(p, 0, sizeof *p);
+}
+
+static bool path_ok(const struct path_policy *p, const char *path, size_t n, struct buf *why)
+{
+	if (n == 0 || path[0] != '/') {
+		buf_printf(why, "trace path '%.*s' is not absolute", (int)n, path);
+		return false;
+	}
+	if (memmem(path, n, "..", 2)) {
+		buf_printf(why, "trace path '%.*s' contains '..'", (int)n, path);
+		return false;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		size_t pl = strlen(p->prefixes[i]);
+		if (n > pl && memcmp(path, p->prefixes[i], pl) == 0)
+			return true;
+	}
+	buf_printf(why, "trace path '%.*s' is outside the allowed prefixes (", (int)n, path);
+	for (size_t i = 0; i < p->n; i++)
+		buf_printf(why, "%s%s", i ? ", " : "", p->prefixes[i]);
+	buf_puts(why, ")");
+	return false;
+}
+
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+
+bool path_policy_check(const struct path_policy *p, const char *config, size_t len, struct buf *why)
+{
+	if (!p || p->n == 0)
+		return true;
+	bool seen = false, memory = false;
+	const char *s = config, *end = config + len;
+	while (s < end) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+		const char *le = eol ? eol : end;
+		const char *hash = memchr(s, '#', (size_t)(le - s));
+		if (hash)
+			le = hash;
+		const char *eq = memchr(s, '=', (size_t)(le - s));
+		if (eq) {
+			const char *k = s, *ke = eq, *v = eq + 1, *ve = le;
+			while (k < ke && is_ws(*k))
+				k++;
+			while (ke > k && is_ws(ke[-1]))
+				ke--;
+			while (v < ve && is_ws(*v))
+				v++;
+			while (ve > v && is_ws(ve[-1]))
+				ve--;
+			size_t kn = (size_t)(ke - k);
+			if (kn == 19 && memcmp(k, "ACTIVITIES_LOG_FILE", 19) == 0) {
+				if (memchr(v, '=', (size_t)(ve - v))) {
+					buf_printf(why, "ACTIVITIES_LOG_FILE value contains '='");
+					return false;
+				}
+				if (!path_ok(p, v, (size_t)(ve - v), why))
+					return false;
+				seen = true;
+			} else if (kn == 14 && memcmp(k, "PROFILE_MEMORY", 14) == 0) {
+				memory = (ve - v == 4 && strncasecmp(v, "true", 4) == 0) ||
+					 (ve - v == 1 && (*v == '1' || *v == 't' || *v == 'T' || *v == 'y' || *v == 'Y')) ||
+					 (ve - v == 3 && strncasecmp(v, "yes", 3) == 0);
+			}
+		}
+		s = eol ? eol + 1 : end;
+	}
+	/* Where Kineto writes when the config names no file, or when
+	 * PROFILE_MEMORY resets the path. */
+	if (!seen && !path_ok(p, "/tmp/libkineto_activities_0.json", 32, why))
+		return false;
+	if (memory && !path_ok(p, "/tmp/memory_snapshot_0.pickle", 29, why))
+		return false;
+	return true;
+}

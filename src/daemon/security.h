@@ -1,0 +1,42 @@
+/*
+ * security.h - the daemon's protections beyond upstream for on-demand
+ * tracing (threat model: docs/security.md).
+ *
+ * - Shared token: --rpc_token_file holds a secret; when set, every RPC
+ *   request must carry it as the string member "token" of its JSON object.
+ *   Compared in constant time.
+ * - Trace-path policy: --trace_path_prefixes lists the directories a
+ *   setKinetOnDemandRequest may make a traced process write into.  The
+ *   config text is read with Kineto's own line rules, every
+ *   ACTIVITIES_LOG_FILE line is checked (Kineto keeps the last good one),
+ *   the default path Kineto uses when none is given is checked too, and
+ *   ".." anywhere, relative paths and values Kineto would mis-parse are
+ *   refused.  Refusals carry a one-line reason for the caller.
+ * Network allow-lists and --rpc_bind live in core/net.h and rpc.c.
+ */
+#ifndef DYNO_SECURITY_H
+#define DYNO_SECURITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/buf.h"
+
+/* Read the token (trailing whitespace stripped, must be 8..1024 bytes). */
+bool sec_load_token(const char *path, char **token, struct buf *err);
+/* Constant-time equality of two byte strings. */
+bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn);
+
+struct path_policy {
+	char **prefixes; /* each absolute and ending in '/' */
+	size_t n;
+};
+
+/* "/tmp/,/data/traces" -> prefixes ('/' appended when missing).  An empty
+ * spec means no policy (upstream behaviour: any path). */
+bool path_policy_parse(struct path_policy *p, const char *spec, struct buf *err);
+void path_policy_free(struct path_policy *p);
+/* True when the config may be delivered; otherwise why gets the reason. */
+bool path_policy_check(const struct path_policy *p, const char *config, size_t len, struct buf *why);
+
+#endif

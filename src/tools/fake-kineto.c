@@ -1,0 +1,620 @@
+/*
+ * fake-kineto.c - a stand-in for a PyTorch process started with
+ * KINETO_USE_DAEMON=1, for tests and demos on machines without a GPU.
+ *
+ * It speaks the Kineto side of the IPC fabric as wire-protocols.md 3.4
+ * describes: endpoint "dynoconfigclient<uuid4>" (abstract, or under
+ * $KINETO_IPC_SOCKET_DIR), pid ancestry from /proc (self + up to 10
+ * ancestors, pid 1 left out), job id from $SLURM_JOB_ID, a `req` poll right
+ * at start and then every --poll_interval_ms (Kineto: 5 s) with type 2
+ * when idle and 0 while a trace is pending or running (--legacy: 3 and 1),
+ * send retries on EAGAIN/ECONNREFUSED (10 ms doubling, 10 times), and nine
+ * 10 ms receive attempts after each send; the first datagram received is
+ * the answer, whatever it is, as in Kineto.
+ *
+ * A non-empty answer is parsed with Kineto's line rules (section 5.1) and
+ * "traced": after the warm-up it waits ACTIVITIES_DURATION_MSECS (or until
+ * PROFILE_START_TIME + duration) and writes a Kineto-format Chrome trace
+ * (CPU ops, runtime launches, GPU kernels with correlations and flows,
+ * ProfilerStep annotations, trace_id) to the path Kineto would use:
+ * `_<pid>` inserted before ".pt.trace.json" or ".json" (section 5.5),
+ * written to "<path>.tmp" and renamed.  --restrict_paths applies newer
+ * Kineto's /tmp/ (or $KINETO_ONDEMAND_TRACE_DIR) rule.
+ *
+ * Each event is printed on stdout ("registered", "config", "trace <path>")
+ * so tests can follow along.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/args.h"
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/json.h"
+#include "daemon/ipc_wire.h"
+
+static volatile sig_atomic_t stop;
+static void on_signal(int s) { (void)s, stop = 1; }
+
+static void sleep_ms(int64_t ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop)
+		;
+}
+
+/* Parent of pid from /proc/<pid>/stat (field 4, after the last ')'). */
+static int parent_of(int pid)
+{
+	char path[64], tmp[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, tmp, sizeof tmp - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	tmp[n] = 0;
+	char *rp = strrchr(tmp, ')');
+	int ppid;
+	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+static int ancestry(int32_t *pids, int max)
+{
+	int n = 0, cur = getpid();
+	pids[n++] = cur;
+	while (cur > 1 && n < max) {
+		int pp = parent_of(cur);
+		if (pp <= 1)
+			break;
+		pids[n++] = pp;
+		cur = pp;
+	}
+	return n;
+}
+
+static void uuid4(char out[37])
+{
+	uint8_t b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		uint64_t x = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32);
+		for (int i = 0; i < 16; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+			b[i] = (uint8_t)(x >> 56);
+	}
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+struct client {
+	int fd;
+	struct sockaddr_un daemon;
+	socklen_t daemon_len;
+	uint8_t rx[IPC_MAX_DGRAM];
+};
+
+/* Kineto's send policy: retry EAGAIN/ECONNREFUSED 10 times, 10 ms doubling. */
+static bool send_dgram(struct client *c, const struct buf *msg)
+{
+	int64_t wait = 10;
+	for (int attempt = 0; attempt <= 10 && !stop; attempt++) {
+		ssize_t w = sendto(c->fd, msg->data, msg->len, MSG_DONTWAIT, (struct sockaddr *)&c->daemon,
+				   c->daemon_len);
+		if (w == (ssize_t)msg->len)
+			return true;
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNREFUSED)
+			return false;
+		sleep_ms(wait);
+		wait *= 2;
+	}
+	return false;
+}
+
+/* Nine non-blocking receive attempts, 10 ms apart; -1 when nothing came. */
+static ssize_t recv_reply(struct client *c)
+{
+	for (int i = 0; i < 9; i++) {
+		ssize_t r = recv(c->fd, c->rx, sizeof c->rx, MSG_DONTWAIT);
+		if (r >= 0)
+			return r;
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+struct kcfg {
+	char log_file[4096];
+	int64_t duration_ms, start_time_ms, iterations;
+	char trace_id[128];
+	bool memory;
+};
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\n')
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+/* Kineto's rules (5.1): '#' comment, skip blank lines, split on every '=',
+ * exactly two pieces; stop at the first bad line but keep what was read. */
+static void parse_config(const char *text, size_t len, struct kcfg *k, int pid)
+{
+	memset(k, 0, sizeof *k);
+	snprintf(k->log_file, sizeof k->log_file, "/tmp/libkineto_activities_%d.json", pid);
+	k->duration_ms = 500;
+	char *copy = xstrndup(text, len), *save = NULL;
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *h = strchr(line, '#');
+		if (h)
+			*h = 0;
+		char *l = trim(line);
+		if (!*l)
+			continue;
+		char *eq = strchr(l, '=');
+		if (!eq || strchr(eq + 1, '=')) {
+			printf("config error: bad line '%s'\n", l);
+			break;
+		}
+		*eq = 0;
+		char *key = trim(l), *val = trim(eq + 1);
+		char *end;
+		long long v = strtoll(val, &end, 10);
+		bool num = *val && !*end && v >= 0;
+		if (!strcmp(key, "ACTIVITIES_LOG_FILE"))
+			snprintf(k->log_file, sizeof k->log_file, "%s", val);
+		else if (!strcmp(key, "ACTIVITIES_DURATION_MSECS") && num)
+			k->duration_ms = v;
+		else if (!strcmp(key, "ACTIVITIES_DURATION_SECS") && num)
+			k->duration_ms = v * 1000;
+		else if (!strcmp(key, "PROFILE_START_TIME") && num)
+			k->start_time_ms = v;
+		else if (!strcmp(key, "ACTIVITIES_ITERATIONS") && num)
+			k->iterations = v;
+		else if (!strcmp(key, "REQUEST_TRACE_ID"))
+			snprintf(k->trace_id, sizeof k->trace_id, "%s", val);
+		else if (!strcmp(key, "PROFILE_MEMORY"))
+			k->memory = !strcasecmp(val, "true") || !strcmp(val, "1") || !strcasecmp(val, "yes") ||
+				    !strcasecmp(val, "t") || !strcasecmp(val, "y");
+	}
+	free(copy);
+}
+
+/* Section 5.5: first ".pt.trace.json" -> "_<pid>.pt.trace.json", else the
+ * first ".json" -> "_<pid>.json", else unchanged. */
+static void output_path(const char *in, int pid, bool restrict_paths, struct buf *out)
+{
+	if (restrict_paths) {
+		const char *dir = getenv("KINETO_ONDEMAND_TRACE_DIR");
+		bool ok = strncmp(in, "/tmp/", 5) == 0;
+		if (dir && *dir && strncmp(in, dir, strlen(dir)) == 0 && in[strlen(dir)] == '/')
+			ok = true;
+		if (!ok || strstr(in, "..")) {
+			printf("warning: on-demand trace path '%s' not allowed, using the default\n", in);
+			buf_printf(out, "/tmp/libkineto_activities_%d.json", pid);
+			return;
+		}
+	}
+	const char *m = strstr(in, ".pt.trace.json");
+	if (!m)
+		m = strstr(in, ".json");
+	if (!m) {
+		buf_puts(out, in);
+		return;
+	}
+	buf_append(out, in, (size_t)(m - in));
+	buf_printf(out, "_%d", pid);
+	buf_puts(out, m);
+}
+
+static void x_event(struct jw *w, const char *cat, const char *name, int64_t pid, int64_t tid, double ts_us,
+		    double dur_us)
+{
+	jw_obj_begin(w);
+	jw_key(w, "ph");
+	jw_str(w, "X");
+	jw_key(w, "cat");
+	jw_str(w, cat);
+	jw_key(w, "name");
+	jw_str(w, name);
+	jw_key(w, "pid");
+	jw_i64(w, pid);
+	jw_key(w, "tid");
+	jw_i64(w, tid);
+	jw_key(w, "ts");
+	jw_f64(w, ts_us);
+	jw_key(w, "dur");
+	jw_f64(w, dur_us);
+}
+
+static void flow(struct jw *w, const char *ph, int64_t id, int64_t pid, int64_t tid, double ts)
+{
+	jw_obj_begin(w);
+	jw_key(w, "ph");
+	jw_str(w, ph);
+	jw_key(w, "id");
+	jw_i64(w, id);
+	jw_key(w, "pid");
+	jw_i64(w, pid);
+	jw_key(w, "tid");
+	jw_i64(w, tid);
+	jw_key(w, "ts");
+	jw_f64(w, ts);
+	jw_key(w, "cat");
+	jw_str(w, "ac2g");
+	jw_key(w, "name");
+	jw_str(w, "ac2g");
+	if (ph[0] == 'f') {
+		jw_key(w, "bp");
+		jw_str(w, "e");
+	}
+	jw_obj_end(w);
+}
+
+static void meta(struct jw *w, const char *name, int64_t pid, int64_t tid, const char *key, const char *sval,
+		 int64_t ival)
+{
+	jw_obj_begin(w);
+	jw_key(w, "name");
+	jw_str(w, name);
+	jw_key(w, "ph");
+	jw_str(w, "M");
+	jw_key(w, "pid");
+	jw_i64(w, pid);
+	jw_key(w, "tid");
+	jw_i64(w, tid);
+	jw_key(w, "args");
+	jw_obj_begin(w);
+	jw_key(w, key);
+	if (sval)
+		jw_str(w, sval);
+	else
+		jw_i64(w, ival);
+	jw_obj_end(w);
+	jw_obj_end(w);
+}
+
+static int envint(const char *name, int dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : dflt;
+}
+
+/* A small but complete Kineto trace of the window [start, end) in us. */
+static bool write_trace(const char *path, const struct kcfg *k, double start_us, double end_us, int pid)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	jw_init(&w, &b);
+	int rank = envint("RANK", 0), world = envint("WORLD_SIZE", 1);
+	jw_obj_begin(&w);
+	jw_key(&w, "schemaVersion");
+	jw_i64(&w, 1);
+	jw_key(&w, "deviceProperties");
+	jw_arr_begin(&w);
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_i64(&w, 0);
+	jw_key(&w, "name");
+	jw_str(&w, "fake-kineto simulated GPU");
+	jw_key(&w, "totalGlobalMem");
+	jw_i64(&w, 85899345920ll);
+	jw_key(&w, "computeMajor");
+	jw_i64(&w, 9);
+	jw_key(&w, "computeMinor");
+	jw_i64(&w, 0);
+	jw_key(&w, "numSms");
+	jw_i64(&w, 132);
+	jw_obj_end(&w);
+	jw_arr_end(&w);
+	jw_key(&w, "distributedInfo");
+	jw_obj_begin(&w);
+	jw_key(&w, "backend");
+	jw_str(&w, "nccl");
+	jw_key(&w, "rank");
+	jw_i64(&w, rank);
+	jw_key(&w, "world_size");
+	jw_i64(&w, world);
+	jw_obj_end(&w);
+	jw_key(&w, "trace_id");
+	jw_str(&w, k->trace_id);
+	jw_key(&w, "displayTimeUnit");
+	jw_str(&w, "ms");
+	jw_key(&w, "baseTimeNanoseconds");
+	jw_i64(&w, (int64_t)(start_us * 1000.0));
+	jw_key(&w, "traceEvents");
+	jw_arr_begin(&w);
+	/* One "training step" every 20 ms: forward matmul + relu, an NCCL
+	 * all-reduce on a second stream, each launched from the CPU. */
+	double step_us = 20000;
+	int64_t corr = 1;
+	int step = 0;
+	for (double t = start_us; t + step_us <= end_us || step == 0; t += step_us, step++) {
+		char sname[64];
+		snprintf(sname, sizeof sname, "ProfilerStep#%d", step);
+		x_event(&w, "user_annotation", sname, pid, pid, t, step_us - 100);
+		jw_key(&w, "args");
+		jw_obj_begin(&w);
+		jw_key(&w, "External id");
+		jw_i64(&w, corr);
+		jw_obj_end(&w);
+		jw_obj_end(&w);
+		static const char *ops[] = {"aten::mm", "aten::relu", "c10d::allreduce_"};
+		static const char *kernels[] = {"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64",
+						("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+						 "namespace)::launch_clamp_scalar(at::TensorIteratorBase&)>"),
+						"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"};
+		static const double kdur[] = {6000, 800, 4000};
+		double cpu = t + 50, gpu = t + 200;
+		for (int i = 0; i < 3; i++, corr++) {
+			int stream = i == 2 ? 13 : 7;
+			x_event(&w, "cpu_op", ops[i], pid, pid, cpu, 40);
+			jw_key(&w, "args");
+			jw_obj_begin(&w);
+			jw_key(&w, "External id");
+			jw_i64(&w, corr);
+			jw_key(&w, "Record function id");
+			jw_i64(&w, 0);
+			jw_obj_end(&w);
+			jw_obj_end(&w);
+			x_event(&w, "cuda_runtime", "cudaLaunchKernel", pid, pid, cpu + 10, 8);
+			jw_key(&w, "args");
+			jw_obj_begin(&w);
+			jw_key(&w, "External id");
+			jw_i64(&w, corr);
+			jw_key(&w, "cbid");
+			jw_i64(&w, 211);
+			jw_key(&w, "correlation");
+			jw_i64(&w, corr);
+			jw_obj_end(&w);
+			jw_obj_end(&w);
+			flow(&w, "s", corr, pid, pid, cpu + 10);
+			if (i == 2)
+				gpu += 100;
+			x_event(&w, "kernel", kernels[i], 0, stream, gpu, kdur[i]);
+			jw_key(&w, "args");
+			jw_obj_begin(&w);
+			jw_key(&w, "External id");
+			jw_i64(&w, corr);
+			jw_key(&w, "queued");
+			jw_i64(&w, 0);
+			jw_key(&w, "device");
+			jw_i64(&w, 0);
+			jw_key(&w, "context");
+			jw_i64(&w, 1);
+			jw_key(&w, "stream");
+			jw_i64(&w, stream);
+			jw_key(&w, "correlation");
+			jw_i64(&w, corr);
+			jw_key(&w, "grid");
+			jw_arr_begin(&w);
+			jw_i64(&w, 132);
+			jw_i64(&w, 1);
+			jw_i64(&w, 1);
+			jw_arr_end(&w);
+			jw_key(&w, "block");
+			jw_arr_begin(&w);
+			jw_i64(&w, 256);
+			jw_i64(&w, 1);
+			jw_i64(&w, 1);
+			jw_arr_end(&w);
+			jw_obj_end(&w);
+			jw_obj_end(&w);
+			flow(&w, "f", corr, 0, stream, gpu);
+			cpu += 60;
+			gpu += kdur[i] + 20;
+		}
+	}
+	char pname[64];
+	snprintf(pname, sizeof pname, "python3 (fake-kineto %d)", pid);
+	meta(&w, "process_name", pid, 0, "name", pname, 0);
+	meta(&w, "process_name", 0, 0, "name", "GPU 0", 0);
+	meta(&w, "thread_name", 0, 7, "name", "stream 7 ", 0);
+	meta(&w, "thread_name", 0, 13, "name", "stream 13 ", 0);
+	char tname[64];
+	snprintf(tname, sizeof tname, "thread %d (python3)", pid);
+	meta(&w, "thread_name", pid, pid, "name", tname, 0);
+	jw_arr_end(&w);
+	jw_key(&w, "traceName");
+	jw_str(&w, path);
+	jw_obj_end(&w);
+	buf_putc(&b, '\n');
+
+	struct buf tmp = BUF_INIT;
+	buf_printf(&tmp, "%s.tmp", path);
+	bool ok = false;
+	int fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		ok = write(fd, b.data, b.len) == (ssize_t)b.len;
+		ok = close(fd) == 0 && ok;
+		if (ok) {
+			unlink(path);
+			ok = rename(tmp.data, path) == 0;
+		}
+	}
+	if (!ok)
+		printf("error: cannot write trace %s: %s\n", path, strerror(errno));
+	buf_free(&tmp);
+	buf_free(&b);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	const char *daemon_name = IPC_DAEMON_NAME, *job_s = NULL;
+	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1;
+	bool legacy = false, restrict_paths = false;
+	const struct arg_opt opts[] = {
+		{"daemon_name", 0, ARG_STRING, &daemon_name, "NAME", "daemon endpoint name", 0, 0, NULL},
+		{"job_id", 0, ARG_STRING, &job_s, "N", "job id (default: $SLURM_JOB_ID, else 0)", 0, 0, NULL},
+		{"poll_interval_ms", 0, ARG_INT, &interval_ms, "MS", "poll period (Kineto: 5000)", 1, 3600000, NULL},
+		{"run_s", 0, ARG_INT, &run_s, "S", "exit after this long (0: until SIGTERM)", 0, 86400, NULL},
+		{"exit_after_traces", 0, ARG_INT, &max_traces, "N", "exit after writing N traces", 0, 1000000, NULL},
+		{"warmup_ms", 0, ARG_INT, &warmup_ms, "MS",
+		 "delay between receiving a config and tracing when PROFILE_START_TIME=0 (Kineto: ~7000)", 0,
+		 600000, NULL},
+		{"ctxt_gpu", 0, ARG_INT, &ctxt_gpu, "GPU", "send one legacy ctxt message for this GPU at start", -1,
+		 1024, NULL},
+		{"legacy", 0, ARG_BOOL, &legacy, NULL, "old Kineto poll types: 3 idle, 1 busy", 0, 0, NULL},
+		{"restrict_paths", 0, ARG_BOOL, &restrict_paths, NULL,
+		 "newer Kineto: trace paths only under /tmp/ or $KINETO_ONDEMAND_TRACE_DIR", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct args a;
+	int rc = args_parse(opts, argc - 1, argv + 1, &a);
+	if (rc == ARGS_HELP) {
+		args_help(stdout, "fake-kineto [options]",
+			  "Poll the dynolog daemon like a PyTorch process with KINETO_USE_DAEMON=1 and write a "
+			  "Kineto trace when asked.",
+			  opts);
+		args_free(&a);
+		return 0;
+	}
+	if (rc != ARGS_OK) {
+		fprintf(stderr, "fake-kineto: %s\n", a.error.data);
+		args_free(&a);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	if (!job_s)
+		job_s = getenv("SLURM_JOB_ID");
+	int64_t job = job_s ? strtoll(job_s, NULL, 10) : 0; /* numeric prefix, as Kineto */
+	int pid = getpid();
+	int32_t pids[11];
+	int npids = ancestry(pids, 11);
+
+	static struct client c;
+	char uuid[37], name[64];
+	uuid4(uuid);
+	snprintf(name, sizeof name, "dynoconfigclient%s", uuid);
+	const char *dir = ipc_env_dir();
+	struct buf err = BUF_INIT;
+	c.fd = ipc_bind(name, dir, &err);
+	if (c.fd < 0 || !ipc_addr(daemon_name, dir, &c.daemon, &c.daemon_len, &err)) {
+		fprintf(stderr, "fake-kineto: %s\n", err.data);
+		buf_free(&err);
+		args_free(&a);
+		return 1;
+	}
+	buf_free(&err);
+	printf("fake-kineto %d: job %lld, ancestry", pid, (long long)job);
+	for (int i = 0; i < npids; i++)
+		printf(" %d", (int)pids[i]);
+	printf(", endpoint %s\n", name);
+
+	struct buf msg = BUF_INIT;
+	if (ctxt_gpu >= 0) {
+		ipc_encode_ctxt(&msg, (int32_t)ctxt_gpu, pid, job);
+		if (send_dgram(&c, &msg)) {
+			ssize_t r = recv_reply(&c);
+			int32_t count = -1;
+			if (r >= IPC_HDR_LEN + 4)
+				memcpy(&count, c.rx + IPC_HDR_LEN, 4);
+			printf("ctxt gpu %lld: count %d\n", (long long)ctxt_gpu, (int)count);
+		}
+	}
+
+	int64_t t0 = clock_mono_ns(), next_poll = t0, traces = 0;
+	bool tracing = false, registered = false;
+	int64_t trace_start_wall_us = 0, trace_end_mono = 0;
+	struct kcfg k;
+	while (!stop) {
+		int64_t now = clock_mono_ns();
+		if (run_s && now - t0 >= run_s * NS_PER_SEC)
+			break;
+		if (tracing && now >= trace_end_mono) {
+			struct buf path = BUF_INIT;
+			output_path(k.log_file, pid, restrict_paths, &path);
+			double end_us = (double)(clock_wall_ns() / 1000);
+			if (k.memory)
+				printf("memory snapshot mode is not simulated; no trace written\n");
+			else if (write_trace(path.data, &k, (double)trace_start_wall_us, end_us, pid))
+				printf("trace %s\n", path.data);
+			buf_free(&path);
+			tracing = false;
+			traces++;
+			if (max_traces && traces >= max_traces)
+				break;
+			continue;
+		}
+		if (now >= next_poll) {
+			int32_t type = tracing ? (legacy ? 1 : 0) : (legacy ? 3 : 2);
+			buf_reset(&msg);
+			ipc_encode_req(&msg, type, job, pids, npids);
+			next_poll = now + interval_ms * NS_PER_MS;
+			if (!send_dgram(&c, &msg)) {
+				printf("poll failed: daemon unreachable\n");
+				continue;
+			}
+			ssize_t r = recv_reply(&c);
+			if (r < 0)
+				continue; /* a late answer is taken by the next poll, as Kineto */
+			if (!registered) {
+				printf("registered\n");
+				registered = true;
+			}
+			uint64_t size = 0;
+			if (r >= IPC_HDR_LEN)
+				memcpy(&size, c.rx, 8);
+			if (r < IPC_HDR_LEN || size == 0 || size > (uint64_t)r - IPC_HDR_LEN)
+				continue;
+			if (tracing) {
+				printf("config ignored: profiler busy\n");
+				continue;
+			}
+			parse_config((const char *)c.rx + IPC_HDR_LEN, (size_t)size, &k, pid);
+			printf("config %llu bytes: log_file=%s duration_ms=%lld trace_id=%s\n", (unsigned long long)size,
+			       k.log_file, (long long)k.duration_ms, k.trace_id);
+			int64_t wall_ms = clock_wall_ns() / NS_PER_MS;
+			int64_t start_ms = k.start_time_ms > 0 ? k.start_time_ms : wall_ms + warmup_ms;
+			if (start_ms < wall_ms)
+				start_ms = wall_ms;
+			int64_t dur = k.iterations > 0 ? k.iterations * 20 : k.duration_ms;
+			trace_start_wall_us = start_ms * 1000;
+			trace_end_mono = now + (start_ms - wall_ms + dur) * NS_PER_MS;
+			tracing = true;
+			continue;
+		}
+		int64_t until = next_poll;
+		if (tracing && trace_end_mono < until)
+			until = trace_end_mono;
+		if (run_s && t0 + run_s * NS_PER_SEC < until)
+			until = t0 + run_s * NS_PER_SEC;
+		sleep_ms((until - now + NS_PER_MS - 1) / NS_PER_MS);
+	}
+	buf_free(&msg);
+	if (dir) {
+		/* Kineto leaves its socket file behind; we tidy up. */
+		struct sockaddr_un me;
+		socklen_t ml;
+		struct buf e2 = BUF_INIT;
+		if (ipc_addr(name, dir, &me, &ml, &e2))
+			unlink(me.sun_path);
+		buf_free(&e2);
+	}
+	close(c.fd);
+	args_free(&a);
+	return 0;
+}

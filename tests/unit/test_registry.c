@@ -1,0 +1,366 @@
+/*
+ * test_registry.c - the Kineto process registry: registration, set order,
+ * matching by job id / ancestor pid / trace-all, process_limit, one-shot
+ * delivery by type bits, busy, the delivered text, restore, expiry, ctxt,
+ * capacity, and the getProcesses states (wire-protocols.md section 4 and
+ * conformance items 10-13).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "daemon/registry.h"
+#include "test.h"
+
+#define S NS_PER_SEC
+
+/* The registry logs every registration at info level; keep tests quiet
+ * (each test runs in its own child, so this stays local to it). */
+static void quiet(void) { log_set_level(LOG_LEVEL_ERROR); }
+
+static struct reg_proc *only_proc(struct registry *r, const char *job)
+{
+	struct reg_job *j = registry_find_job(r, job);
+	return j && j->n == 1 ? j->procs[0] : NULL;
+}
+
+TEST(registry_first_poll_registers_with_ancestry)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t pids[] = {12345, 12344, 12343};
+	CHECK_INT(registry_poll(&r, 42, pids, 3, 2, 100 * S, &d), 1);
+	CHECK(!d.act && !d.evt);
+	struct reg_proc *p = only_proc(&r, "42");
+	REQUIRE(p);
+	CHECK_INT(p->leaf, 12345);
+	CHECK_INT(p->nanc, 3);
+	CHECK_INT(p->ancestry[0], 12345);
+	CHECK_INT(p->ancestry[2], 12343);
+	CHECK_INT(p->last_seen_ns, 100 * S);
+	/* same set in another order is the same process */
+	int32_t again[] = {12343, 12345, 12344};
+	CHECK_INT(registry_poll(&r, 42, again, 3, 2, 101 * S, &d), 0);
+	CHECK_INT(r.nprocs, 1);
+	CHECK_INT(p->leaf, 12345); /* leaf stays the first poll's */
+	CHECK(registry_find_job(&r, "0") == NULL);
+	/* n out of range is refused */
+	CHECK_INT(registry_poll(&r, 42, pids, 0, 2, 101 * S, &d), -1);
+	registry_free(&r);
+}
+
+TEST(registry_negative_and_large_job_ids_are_decimal)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t p = 7;
+	registry_poll(&r, -5, &p, 1, 2, S, &d);
+	registry_poll(&r, 9223372036854775807ll, &p, 1, 2, S, &d);
+	CHECK(registry_find_job(&r, "-5") != NULL);
+	CHECK(registry_find_job(&r, "9223372036854775807") != NULL);
+	registry_free(&r);
+}
+
+/* Conformance item 11: {200,100} and {300,100}, pids [100], limit 1. */
+TEST(registry_ancestor_match_limit_one_shot_busy)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t a[] = {300, 100}, b[] = {200, 100};
+	registry_poll(&r, 0, a, 2, 2, S, &d); /* registered first, sorts second */
+	registry_poll(&r, 0, b, 2, 2, S, &d);
+	int32_t want = 100;
+	const char *cfg = "ACTIVITIES_LOG_FILE=/tmp/x.json\nACTIVITIES_DURATION_MSECS=500";
+	struct reg_trigger t;
+	registry_trigger(&r, "0", &want, 1, cfg, strlen(cfg), REG_ACTIVITIES, 1, 2 * S, &t);
+	REQUIRE(t.nmatched == 2);
+	CHECK_INT(t.matched[0], 200); /* {100,200} < {100,300} */
+	CHECK_INT(t.matched[1], 300);
+	REQUIRE(t.nact == 1);
+	CHECK_INT(t.act_triggered[0], 200);
+	CHECK_INT(t.act_busy, 0);
+	CHECK_INT(t.nevt, 0);
+	registry_trigger_free(&t);
+
+	/* a busy poll (type 0) keeps the config */
+	registry_poll(&r, 0, b, 2, 0, 3 * S, &d);
+	CHECK(!d.act);
+	/* a second request before delivery: 200 is busy (its first config
+	 * wins) and, busy not counting against the limit, 300 gets this one */
+	const char *cfg2 = "ACTIVITIES_LOG_FILE=/tmp/other.json";
+	registry_trigger(&r, "0", &want, 1, cfg2, strlen(cfg2), REG_ACTIVITIES, 1, 3 * S, &t);
+	CHECK_INT(t.nmatched, 2);
+	CHECK_INT(t.act_busy, 1);
+	REQUIRE(t.nact == 1);
+	CHECK_INT(t.act_triggered[0], 300);
+	registry_trigger_free(&t);
+
+	registry_poll(&r, 0, b, 2, 2, 4 * S, &d);
+	REQUIRE(d.act);
+	struct buf text = BUF_INIT;
+	registry_delivery_text(&d, &text);
+	const char *prefix = "\n    ACTIVITIES_LOG_FILE=/tmp/x.json\nACTIVITIES_DURATION_MSECS=500\n    REQUEST_TRACE_ID=";
+	CHECK(strncmp(text.data, prefix, strlen(prefix)) == 0);
+	const char *id = text.data + strlen(prefix);
+	size_t digits = strspn(id, "0123456789");
+	CHECK(digits > 0);
+	CHECK_STR(id + digits, "\n");
+	buf_free(&text);
+	registry_delivery_free(&d);
+	/* one-shot */
+	registry_poll(&r, 0, b, 2, 2, 5 * S, &d);
+	CHECK(!d.act && !d.evt);
+	registry_free(&r);
+}
+
+TEST(registry_trace_all_forms_and_job_mismatch)
+{
+	quiet();
+	int32_t zero = 0;
+	for (int form = 0; form < 3; form++) {
+		struct registry r;
+		registry_init(&r, 0);
+		struct reg_delivery d;
+		for (int32_t p = 10; p < 15; p++)
+			registry_poll(&r, 77, &p, 1, 2, S, &d);
+		int32_t zz[] = {0, 0};
+		struct reg_trigger t;
+		if (form == 0)
+			registry_trigger(&r, "77", NULL, 0, "X=1", 3, REG_ACTIVITIES, 1000, S, &t);
+		else if (form == 1)
+			registry_trigger(&r, "77", &zero, 1, "X=1", 3, REG_ACTIVITIES, 1000, S, &t);
+		else
+			registry_trigger(&r, "77", zz, 2, "X=1", 3, REG_ACTIVITIES, 1000, S, &t);
+		CHECK_INT(t.nmatched, 5);
+		CHECK_INT(t.nact, 5);
+		registry_trigger_free(&t);
+		registry_trigger(&r, "0", &zero, 1, "X=1", 3, REG_ACTIVITIES, 1000, S, &t);
+		CHECK_INT(t.nmatched, 0);
+		CHECK_INT(t.nact, 0);
+		CHECK_INT(t.act_busy, 0);
+		registry_trigger_free(&t);
+		registry_free(&r);
+	}
+}
+
+TEST(registry_limit_counts_triggered_not_matched)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	for (int32_t p = 1; p <= 4; p++) {
+		int32_t anc[] = {100 + p, 50};
+		registry_poll(&r, 0, anc, 2, 2, S, &d);
+	}
+	int32_t parent = 50;
+	struct reg_trigger t;
+	/* first: 101 and 102 triggered */
+	registry_trigger(&r, "0", &parent, 1, "A=1", 3, REG_ACTIVITIES, 2, S, &t);
+	CHECK_INT(t.nmatched, 4);
+	CHECK_INT(t.nact, 2);
+	registry_trigger_free(&t);
+	/* second, limit 1: 101 and 102 busy (busy does not count against the
+	 * limit), 103 triggered, 104 past the limit: neither */
+	registry_trigger(&r, "0", &parent, 1, "A=2", 3, REG_ACTIVITIES, 1, S, &t);
+	CHECK_INT(t.nmatched, 4);
+	CHECK_INT(t.act_busy, 2);
+	REQUIRE(t.nact == 1);
+	CHECK_INT(t.act_triggered[0], 103);
+	registry_trigger_free(&t);
+	/* limit 0 triggers nobody and counts nobody busy */
+	registry_trigger(&r, "0", &parent, 1, "A=2", 3, REG_ACTIVITIES, 0, S, &t);
+	CHECK_INT(t.nmatched, 4);
+	CHECK_INT(t.act_busy, 0);
+	CHECK_INT(t.nact, 0);
+	registry_trigger_free(&t);
+	/* pids matching nothing; several pids of one process count once */
+	int32_t none = 999, same[] = {101, 50};
+	registry_trigger(&r, "0", &none, 1, "A=3", 3, REG_ACTIVITIES, 10, S, &t);
+	CHECK_INT(t.nmatched, 0);
+	registry_trigger_free(&t);
+	registry_trigger(&r, "0", same, 2, "A=3", 3, REG_ACTIVITIES, 10, S, &t);
+	CHECK_INT(t.nmatched, 4); /* 50 is everyone's parent */
+	registry_trigger_free(&t);
+	registry_free(&r);
+}
+
+TEST(registry_type_bits_select_configs)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t p = 5;
+	registry_poll(&r, 0, &p, 1, 3, S, &d);
+	struct reg_trigger t;
+	registry_trigger(&r, "0", &p, 1, "E=1", 3, REG_EVENTS, 5, S, &t);
+	CHECK_INT(t.nevt, 1);
+	registry_trigger_free(&t);
+	registry_trigger(&r, "0", &p, 1, "A=1", 3, REG_ACTIVITIES, 5, S, &t);
+	registry_trigger_free(&t);
+	/* type 2 takes only the activity config */
+	registry_poll(&r, 0, &p, 1, 2, S, &d);
+	CHECK(d.act && !d.evt);
+	registry_delivery_free(&d);
+	/* type 1 then the event one */
+	registry_poll(&r, 0, &p, 1, 1, S, &d);
+	CHECK(!d.act && d.evt);
+	registry_delivery_free(&d);
+	/* both at once are concatenated events first, each + "\n" */
+	registry_trigger(&r, "0", &p, 1, "E=2", 3, REG_EVENTS, 5, S, &t);
+	registry_trigger_free(&t);
+	registry_trigger(&r, "0", &p, 1, "A=2", 3, REG_ACTIVITIES, 5, S, &t);
+	registry_trigger_free(&t);
+	registry_poll(&r, 0, &p, 1, 3, S, &d);
+	struct buf b = BUF_INIT;
+	registry_delivery_text(&d, &b);
+	CHECK(strncmp(b.data, "\n    E=2\n    REQUEST_TRACE_ID=", 30) == 0);
+	CHECK(strstr(b.data, "\n\n    A=2\n    REQUEST_TRACE_ID=") != NULL);
+	CHECK(b.data[b.len - 1] == '\n');
+	buf_free(&b);
+	registry_delivery_free(&d);
+	registry_free(&r);
+}
+
+TEST(registry_restore_after_failed_send)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t p = 5;
+	registry_poll(&r, 0, &p, 1, 2, S, &d);
+	struct reg_trigger t;
+	registry_trigger(&r, "0", &p, 1, "A=1", 3, REG_ACTIVITIES, 5, S, &t);
+	registry_trigger_free(&t);
+	registry_poll(&r, 0, &p, 1, 2, 2 * S, &d);
+	REQUIRE(d.act);
+	char *saved = xstrdup(d.act);
+	registry_restore(&r, 0, &p, 1, &d);
+	CHECK(!d.act);
+	CHECK_INT(r.stats.restored, 1);
+	registry_poll(&r, 0, &p, 1, 2, 3 * S, &d);
+	REQUIRE(d.act);
+	CHECK_STR(d.act, saved);
+	free(saved);
+	registry_delivery_free(&d);
+	registry_free(&r);
+}
+
+TEST(registry_expiry_whole_seconds_and_job_removal)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t a = 1, b = 2;
+	registry_poll(&r, 9, &a, 1, 2, 0, &d);
+	registry_poll(&r, 9, &b, 1, 2, 30 * S, &d);
+	registry_ctxt(&r, 9, 0, 1);
+	registry_ctxt(&r, 8, 0, 1); /* ctxt-only job */
+	CHECK_INT(registry_next_expiry(&r, 60), 61 * S);
+	CHECK_INT(registry_expire(&r, 60 * S + S - 1, 60), 0); /* 60.99 s: not yet */
+	CHECK_INT(registry_expire(&r, 61 * S, 60), 1);
+	CHECK_INT(r.nprocs, 1);
+	CHECK(registry_find_job(&r, "9") != NULL);
+	CHECK_INT(registry_expire(&r, 91 * S, 60), 1);
+	CHECK(registry_find_job(&r, "9") == NULL); /* emptied: gone with its ctxt */
+	CHECK(registry_find_job(&r, "8") != NULL); /* never had a process: kept */
+	CHECK_INT(registry_next_expiry(&r, 60), -1);
+	/* a re-registration after expiry counts from 1 again */
+	CHECK_INT(registry_ctxt(&r, 9, 0, 1), 1);
+	registry_free(&r);
+}
+
+TEST(registry_ctxt_counts_distinct_pids_per_gpu)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	CHECK_INT(registry_ctxt(&r, 42, 2, 100), 1);
+	CHECK_INT(registry_ctxt(&r, 42, 2, 100), 1);
+	CHECK_INT(registry_ctxt(&r, 42, 2, 50), 2);
+	CHECK_INT(registry_ctxt(&r, 42, 3, 100), 1);
+	CHECK_INT(registry_ctxt(&r, 43, 2, 100), 1);
+	/* ctxt alone registers no process */
+	CHECK_INT(r.nprocs, 0);
+	registry_free(&r);
+}
+
+TEST(registry_capacity_refuses_new_processes)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 3);
+	struct reg_delivery d;
+	for (int32_t p = 1; p <= 3; p++)
+		CHECK_INT(registry_poll(&r, 0, &p, 1, 2, S, &d), 1);
+	int32_t p4 = 4, p1 = 1;
+	CHECK_INT(registry_poll(&r, 0, &p4, 1, 2, S, &d), -1);
+	CHECK_INT(registry_poll(&r, 0, &p1, 1, 2, S, &d), 0); /* known ones still served */
+	CHECK_INT(r.stats.refused_full, 1);
+	registry_free(&r);
+}
+
+TEST(registry_states_idle_pending_busy)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t p = 5;
+	registry_poll(&r, 0, &p, 1, 2, S, &d);
+	struct reg_proc *pr = only_proc(&r, "0");
+	REQUIRE(pr);
+	CHECK_STR(registry_state_str(registry_proc_state(pr, S)), "idle");
+	struct reg_trigger t;
+	const char *cfg = "ACTIVITIES_DURATION_MSECS=1000";
+	registry_trigger(&r, "0", &p, 1, cfg, strlen(cfg), REG_ACTIVITIES, 5, S, &t);
+	registry_trigger_free(&t);
+	CHECK_STR(registry_state_str(registry_proc_state(pr, S)), "pending");
+	registry_poll(&r, 0, &p, 1, 2, 2 * S, &d);
+	registry_delivery_free(&d);
+	/* delivered, no poll since: busy for warm-up (7 s) + 1 s + 5 s margin */
+	CHECK_STR(registry_state_str(registry_proc_state(pr, 3 * S)), "busy");
+	CHECK_STR(registry_state_str(registry_proc_state(pr, 16 * S)), "idle");
+	/* Kineto polls with type 0 while tracing */
+	registry_poll(&r, 0, &p, 1, 0, 4 * S, &d);
+	CHECK_STR(registry_state_str(registry_proc_state(pr, 30 * S)), "busy");
+	registry_poll(&r, 0, &p, 1, 2, 31 * S, &d);
+	CHECK_STR(registry_state_str(registry_proc_state(pr, 31 * S)), "idle");
+	registry_free(&r);
+}
+
+TEST(registry_many_processes_keep_set_order)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	/* insert in a scrambled order; matched order must be ascending by set */
+	for (int i = 0; i < 1000; i++) {
+		int32_t anc[] = {(int32_t)(1000 + (i * 7919) % 1000), 1};
+		registry_poll(&r, 0, anc, 2, 2, S, &d);
+	}
+	CHECK_INT(r.nprocs, 1000);
+	struct reg_trigger t;
+	int32_t zero = 0;
+	registry_trigger(&r, "0", &zero, 1, "A=1", 3, REG_ACTIVITIES, 3, S, &t);
+	REQUIRE(t.nmatched == 1000);
+	bool sorted = true;
+	for (size_t i = 1; i < t.nmatched; i++)
+		sorted &= t.matched[i - 1] < t.matched[i];
+	CHECK(sorted);
+	CHECK_INT(t.nact, 3);
+	CHECK_INT(t.act_triggered[0], 1000);
+	registry_trigger_free(&t);
+	registry_free(&r);
+}

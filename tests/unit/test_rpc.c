@@ -1,0 +1,481 @@
+/*
+ * test_rpc.c - the RPC server over real loopback TCP, the server's loop on
+ * a second thread: upstream's exact requests (wire-protocols.md 2.6, the
+ * 329-byte gputrace body) and byte-exact answers; every bad frame closed
+ * without a byte and counted; upstream's type-error answers; a silent
+ * client neither blocks others nor lives past its deadline; allow-list,
+ * token and trace-path policy; getProcesses; the handler hook.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/net.h"
+#include "daemon/registry.h"
+#include "daemon/rpc.h"
+#include "daemon/rpc_tracing.h"
+#include "daemon/security.h"
+#include "test.h"
+
+struct srv {
+	struct ev_loop *loop;
+	struct rpc_server *rpc;
+	struct registry reg;
+	struct path_policy policy;
+	struct rpc_tracing h;
+	pthread_t th;
+	int pipe[2];
+	int port;
+	struct rpc_stats st; /* copied at stop */
+};
+
+static int64_t fake_now(void) { return 1000 * NS_PER_SEC; }
+
+static void on_stop_pipe(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	(void)fd;
+	(void)ev;
+	(void)ud;
+	ev_stop(l);
+}
+
+static void *run_loop(void *arg)
+{
+	struct srv *s = arg;
+	ev_run(s->loop);
+	return NULL;
+}
+
+/* Configure, register processes (before the thread owns the registry), run. */
+static void srv_init(struct srv *s, struct rpc_opts *o, const char *prefixes)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	memset(s, 0, sizeof *s);
+	s->loop = ev_loop_new();
+	registry_init(&s->reg, 0);
+	struct buf err = BUF_INIT;
+	REQUIRE(path_policy_parse(&s->policy, prefixes, &err));
+	o->bind = o->bind ? o->bind : "::1";
+	s->rpc = rpc_start(s->loop, o, &err);
+	if (!s->rpc)
+		fprintf(stderr, "rpc_start: %s\n", err.data);
+	REQUIRE(s->rpc);
+	buf_free(&err);
+	s->port = rpc_port(s->rpc);
+	s->h.reg = &s->reg;
+	s->h.policy = &s->policy;
+	s->h.now_ns = fake_now;
+	rpc_tracing_register(s->rpc, &s->h);
+	REQUIRE(pipe(s->pipe) == 0);
+	ev_io_add(s->loop, s->pipe[0], EPOLLIN, on_stop_pipe, s);
+}
+
+static void srv_run(struct srv *s) { REQUIRE(pthread_create(&s->th, NULL, run_loop, s) == 0); }
+
+static void srv_stop(struct srv *s)
+{
+	REQUIRE(write(s->pipe[1], "x", 1) == 1);
+	pthread_join(s->th, NULL);
+	s->st = *rpc_get_stats(s->rpc);
+	rpc_stop(s->rpc);
+	ev_io_del(s->loop, s->pipe[0]);
+	close(s->pipe[0]);
+	close(s->pipe[1]);
+	path_policy_free(&s->policy);
+	ev_loop_free(s->loop);
+}
+
+/* One request; returns 0 answered (body in resp), 1 closed silently. */
+static int call(struct srv *s, const char *host, const void *body, size_t n, struct buf *resp)
+{
+	struct buf err = BUF_INIT;
+	int fd = net_connect_tcp(host, s->port, 2000, &err);
+	if (fd < 0)
+		fprintf(stderr, "connect: %s\n", err.data);
+	REQUIRE(fd >= 0);
+	buf_reset(resp);
+	int rc = net_rpc_call(fd, body, n, resp, 1 << 20, 3000, &err);
+	if (rc < 0)
+		fprintf(stderr, "call: %s\n", err.data);
+	close(fd);
+	buf_free(&err);
+	return rc;
+}
+
+static int calls(struct srv *s, const char *body, struct buf *resp)
+{
+	return call(s, "::1", body, strlen(body), resp);
+}
+
+/* Raw bytes, no framing; returns how many bytes came back before close. */
+static ssize_t raw(struct srv *s, const void *bytes, size_t n, bool close_write)
+{
+	struct buf err = BUF_INIT;
+	int fd = net_connect_tcp("::1", s->port, 2000, &err);
+	buf_free(&err);
+	REQUIRE(fd >= 0);
+	if (n)
+		REQUIRE(write(fd, bytes, n) == (ssize_t)n);
+	if (close_write)
+		shutdown(fd, SHUT_WR);
+	char tmp[256];
+	ssize_t total = 0, r;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (poll(&p, 1, 3000) == 1 && (r = read(fd, tmp, sizeof tmp)) > 0)
+		total += r;
+	close(fd);
+	return total;
+}
+
+static const char gputrace_329[] =
+	"\n{\n    \"fn\": \"setKinetOnDemandRequest\",\n    \"config\": "
+	"\"ACTIVITIES_LOG_FILE=/tmp/libkineto_trace.json\\nPROFILE_START_TIME=0\\nACTIVITIES_DURATION_MSECS=500\\n"
+	"PROFILE_REPORT_INPUT_SHAPES=false\\nPROFILE_WITH_STACK=false\\nPROFILE_WITH_FLOPS=false\\nPROFILE_WITH_"
+	"MODULES=false\",\n    \"job_id\": 0,\n    \"pids\": [0],\n    \"process_limit\": 3\n}";
+
+TEST(rpc_upstream_status_version_exact_bytes)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, "{\"fn\":\"getStatus\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":1}");
+	CHECK_INT(r.len, 12);
+	/* one request per connection; a new connection works again */
+	REQUIRE(calls(&s, "{\"fn\":\"getVersion\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"version\":\"" DYNO_VERSION "\"}");
+	REQUIRE(calls(&s, "{\"fn\":\"dcgmProfResume\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":false}");
+	/* dcgm-pause as the real CLI pretty-prints it (53 bytes for 300) */
+	const char *pause = "\n{\n    \"fn\": \"dcgmProfPause\",\n    \"duration_s\": 300\n}";
+	CHECK_INT(strlen(pause), 53);
+	REQUIRE(calls(&s, pause, &r) == 0);
+	CHECK_STR(r.data, "{\"status\":false}");
+	REQUIRE(calls(&s, "{\"fn\":\"dcgmProfPause\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":\"failed\"}");
+	/* IPv4 clients reach the same server when bound to :: (dual-stack) */
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.answered, 5);
+}
+
+TEST(rpc_dual_stack_default_bind_serves_ipv4_and_ipv6)
+{
+	struct srv s;
+	struct rpc_opts o = {.bind = "::"};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	CHECK(call(&s, "127.0.0.1", "{\"fn\":\"getStatus\"}", 18, &r) == 0);
+	CHECK(call(&s, "::1", "{\"fn\":\"getStatus\"}", 18, &r) == 0);
+	buf_free(&r);
+	srv_stop(&s);
+}
+
+TEST(rpc_gputrace_request_bytes_and_stored_config)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	struct reg_delivery d;
+	int32_t pid = 151419;
+	registry_poll(&s.reg, 0, &pid, 1, 2, fake_now(), &d);
+	srv_run(&s);
+	CHECK_INT(strlen(gputrace_329), 329);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, gputrace_329, &r) == 0);
+	CHECK_STR(r.data, "{\"activityProfilersBusy\":0,\"activityProfilersTriggered\":[151419],\"eventProfilersBusy\":0,"
+			  "\"eventProfilersTriggered\":[],\"processesMatched\":[151419]}");
+	CHECK_INT(r.len, 145);
+	/* again: busy, nothing triggered */
+	REQUIRE(calls(&s, gputrace_329, &r) == 0);
+	CHECK_STR(r.data, "{\"activityProfilersBusy\":1,\"activityProfilersTriggered\":[],\"eventProfilersBusy\":0,"
+			  "\"eventProfilersTriggered\":[],\"processesMatched\":[151419]}");
+	/* getProcesses shows it pending */
+	REQUIRE(calls(&s, "{\"fn\":\"getProcesses\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"count\":1,\"processes\":[{\"jobId\":\"0\",\"lastSeenMs\":0,\"pid\":151419,\"pids\":[151419],"
+			  "\"state\":\"pending\"}]}");
+	buf_free(&r);
+	srv_stop(&s);
+	/* the config text of 5.3, stored verbatim inside upstream's wrapper */
+	struct reg_job *j = registry_find_job(&s.reg, "0");
+	REQUIRE(j && j->n == 1 && j->procs[0]->pending_act);
+	const char *want = "\n    ACTIVITIES_LOG_FILE=/tmp/libkineto_trace.json\nPROFILE_START_TIME=0\n"
+			   "ACTIVITIES_DURATION_MSECS=500\nPROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_WITH_STACK=false\n"
+			   "PROFILE_WITH_FLOPS=false\nPROFILE_WITH_MODULES=false\n    REQUEST_TRACE_ID=";
+	CHECK(strncmp(j->procs[0]->pending_act, want, strlen(want)) == 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_bad_frames_closed_without_answer_and_counted)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_frame = 4096, .timeout_ms = 2000};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	int32_t len;
+	uint8_t frame[64];
+	len = 0;
+	CHECK_INT(raw(&s, &len, 4, false), 0);
+	len = -5;
+	CHECK_INT(raw(&s, &len, 4, false), 0);
+	len = 5000; /* over max_frame */
+	CHECK_INT(raw(&s, &len, 4, false), 0);
+	len = 100; /* short body, then EOF */
+	memcpy(frame, &len, 4);
+	memcpy(frame + 4, "{\"fn\":", 6);
+	CHECK_INT(raw(&s, frame, 10, true), 0);
+	CHECK_INT(raw(&s, "\x01\x00", 2, true), 0); /* short prefix */
+	struct buf r = BUF_INIT;
+	const char *silent[] = {"{\"fn\":\"getStatus\"", "[1,2]", "{}", "{\"fn\":7}", "{\"fn\":\"nope\"}", "\"fn\"",
+				"{\"fn\":\"getStatus\"} x"};
+	for (size_t i = 0; i < sizeof silent / sizeof *silent; i++)
+		CHECK_INT(calls(&s, silent[i], &r), 1);
+	/* and the server is fine afterwards */
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.bad_frame, 4);
+	CHECK_INT(s.st.too_big, 1);
+	CHECK_INT(s.st.bad_json, 6);
+	CHECK_INT(s.st.unknown_fn, 1);
+	CHECK_INT(s.st.silent, 7);
+	CHECK_INT(s.st.answered, 1);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_type_errors_as_upstream)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	struct reg_delivery d;
+	int32_t a[] = {123, 1}, b[] = {456, 1};
+	registry_poll(&s.reg, 10, a, 2, 2, fake_now(), &d);
+	registry_poll(&s.reg, 10, b, 2, 2, fake_now(), &d);
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, "{\"fn\":\"setKinetOnDemandRequest\",\"job_id\":\"10\",\"pids\":[123],\"config\":\"X=1\"}", &r) ==
+		0);
+	CHECK(strstr(r.data, "json.exception") != NULL);
+	CHECK_STR(r.data, "{\"status\":\"failed with exception = [json.exception.type_error.302] type must be number, "
+			  "but is string\"}");
+	REQUIRE(calls(&s, "{\"fn\":\"setKinetOnDemandRequest\",\"job_id\":10,\"config\":\"X=1\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":\"failed\"}");
+	REQUIRE(calls(&s, "{\"fn\":\"setKinetOnDemandRequest\",\"pids\":[1]}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":\"failed\"}");
+	const char *typed[] = {
+		"{\"fn\":\"setKinetOnDemandRequest\",\"pids\":\"1,2\",\"config\":\"X=1\"}",
+		"{\"fn\":\"setKinetOnDemandRequest\",\"pids\":[1,\"2\"],\"config\":\"X=1\"}",
+		"{\"fn\":\"setKinetOnDemandRequest\",\"pids\":[1],\"config\":5}",
+		"{\"fn\":\"setKinetOnDemandRequest\",\"pids\":[1],\"config\":\"X\",\"process_limit\":null}",
+		"{\"fn\":\"dcgmProfPause\",\"duration_s\":\"300\"}",
+	};
+	for (size_t i = 0; i < sizeof typed / sizeof *typed; i++) {
+		REQUIRE(calls(&s, typed[i], &r) == 0);
+		CHECK(strstr(r.data, "failed with exception = [json.exception.type_error.302]") != NULL);
+	}
+	/* conformance item 3: the good request reaches the registry as given;
+	 * floats truncate, job ids wrap to int32 (4294967306 -> 10) */
+	REQUIRE(calls(&s, "{\"fn\":\"setKinetOnDemandRequest\",\"job_id\":4294967306,\"pids\":[123,456.9],"
+			  "\"process_limit\":42,\"config\":\"TEST_CONFIG_STRING\"}",
+		      &r) == 0);
+	CHECK_STR(r.data, "{\"activityProfilersBusy\":0,\"activityProfilersTriggered\":[123,456],\"eventProfilersBusy\":0,"
+			  "\"eventProfilersTriggered\":[],\"processesMatched\":[123,456]}");
+	/* unknown job: empty arrays */
+	REQUIRE(calls(&s, "{\"fn\":\"setKinetOnDemandRequest\",\"job_id\":11,\"pids\":[],\"config\":\"X=1\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"activityProfilersBusy\":0,\"activityProfilersTriggered\":[],\"eventProfilersBusy\":0,"
+			  "\"eventProfilersTriggered\":[],\"processesMatched\":[]}");
+	buf_free(&r);
+	srv_stop(&s);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_silent_client_does_not_block_and_times_out)
+{
+	struct srv s;
+	struct rpc_opts o = {.timeout_ms = 300};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf err = BUF_INIT;
+	int slow = net_connect_tcp("::1", s.port, 2000, &err);
+	REQUIRE(slow >= 0);
+	REQUIRE(write(slow, "\x20\x00", 2) == 2); /* half a length prefix, then nothing */
+	int64_t t0 = clock_mono_ns();
+	struct buf r = BUF_INIT;
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	CHECK(clock_mono_ns() - t0 < 250 * NS_PER_MS); /* served while the slow one waits */
+	char c;
+	struct pollfd p = {.fd = slow, .events = POLLIN};
+	CHECK(poll(&p, 1, 3000) == 1);
+	CHECK(read(slow, &c, 1) == 0); /* closed by the deadline, no answer */
+	int64_t waited = clock_mono_ns() - t0;
+	CHECK(waited >= 250 * NS_PER_MS && waited < 2000 * NS_PER_MS);
+	close(slow);
+	buf_free(&r);
+	buf_free(&err);
+	srv_stop(&s);
+	CHECK_INT(s.st.timeouts, 1);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_allow_list)
+{
+	struct srv s;
+	struct rpc_opts o = {.bind = "::", .allow = "10.0.0.0/8,fd00::/8"};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	CHECK_INT(raw(&s, "\x12\0\0\0{\"fn\":\"getStatus\"}", 22, false), 0);
+	srv_stop(&s);
+	CHECK_INT(s.st.refused_peer, 1);
+	CHECK_INT(s.st.answered, 0);
+	registry_free(&s.reg);
+
+	struct rpc_opts o2 = {.bind = "::", .allow = "127.0.0.0/8,::1"};
+	srv_init(&s, &o2, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	CHECK_INT(call(&s, "127.0.0.1", "{\"fn\":\"getStatus\"}", 18, &r), 0); /* v4-mapped peer */
+	CHECK_INT(call(&s, "::1", "{\"fn\":\"getStatus\"}", 18, &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.refused_peer, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_token_required)
+{
+	struct srv s;
+	struct rpc_opts o = {.token = "s3cret-token-value"};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, "{\"fn\":\"getStatus\"}", &r) == 0);
+	CHECK(strstr(r.data, "unauthorized") != NULL);
+	REQUIRE(calls(&s, "{\"fn\":\"getStatus\",\"token\":\"s3cret-token-valuf\"}", &r) == 0);
+	CHECK(strstr(r.data, "unauthorized") != NULL);
+	REQUIRE(calls(&s, "{\"fn\":\"getStatus\",\"token\":\"s3cret-token-value\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":1}");
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.unauthorized, 2);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_trace_path_policy)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "/tmp/allowed,/data/traces/");
+	struct reg_delivery d;
+	int32_t pid = 99;
+	registry_poll(&s.reg, 0, &pid, 1, 2, fake_now(), &d);
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	const char *refused[] = {
+		"ACTIVITIES_LOG_FILE=/etc/cron.d/x.json",
+		"ACTIVITIES_LOG_FILE=/tmp/allowed/../../etc/x.json",
+		"ACTIVITIES_LOG_FILE=relative.json",
+		"ACTIVITIES_DURATION_MSECS=500", /* Kineto's default /tmp/libkineto_activities_<pid>.json */
+		"ACTIVITIES_LOG_FILE=/tmp/allowed/a.json\\nACTIVITIES_LOG_FILE=/root/b.json",
+		"ACTIVITIES_LOG_FILE = /tmp/allowedX/a.json",
+		"ACTIVITIES_LOG_FILE=/data/traces/a.json\\nPROFILE_MEMORY=true",
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		struct buf q = BUF_INIT;
+		buf_printf(&q, "{\"fn\":\"setKinetOnDemandRequest\",\"pids\":[0],\"config\":\"%s\"}", refused[i]);
+		REQUIRE(calls(&s, q.data, &r) == 0);
+		CHECK(strncmp(r.data, "{\"error\":\"", 10) == 0);
+		CHECK(strstr(r.data, "\"status\":\"failed\"") != NULL);
+		buf_free(&q);
+	}
+	REQUIRE(calls(&s, "{\"fn\":\"setKinetOnDemandRequest\",\"pids\":[0],\"config\":"
+			  "\"ACTIVITIES_LOG_FILE=/tmp/allowed/a.json # comment\\nACTIVITIES_DURATION_MSECS=100\"}",
+		      &r) == 0);
+	CHECK(strstr(r.data, "\"activityProfilersTriggered\":[99]") != NULL);
+	buf_free(&r);
+	srv_stop(&s);
+	registry_free(&s.reg);
+}
+
+static bool fake_metrics(const struct json_value *req, struct buf *resp, void *ud)
+{
+	(void)ud;
+	int64_t since;
+	if (json_get(req, "since_s") && !json_get_i64(req, "since_s", &since)) {
+		buf_puts(resp, "{\"error\":\"since_s must be an integer\"}");
+		return true;
+	}
+	buf_puts(resp, "{\"interval_s\":1,\"metrics\":{},\"window_s\":60}");
+	return true;
+}
+
+static bool override_status(const struct json_value *req, struct buf *resp, void *ud)
+{
+	(void)req;
+	(void)ud;
+	buf_puts(resp, "{\"status\":0}");
+	return true;
+}
+
+TEST(rpc_register_fn_hook_adds_and_overrides)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	rpc_register_fn(s.rpc, "getMetrics", fake_metrics, NULL);
+	rpc_register_fn(s.rpc, "getStatus", override_status, NULL);
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, "{\"fn\":\"getMetrics\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"interval_s\":1,\"metrics\":{},\"window_s\":60}");
+	REQUIRE(calls(&s, "{\"fn\":\"getMetrics\",\"since_s\":\"x\"}", &r) == 0);
+	CHECK(strstr(r.data, "error") != NULL);
+	REQUIRE(calls(&s, "{\"fn\":\"getStatus\"}", &r) == 0);
+	CHECK_STR(r.data, "{\"status\":0}");
+	buf_free(&r);
+	srv_stop(&s);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_many_parallel_connections)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_conns = 8};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	/* 50 connections open at once, more than max_conns: all get answers */
+	enum { N = 50 };
+	int fds[N];
+	struct buf err = BUF_INIT, out = BUF_INIT;
+	net_frame_put(&out, "{\"fn\":\"getStatus\"}", 18);
+	for (int i = 0; i < N; i++) {
+		fds[i] = net_connect_tcp("::1", s.port, 2000, &err);
+		REQUIRE(fds[i] >= 0);
+		REQUIRE(write(fds[i], out.data, out.len) == (ssize_t)out.len);
+	}
+	int ok = 0;
+	for (int i = 0; i < N; i++) {
+		char tmp[64];
+		ssize_t got = 0, r;
+		while ((r = read(fds[i], tmp + got, sizeof tmp - (size_t)got)) > 0)
+			got += r;
+		ok += got == 16 && memcmp(tmp + 4, "{\"status\":1}", 12) == 0;
+		close(fds[i]);
+	}
+	CHECK_INT(ok, N);
+	buf_free(&err);
+	buf_free(&out);
+	srv_stop(&s);
+	registry_free(&s.reg);
+}

@@ -51,7 +51,6 @@ enum fake_mode {
 
 struct fake_proc {
 	int64_t pid, parent;
-	bool pending;
 	int64_t last_seen_ms;
 };
 
@@ -68,6 +67,9 @@ struct fake_daemon {
 	char job[24];
 	struct fake_proc procs[FAKE_MAX_PROCS];
 	int nprocs;
+	/* pending[port * FAKE_MAX_PROCS + proc]: a config waits for that
+	 * process on that daemon (each port is a separate daemon) */
+	bool *pending;
 	/* recorded requests */
 	pthread_mutex_t mu;
 	struct fake_request *reqs;
@@ -142,7 +144,8 @@ static __attribute__((unused)) bool fake_pid_listed(const struct json_value *pid
 }
 
 /* Upstream's setKinetOnDemandRequest semantics over the fake registry. */
-static __attribute__((unused)) void fake_trace_request(struct fake_daemon *f, const struct json_value *root, struct buf *out)
+static __attribute__((unused)) void fake_trace_request(struct fake_daemon *f, int idx, const struct json_value *root,
+						       struct buf *out)
 {
 	const struct json_value *pids = json_get(root, "pids"), *cfg = json_get(root, "config");
 	if (!pids || !cfg) {
@@ -167,15 +170,16 @@ static __attribute__((unused)) void fake_trace_request(struct fake_daemon *f, co
 	int64_t busy = 0, ntrig = 0;
 	for (int i = 0; strcmp(jobs, f->job) == 0 && i < f->nprocs; i++) {
 		struct fake_proc *p = &f->procs[i];
+		bool *pend = &f->pending[idx * FAKE_MAX_PROCS + i];
 		if (!all && !fake_pid_listed(pids, p->pid) && !fake_pid_listed(pids, p->parent))
 			continue;
 		buf_printf(&matched, "%s%lld", matched.len ? "," : "", (long long)p->pid);
 		if (ntrig >= limit)
 			continue;
-		if (p->pending) {
+		if (*pend) {
 			busy++;
 		} else {
-			p->pending = true;
+			*pend = true;
 			ntrig++;
 			buf_printf(&trig, "%s%lld", trig.len ? "," : "", (long long)p->pid);
 		}
@@ -238,7 +242,7 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 			} else if (strcmp(fn, "dcgmProfPause") == 0) {
 				buf_puts(&out, json_get(doc.root, "duration_s") ? "{\"status\":true}" : "{\"status\":\"failed\"}");
 			} else if (strcmp(fn, "setKinetOnDemandRequest") == 0) {
-				fake_trace_request(f, doc.root, &out);
+				fake_trace_request(f, idx, doc.root, &out);
 			} else if (f->mode == FAKE_EXTENDED && strcmp(fn, "getProcesses") == 0) {
 				buf_printf(&out, "{\"count\":%d,\"processes\":[", f->nprocs);
 				for (int i = 0; i < f->nprocs; i++)
@@ -247,7 +251,8 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 						   "\"state\":\"%s\"}",
 						   i ? "," : "", f->job, (long long)f->procs[i].last_seen_ms,
 						   (long long)f->procs[i].pid, (long long)f->procs[i].pid,
-						   (long long)f->procs[i].parent, f->procs[i].pending ? "pending" : "idle");
+						   (long long)f->procs[i].parent,
+						   f->pending[idx * FAKE_MAX_PROCS + i] ? "pending" : "idle");
 				buf_puts(&out, "]}");
 			} else if (f->mode == FAKE_EXTENDED && strcmp(fn, "getMetrics") == 0) {
 				buf_puts(&out, "{\"interval_s\":1,\"metrics\":{\"cpu_util\":[[1795300000000,12.5],"
@@ -307,6 +312,7 @@ static __attribute__((unused)) bool fake_start(struct fake_daemon *f, int n, enu
 	pthread_mutex_init(&f->mu, NULL);
 	f->fds = xcalloc((size_t)n, sizeof *f->fds);
 	f->ports = xcalloc((size_t)n, sizeof *f->ports);
+	f->pending = xcalloc((size_t)n * FAKE_MAX_PROCS, sizeof *f->pending);
 	f->loop = ev_loop_new();
 	if (!f->loop || pipe2(f->stop, O_CLOEXEC) < 0)
 		return false;
@@ -333,7 +339,7 @@ static __attribute__((unused)) bool fake_start(struct fake_daemon *f, int n, enu
 static __attribute__((unused)) void fake_add_proc(struct fake_daemon *f, int64_t pid, int64_t parent, int64_t last_seen_ms)
 {
 	if (f->nprocs < FAKE_MAX_PROCS)
-		f->procs[f->nprocs++] = (struct fake_proc){pid, parent, false, last_seen_ms};
+		f->procs[f->nprocs++] = (struct fake_proc){pid, parent, last_seen_ms};
 }
 
 static __attribute__((unused)) void fake_stop(struct fake_daemon *f)
@@ -352,6 +358,7 @@ static __attribute__((unused)) void fake_stop(struct fake_daemon *f)
 	free(f->reqs);
 	free(f->fds);
 	free(f->ports);
+	free(f->pending);
 	pthread_mutex_destroy(&f->mu);
 }
 

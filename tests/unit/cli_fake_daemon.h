@@ -44,7 +44,9 @@ enum fake_mode {
 	FAKE_HUGE_LEN,    /* length prefix 0x7fffffff */
 	FAKE_TRUNCATED,   /* announces 100 bytes, sends 10, closes */
 	FAKE_GARBAGE,     /* a well-framed answer that is not JSON */
-	FAKE_SHORT_PREFIX /* 2 bytes of a length, then close */
+	FAKE_SHORT_PREFIX, /* 2 bytes of a length, then close */
+	FAKE_FAILED,       /* {"status":"failed"} to everything */
+	FAKE_DRIP          /* upstream answers, one byte per write, 1 ms apart */
 };
 
 #define FAKE_MAX_PROCS 8
@@ -70,6 +72,8 @@ struct fake_daemon {
 	/* pending[port * FAKE_MAX_PROCS + proc]: a config waits for that
 	 * process on that daemon (each port is a separate daemon) */
 	bool *pending;
+	/* getMetrics in FAKE_EXTENDED: this many extra samples of "big" */
+	int metric_samples;
 	/* recorded requests */
 	pthread_mutex_t mu;
 	struct fake_request *reqs;
@@ -223,6 +227,8 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 	case FAKE_TRUNCATED: fake_write_all(fd, "\x64\x00\x00\x00{\"status\"", 14); break;
 	case FAKE_SHORT_PREFIX: fake_write_all(fd, "\x0c\x00", 2); break;
 	case FAKE_GARBAGE: fake_answer(fd, "status: fine", 12); break;
+	case FAKE_FAILED: fake_answer(fd, "{\"status\":\"failed\"}", 19); break;
+	case FAKE_DRIP:
 	case FAKE_UPSTREAM:
 	case FAKE_EXTENDED: {
 		struct json_doc doc;
@@ -255,13 +261,30 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 						   f->pending[idx * FAKE_MAX_PROCS + i] ? "pending" : "idle");
 				buf_puts(&out, "]}");
 			} else if (f->mode == FAKE_EXTENDED && strcmp(fn, "getMetrics") == 0) {
-				buf_puts(&out, "{\"interval_s\":1,\"metrics\":{\"cpu_util\":[[1795300000000,12.5],"
+				buf_puts(&out, "{\"interval_s\":1,\"metrics\":{");
+				if (f->metric_samples > 0) {
+					buf_puts(&out, "\"big\":[");
+					for (int k = 0; k < f->metric_samples; k++)
+						buf_printf(&out, "%s[%lld,%d.25]", k ? "," : "", 1795300000000ll + k, k);
+					buf_puts(&out, "],");
+				}
+				buf_puts(&out, "\"cpu_util\":[[1795300000000,12.5],"
 					       "[1795300001000,37.5]],\"uptime\":[[1795300001000,4242]]},\"window_s\":600}");
 			}
 			json_doc_free(&doc);
 		}
-		if (out.len)
+		if (out.len && f->mode == FAKE_DRIP) {
+			struct buf fr = BUF_INIT;
+			buf_put_u32(&fr, (uint32_t)out.len);
+			buf_append(&fr, out.data, out.len);
+			for (size_t k = 0; k < fr.len; k++) {
+				fake_write_all(fd, fr.data + k, 1);
+				usleep(1000);
+			}
+			buf_free(&fr);
+		} else if (out.len) {
 			fake_answer(fd, out.data, out.len);
+		}
 		break;
 	}
 	}

@@ -313,3 +313,47 @@ TEST(cli_metrics_extension)
 	buf_free(&out);
 	buf_free(&err);
 }
+
+TEST(cli_answers_in_pieces_and_large)
+{
+	/* one byte at a time, the length prefix split over four reads */
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 1, FAKE_DRIP));
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	const char *a1[] = {"version", NULL};
+	CHECK_INT(dyno_at(&f, 0, a1, &out, &err), 0);
+	CHECK(strstr(out.data, "response length = 19\nresponse = {\"version\":\"0.6.0\"}\n") != NULL);
+	fake_stop(&f);
+	/* a 5 MB answer */
+	REQUIRE(fake_start(&f, 1, FAKE_EXTENDED));
+	f.metric_samples = 200000;
+	buf_reset(&out);
+	const char *a2[] = {"metrics", "--names", "big", NULL};
+	CHECK_INT(dyno_at(&f, 0, a2, &out, &err), 0);
+	CHECK(strstr(out.data, "big                                       200000         199999") != NULL);
+	fake_stop(&f);
+	buf_free(&out);
+	buf_free(&err);
+}
+
+TEST(cli_daemon_refusals)
+{
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 1, FAKE_FAILED));
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	const char *a1[] = {"gputrace", "--log-file", "/tmp/x.json", NULL};
+	CHECK_INT(dyno_at(&f, 0, a1, &out, &err), 1);
+	CHECK(strstr(out.data, "response = {\"status\":\"failed\"}") != NULL);
+	CHECK(strstr(err.data, "daemon refused the request: status \"failed\"") != NULL);
+	buf_reset(&err);
+	const char *a2[] = {"dcgm-resume", NULL};
+	CHECK_INT(dyno_at(&f, 0, a2, &out, &err), 1);
+	CHECK(strstr(err.data, "daemon answered status \"failed\"") != NULL);
+	buf_reset(&err);
+	const char *a3[] = {"status", NULL};
+	CHECK_INT(dyno_at(&f, 0, a3, &out, &err), 1);
+	CHECK(strstr(err.data, "answer has no integer \"status\"") != NULL);
+	fake_stop(&f);
+	buf_free(&out);
+	buf_free(&err);
+}

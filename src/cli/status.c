@@ -76,9 +76,33 @@ int cmd_status(int argc, char **argv)
 	}
 	static const char req[] = "{\"fn\":\"getStatus\"}";
 	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
+	/* getProcesses only where getStatus worked: a dead daemon costs one
+	 * timeout, not two.  pj[i] belongs to t.t[i]; unasked ones stay failed. */
 	struct rpc_job *pj = NULL;
-	if (!no_processes)
-		pj = cli_run(&t, &h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
+	if (!no_processes) {
+		struct targets ok = {0};
+		size_t *idx = xcalloc(t.n, sizeof *idx);
+		ok.t = xcalloc(t.n, sizeof *ok.t);
+		for (size_t i = 0; i < t.n; i++)
+			if (jobs[i].status == RPC_OK) {
+				idx[ok.n] = i;
+				ok.t[ok.n++] = t.t[i];
+			}
+		struct rpc_job *sub = cli_run(&ok, &h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
+		pj = xcalloc(t.n, sizeof *pj);
+		for (size_t i = 0; i < t.n; i++) {
+			rpc_job_init(&pj[i], t.t[i].host, t.t[i].port, NULL, 0);
+			pj[i].status = RPC_ERR_IO;
+			snprintf(pj[i].err, sizeof pj[i].err, "not asked");
+		}
+		for (size_t k = 0; k < ok.n; k++) {
+			rpc_job_free(&pj[idx[k]]);
+			pj[idx[k]] = sub[k]; /* moves the response buffer */
+		}
+		free(sub);
+		free(ok.t);
+		free(idx);
+	}
 	struct buf d = BUF_INIT;
 	if (!t.many) {
 		rc = cli_simple_output("status", &t, jobs, judge_status);

@@ -83,6 +83,7 @@ struct fake_daemon {
 	int nheld;
 	/* the thread */
 	pthread_t th;
+	bool running;
 	int stop[2];
 	struct ev_loop *loop;
 };
@@ -325,12 +326,14 @@ static __attribute__((unused)) void *fake_thread(void *arg)
 	return NULL;
 }
 
-/* Listen on n loopback ports; false when the sockets cannot be set up. */
-static __attribute__((unused)) bool fake_start(struct fake_daemon *f, int n, enum fake_mode mode)
+/* Listen on n loopback ports of family AF_INET or AF_INET6 (::1); false
+ * when the sockets cannot be set up. */
+static __attribute__((unused)) bool fake_start_family(struct fake_daemon *f, int n, enum fake_mode mode, int family)
 {
 	memset(f, 0, sizeof *f);
 	f->mode = mode;
 	f->n = n;
+	f->stop[0] = f->stop[1] = -1;
 	snprintf(f->job, sizeof f->job, "0");
 	pthread_mutex_init(&f->mu, NULL);
 	f->fds = xcalloc((size_t)n, sizeof *f->fds);
@@ -340,22 +343,37 @@ static __attribute__((unused)) bool fake_start(struct fake_daemon *f, int n, enu
 	if (!f->loop || pipe2(f->stop, O_CLOEXEC) < 0)
 		return false;
 	for (int i = 0; i < n; i++) {
-		int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-		socklen_t sl = sizeof sa;
-		if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 128) < 0 ||
-		    getsockname(s, (struct sockaddr *)&sa, &sl) < 0) {
+		int s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		struct sockaddr_storage ss = {0};
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		if (family == AF_INET6) {
+			s6->sin6_family = AF_INET6;
+			s6->sin6_addr = in6addr_loopback;
+		} else {
+			s4->sin_family = AF_INET;
+			s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		}
+		socklen_t sl = family == AF_INET6 ? sizeof *s6 : sizeof *s4;
+		if (s < 0 || bind(s, (struct sockaddr *)&ss, sl) < 0 || listen(s, 128) < 0 ||
+		    getsockname(s, (struct sockaddr *)&ss, &sl) < 0) {
 			if (s >= 0)
 				close(s);
 			f->n = i;
 			return false;
 		}
 		f->fds[i] = s;
-		f->ports[i] = ntohs(sa.sin_port);
+		f->ports[i] = ntohs(family == AF_INET6 ? s6->sin6_port : s4->sin_port);
 		ev_io_add(f->loop, s, EPOLLIN, fake_on_accept, f);
 	}
 	ev_io_add(f->loop, f->stop[0], EPOLLIN, fake_on_stop, f);
-	return pthread_create(&f->th, NULL, fake_thread, f) == 0;
+	f->running = pthread_create(&f->th, NULL, fake_thread, f) == 0;
+	return f->running;
+}
+
+static __attribute__((unused)) bool fake_start(struct fake_daemon *f, int n, enum fake_mode mode)
+{
+	return fake_start_family(f, n, mode, AF_INET);
 }
 
 /* Register a process (before any request). */
@@ -367,15 +385,18 @@ static __attribute__((unused)) void fake_add_proc(struct fake_daemon *f, int64_t
 
 static __attribute__((unused)) void fake_stop(struct fake_daemon *f)
 {
-	if (write(f->stop[1], "x", 1) == 1)
+	if (f->running && write(f->stop[1], "x", 1) == 1)
 		pthread_join(f->th, NULL);
 	for (int i = 0; i < f->n; i++)
 		close(f->fds[i]);
 	for (int i = 0; i < f->nheld; i++)
 		close(f->held[i]);
-	close(f->stop[0]);
-	close(f->stop[1]);
-	ev_loop_free(f->loop);
+	if (f->stop[0] >= 0) {
+		close(f->stop[0]);
+		close(f->stop[1]);
+	}
+	if (f->loop)
+		ev_loop_free(f->loop);
 	for (size_t i = 0; i < f->nreqs; i++)
 		buf_free(&f->reqs[i].body);
 	free(f->reqs);

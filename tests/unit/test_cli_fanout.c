@@ -293,3 +293,31 @@ TEST(cli_rpc_client_in_process)
 		rpc_job_free(&j[i]);
 	fake_stop(&f);
 }
+
+TEST(cli_ipv6_targets)
+{
+	struct fake_daemon f;
+	if (!fake_start_family(&f, 2, FAKE_UPSTREAM, AF_INET6)) {
+		fake_stop(&f);
+		return; /* no IPv6 loopback on this machine: nothing to test */
+	}
+	struct buf hosts = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+	buf_printf(&hosts, "[::1]:%d,[::1]:%d", f.ports[0], f.ports[1]);
+	char *argv[] = {"dyno", "version", "--hostnames", hosts.data, NULL};
+	CHECK_INT(run_dyno(argv, &out, &err, 30), 0);
+	char row[64];
+	snprintf(row, sizeof row, "[::1]:%d  ok", f.ports[1]);
+	CHECK(strstr(out.data, row) != NULL);
+	/* a bare IPv6 address with --port */
+	char port[16];
+	snprintf(port, sizeof port, "%d", f.ports[0]);
+	char *argv2[] = {"dyno", "--hostname", "::1", "--port", port, "version", NULL};
+	buf_reset(&out);
+	CHECK_INT(run_dyno(argv2, &out, &err, 30), 0);
+	CHECK(strstr(out.data, "response = {\"version\":\"0.6.0\"}") != NULL);
+	CHECK_INT(f.nreqs, 3);
+	fake_stop(&f);
+	buf_free(&hosts);
+	buf_free(&out);
+	buf_free(&err);
+}

@@ -357,3 +357,32 @@ TEST(cli_daemon_refusals)
 	buf_free(&out);
 	buf_free(&err);
 }
+
+TEST(cli_dispatcher_option_order)
+{
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
+	char port[16];
+	snprintf(port, sizeof port, "--port=%d", f.ports[0]);
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	/* upstream order with '=' forms, and options after the subcommand */
+	char *a1[] = {"dyno", "--hostname=127.0.0.1", port, "version", NULL};
+	CHECK_INT(run_dyno(a1, &out, &err, 30), 0);
+	char *a2[] = {"dyno", "version", "--hostname", "127.0.0.1", port, NULL};
+	CHECK_INT(run_dyno(a2, &out, &err, 30), 0);
+	CHECK_INT(f.nreqs, 2);
+	/* leading options without a known subcommand: usage error, no request */
+	char *a3[] = {"dyno", "--hostname", "127.0.0.1", "nosuchcmd", NULL};
+	CHECK_INT(run_dyno(a3, &out, &err, 30), 2);
+	CHECK(strstr(err.data, "unknown command 'nosuchcmd'") != NULL);
+	char *a4[] = {"dyno", "version", "extra", NULL};
+	CHECK_INT(run_dyno(a4, &out, &err, 30), 2);
+	char *a5[] = {"dyno", "help", "gputrace", NULL};
+	buf_reset(&out);
+	CHECK_INT(run_dyno(a5, &out, &err, 30), 0);
+	CHECK(strstr(out.data, "--profile-start-iteration-roundup") != NULL);
+	CHECK_INT(f.nreqs, 2);
+	fake_stop(&f);
+	buf_free(&out);
+	buf_free(&err);
+}

@@ -273,14 +273,12 @@ int cmd_gputrace(int argc, char **argv)
 	struct rpc_job *jobs = xcalloc(t.n, sizeof *jobs);
 	for (size_t i = 0; i < t.n; i++) {
 		struct trace_opts to = g.to;
+		buf_init(&res[i].detail);
 		res[i].log_file = subst_host(g.to.log_file, &t, i);
 		to.log_file = res[i].log_file;
 		struct buf cfg = BUF_INIT;
-		if (!kineto_config_build(&to, &cfg, &err)) { /* a host name made the path invalid */
-			fprintf(stderr, "dyno gputrace: %s: %s\n", t.t[i].label, err.data);
-			buf_reset(&err);
-			buf_puts(&cfg, "");
-		}
+		/* Cannot fail: the template passed and host names are [A-Za-z0-9._:%-]. */
+		kineto_config_build(&to, &cfg, &err);
 		kineto_request_build(cfg.data, g.job_id, g.pids, g.process_limit, &reqs[i]);
 		buf_free(&cfg);
 		rpc_job_init(&jobs[i], t.t[i].host, t.t[i].port, reqs[i].data, reqs[i].len);
@@ -295,36 +293,46 @@ int cmd_gputrace(int argc, char **argv)
 		nomatch += res[i].ok && res[i].nmatched == 0;
 		total_trig += res[i].ok ? res[i].ntriggered : 0;
 	}
-	/* Ask the daemons where nothing matched what they have registered. */
+	/* Ask the daemons where nothing matched what they have registered, and
+	 * with --wait, those with triggered processes whether they are alive. */
 	struct rpc_job *pj = NULL;
 	struct targets nt = {0};
 	size_t *nidx = NULL;
-	if (nomatch) {
-		nt.t = xcalloc(nomatch, sizeof *nt.t);
-		nidx = xcalloc(nomatch, sizeof *nidx);
-		for (size_t i = 0; i < t.n; i++)
-			if (res[i].ok && res[i].nmatched == 0) {
-				nidx[nt.n] = i;
-				nt.t[nt.n++] = t.t[i];
-			}
+	nt.t = xcalloc(t.n, sizeof *nt.t);
+	nidx = xcalloc(t.n, sizeof *nidx);
+	for (size_t i = 0; i < t.n; i++)
+		if (res[i].ok && (res[i].nmatched == 0 || (g.wait && res[i].ntriggered > 0))) {
+			nidx[nt.n] = i;
+			nt.t[nt.n++] = t.t[i];
+		}
+	if (nt.n)
 		pj = cli_run(&nt, &h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
-		for (size_t k = 0; k < nt.n; k++) {
-			struct host_result *r = &res[nidx[k]];
-			struct proc_list pl;
-			struct buf e = BUF_INIT;
-			if (pj[k].status == RPC_ERR_NO_RESPONSE)
+	for (size_t k = 0; k < nt.n; k++) {
+		struct host_result *r = &res[nidx[k]];
+		bool why = r->nmatched == 0;
+		struct proc_list pl;
+		struct buf e = BUF_INIT;
+		if (pj[k].status == RPC_ERR_NO_RESPONSE) {
+			if (why)
 				buf_puts(&r->detail, "(this daemon does not list its processes - no getProcesses "
 						     "extension - so dyno cannot tell why)\n");
-			else if (pj[k].status != RPC_OK)
-				buf_printf(&r->detail, "(listing its processes failed: %s)\n", pj[k].err);
-			else if (!processes_parse(pj[k].resp.data, pj[k].resp.len, &pl, &e))
-				buf_printf(&r->detail, "(listing its processes failed: %s)\n", e.data);
-			else {
+		} else if (pj[k].status != RPC_OK) {
+			buf_printf(&r->detail, "(listing its processes failed: %s)\n", pj[k].err);
+		} else if (!processes_parse(pj[k].resp.data, pj[k].resp.len, &pl, &e)) {
+			buf_printf(&r->detail, "(listing its processes failed: %s)\n", e.data);
+		} else {
+			if (why)
 				processes_explain(&pl, g.job_id, g.pids, "", &r->detail);
-				processes_free(&pl);
-			}
-			buf_free(&e);
+			for (size_t q = 0; q < r->ntriggered; q++)
+				for (size_t m = 0; m < pl.n; m++)
+					if (pl.p[m].pid == r->triggered[q] && pl.p[m].last_seen_ms > PROC_STALE_MS)
+						buf_printf(&r->detail,
+							   "pid %" PRId64 " last polled %.0f s ago: it has probably exited "
+							   "and will not write its trace\n",
+							   r->triggered[q], (double)pl.p[m].last_seen_ms / 1000.0);
+			processes_free(&pl);
 		}
+		buf_free(&e);
 	}
 
 	char **paths = NULL;
@@ -357,6 +365,7 @@ int cmd_gputrace(int argc, char **argv)
 				printf("    %s\n", p.data);
 				add_path(&paths, &npaths, p.data);
 			}
+			fputs(r->detail.data, stdout);
 		}
 	} else {
 		size_t w = 4;

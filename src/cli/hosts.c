@@ -83,9 +83,12 @@ bool targets_add(struct targets *t, const char *spec, size_t len, int64_t defaul
 			   MAX_HOST_LEN);
 		return false;
 	}
+	/* DNS names, IPv4 and IPv6 addresses (with a %zone): nothing else, so a
+	 * host name substituted into a trace path stays a valid path */
 	for (size_t i = 0; i < hlen; i++) {
 		unsigned char ch = (unsigned char)host[i];
-		if (ch <= ' ' || ch == 0x7f || ch == ',' || ch == '/' || ch == '[' || ch == ']') {
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+		      ch == '-' || ch == '_' || ch == ':' || ch == '%')) {
 			buf_printf(err, "host '%.*s': invalid character 0x%02x", (int)(len > 300 ? 300 : len), spec,
 				   ch);
 			return false;

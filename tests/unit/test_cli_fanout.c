@@ -259,7 +259,7 @@ TEST(cli_targets_parse)
 	CHECK_STR(t.t[2].label, "[::1]:5");
 	CHECK_STR(t.t[3].host, "fe80::1");
 	CHECK_STR(t.t[3].port, "1778");
-	const char *bad[] = {"", "a:", "a:0", "a:65536", "a:1x", "[::1", "[::1]x", "a b", "a\x01"};
+	const char *bad[] = {"", "a:", "a:0", "a:65536", "a:1x", "[::1", "[::1]x", "a b", "a\x01", "a=b", "a\"b", "h\xc3\xa9", "a#b", "a/b"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		buf_reset(&e);
 		CHECK(!targets_add(&t, bad[i], strlen(bad[i]), 1778, &e));
@@ -318,6 +318,26 @@ TEST(cli_ipv6_targets)
 	CHECK_INT(f.nreqs, 3);
 	fake_stop(&f);
 	buf_free(&hosts);
+	buf_free(&out);
+	buf_free(&err);
+}
+
+TEST(cli_wait_warns_about_stale_processes)
+{
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 1, FAKE_EXTENDED));
+	fake_add_proc(&f, 900, 1, 90000); /* last poll 90 s ago */
+	char port[16], log[512];
+	snprintf(port, sizeof port, "%d", f.ports[0]);
+	snprintf(log, sizeof log, "%s/s.json", test_tmpdir());
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char *argv[] = {"dyno", "gputrace", "--hostname", "127.0.0.1", "--port", port, "--log-file", log, "--wait",
+			"--wait-timeout-s", "0.5", NULL};
+	CHECK_INT(run_dyno(argv, &out, &err, 30), 1);
+	CHECK(strstr(out.data, "pid 900 last polled 90 s ago: it has probably exited and will not write its trace") !=
+	      NULL);
+	CHECK_INT(f.nreqs, 2); /* gputrace, getProcesses */
+	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);
 }

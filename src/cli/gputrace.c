@@ -376,10 +376,16 @@ int cmd_gputrace(int argc, char **argv)
 		       "DETAIL");
 		for (size_t i = 0; i < t.n; i++) {
 			struct host_result *r = &res[i];
-			/* one line per host: newlines of explanations become "; " */
-			for (size_t k = 0; k < r->detail.len; k++)
-				if (r->detail.data[k] == '\n')
-					r->detail.data[k] = k + 1 < r->detail.len ? ';' : ' ';
+			/* one line per host: the explanations' lines joined by "; " */
+			struct buf one = BUF_INIT;
+			for (size_t k = 0; k < r->detail.len; k++) {
+				if (r->detail.data[k] != '\n')
+					buf_putc(&one, r->detail.data[k]);
+				else if (k + 1 < r->detail.len)
+					buf_puts(&one, "; ");
+			}
+			buf_free(&r->detail);
+			r->detail = one;
 			if (!r->ok)
 				printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, t.t[i].label, "FAILED", "-", "-", "-",
 				       r->detail.data);

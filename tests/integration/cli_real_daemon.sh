@@ -29,7 +29,12 @@ if [ -e /proc/net/if_inet6 ]; then
 fi
 "$DYNO" gputrace --hostname 127.0.0.1 --port $port --log-file /tmp/cli_real.json >"$tmp/g" 2>&1 ||
 	fail "gputrace: $(cat "$tmp/g")"
-grep -q '"processesMatched":\[\]' "$tmp/g" || fail "gputrace answer: $(cat "$tmp/g")"
+grep -qx 'response = {"activityProfilersBusy":0,"activityProfilersTriggered":\[\],"eventProfilersBusy":0,"eventProfilersTriggered":\[\],"processesMatched":\[\]}' "$tmp/g" ||
+	fail "gputrace answer (upstream's exact bytes expected): $(cat "$tmp/g")"
+# the agreed getProcesses extension explains it
+grep -q 'no process is registered with this daemon' "$tmp/g" || fail "no explanation: $(cat "$tmp/g")"
+"$DYNO" status --hostname 127.0.0.1 --port $port >"$tmp/s2" 2>&1 || fail "status: $(cat "$tmp/s2")"
+grep -q '^processes: 0 registered' "$tmp/s2" || fail "status without getProcesses: $(cat "$tmp/s2")"
 grep -q '^No processes were matched, please check --job-id or --pids flags$' "$tmp/g" || fail "gputrace: $(cat "$tmp/g")"
 rc=0
 "$DYNO" dcgm-pause --hostname 127.0.0.1 --port $port >"$tmp/d" 2>&1 || rc=$?

@@ -85,16 +85,17 @@ int main(int argc, char **argv)
 		printf("dyno %s\n", DYNO_VERSION);
 		return 0;
 	}
-	char *helpv[3];
+	char *helpv[4];
 	if (strcmp(name, "help") == 0) {
 		if (argc < 3) {
 			usage(stdout);
 			return 0;
 		}
-		helpv[0] = argv[2];
-		helpv[1] = "--help";
-		helpv[2] = NULL;
-		argv = helpv - 1;
+		helpv[0] = argv[0];
+		helpv[1] = argv[2];
+		helpv[2] = "--help";
+		helpv[3] = NULL;
+		argv = helpv;
 		argc = 3;
 		name = argv[1];
 	}

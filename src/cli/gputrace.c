@@ -34,7 +34,7 @@ struct gt {
 	const char *pids;
 	int64_t process_limit;
 	bool fail_on_no_process;
-	bool wait;
+	bool wait, json;
 	double wait_timeout_s;
 	double start_delay_s;
 };
@@ -131,10 +131,10 @@ static char *subst_host(const char *log_file, const struct targets *t, size_t i)
 
 /* Wait until every path exists (a shared or local file system); 250 ms
  * polling because inotify does not see writes made by other NFS clients. */
-static int wait_files(char **paths, size_t n, double timeout_s)
+static int wait_files(FILE *f, char **paths, size_t n, double timeout_s)
 {
-	printf("\nwaiting up to %.0f s for %zu trace file%s ...\n", timeout_s, n, n == 1 ? "" : "s");
-	fflush(stdout);
+	fprintf(f, "\nwaiting up to %.0f s for %zu trace file%s ...\n", timeout_s, n, n == 1 ? "" : "s");
+	fflush(f);
 	bool *seen = xcalloc(n ? n : 1, sizeof *seen);
 	size_t left = n;
 	int64_t deadline = clock_mono_ns() + (int64_t)(timeout_s * 1e9);
@@ -144,8 +144,8 @@ static int wait_files(char **paths, size_t n, double timeout_s)
 			if (!seen[i] && stat(paths[i], &st) == 0) {
 				seen[i] = true;
 				left--;
-				printf("    written: %s (%lld bytes)\n", paths[i], (long long)st.st_size);
-				fflush(stdout);
+				fprintf(f, "    written: %s (%lld bytes)\n", paths[i], (long long)st.st_size);
+				fflush(f);
 			}
 		}
 		if (left == 0 || clock_mono_ns() >= deadline)
@@ -166,7 +166,7 @@ static int wait_files(char **paths, size_t n, double timeout_s)
 				buf_free(&tmp);
 			}
 	} else {
-		printf("all %zu trace file%s written\n", n, n == 1 ? "" : "s");
+		fprintf(f, "all %zu trace file%s written\n", n, n == 1 ? "" : "s");
 	}
 	free(seen);
 	return left ? 1 : 0;
@@ -177,6 +177,87 @@ static void add_path(char ***paths, size_t *n, const char *p)
 	if ((*n & (*n - 1)) == 0)
 		*paths = xrealloc(*paths, (*n ? *n * 2 : 1) * sizeof **paths);
 	(*paths)[(*n)++] = xstrdup(p);
+}
+
+static void add_path(char ***paths, size_t *n, const char *p);
+
+/* --json: everything the text output says, for scripts. */
+static void print_json(const struct gt *g, const struct targets *t, const struct rpc_job *jobs,
+		       const struct host_result *res, const char *config, char ***paths, size_t *npaths)
+{
+	struct buf b = BUF_INIT, p = BUF_INIT;
+	struct jw w;
+	jw_init(&w, &b);
+	jw_obj_begin(&w);
+	jw_key(&w, "config");
+	jw_str(&w, config);
+	jw_key(&w, "job_id");
+	jw_u64(&w, g->job_id);
+	jw_key(&w, "profile_start_time_ms");
+	jw_i64(&w, g->to.iterations > 0 ? 0 : g->to.profile_start_time);
+	jw_key(&w, "hosts");
+	jw_arr_begin(&w);
+	size_t ok = 0, nomatch = 0, failed = 0, trig = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct host_result *r = &res[i];
+		jw_obj_begin(&w);
+		jw_key(&w, "host");
+		jw_str(&w, t->t[i].label);
+		jw_key(&w, "address");
+		jw_str(&w, jobs[i].addr);
+		jw_key(&w, "result");
+		jw_str(&w, !r->ok ? "failed" : r->nmatched ? "ok" : "no-match");
+		failed += !r->ok;
+		nomatch += r->ok && !r->nmatched;
+		ok += r->ok && r->nmatched;
+		if (r->ok) {
+			jw_key(&w, "matched");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < r->nmatched; k++)
+				jw_i64(&w, r->matched[k]);
+			jw_arr_end(&w);
+			jw_key(&w, "triggered");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < r->ntriggered; k++)
+				jw_i64(&w, r->triggered[k]);
+			jw_arr_end(&w);
+			jw_key(&w, "busy");
+			jw_i64(&w, r->busy);
+			jw_key(&w, "files");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < r->ntriggered; k++) {
+				buf_reset(&p);
+				kineto_trace_path(r->log_file, r->triggered[k], g->to.profile_memory, &p);
+				jw_str(&w, p.data);
+				add_path(paths, npaths, p.data);
+			}
+			jw_arr_end(&w);
+			trig += r->ntriggered;
+		}
+		if (r->detail.len) {
+			jw_key(&w, r->ok ? "notes" : "error");
+			jw_strn(&w, r->detail.data, r->detail.len - (r->detail.data[r->detail.len - 1] == '\n'));
+		}
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "summary");
+	jw_obj_begin(&w);
+	jw_key(&w, "hosts");
+	jw_u64(&w, t->n);
+	jw_key(&w, "ok");
+	jw_u64(&w, ok);
+	jw_key(&w, "no_match");
+	jw_u64(&w, nomatch);
+	jw_key(&w, "failed");
+	jw_u64(&w, failed);
+	jw_key(&w, "triggered");
+	jw_u64(&w, trig);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	puts(b.data);
+	buf_free(&b);
+	buf_free(&p);
 }
 
 int cmd_gputrace(int argc, char **argv)
@@ -213,6 +294,8 @@ int cmd_gputrace(int argc, char **argv)
 		 NULL},
 		{"start-delay-s", 0, ARG_DOUBLE, &g.start_delay_s, "SECONDS",
 		 "many daemons, duration mode: common PROFILE_START_TIME this far ahead", 0, 0, NULL},
+		{"json", 0, ARG_BOOL, &g.json, NULL, "print the per-host results as one JSON object instead of text", 0,
+		 0, NULL},
 		{"wait", 0, ARG_BOOL, &g.wait, NULL, "wait until the trace files exist (local or shared file system)", 0,
 		 0, NULL},
 		{"wait-timeout-s", 0, ARG_DOUBLE, &g.wait_timeout_s, "SECONDS",
@@ -253,8 +336,9 @@ int cmd_gputrace(int argc, char **argv)
 		kineto_config_build(&g.to, &cfg_shown, &err);
 		char iso[40];
 		clock_fmt_iso8601(iso, sizeof iso, g.to.profile_start_time * NS_PER_MS);
-		printf("synchronized start for all daemons: PROFILE_START_TIME=%" PRId64 " (%s, in %.0f s)\n",
-		       g.to.profile_start_time, iso, g.start_delay_s);
+		if (!g.json)
+			printf("synchronized start for all daemons: PROFILE_START_TIME=%" PRId64 " (%s, in %.0f s)\n",
+			       g.to.profile_start_time, iso, g.start_delay_s);
 	}
 	if (t.many && t.n > 1 && !strstr(g.to.log_file, "{host}"))
 		fprintf(stderr, "dyno gputrace: note: --log-file has no '{host}': on a shared file system, processes "
@@ -264,7 +348,8 @@ int cmd_gputrace(int argc, char **argv)
 				"$KINETO_ONDEMAND_TRACE_DIR of the traced process); elsewhere it falls back to "
 				"/tmp/libkineto_activities_<pid>.json\n");
 
-	printf("Kineto config = \n%s\n", cfg_shown.data);
+	if (!g.json)
+		printf("Kineto config = \n%s\n", cfg_shown.data);
 	fflush(stdout);
 
 	/* Per-host requests ({host} makes them differ). */
@@ -338,7 +423,9 @@ int cmd_gputrace(int argc, char **argv)
 	char **paths = NULL;
 	size_t npaths = 0;
 	struct buf p = BUF_INIT;
-	if (!t.many) {
+	if (g.json) {
+		print_json(&g, &t, jobs, res, cfg_shown.data, &paths, &npaths);
+	} else if (!t.many) {
 		struct host_result *r = &res[0];
 		if (jobs[0].status == RPC_OK)
 			cli_print_response(stdout, &jobs[0]);
@@ -420,7 +507,7 @@ int cmd_gputrace(int argc, char **argv)
 					       : 12.0; /* poll (<= 5 s) + warm-up (5 s) + 2 ticks */
 			tmo = (ahead > 0 ? ahead : 0) + (double)g.to.duration_ms / 1000.0 + 60.0;
 		}
-		if (wait_files(paths, npaths, tmo) != 0)
+		if (wait_files(g.json ? stderr : stdout, paths, npaths, tmo) != 0)
 			rc = 1;
 	} else if (g.wait) {
 		fprintf(stderr, "dyno gputrace: --wait: no process was triggered, nothing to wait for\n");

@@ -11,6 +11,7 @@
 #include "cli/rpc_client.h"
 #include "cli_fake_daemon.h"
 #include "core/clock.h"
+#include "core/json.h"
 #include "test.h"
 
 static long long start_time_of(const struct buf *req)
@@ -338,6 +339,45 @@ TEST(cli_wait_warns_about_stale_processes)
 	      NULL);
 	CHECK_INT(f.nreqs, 2); /* gputrace, getProcesses */
 	fake_stop(&f);
+	buf_free(&out);
+	buf_free(&err);
+}
+
+TEST(cli_gputrace_json_output)
+{
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 2, FAKE_EXTENDED));
+	fake_add_proc(&f, 31, 30, 0);
+	struct fake_daemon gone;
+	REQUIRE(fake_start(&gone, 1, FAKE_UPSTREAM));
+	int dead = gone.ports[0];
+	fake_stop(&gone);
+	struct buf hosts = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+	fake_hostnames(&f, &hosts);
+	buf_printf(&hosts, ",127.0.0.1:%d", dead);
+	char *argv[] = {"dyno", "gputrace", "--hostnames", hosts.data, "--log-file", "/tmp/j.json", "--json",
+			"--profile-start-time", "1795300000000", NULL};
+	CHECK_INT(run_dyno(argv, &out, &err, 30), 1);
+	struct json_doc doc;
+	struct json_error je;
+	REQUIRE(json_parse(out.data, out.len, &doc, &je)); /* nothing but the JSON on stdout */
+	const struct json_value *h = json_get(doc.root, "hosts"), *sum = json_get(doc.root, "summary");
+	REQUIRE(h && h->type == JV_ARRAY && h->len == 3 && sum);
+	int64_t v;
+	CHECK(json_get_i64(doc.root, "profile_start_time_ms", &v) && v == 1795300000000);
+	CHECK(json_get_i64(sum, "ok", &v) && v == 2);
+	CHECK(json_get_i64(sum, "failed", &v) && v == 1);
+	CHECK(json_get_i64(sum, "triggered", &v) && v == 2);
+	const char *s;
+	size_t n;
+	CHECK(json_get_str(&h->u.items[0], "result", &s, &n) && strcmp(s, "ok") == 0);
+	const struct json_value *files = json_get(&h->u.items[1], "files");
+	CHECK(files && files->type == JV_ARRAY && files->len == 1 && strcmp(files->u.items[0].u.str, "/tmp/j_31.json") == 0);
+	CHECK(json_get_str(&h->u.items[2], "result", &s, &n) && strcmp(s, "failed") == 0);
+	CHECK(json_get_str(&h->u.items[2], "error", &s, &n) && strstr(s, "Connection refused"));
+	json_doc_free(&doc);
+	fake_stop(&f);
+	buf_free(&hosts);
 	buf_free(&out);
 	buf_free(&err);
 }

@@ -331,6 +331,10 @@ bool hosts_collect(const struct host_opts *o, struct targets *out, struct buf *e
 		buf_printf(err, "--timeout-s must be in (0, 86400]");
 		return false;
 	}
+	if (o->hostname_seen && (o->hostnames || o->hostfile || o->slurm_job)) {
+		buf_printf(err, "--hostname names one daemon; with --hostnames, --hostfile or --slurm-job leave it out");
+		return false;
+	}
 	bool ok = true;
 	if (o->hostnames) {
 		out->many = true;

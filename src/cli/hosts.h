@@ -27,15 +27,16 @@ struct host_opts {
 	const char *slurm_job;
 	double timeout_s;
 	int64_t parallel;
+	bool hostname_seen;
 };
 
 #define HOST_OPTS_INIT {"localhost", RPC_DEFAULT_PORT, NULL, NULL, NULL, RPC_DEFAULT_TIMEOUT_MS / 1000.0, \
-			RPC_DEFAULT_PARALLEL}
+			RPC_DEFAULT_PARALLEL, false}
 
 /* the number of entries HOST_ARG_OPTS expands to */
 #define HOST_ARG_COUNT 7
 #define HOST_ARG_OPTS(h)                                                                             \
-	{"hostname", 0, ARG_STRING, &(h)->hostname, "HOST", "daemon host", 0, 0, NULL}, \
+	{"hostname", 0, ARG_STRING, &(h)->hostname, "HOST", "daemon host", 0, 0, &(h)->hostname_seen}, \
 	{"port", 0, ARG_INT, &(h)->port, "PORT", "daemon RPC port", 1, 65535, NULL},          \
 	{"hostnames", 0, ARG_STRING, &(h)->hostnames, "H1,H2,...",                                   \
 	 "many daemons at once: comma-separated HOST or HOST:PORT ([v6]:PORT)", 0, 0, NULL},          \

@@ -377,6 +377,10 @@ TEST(cli_dispatcher_option_order)
 	CHECK(strstr(err.data, "unknown command 'nosuchcmd'") != NULL);
 	char *a4[] = {"dyno", "version", "extra", NULL};
 	CHECK_INT(run_dyno(a4, &out, &err, 30), 2);
+	char *a6[] = {"dyno", "--hostname", "h", "version", "--hostnames", "a,b", NULL};
+	buf_reset(&err);
+	CHECK_INT(run_dyno(a6, &out, &err, 30), 2);
+	CHECK(strstr(err.data, "--hostname names one daemon") != NULL);
 	char *a5[] = {"dyno", "help", "gputrace", NULL};
 	buf_reset(&out);
 	CHECK_INT(run_dyno(a5, &out, &err, 30), 0);

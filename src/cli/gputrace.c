@@ -179,8 +179,6 @@ static void add_path(char ***paths, size_t *n, const char *p)
 	(*paths)[(*n)++] = xstrdup(p);
 }
 
-static void add_path(char ***paths, size_t *n, const char *p);
-
 /* --json: everything the text output says, for scripts. */
 static void print_json(const struct gt *g, const struct targets *t, const struct rpc_job *jobs,
 		       const struct host_result *res, const char *config, char ***paths, size_t *npaths)
@@ -257,6 +255,134 @@ static void print_json(const struct gt *g, const struct targets *t, const struct
 	jw_obj_end(&w);
 	puts(b.data);
 	buf_free(&b);
+	buf_free(&p);
+}
+
+/* Ask the daemons where nothing matched what they have registered, and
+ * with --wait, those with triggered processes whether they are alive; the
+ * findings go to each host's detail text. */
+static void ask_processes(const struct gt *g, const struct host_opts *h, const struct targets *t,
+			  struct host_result *res)
+{
+	struct targets nt = {0};
+	size_t *nidx = xcalloc(t->n, sizeof *nidx);
+	nt.t = xcalloc(t->n, sizeof *nt.t);
+	for (size_t i = 0; i < t->n; i++)
+		if (res[i].ok && (res[i].nmatched == 0 || (g->wait && res[i].ntriggered > 0))) {
+			nidx[nt.n] = i;
+			nt.t[nt.n++] = t->t[i];
+		}
+	struct rpc_job *pj = nt.n ? cli_run(&nt, h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1) : NULL;
+	for (size_t k = 0; k < nt.n; k++) {
+		struct host_result *r = &res[nidx[k]];
+		bool why = r->nmatched == 0;
+		struct proc_list pl;
+		struct buf e = BUF_INIT;
+		if (pj[k].status == RPC_ERR_NO_RESPONSE) {
+			if (why)
+				buf_puts(&r->detail, "(this daemon does not list its processes - no getProcesses "
+						     "extension - so dyno cannot tell why)\n");
+		} else if (pj[k].status != RPC_OK) {
+			buf_printf(&r->detail, "(listing its processes failed: %s)\n", pj[k].err);
+		} else if (!processes_parse(pj[k].resp.data, pj[k].resp.len, &pl, &e)) {
+			buf_printf(&r->detail, "(listing its processes failed: %s)\n", e.data);
+		} else {
+			if (why)
+				processes_explain(&pl, g->job_id, g->pids, "", &r->detail);
+			for (size_t q = 0; q < r->ntriggered; q++)
+				for (size_t m = 0; m < pl.n; m++)
+					if (pl.p[m].pid == r->triggered[q] && pl.p[m].last_seen_ms > PROC_STALE_MS)
+						buf_printf(&r->detail,
+							   "pid %" PRId64 " last polled %.0f s ago: it has probably exited "
+							   "and will not write its trace\n",
+							   r->triggered[q], (double)pl.p[m].last_seen_ms / 1000.0);
+			processes_free(&pl);
+		}
+		buf_free(&e);
+	}
+	if (pj)
+		cli_jobs_free(pj, nt.n);
+	free(nt.t); /* the entries belong to t */
+	free(nidx);
+}
+
+/* One daemon: upstream's lines, then ours.  False when it failed. */
+static bool print_single(const struct gt *g, const struct rpc_job *j, const struct host_result *r, char ***paths,
+			 size_t *npaths)
+{
+	if (j->status == RPC_OK)
+		cli_print_response(stdout, j);
+	if (!r->ok) {
+		fprintf(stderr, "dyno gputrace: %s\n", r->detail.data);
+		return false;
+	}
+	printf("\n");
+	if (r->nmatched == 0) {
+		printf("No processes were matched, please check --job-id or --pids flags\n");
+		fputs(r->detail.data, stdout);
+		return true;
+	}
+	printf("Matched %zu processes\n", r->nmatched);
+	if (r->ntriggered < r->nmatched)
+		printf("Triggered %zu of them (%" PRId64 " busy with an earlier request that is still undelivered, "
+		       "the rest over --process-limit %" PRId64 ")\n",
+		       r->ntriggered, r->busy, g->process_limit);
+	if (r->ntriggered)
+		printf("Trace output files will be written to:\n");
+	struct buf p = BUF_INIT;
+	for (size_t k = 0; k < r->ntriggered; k++) {
+		buf_reset(&p);
+		kineto_trace_path(r->log_file, r->triggered[k], g->to.profile_memory, &p);
+		printf("    %s\n", p.data);
+		add_path(paths, npaths, p.data);
+	}
+	buf_free(&p);
+	fputs(r->detail.data, stdout);
+	return true;
+}
+
+/* Many daemons: one row each, a summary, the files. */
+static void print_table(const struct gt *g, const struct targets *t, struct host_result *res, char ***paths,
+			size_t *npaths)
+{
+	size_t w = 4, failed = 0, nomatch = 0, trig = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (strlen(t->t[i].label) > w)
+			w = strlen(t->t[i].label);
+		failed += !res[i].ok;
+		nomatch += res[i].ok && res[i].nmatched == 0;
+		trig += res[i].ok ? res[i].ntriggered : 0;
+	}
+	printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY", "DETAIL");
+	struct buf one = BUF_INIT, p = BUF_INIT;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct host_result *r = &res[i];
+		/* one line per host: the explanations' lines joined by "; " */
+		buf_reset(&one);
+		for (size_t k = 0; k < r->detail.len; k++) {
+			if (r->detail.data[k] != '\n')
+				buf_putc(&one, r->detail.data[k]);
+			else if (k + 1 < r->detail.len)
+				buf_puts(&one, "; ");
+		}
+		if (!r->ok)
+			printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, t->t[i].label, "FAILED", "-", "-", "-", one.data);
+		else
+			printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", (int)w, t->t[i].label,
+			       r->nmatched ? "ok" : "no-match", r->nmatched, r->ntriggered, r->busy, one.data);
+	}
+	printf("%zu host%s: %zu ok, %zu without a matching process, %zu failed; %zu process%s triggered\n", t->n,
+	       t->n == 1 ? "" : "s", t->n - failed - nomatch, nomatch, failed, trig, trig == 1 ? "" : "es");
+	if (trig)
+		printf("Trace output files will be written to:\n");
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t k = 0; res[i].ok && k < res[i].ntriggered; k++) {
+			buf_reset(&p);
+			kineto_trace_path(res[i].log_file, res[i].triggered[k], g->to.profile_memory, &p);
+			printf("    %s (%s)\n", p.data, t->t[i].label);
+			add_path(paths, npaths, p.data);
+		}
+	buf_free(&one);
 	buf_free(&p);
 }
 
@@ -371,131 +497,26 @@ int cmd_gputrace(int argc, char **argv)
 	struct rpc_opts ro = hosts_rpc_opts(&h);
 	rpc_call_many(jobs, t.n, &ro);
 
-	size_t failed = 0, nomatch = 0, total_trig = 0;
+	size_t failed = 0, nomatch = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		judge(&jobs[i], &res[i]);
 		failed += !res[i].ok;
 		nomatch += res[i].ok && res[i].nmatched == 0;
-		total_trig += res[i].ok ? res[i].ntriggered : 0;
 	}
-	/* Ask the daemons where nothing matched what they have registered, and
-	 * with --wait, those with triggered processes whether they are alive. */
-	struct rpc_job *pj = NULL;
-	struct targets nt = {0};
-	size_t *nidx = NULL;
-	nt.t = xcalloc(t.n, sizeof *nt.t);
-	nidx = xcalloc(t.n, sizeof *nidx);
-	for (size_t i = 0; i < t.n; i++)
-		if (res[i].ok && (res[i].nmatched == 0 || (g.wait && res[i].ntriggered > 0))) {
-			nidx[nt.n] = i;
-			nt.t[nt.n++] = t.t[i];
-		}
-	if (nt.n)
-		pj = cli_run(&nt, &h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
-	for (size_t k = 0; k < nt.n; k++) {
-		struct host_result *r = &res[nidx[k]];
-		bool why = r->nmatched == 0;
-		struct proc_list pl;
-		struct buf e = BUF_INIT;
-		if (pj[k].status == RPC_ERR_NO_RESPONSE) {
-			if (why)
-				buf_puts(&r->detail, "(this daemon does not list its processes - no getProcesses "
-						     "extension - so dyno cannot tell why)\n");
-		} else if (pj[k].status != RPC_OK) {
-			buf_printf(&r->detail, "(listing its processes failed: %s)\n", pj[k].err);
-		} else if (!processes_parse(pj[k].resp.data, pj[k].resp.len, &pl, &e)) {
-			buf_printf(&r->detail, "(listing its processes failed: %s)\n", e.data);
-		} else {
-			if (why)
-				processes_explain(&pl, g.job_id, g.pids, "", &r->detail);
-			for (size_t q = 0; q < r->ntriggered; q++)
-				for (size_t m = 0; m < pl.n; m++)
-					if (pl.p[m].pid == r->triggered[q] && pl.p[m].last_seen_ms > PROC_STALE_MS)
-						buf_printf(&r->detail,
-							   "pid %" PRId64 " last polled %.0f s ago: it has probably exited "
-							   "and will not write its trace\n",
-							   r->triggered[q], (double)pl.p[m].last_seen_ms / 1000.0);
-			processes_free(&pl);
-		}
-		buf_free(&e);
-	}
+	ask_processes(&g, &h, &t, res);
 
 	char **paths = NULL;
 	size_t npaths = 0;
-	struct buf p = BUF_INIT;
 	if (g.json) {
 		print_json(&g, &t, jobs, res, cfg_shown.data, &paths, &npaths);
 	} else if (!t.many) {
-		struct host_result *r = &res[0];
-		if (jobs[0].status == RPC_OK)
-			cli_print_response(stdout, &jobs[0]);
-		if (!r->ok) {
-			fprintf(stderr, "dyno gputrace: %s\n", r->detail.data);
-			rc = 1;
-			goto done;
-		}
-		printf("\n");
-		if (r->nmatched == 0) {
-			printf("No processes were matched, please check --job-id or --pids flags\n");
-			fputs(r->detail.data, stdout);
-		} else {
-			printf("Matched %zu processes\n", r->nmatched);
-			if (r->ntriggered < r->nmatched)
-				printf("Triggered %zu of them (%" PRId64 " busy with an earlier request that is still "
-				       "undelivered, the rest over --process-limit %" PRId64 ")\n",
-				       r->ntriggered, r->busy, g.process_limit);
-			if (r->ntriggered)
-				printf("Trace output files will be written to:\n");
-			for (size_t k = 0; k < r->ntriggered; k++) {
-				buf_reset(&p);
-				kineto_trace_path(r->log_file, r->triggered[k], g.to.profile_memory, &p);
-				printf("    %s\n", p.data);
-				add_path(&paths, &npaths, p.data);
-			}
-			fputs(r->detail.data, stdout);
-		}
+		if (!print_single(&g, &jobs[0], &res[0], &paths, &npaths))
+			failed = 1;
 	} else {
-		size_t w = 4;
-		for (size_t i = 0; i < t.n; i++)
-			if (strlen(t.t[i].label) > w)
-				w = strlen(t.t[i].label);
-		printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY",
-		       "DETAIL");
-		for (size_t i = 0; i < t.n; i++) {
-			struct host_result *r = &res[i];
-			/* one line per host: the explanations' lines joined by "; " */
-			struct buf one = BUF_INIT;
-			for (size_t k = 0; k < r->detail.len; k++) {
-				if (r->detail.data[k] != '\n')
-					buf_putc(&one, r->detail.data[k]);
-				else if (k + 1 < r->detail.len)
-					buf_puts(&one, "; ");
-			}
-			buf_free(&r->detail);
-			r->detail = one;
-			if (!r->ok)
-				printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, t.t[i].label, "FAILED", "-", "-", "-",
-				       r->detail.data);
-			else
-				printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", (int)w, t.t[i].label,
-				       r->nmatched ? "ok" : "no-match", r->nmatched, r->ntriggered, r->busy,
-				       r->detail.data);
-		}
-		printf("%zu host%s: %zu ok, %zu without a matching process, %zu failed; %zu process%s triggered\n",
-		       t.n, t.n == 1 ? "" : "s", t.n - failed - nomatch, nomatch, failed, total_trig,
-		       total_trig == 1 ? "" : "es");
-		if (total_trig)
-			printf("Trace output files will be written to:\n");
-		for (size_t i = 0; i < t.n; i++)
-			for (size_t k = 0; res[i].ok && k < res[i].ntriggered; k++) {
-				buf_reset(&p);
-				kineto_trace_path(res[i].log_file, res[i].triggered[k], g.to.profile_memory, &p);
-				printf("    %s (%s)\n", p.data, t.t[i].label);
-				add_path(&paths, &npaths, p.data);
-			}
+		print_table(&g, &t, res, &paths, &npaths);
 	}
 	rc = failed ? 1 : 0;
-	if (g.fail_on_no_process && (nomatch || (t.n == 1 && res[0].ok && res[0].nmatched == 0))) {
+	if (g.fail_on_no_process && nomatch) {
 		fprintf(stderr, "Error: No processes were matched\n");
 		rc = 1;
 	}
@@ -509,19 +530,13 @@ int cmd_gputrace(int argc, char **argv)
 		}
 		if (wait_files(g.json ? stderr : stdout, paths, npaths, tmo) != 0)
 			rc = 1;
-	} else if (g.wait) {
+	} else if (g.wait && !failed) {
 		fprintf(stderr, "dyno gputrace: --wait: no process was triggered, nothing to wait for\n");
 		rc = 1;
 	}
-done:
 	for (size_t i = 0; i < npaths; i++)
 		free(paths[i]);
 	free(paths);
-	buf_free(&p);
-	if (pj)
-		cli_jobs_free(pj, nt.n);
-	free(nt.t); /* the entries belong to t */
-	free(nidx);
 	for (size_t i = 0; i < t.n; i++) {
 		result_free(&res[i]);
 		buf_free(&reqs[i]);

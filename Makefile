@@ -37,6 +37,7 @@ CORE_SRC    := $(wildcard src/core/*.c)
 TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
 DAEMON_SRC  := $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
 CLI_SRC     := $(wildcard src/cli/*.c)
+CLI_LIB_SRC := $(filter-out src/cli/dyno.c,$(CLI_SRC))
 TEST_SRC    := $(wildcard tests/unit/*.c)
 BENCH_SRC   := $(wildcard bench/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
@@ -47,6 +48,7 @@ obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 LIBCORE   := $(O)/libdyno_core.a
 LIBTRACE  := $(O)/libdyno_trace.a
 LIBDAEMON := $(O)/libdyno_daemon.a
+LIBCLI    := $(O)/libdyno_cli.a
 DYNOLOG   := $(O)/dynolog
 DYNO      := $(O)/dyno
 UNIT      := $(O)/unit-tests
@@ -68,16 +70,19 @@ $(LIBTRACE): $(call obj,$(TRACE_SRC)) | $(LIBCORE)
 	@rm -f $@; ar rcs $@ $(call obj,$(TRACE_SRC))
 $(LIBDAEMON): $(call obj,$(DAEMON_SRC))
 	@rm -f $@; ar rcs $@ $^
+# the subcommands as a library, so unit tests, benches and fuzzers reach them
+$(LIBCLI): $(call obj,$(CLI_LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
 
 $(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-$(DYNO): $(call obj,$(CLI_SRC)) $(LIBTRACE) $(LIBCORE)
+$(DYNO): $(call obj,src/cli/dyno.c) $(LIBCLI) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-$(UNIT): $(call obj,$(TEST_SRC)) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+$(UNIT): $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(TOOLS): $(O)/%: $(O)/obj/src/tools/%.o $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-$(O)/bench/%: $(O)/obj/bench/%.o $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+$(O)/bench/%: $(O)/obj/bench/%.o $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
@@ -104,7 +109,7 @@ FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURC
 FUZZERS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 20
 
-build/fuzz/%: fuzz/%.c $(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC)
+build/fuzz/%: fuzz/%.c $(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 

@@ -8,5 +8,11 @@
 
 int cmd_json(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+int cmd_gputrace(int argc, char **argv);
+int cmd_dcgm_pause(int argc, char **argv);
+int cmd_dcgm_resume(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 
 #endif

@@ -4,11 +4,17 @@
  *   dyno <command> [options]      run a command
  *   dyno help <command>           same as dyno <command> --help
  *   dyno --version
+ *
+ * Upstream's dyno takes --hostname/--port BEFORE the subcommand
+ * (dyno --hostname h gputrace ...); those leading options are moved behind
+ * the subcommand name, where every RPC subcommand parses them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "core/buf.h"
 #include "core/log.h"
 
 struct command {
@@ -18,8 +24,14 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"analyze", cmd_analyze, "analyze Kineto traces like HTA: temporal, idle, launch, summary"},
+	{"analyze", cmd_analyze, "analyze Kineto traces like HTA: temporal, idle, kernels, overlap, launch, summary"},
 	{"json", cmd_json, "check JSON files (e.g. a trace) and report the first error's position"},
+	{"status", cmd_status, "daemon status and the PyTorch processes registered with it"},
+	{"version", cmd_version, "daemon version"},
+	{"gputrace", cmd_gputrace, "trace PyTorch processes through their daemons (one host or many)"},
+	{"dcgm-pause", cmd_dcgm_pause, "pause the daemons' DCGM profiling metrics for a while"},
+	{"dcgm-resume", cmd_dcgm_resume, "resume the daemons' DCGM profiling metrics"},
+	{"metrics", cmd_metrics, "recent metrics kept by the daemons (dynolite daemons)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -32,9 +44,35 @@ static void usage(FILE *f)
 	fprintf(f, "\n'dyno <command> --help' describes a command.\n");
 }
 
+/* Move leading "--opt value" / "--opt=value" pairs behind the subcommand.
+ * Returns the new argv (malloc'ed, argc unchanged) or NULL when there are
+ * none or no subcommand follows them. */
+static char **hoist_global_options(int argc, char **argv)
+{
+	int i = 1;
+	while (i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2] && strcmp(argv[i], "--help") != 0 &&
+	       strcmp(argv[i], "--version") != 0)
+		i += strchr(argv[i], '=') ? 1 : 2;
+	if (i == 1 || i >= argc)
+		return NULL;
+	char **v = xcalloc((size_t)argc + 1, sizeof *v);
+	v[0] = argv[0];
+	v[1] = argv[i];
+	int k = 2;
+	for (int j = 1; j < i; j++)
+		v[k++] = argv[j];
+	for (int j = i + 1; j < argc; j++)
+		v[k++] = argv[j];
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	log_init("dyno", LOG_LEVEL_WARN);
+	char **hoisted = hoist_global_options(argc, argv);
+	if (hoisted) {
+		argv = hoisted;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -48,25 +86,28 @@ int main(int argc, char **argv)
 		printf("dyno %s\n", DYNO_VERSION);
 		return 0;
 	}
-	/* "dyno help CMD" runs "CMD --help" */
-	char *helpv[3] = {NULL, "--help", NULL};
+	char *helpv[4];
 	if (strcmp(name, "help") == 0) {
 		if (argc < 3) {
 			usage(stdout);
 			return 0;
 		}
-		helpv[0] = argv[2];
-		name = argv[2];
-		argc = 2;
+		helpv[0] = argv[0];
+		helpv[1] = argv[2];
+		helpv[2] = "--help";
+		helpv[3] = NULL;
 		argv = helpv;
-	} else {
-		argc -= 1;
-		argv += 1;
+		argc = 3;
+		name = argv[1];
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return commands[i].fn(argc, argv);
+		if (strcmp(commands[i].name, name) == 0) {
+			int rc = commands[i].fn(argc - 1, argv + 1);
+			free(hoisted);
+			return rc;
+		}
 	fprintf(stderr, "dyno: unknown command '%s'\n\n", name);
 	usage(stderr);
+	free(hoisted);
 	return 2;
 }

@@ -1,0 +1,554 @@
+/*
+ * gputrace.c - `dyno gputrace`: ask daemons to hand a Kineto trace config to
+ * the PyTorch processes registered with them.
+ *
+ * With one daemon it sends exactly upstream dyno's bytes and prints
+ * upstream's lines, then adds what upstream leaves out: which processes
+ * were really triggered, why nothing matched (asking the daemon for its
+ * registered processes when it supports getProcesses), the file names Kineto
+ * will really write, and with --wait, waits until they exist.
+ *
+ * With many daemons (--hostnames/--hostfile/--slurm-job) every daemon is
+ * contacted concurrently (rpc_client), in duration mode all ranks get one
+ * PROFILE_START_TIME a few seconds ahead (so they trace the same window), a
+ * "{host}" in --log-file is replaced per daemon, and a per-host table plus a
+ * non-zero exit status report any daemon that failed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/kineto_config.h"
+#include "cli/processes.h"
+#include "cli/rpc_cmd.h"
+#include "core/clock.h"
+
+struct gt {
+	struct trace_opts to;
+	uint64_t job_id;
+	const char *pids;
+	int64_t process_limit;
+	bool fail_on_no_process;
+	bool wait, json;
+	double wait_timeout_s;
+	double start_delay_s;
+};
+
+/* What one daemon answered. */
+struct host_result {
+	bool ok;          /* a well-formed setKinetOnDemandRequest answer */
+	struct buf detail; /* why not ok, or notes */
+	int64_t *matched, *triggered;
+	size_t nmatched, ntriggered;
+	int64_t busy;
+	char *log_file; /* after {host} substitution */
+};
+
+static bool int_array(const struct json_value *root, const char *key, int64_t **out, size_t *n)
+{
+	const struct json_value *a = json_get(root, key);
+	if (!a || a->type != JV_ARRAY)
+		return false;
+	*out = xcalloc(a->len ? a->len : 1, sizeof **out);
+	for (uint32_t i = 0; i < a->len; i++)
+		if (!json_value_i64(&a->u.items[i], &(*out)[i]))
+			return false;
+	*n = a->len;
+	return true;
+}
+
+static void judge(const struct rpc_job *j, struct host_result *r)
+{
+	if (j->status != RPC_OK) {
+		buf_puts(&r->detail, j->err);
+		return;
+	}
+	struct json_doc doc;
+	if (!cli_parse_answer(j, &doc, &r->detail))
+		return;
+	const char *s;
+	size_t n;
+	if (!int_array(doc.root, "processesMatched", &r->matched, &r->nmatched)) {
+		if (json_get_str(doc.root, "status", &s, &n))
+			buf_printf(&r->detail, "daemon refused the request: status \"%.*s\"", (int)(n > 200 ? 200 : n), s);
+		else
+			buf_puts(&r->detail, "answer has no processesMatched array of pids");
+	} else if (json_get(doc.root, "activityProfilersTriggered") &&
+		   !int_array(doc.root, "activityProfilersTriggered", &r->triggered, &r->ntriggered)) {
+		buf_puts(&r->detail, "activityProfilersTriggered is not an array of pids");
+	} else {
+		if (!json_get(doc.root, "activityProfilersTriggered")) {
+			/* not upstream's shape, but be useful: assume every match triggered */
+			r->triggered = xcalloc(r->nmatched ? r->nmatched : 1, sizeof *r->triggered);
+			memcpy(r->triggered, r->matched, r->nmatched * sizeof *r->matched);
+			r->ntriggered = r->nmatched;
+		}
+		if (!json_get_i64(doc.root, "activityProfilersBusy", &r->busy))
+			r->busy = 0;
+		r->ok = true;
+	}
+	json_doc_free(&doc);
+}
+
+static void result_free(struct host_result *r)
+{
+	buf_free(&r->detail);
+	free(r->matched);
+	free(r->triggered);
+	free(r->log_file);
+}
+
+/* {host} -> the host name, or host_PORT when several targets share a host. */
+static char *subst_host(const char *log_file, const struct targets *t, size_t i)
+{
+	const char *m = strstr(log_file, "{host}");
+	if (!m)
+		return xstrdup(log_file);
+	bool shared = false;
+	for (size_t k = 0; k < t->n && !shared; k++)
+		shared = k != i && strcmp(t->t[k].host, t->t[i].host) == 0;
+	struct buf b = BUF_INIT;
+	for (const char *p = log_file; *p;) {
+		m = strstr(p, "{host}");
+		if (!m) {
+			buf_puts(&b, p);
+			break;
+		}
+		buf_append(&b, p, (size_t)(m - p));
+		for (const char *h = t->t[i].host; *h; h++)
+			buf_putc(&b, *h == ':' ? '_' : *h); /* IPv6 colons make poor file names */
+		if (shared)
+			buf_printf(&b, "_%s", t->t[i].port);
+		p = m + 6;
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* Wait until every path exists (a shared or local file system); 250 ms
+ * polling because inotify does not see writes made by other NFS clients. */
+static int wait_files(FILE *f, char **paths, size_t n, double timeout_s)
+{
+	fprintf(f, "\nwaiting up to %.0f s for %zu trace file%s ...\n", timeout_s, n, n == 1 ? "" : "s");
+	fflush(f);
+	bool *seen = xcalloc(n ? n : 1, sizeof *seen);
+	size_t left = n;
+	int64_t deadline = clock_mono_ns() + (int64_t)(timeout_s * 1e9);
+	for (;;) {
+		for (size_t i = 0; i < n; i++) {
+			struct stat st;
+			if (!seen[i] && stat(paths[i], &st) == 0) {
+				seen[i] = true;
+				left--;
+				fprintf(f, "    written: %s (%lld bytes)\n", paths[i], (long long)st.st_size);
+				fflush(f);
+			}
+		}
+		if (left == 0 || clock_mono_ns() >= deadline)
+			break;
+		struct timespec ts = {0, 250 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	if (left) {
+		fprintf(stderr, "dyno gputrace: %zu of %zu trace files did not appear within %.0f s:\n", left, n,
+			timeout_s);
+		for (size_t i = 0; i < n; i++)
+			if (!seen[i]) {
+				struct buf tmp = BUF_INIT;
+				struct stat st;
+				buf_printf(&tmp, "%s.tmp", paths[i]);
+				fprintf(stderr, "    %s%s\n", paths[i],
+					stat(tmp.data, &st) == 0 ? " (still being written: .tmp exists)" : "");
+				buf_free(&tmp);
+			}
+	} else {
+		fprintf(f, "all %zu trace file%s written\n", n, n == 1 ? "" : "s");
+	}
+	free(seen);
+	return left ? 1 : 0;
+}
+
+static void add_path(char ***paths, size_t *n, const char *p)
+{
+	if ((*n & (*n - 1)) == 0)
+		*paths = xrealloc(*paths, (*n ? *n * 2 : 1) * sizeof **paths);
+	(*paths)[(*n)++] = xstrdup(p);
+}
+
+/* --json: everything the text output says, for scripts. */
+static void print_json(const struct gt *g, const struct targets *t, const struct rpc_job *jobs,
+		       const struct host_result *res, const char *config, char ***paths, size_t *npaths)
+{
+	struct buf b = BUF_INIT, p = BUF_INIT;
+	struct jw w;
+	jw_init(&w, &b);
+	jw_obj_begin(&w);
+	jw_key(&w, "config");
+	jw_str(&w, config);
+	jw_key(&w, "job_id");
+	jw_u64(&w, g->job_id);
+	jw_key(&w, "profile_start_time_ms");
+	jw_i64(&w, g->to.iterations > 0 ? 0 : g->to.profile_start_time);
+	jw_key(&w, "hosts");
+	jw_arr_begin(&w);
+	size_t ok = 0, nomatch = 0, failed = 0, trig = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct host_result *r = &res[i];
+		jw_obj_begin(&w);
+		jw_key(&w, "host");
+		jw_str(&w, t->t[i].label);
+		jw_key(&w, "address");
+		jw_str(&w, jobs[i].addr);
+		jw_key(&w, "result");
+		jw_str(&w, !r->ok ? "failed" : r->nmatched ? "ok" : "no-match");
+		failed += !r->ok;
+		nomatch += r->ok && !r->nmatched;
+		ok += r->ok && r->nmatched;
+		if (r->ok) {
+			jw_key(&w, "matched");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < r->nmatched; k++)
+				jw_i64(&w, r->matched[k]);
+			jw_arr_end(&w);
+			jw_key(&w, "triggered");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < r->ntriggered; k++)
+				jw_i64(&w, r->triggered[k]);
+			jw_arr_end(&w);
+			jw_key(&w, "busy");
+			jw_i64(&w, r->busy);
+			jw_key(&w, "files");
+			jw_arr_begin(&w);
+			for (size_t k = 0; k < r->ntriggered; k++) {
+				buf_reset(&p);
+				kineto_trace_path(r->log_file, r->triggered[k], g->to.profile_memory, &p);
+				jw_str(&w, p.data);
+				add_path(paths, npaths, p.data);
+			}
+			jw_arr_end(&w);
+			trig += r->ntriggered;
+		}
+		if (r->detail.len) {
+			jw_key(&w, r->ok ? "notes" : "error");
+			jw_strn(&w, r->detail.data, r->detail.len - (r->detail.data[r->detail.len - 1] == '\n'));
+		}
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "summary");
+	jw_obj_begin(&w);
+	jw_key(&w, "hosts");
+	jw_u64(&w, t->n);
+	jw_key(&w, "ok");
+	jw_u64(&w, ok);
+	jw_key(&w, "no_match");
+	jw_u64(&w, nomatch);
+	jw_key(&w, "failed");
+	jw_u64(&w, failed);
+	jw_key(&w, "triggered");
+	jw_u64(&w, trig);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	puts(b.data);
+	buf_free(&b);
+	buf_free(&p);
+}
+
+/* Ask the daemons where nothing matched what they have registered, and
+ * with --wait, those with triggered processes whether they are alive; the
+ * findings go to each host's detail text. */
+static void ask_processes(const struct gt *g, const struct host_opts *h, const struct targets *t,
+			  struct host_result *res)
+{
+	struct targets nt = {0};
+	size_t *nidx = xcalloc(t->n, sizeof *nidx);
+	nt.t = xcalloc(t->n, sizeof *nt.t);
+	for (size_t i = 0; i < t->n; i++)
+		if (res[i].ok && (res[i].nmatched == 0 || (g->wait && res[i].ntriggered > 0))) {
+			nidx[nt.n] = i;
+			nt.t[nt.n++] = t->t[i];
+		}
+	struct rpc_job *pj = nt.n ? cli_run(&nt, h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1) : NULL;
+	for (size_t k = 0; k < nt.n; k++) {
+		struct host_result *r = &res[nidx[k]];
+		bool why = r->nmatched == 0;
+		struct proc_list pl;
+		struct buf e = BUF_INIT;
+		if (pj[k].status == RPC_ERR_NO_RESPONSE) {
+			if (why)
+				buf_puts(&r->detail, "(this daemon does not list its processes - no getProcesses "
+						     "extension - so dyno cannot tell why)\n");
+		} else if (pj[k].status != RPC_OK) {
+			buf_printf(&r->detail, "(listing its processes failed: %s)\n", pj[k].err);
+		} else if (!processes_parse(pj[k].resp.data, pj[k].resp.len, &pl, &e)) {
+			buf_printf(&r->detail, "(listing its processes failed: %s)\n", e.data);
+		} else {
+			if (why)
+				processes_explain(&pl, g->job_id, g->pids, "", &r->detail);
+			for (size_t q = 0; q < r->ntriggered; q++)
+				for (size_t m = 0; m < pl.n; m++)
+					if (pl.p[m].pid == r->triggered[q] && pl.p[m].last_seen_ms > PROC_STALE_MS)
+						buf_printf(&r->detail,
+							   "pid %" PRId64 " last polled %.0f s ago: it has probably exited "
+							   "and will not write its trace\n",
+							   r->triggered[q], (double)pl.p[m].last_seen_ms / 1000.0);
+			processes_free(&pl);
+		}
+		buf_free(&e);
+	}
+	if (pj)
+		cli_jobs_free(pj, nt.n);
+	free(nt.t); /* the entries belong to t */
+	free(nidx);
+}
+
+/* One daemon: upstream's lines, then ours.  False when it failed. */
+static bool print_single(const struct gt *g, const struct rpc_job *j, const struct host_result *r, char ***paths,
+			 size_t *npaths)
+{
+	if (j->status == RPC_OK)
+		cli_print_response(stdout, j);
+	if (!r->ok) {
+		fprintf(stderr, "dyno gputrace: %s\n", r->detail.data);
+		return false;
+	}
+	printf("\n");
+	if (r->nmatched == 0) {
+		printf("No processes were matched, please check --job-id or --pids flags\n");
+		fputs(r->detail.data, stdout);
+		return true;
+	}
+	printf("Matched %zu processes\n", r->nmatched);
+	if (r->ntriggered < r->nmatched)
+		printf("Triggered %zu of them (%" PRId64 " busy with an earlier request that is still undelivered, "
+		       "the rest over --process-limit %" PRId64 ")\n",
+		       r->ntriggered, r->busy, g->process_limit);
+	if (r->ntriggered)
+		printf("Trace output files will be written to:\n");
+	struct buf p = BUF_INIT;
+	for (size_t k = 0; k < r->ntriggered; k++) {
+		buf_reset(&p);
+		kineto_trace_path(r->log_file, r->triggered[k], g->to.profile_memory, &p);
+		printf("    %s\n", p.data);
+		add_path(paths, npaths, p.data);
+	}
+	buf_free(&p);
+	fputs(r->detail.data, stdout);
+	return true;
+}
+
+/* Many daemons: one row each, a summary, the files. */
+static void print_table(const struct gt *g, const struct targets *t, struct host_result *res, char ***paths,
+			size_t *npaths)
+{
+	size_t w = 4, failed = 0, nomatch = 0, trig = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (strlen(t->t[i].label) > w)
+			w = strlen(t->t[i].label);
+		failed += !res[i].ok;
+		nomatch += res[i].ok && res[i].nmatched == 0;
+		trig += res[i].ok ? res[i].ntriggered : 0;
+	}
+	printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY", "DETAIL");
+	struct buf one = BUF_INIT, p = BUF_INIT;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct host_result *r = &res[i];
+		/* one line per host: the explanations' lines joined by "; " */
+		buf_reset(&one);
+		for (size_t k = 0; k < r->detail.len; k++) {
+			if (r->detail.data[k] != '\n')
+				buf_putc(&one, r->detail.data[k]);
+			else if (k + 1 < r->detail.len)
+				buf_puts(&one, "; ");
+		}
+		if (!r->ok)
+			printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, t->t[i].label, "FAILED", "-", "-", "-", one.data);
+		else
+			printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", (int)w, t->t[i].label,
+			       r->nmatched ? "ok" : "no-match", r->nmatched, r->ntriggered, r->busy, one.data);
+	}
+	printf("%zu host%s: %zu ok, %zu without a matching process, %zu failed; %zu process%s triggered\n", t->n,
+	       t->n == 1 ? "" : "s", t->n - failed - nomatch, nomatch, failed, trig, trig == 1 ? "" : "es");
+	if (trig)
+		printf("Trace output files will be written to:\n");
+	for (size_t i = 0; i < t->n; i++)
+		for (size_t k = 0; res[i].ok && k < res[i].ntriggered; k++) {
+			buf_reset(&p);
+			kineto_trace_path(res[i].log_file, res[i].triggered[k], g->to.profile_memory, &p);
+			printf("    %s (%s)\n", p.data, t->t[i].label);
+			add_path(paths, npaths, p.data);
+		}
+	buf_free(&one);
+	buf_free(&p);
+}
+
+int cmd_gputrace(int argc, char **argv)
+{
+	struct host_opts h = HOST_OPTS_INIT;
+	struct gt g = {.to = TRACE_OPTS_INIT, .pids = "0", .process_limit = 3, .start_delay_s = 10};
+	int64_t job_id = 0;
+	bool job_seen = false, start_seen = false;
+	const struct arg_opt opts[] = {
+		HOST_ARG_OPTS(&h),
+		{"log-file", 0, ARG_STRING, &g.to.log_file, "PATH",
+		 "trace file (required); Kineto adds _<pid> before .json; '{host}' is replaced per daemon", 0, 0,
+		 NULL},
+		{"job-id", 0, ARG_INT, &job_id, "ID", "job id the processes registered with (SLURM_JOB_ID; 0: none)", 0,
+		 INT64_MAX, &job_seen},
+		{"pids", 0, ARG_STRING, &g.pids, "P1,P2", "processes (or any ancestor) to trace; 0: all of the job", 0, 0,
+		 NULL},
+		{"process-limit", 0, ARG_INT, &g.process_limit, "N", "trace at most N processes per daemon", 0,
+		 UINT32_MAX, NULL},
+		{"duration-ms", 0, ARG_INT, &g.to.duration_ms, "MS", "trace duration", 0, INT32_MAX, NULL},
+		{"iterations", 0, ARG_INT, &g.to.iterations, "N", "trace N iterations instead of a duration (> 0)",
+		 INT64_MIN, INT32_MAX, NULL},
+		{"profile-start-time", 0, ARG_INT, &g.to.profile_start_time, "UNIX_MS",
+		 "start at this time, ms since the epoch (0: ~7 s after pick-up)", 0, INT64_MAX, &start_seen},
+		{"profile-start-iteration-roundup", 0, ARG_INT, &g.to.start_iteration_roundup, "N",
+		 "iteration mode: start at the next multiple of N", 0, INT32_MAX, NULL},
+		{"record-shapes", 0, ARG_BOOL, &g.to.record_shapes, NULL, "record operator input shapes", 0, 0, NULL},
+		{"profile-memory", 0, ARG_BOOL, &g.to.profile_memory, NULL,
+		 "CUDA memory snapshot (writes /tmp/memory_snapshot_<pid>.pickle)", 0, 0, NULL},
+		{"with-stacks", 0, ARG_BOOL, &g.to.with_stacks, NULL, "record Python stacks", 0, 0, NULL},
+		{"with-flops", 0, ARG_BOOL, &g.to.with_flops, NULL, "estimate FLOPs", 0, 0, NULL},
+		{"with-modules", 0, ARG_BOOL, &g.to.with_modules, NULL, "record the nn.Module hierarchy", 0, 0, NULL},
+		{"fail-on-no-process", 0, ARG_BOOL, &g.fail_on_no_process, NULL, "exit 1 when no process matched", 0, 0,
+		 NULL},
+		{"start-delay-s", 0, ARG_DOUBLE, &g.start_delay_s, "SECONDS",
+		 "many daemons, duration mode: common PROFILE_START_TIME this far ahead", 0, 0, NULL},
+		{"json", 0, ARG_BOOL, &g.json, NULL, "print the per-host results as one JSON object instead of text", 0,
+		 0, NULL},
+		{"wait", 0, ARG_BOOL, &g.wait, NULL, "wait until the trace files exist (local or shared file system)", 0,
+		 0, NULL},
+		{"wait-timeout-s", 0, ARG_DOUBLE, &g.wait_timeout_s, "SECONDS",
+		 "give up waiting after this long (0: start delay + duration + 60 s)", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct args a;
+	int rc = cli_parse("gputrace", opts, argc, argv, "dyno gputrace --log-file PATH [options] [host options]",
+			   "Trace the PyTorch processes registered with the daemon(s) (Kineto on-demand\n"
+			   "tracing; the processes must run with KINETO_USE_DAEMON=1).",
+			   &a);
+	if (rc >= 0)
+		return rc;
+	struct buf err = BUF_INIT, cfg_shown = BUF_INIT;
+	struct targets t = {0};
+	rc = 2;
+	if (!kineto_pids_check(g.pids, &err) || !kineto_config_build(&g.to, &cfg_shown, &err) ||
+	    !(g.start_delay_s >= 0 && g.start_delay_s <= 86400) || !(g.wait_timeout_s >= 0)) {
+		if (!err.len)
+			buf_puts(&err, "--start-delay-s and --wait-timeout-s must be >= 0");
+		fprintf(stderr, "dyno gputrace: %s\n", err.data);
+		goto out;
+	}
+	if (!cli_targets("gputrace", &h, &t))
+		goto out;
+	g.job_id = (uint64_t)job_id;
+	if (h.slurm_job && !job_seen) /* the processes registered under this job */
+		g.job_id = strtoull(h.slurm_job, NULL, 10);
+	if (g.job_id > INT32_MAX)
+		fprintf(stderr, "dyno gputrace: warning: job id %" PRIu64 " exceeds 2^31-1; upstream daemons read "
+				"job_id as a 32-bit int and will not match it\n",
+			g.job_id);
+	if (t.many && g.to.iterations <= 0 && !start_seen) {
+		/* One start time for every rank: far enough ahead for every process
+		 * to poll (5 s) and warm up (5 s) before it. */
+		g.to.profile_start_time = clock_wall_ns() / NS_PER_MS + (int64_t)(g.start_delay_s * 1000);
+		buf_reset(&cfg_shown);
+		kineto_config_build(&g.to, &cfg_shown, &err);
+		char iso[40];
+		clock_fmt_iso8601(iso, sizeof iso, g.to.profile_start_time * NS_PER_MS);
+		if (!g.json)
+			printf("synchronized start for all daemons: PROFILE_START_TIME=%" PRId64 " (%s, in %.0f s)\n",
+			       g.to.profile_start_time, iso, g.start_delay_s);
+	}
+	if (t.many && t.n > 1 && !strstr(g.to.log_file, "{host}"))
+		fprintf(stderr, "dyno gputrace: note: --log-file has no '{host}': on a shared file system, processes "
+				"with the same pid on different hosts write the same file\n");
+	if (!kineto_path_allowed_default(g.to.log_file))
+		fprintf(stderr, "dyno gputrace: note: Kineto since 2026-06 writes on-demand traces only under /tmp/ (or "
+				"$KINETO_ONDEMAND_TRACE_DIR of the traced process); elsewhere it falls back to "
+				"/tmp/libkineto_activities_<pid>.json\n");
+
+	if (!g.json)
+		printf("Kineto config = \n%s\n", cfg_shown.data);
+	fflush(stdout);
+
+	/* Per-host requests ({host} makes them differ). */
+	struct buf *reqs = xcalloc(t.n, sizeof *reqs);
+	struct host_result *res = xcalloc(t.n, sizeof *res);
+	struct rpc_job *jobs = xcalloc(t.n, sizeof *jobs);
+	for (size_t i = 0; i < t.n; i++) {
+		struct trace_opts to = g.to;
+		buf_init(&res[i].detail);
+		res[i].log_file = subst_host(g.to.log_file, &t, i);
+		to.log_file = res[i].log_file;
+		struct buf cfg = BUF_INIT;
+		/* Cannot fail: the template passed and host names are [A-Za-z0-9._:%-]. */
+		kineto_config_build(&to, &cfg, &err);
+		kineto_request_build(cfg.data, g.job_id, g.pids, g.process_limit, &reqs[i]);
+		buf_free(&cfg);
+		rpc_job_init(&jobs[i], t.t[i].host, t.t[i].port, reqs[i].data, reqs[i].len);
+	}
+	struct rpc_opts ro = hosts_rpc_opts(&h);
+	rpc_call_many(jobs, t.n, &ro);
+
+	size_t failed = 0, nomatch = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		judge(&jobs[i], &res[i]);
+		failed += !res[i].ok;
+		nomatch += res[i].ok && res[i].nmatched == 0;
+	}
+	ask_processes(&g, &h, &t, res);
+
+	char **paths = NULL;
+	size_t npaths = 0;
+	if (g.json) {
+		print_json(&g, &t, jobs, res, cfg_shown.data, &paths, &npaths);
+	} else if (!t.many) {
+		if (!print_single(&g, &jobs[0], &res[0], &paths, &npaths))
+			failed = 1;
+	} else {
+		print_table(&g, &t, res, &paths, &npaths);
+	}
+	rc = failed ? 1 : 0;
+	if (g.fail_on_no_process && nomatch) {
+		fprintf(stderr, "Error: No processes were matched\n");
+		rc = 1;
+	}
+	if (g.wait && npaths) {
+		double tmo = g.wait_timeout_s;
+		if (tmo <= 0) {
+			double ahead = g.to.profile_start_time
+					       ? (double)(g.to.profile_start_time - clock_wall_ns() / NS_PER_MS) / 1000.0
+					       : 12.0; /* poll (<= 5 s) + warm-up (5 s) + 2 ticks */
+			tmo = (ahead > 0 ? ahead : 0) + (double)g.to.duration_ms / 1000.0 + 60.0;
+		}
+		if (wait_files(g.json ? stderr : stdout, paths, npaths, tmo) != 0)
+			rc = 1;
+	} else if (g.wait && !failed) {
+		fprintf(stderr, "dyno gputrace: --wait: no process was triggered, nothing to wait for\n");
+		rc = 1;
+	}
+	for (size_t i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	for (size_t i = 0; i < t.n; i++) {
+		result_free(&res[i]);
+		buf_free(&reqs[i]);
+		rpc_job_free(&jobs[i]);
+	}
+	free(res);
+	free(reqs);
+	free(jobs);
+out:
+	targets_free(&t);
+	buf_free(&cfg_shown);
+	buf_free(&err);
+	args_free(&a);
+	return rc;
+}

@@ -1,0 +1,172 @@
+/*
+ * metrics.c - `dyno metrics [--since S] [--names a,b*]`: the daemons' recent
+ * metric history through the getMetrics RPC extension (agreed contract:
+ * {"fn":"getMetrics","since_s":S,"names":[...]} ->
+ * {"interval_s":I,"metrics":{"key":[[unix_ms,value],...]},"window_s":W}).
+ * Prints one line per metric (samples, last, min, mean, max) or, with
+ * --json, the answer itself.  Upstream daemons do not know the request and
+ * close without answering; that gets its own message.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/rpc_cmd.h"
+
+static void build_request(int64_t since_s, bool since_seen, const char *names, struct buf *out)
+{
+	struct jw w;
+	jw_init(&w, out);
+	jw_obj_begin(&w);
+	jw_key(&w, "fn");
+	jw_str(&w, "getMetrics");
+	if (names) {
+		jw_key(&w, "names");
+		jw_arr_begin(&w);
+		for (const char *p = names; *p;) {
+			size_t n = strcspn(p, ",");
+			if (n)
+				jw_strn(&w, p, n);
+			p += n;
+			if (*p)
+				p++;
+		}
+		jw_arr_end(&w);
+	}
+	if (since_seen) {
+		jw_key(&w, "since_s");
+		jw_i64(&w, since_s);
+	}
+	jw_obj_end(&w);
+}
+
+/* Print one host's metrics; false with detail when the answer is malformed. */
+static bool print_metrics(const char *host, const struct json_value *root, size_t w, struct buf *detail)
+{
+	const char *s;
+	size_t n;
+	if (json_get_str(root, "error", &s, &n)) {
+		buf_printf(detail, "daemon: %.*s", (int)(n > 300 ? 300 : n), s);
+		return false;
+	}
+	const struct json_value *m = json_get(root, "metrics");
+	if (!m || m->type != JV_OBJECT) {
+		buf_puts(detail, "answer has no \"metrics\" object");
+		return false;
+	}
+	for (uint32_t i = 0; i < m->len; i++) {
+		const struct json_member *mb = &m->u.members[i];
+		const struct json_value *series = &mb->value;
+		if (series->type != JV_ARRAY) {
+			buf_printf(detail, "metric %s: not an array of samples", mb->key);
+			return false;
+		}
+		double min = INFINITY, max = -INFINITY, sum = 0, last = NAN;
+		int64_t last_ms = 0;
+		for (uint32_t k = 0; k < series->len; k++) {
+			const struct json_value *pt = &series->u.items[k];
+			int64_t ms;
+			if (pt->type != JV_ARRAY || pt->len != 2 || !json_value_i64(&pt->u.items[0], &ms) ||
+			    pt->u.items[1].type != JV_NUMBER) {
+				buf_printf(detail, "metric %s: sample %u is not [unix_ms, number]", mb->key, k);
+				return false;
+			}
+			double v = json_value_f64(&pt->u.items[1]);
+			min = v < min ? v : min;
+			max = v > max ? v : max;
+			sum += v;
+			if (ms >= last_ms) {
+				last_ms = ms;
+				last = v;
+			}
+		}
+		if (host)
+			printf("%-*s  ", (int)w, host);
+		if (series->len == 0)
+			printf("%-40s %7u  (no samples in the window)\n", mb->key, 0u);
+		else
+			printf("%-40s %7u %14.6g %14.6g %14.6g %14.6g\n", mb->key, series->len, last, min,
+			       sum / series->len, max);
+	}
+	return true;
+}
+
+int cmd_metrics(int argc, char **argv)
+{
+	struct host_opts h = HOST_OPTS_INIT;
+	int64_t since_s = 0;
+	bool since_seen = false, json = false;
+	const char *names = NULL;
+	const struct arg_opt opts[] = {
+		HOST_ARG_OPTS(&h),
+		{"since", 0, ARG_INT, &since_s, "SECONDS", "only samples from the last SECONDS (default: whole history)", 1,
+		 INT32_MAX, &since_seen},
+		{"names", 0, ARG_STRING, &names, "K1,K2*", "metric keys; a trailing '*' matches a prefix", 0, 0, NULL},
+		{"json", 0, ARG_BOOL, &json, NULL, "print the daemon's JSON answer", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct args a;
+	int rc = cli_parse("metrics", opts, argc, argv, "dyno metrics [--since S] [--names K1,K2*] [host options]",
+			   "Print the daemon's recent metrics (dynolite daemons only: getMetrics extension).", &a);
+	if (rc >= 0)
+		return rc;
+	struct targets t;
+	if (!cli_targets("metrics", &h, &t)) {
+		args_free(&a);
+		return 2;
+	}
+	struct buf req = BUF_INIT, d = BUF_INIT;
+	build_request(since_s, since_seen, names, &req);
+	struct rpc_job *jobs = cli_run(&t, &h, req.data, req.len);
+	size_t w = 4, failed = 0;
+	for (size_t i = 0; i < t.n; i++)
+		if (strlen(t.t[i].label) > w)
+			w = strlen(t.t[i].label);
+	if (!json) {
+		if (t.many)
+			printf("%-*s  ", (int)w, "HOST");
+		printf("%-40s %7s %14s %14s %14s %14s\n", "METRIC", "SAMPLES", "LAST", "MIN", "MEAN", "MAX");
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		buf_reset(&d);
+		bool ok = false;
+		struct json_doc doc;
+		if (jobs[i].status == RPC_ERR_NO_RESPONSE)
+			buf_printf(&d, "%s: the daemon closed the connection without answering: it has no getMetrics "
+				       "(upstream dynolog) or refused the request",
+				   t.t[i].label);
+		else if (jobs[i].status != RPC_OK)
+			buf_puts(&d, jobs[i].err);
+		else if (cli_parse_answer(&jobs[i], &doc, &d)) {
+			if (json) {
+				const char *s;
+				size_t n;
+				ok = !json_get_str(doc.root, "error", &s, &n);
+				if (!ok)
+					buf_printf(&d, "daemon: %.*s", (int)(n > 300 ? 300 : n), s);
+				if (t.many)
+					printf("%s ", t.t[i].label);
+				fwrite(jobs[i].resp.data, 1, jobs[i].resp.len, stdout);
+				putchar('\n');
+			} else {
+				ok = print_metrics(t.many ? t.t[i].label : NULL, doc.root, w, &d);
+			}
+			json_doc_free(&doc);
+		}
+		if (!ok) {
+			failed++;
+			fprintf(stderr, "dyno metrics: %s%s%s\n", jobs[i].status == RPC_OK ? t.t[i].label : "",
+				jobs[i].status == RPC_OK ? ": " : "", d.data);
+		}
+	}
+	if (t.many)
+		printf("%zu host%s: %zu ok, %zu failed\n", t.n, t.n == 1 ? "" : "s", t.n - failed, failed);
+	cli_jobs_free(jobs, t.n);
+	targets_free(&t);
+	buf_free(&req);
+	buf_free(&d);
+	args_free(&a);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * rpc_cmd.c - see rpc_cmd.h.
+ */
+#include "cli/rpc_cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse(const char *cmd, const struct arg_opt *opts, int argc, char **argv, const char *usage,
+	      const char *description, struct args *a)
+{
+	int rc = args_parse(opts, argc - 1, argv + 1, a);
+	if (rc == ARGS_HELP) {
+		args_help(stdout, usage, description, opts);
+		args_free(a);
+		return 0;
+	}
+	if (rc != ARGS_OK || a->npos > 0) {
+		if (rc != ARGS_OK)
+			fprintf(stderr, "dyno %s: %s\n", cmd, a->error.data);
+		else
+			fprintf(stderr, "dyno %s: unexpected argument '%s' (see --help)\n", cmd, a->pos[0]);
+		args_free(a);
+		return 2;
+	}
+	return -1;
+}
+
+bool cli_targets(const char *cmd, const struct host_opts *h, struct targets *t)
+{
+	struct buf err = BUF_INIT;
+	bool ok = hosts_collect(h, t, &err);
+	if (!ok)
+		fprintf(stderr, "dyno %s: %s\n", cmd, err.data);
+	buf_free(&err);
+	return ok;
+}
+
+struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, const char *req, size_t len)
+{
+	struct rpc_job *jobs = xcalloc(t->n, sizeof *jobs);
+	hosts_jobs(t, jobs, req, len);
+	struct rpc_opts o = hosts_rpc_opts(h);
+	rpc_call_many(jobs, t->n, &o);
+	return jobs;
+}
+
+void cli_jobs_free(struct rpc_job *jobs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rpc_job_free(&jobs[i]);
+	free(jobs);
+}
+
+void cli_print_response(FILE *f, const struct rpc_job *j)
+{
+	fprintf(f, "response length = %zu\nresponse = ", j->resp.len);
+	fwrite(j->resp.data, 1, j->resp.len, f);
+	fputc('\n', f);
+}
+
+bool cli_parse_answer(const struct rpc_job *j, struct json_doc *doc, struct buf *detail)
+{
+	struct json_error je;
+	if (!json_parse(j->resp.data, j->resp.len, doc, &je)) {
+		buf_printf(detail, "answer is not JSON (%s at byte %llu)", je.msg, (unsigned long long)je.offset);
+		return false;
+	}
+	if (doc->root->type != JV_OBJECT) {
+		buf_printf(detail, "answer is not a JSON object");
+		json_doc_free(doc);
+		return false;
+	}
+	return true;
+}
+
+static bool judge(const struct rpc_job *j, cli_judge_fn fn, struct buf *detail)
+{
+	if (j->status != RPC_OK) {
+		buf_puts(detail, j->err);
+		return false;
+	}
+	struct json_doc doc;
+	if (!cli_parse_answer(j, &doc, detail))
+		return false;
+	bool ok = fn(doc.root, detail);
+	json_doc_free(&doc);
+	return ok;
+}
+
+int cli_simple_output(const char *cmd, const struct targets *t, struct rpc_job *jobs, cli_judge_fn fn)
+{
+	struct buf d = BUF_INIT;
+	if (!t->many) {
+		bool ok = judge(&jobs[0], fn, &d);
+		if (jobs[0].status == RPC_OK)
+			cli_print_response(stdout, &jobs[0]);
+		if (!ok)
+			fprintf(stderr, "dyno %s: %s%s%s\n", cmd, jobs[0].status == RPC_OK ? jobs[0].host : "",
+				jobs[0].status == RPC_OK ? ": " : "", d.data);
+		buf_free(&d);
+		return ok ? 0 : 1;
+	}
+	size_t w = 4, failed = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (strlen(t->t[i].label) > w)
+			w = strlen(t->t[i].label);
+	printf("%-*s  %-6s  %s\n", (int)w, "HOST", "RESULT", "ANSWER");
+	for (size_t i = 0; i < t->n; i++) {
+		buf_reset(&d);
+		bool ok = judge(&jobs[i], fn, &d);
+		failed += !ok;
+		printf("%-*s  %-6s  %s\n", (int)w, t->t[i].label, ok ? "ok" : "FAILED", d.data);
+	}
+	printf("%zu host%s: %zu ok, %zu failed\n", t->n, t->n == 1 ? "" : "s", t->n - failed, failed);
+	buf_free(&d);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * rpc_cmd.h - what the RPC subcommands (status, version, dcgm-*, gputrace,
+ * metrics) share: option parsing with the host options, running one request
+ * against every target, and the two output shapes: upstream's
+ * "response length = N / response = JSON" for one daemon, a per-host table
+ * and a summary line for many.
+ */
+#ifndef DYNO_CLI_RPC_CMD_H
+#define DYNO_CLI_RPC_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/hosts.h"
+#include "cli/rpc_client.h"
+#include "core/args.h"
+#include "core/json.h"
+
+/* Parse; returns -1 to go on, else the exit code (0 after --help, 2 on a
+ * usage error, which has been printed).  No positional arguments allowed. */
+int cli_parse(const char *cmd, const struct arg_opt *opts, int argc, char **argv, const char *usage,
+	      const char *description, struct args *a);
+/* hosts_collect with the error printed as "dyno CMD: ..." */
+bool cli_targets(const char *cmd, const struct host_opts *h, struct targets *t);
+/* One request to every target; the jobs are returned (free with cli_jobs_free). */
+struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, const char *req, size_t len);
+void cli_jobs_free(struct rpc_job *jobs, size_t n);
+/* upstream's two lines */
+void cli_print_response(FILE *f, const struct rpc_job *j);
+
+/* Judge an answer: true when it is what was asked for; detail gets a short
+ * text for the table (the value, or why it is wrong). */
+typedef bool (*cli_judge_fn)(const struct json_value *root, struct buf *detail);
+/* status/version/dcgm shape: print, return the exit code (1 if any failed). */
+int cli_simple_output(const char *cmd, const struct targets *t, struct rpc_job *jobs, cli_judge_fn judge);
+/* Parse j->resp as a JSON object; false with the reason in detail. */
+bool cli_parse_answer(const struct rpc_job *j, struct json_doc *doc, struct buf *detail);
+
+#endif

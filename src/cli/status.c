@@ -1,0 +1,163 @@
+/*
+ * status.c - `dyno status`: the daemons' getStatus answer (upstream bytes
+ * and output), then - better than upstream - the Kineto processes each
+ * daemon has registered (the getProcesses extension).  Upstream daemons do
+ * not know getProcesses and close without answering; that is reported as
+ * "not supported", not as a failure.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/processes.h"
+#include "cli/rpc_cmd.h"
+
+static bool judge_status(const struct json_value *root, struct buf *detail)
+{
+	int64_t v;
+	if (!json_get_i64(root, "status", &v)) {
+		buf_puts(detail, "answer has no integer \"status\"");
+		return false;
+	}
+	buf_printf(detail, "%lld", (long long)v);
+	return true;
+}
+
+/* Process summary for one host: "3 (2 idle, 1 busy)", "not supported", ... */
+static void proc_summary(const struct rpc_job *j, struct buf *out, struct proc_list *pl, bool *have)
+{
+	*have = false;
+	if (j->status == RPC_ERR_NO_RESPONSE) {
+		buf_puts(out, "not listed (daemon without the getProcesses extension)");
+		return;
+	}
+	if (j->status != RPC_OK) {
+		buf_printf(out, "unknown (%s)", j->err);
+		return;
+	}
+	struct buf err = BUF_INIT;
+	if (!processes_parse(j->resp.data, j->resp.len, pl, &err)) {
+		buf_printf(out, "unknown (%s)", err.data);
+		buf_free(&err);
+		return;
+	}
+	buf_free(&err);
+	*have = true;
+	size_t idle = 0, pending = 0, busy = 0;
+	for (size_t i = 0; i < pl->n; i++) {
+		idle += strcmp(pl->p[i].state, "idle") == 0;
+		pending += strcmp(pl->p[i].state, "pending") == 0;
+		busy += strcmp(pl->p[i].state, "busy") == 0;
+	}
+	buf_printf(out, "%zu registered (%zu idle, %zu pending, %zu busy)", pl->n, idle, pending, busy);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct host_opts h = HOST_OPTS_INIT;
+	bool no_processes = false;
+	const struct arg_opt opts[] = {
+		HOST_ARG_OPTS(&h),
+		{"no-processes", 0, ARG_BOOL, &no_processes, NULL,
+		 "only getStatus, like upstream (do not list registered processes)", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct args a;
+	int rc = cli_parse("status", opts, argc, argv, "dyno status [host options]",
+			   "Print the daemon status (upstream getStatus: 1 = fine, 0 = DCGM saw blank values)\n"
+			   "and the Kineto (PyTorch) processes registered with each daemon.",
+			   &a);
+	if (rc >= 0)
+		return rc;
+	struct targets t;
+	if (!cli_targets("status", &h, &t)) {
+		args_free(&a);
+		return 2;
+	}
+	static const char req[] = "{\"fn\":\"getStatus\"}";
+	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
+	/* getProcesses only where getStatus worked: a dead daemon costs one
+	 * timeout, not two.  pj[i] belongs to t.t[i]; unasked ones stay failed. */
+	struct rpc_job *pj = NULL;
+	if (!no_processes) {
+		struct targets ok = {0};
+		size_t *idx = xcalloc(t.n, sizeof *idx);
+		ok.t = xcalloc(t.n, sizeof *ok.t);
+		for (size_t i = 0; i < t.n; i++)
+			if (jobs[i].status == RPC_OK) {
+				idx[ok.n] = i;
+				ok.t[ok.n++] = t.t[i];
+			}
+		struct rpc_job *sub = cli_run(&ok, &h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
+		pj = xcalloc(t.n, sizeof *pj);
+		for (size_t i = 0; i < t.n; i++) {
+			rpc_job_init(&pj[i], t.t[i].host, t.t[i].port, NULL, 0);
+			pj[i].status = RPC_ERR_IO;
+			snprintf(pj[i].err, sizeof pj[i].err, "not asked");
+		}
+		for (size_t k = 0; k < ok.n; k++) {
+			rpc_job_free(&pj[idx[k]]);
+			pj[idx[k]] = sub[k]; /* moves the response buffer */
+		}
+		free(sub);
+		free(ok.t);
+		free(idx);
+	}
+	struct buf d = BUF_INIT;
+	if (!t.many) {
+		rc = cli_simple_output("status", &t, jobs, judge_status);
+		if (pj && rc == 0) {
+			struct proc_list pl = {0};
+			bool have;
+			proc_summary(&pj[0], &d, &pl, &have);
+			printf("\nprocesses: %s\n", d.data);
+			if (have && pl.n) {
+				buf_reset(&d);
+				processes_format(&pl, "  ", &d);
+				fputs(d.data, stdout);
+			}
+			processes_free(&pl);
+		}
+	} else {
+		size_t w = 4, failed = 0;
+		for (size_t i = 0; i < t.n; i++)
+			if (strlen(t.t[i].label) > w)
+				w = strlen(t.t[i].label);
+		printf("%-*s  %-6s  %-6s  %s\n", (int)w, "HOST", "RESULT", "STATUS", pj ? "PROCESSES" : "");
+		for (size_t i = 0; i < t.n; i++) {
+			buf_reset(&d);
+			struct json_doc doc;
+			bool ok = jobs[i].status == RPC_OK;
+			if (!ok)
+				buf_puts(&d, jobs[i].err);
+			else if ((ok = cli_parse_answer(&jobs[i], &doc, &d))) {
+				ok = judge_status(doc.root, &d);
+				json_doc_free(&doc);
+			}
+			failed += !ok;
+			if (!ok) {
+				printf("%-*s  %-6s  %s\n", (int)w, t.t[i].label, "FAILED", d.data);
+				continue;
+			}
+			printf("%-*s  %-6s  %-6s  ", (int)w, t.t[i].label, "ok", d.data);
+			if (pj) {
+				buf_reset(&d);
+				struct proc_list pl = {0};
+				bool have;
+				proc_summary(&pj[i], &d, &pl, &have);
+				processes_free(&pl);
+				fputs(d.data, stdout);
+			}
+			putchar('\n');
+		}
+		printf("%zu host%s: %zu ok, %zu failed\n", t.n, t.n == 1 ? "" : "s", t.n - failed, failed);
+		rc = failed ? 1 : 0;
+	}
+	buf_free(&d);
+	if (pj)
+		cli_jobs_free(pj, t.n);
+	cli_jobs_free(jobs, t.n);
+	targets_free(&t);
+	args_free(&a);
+	return rc;
+}

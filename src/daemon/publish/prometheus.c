@@ -519,7 +519,7 @@ struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt,
 				  MHD_OPTION_CONNECTION_LIMIT, maxc,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
 				  MHD_OPTION_CONNECTION_TIMEOUT, tmo,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
 				  MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_END);

@@ -583,7 +583,7 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 	if (n->enable_perf && (first || !o->enable_perf || o->perf_interval_s != n->perf_interval_s))
 		ev_timer_set(t->ptimer, 1, n->perf_interval_s * NS_PER_SEC);
 	else if (!n->enable_perf)
-		ev_timer_set(t->ptimer, 0, 0);
+		ev_timer_disarm(t->ptimer);
 
 	for (int i = 0; i < 5; i++)
 		if (n->compat_bool[i])
@@ -628,6 +628,10 @@ struct telemetry *telemetry_start(struct ev_loop *loop, const struct telemetry_c
 	t->ktimer = ev_timer_add(loop, 0, 0, on_kernel_tick, t);
 	t->ptimer = ev_timer_add(loop, 0, 0, on_perf_tick, t);
 	struct telemetry_config c;
+	if (t->ktimer)
+		ev_timer_disarm(t->ktimer);
+	if (t->ptimer)
+		ev_timer_disarm(t->ptimer); /* armed by apply() when the perf monitor is on */
 	if (!t->ktimer || !t->ptimer) {
 		buf_printf(err, "cannot create timers: %s", strerror(errno));
 		telemetry_stop(t);

@@ -56,7 +56,7 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"user\"} 1.5\n") != NULL);
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"idle\"} 0.5\n") != NULL);
 	CHECK(strstr(page, "dynolog_cpu_utilization_ratio 0.425\n") != NULL);
-	CHECK(strstr(page, "# TYPE node_memory_MemTotal_bytes gauge\nnode_memory_MemTotal_bytes 1024\n") != NULL);
+	CHECK(strstr(page, "# TYPE dynolog_memory_total_bytes gauge\ndynolog_memory_total_bytes 1024\n") != NULL);
 	CHECK(strstr(page, "cpu_u_ms ") == NULL);
 	CHECK(strstr(page, "dynolog_gpu_power{key=\"0\"} 250.5\n") != NULL);
 	CHECK(strstr(page, "dynolog_process_info{pid=\"12\",job_id=\"77\\\"x\",cgroup=\"/a\\\\b\"} 1\n") != NULL);
@@ -76,7 +76,7 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"eth0\"} 150\n") != NULL);
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"user\"} 2\n") != NULL);
 	CHECK(strstr(page, "device=\"lo\"") == NULL);
-	CHECK(strstr(page, "node_memory_MemTotal_bytes") == NULL);
+	CHECK(strstr(page, "dynolog_memory_total_bytes") == NULL);
 	free(page);
 
 	/* lo comes back: its counter restarts from its first delta */
@@ -314,8 +314,8 @@ TEST(prom_server_on_loop_survives_abuse)
 		(long long)s.ticks, (double)s.max_gap_ns / 1e6, rss0, rss1, (unsigned long long)prom_requests(s.p));
 	CHECK(s.max_gap_ns < 1000 * NS_PER_MS);
 	CHECK(s.ticks >= (int64_t)(secs * 10 * 0.7));
-	/* memory bounded: 64 connections x 16 KiB plus pages, not 1000 x anything */
-	CHECK(rss1 - rss0 < 16 * 1024);
+	/* memory bounded by the connection cap x the 8 KiB per-connection pool (ASan inflates it) */
+	CHECK(rss1 - rss0 < 24 * 1024);
 	prom_free(s.p);
 	frame_free(&s.f);
 	buf_free(&err);

@@ -383,7 +383,10 @@ static int timer_cb(CURLM *m, long ms, void *userp)
 {
 	(void)m;
 	struct otlp_sink *s = userp;
-	ev_timer_set(s->curl_timer, ms < 0 ? 0 : ms == 0 ? 1 : (int64_t)ms * NS_PER_MS, 0);
+	if (ms < 0)
+		ev_timer_disarm(s->curl_timer);
+	else
+		ev_timer_set(s->curl_timer, ms == 0 ? 1 : (int64_t)ms * NS_PER_MS, 0);
 	return 0;
 }
 
@@ -479,6 +482,10 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 	s->multi = curl_multi_init();
 	s->curl_timer = ev_timer_add(loop, 0, 0, on_curl_timer, s);
 	s->retry_timer = ev_timer_add(loop, 0, 0, on_retry, s);
+	if (s->curl_timer)
+		ev_timer_disarm(s->curl_timer);
+	if (s->retry_timer)
+		ev_timer_disarm(s->retry_timer);
 	if (!s->multi || !s->curl_timer || !s->retry_timer) {
 		buf_puts(err, "cannot set up the OTLP client");
 		otlp_free(s);

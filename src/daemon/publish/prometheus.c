@@ -461,7 +461,7 @@ static void drive(struct prom_sink *p)
 		int64_t ns = ms > 86400000ull ? 86400 * NS_PER_SEC : (int64_t)ms * NS_PER_MS;
 		ev_timer_set(p->timer, ns > 0 ? ns : 1, 0);
 	} else {
-		ev_timer_set(p->timer, 0, 0);
+		ev_timer_disarm(p->timer); /* no connection: nothing to time out, no wake-ups */
 	}
 }
 
@@ -534,6 +534,8 @@ struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt,
 	p->epfd = ei ? ei->epoll_fd : -1;
 	p->port = pi ? pi->port : opt->port;
 	p->timer = ev_timer_add(loop, 0, 0, on_timer, p);
+	if (p->timer)
+		ev_timer_disarm(p->timer);
 	if (p->epfd < 0 || !p->timer || ev_io_add(loop, p->epfd, EPOLLIN, on_epoll, p) < 0) {
 		buf_printf(err, "cannot add the Prometheus server to the event loop");
 		prom_free(p);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -90,7 +91,7 @@ void telemetry_config_defaults(struct telemetry_config *c)
 	c->track_pids = "";
 	c->prom_address = "127.0.0.1";
 	c->prom_port = 8080;
-	c->prom_max_conn = 256;
+	c->prom_max_conn = 1024;
 	c->prom_timeout_s = 10;
 	c->otlp_endpoint = "";
 	c->otlp_headers = "";
@@ -133,7 +134,7 @@ int telemetry_opts(struct telemetry_config *c, struct arg_opt *o)
 	ROW("prometheus_port", ARG_INT, &c->prom_port, "PORT", "Prometheus listen port (default 8080; 0: any)", 0,
 	    65535);
 	ROW("prometheus_max_connections", ARG_INT, &c->prom_max_conn, "N",
-	    "concurrent HTTP connections served (default 256; more wait in the backlog)", 1, 100000);
+	    "concurrent HTTP connections served (default 1024; more wait in the kernel backlog)", 1, 100000);
 	ROW("prometheus_timeout_s", ARG_INT, &c->prom_timeout_s, "SECONDS",
 	    "close idle HTTP connections after this long (default 10)", 1, 3600);
 	ROW("use_otlp", ARG_BOOL, &c->use_otlp, NULL, "push metrics as OTLP/HTTP JSON", 0, 0);
@@ -471,6 +472,20 @@ static void on_perf_tick(struct ev_loop *l, struct ev_timer *tm, void *ud)
 
 /* ---------------- applying a configuration ---------------- */
 
+/* Each scrape connection is a descriptor: make room for the configured
+ * number (the soft limit is often 1024; the hard one much higher). */
+static void raise_fd_limit(rlim_t want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+		log_warn("open-file limit %llu is below --prometheus_max_connections + 128; connections beyond it "
+			 "wait in the backlog",
+			 (unsigned long long)rl.rlim_cur);
+}
+
 static bool str_changed(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") != 0; }
 
 static bool apply(struct telemetry *t, const struct telemetry_config *n, bool first, struct buf *err)
@@ -506,6 +521,7 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 		t->prom = NULL;
 	}
 	if (prom_restart) {
+		raise_fd_limit((rlim_t)n->prom_max_conn + 128);
 		struct prom_options po = {n->prom_address, (int)n->prom_port, (unsigned)n->prom_max_conn,
 					  (unsigned)n->prom_timeout_s};
 		t->prom = prom_new(t->loop, &po, err);

@@ -31,7 +31,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-in
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DDYNO_VERSION='"$(VERSION)"' \
 	-Isrc -MMD -MP $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
-LIBS := -lz -lm -lpthread
+LIBS := -lz -lm -lpthread -lmicrohttpd -lcurl -ldl
 
 CORE_SRC    := $(wildcard src/core/*.c)
 TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)

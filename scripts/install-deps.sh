@@ -13,6 +13,10 @@ PKGS=(
 	cppcheck            # make lint
 	clang-format        # make format
 	procps              # ps/pgrep in integration tests
+	libmicrohttpd-dev   # Prometheus endpoint of dynolog
+	libcurl4-openssl-dev # OTLP push of dynolog
+	prometheus          # integration test: a real Prometheus scrapes dynolog (and promtool)
+	curl                # integration tests: HTTP requests to the daemon
 )
 
 missing=()

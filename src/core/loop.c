@@ -193,6 +193,13 @@ int ev_timer_set(struct ev_timer *t, int64_t first_ns, int64_t interval_ns)
 	return timerfd_settime(t->h.fd, 0, &its, NULL);
 }
 
+int ev_timer_disarm(struct ev_timer *t)
+{
+	struct itimerspec its;
+	memset(&its, 0, sizeof its);
+	return timerfd_settime(t->h.fd, 0, &its, NULL);
+}
+
 void ev_timer_del(struct ev_loop *l, struct ev_timer *t)
 {
 	if (!t || t->h.dead)

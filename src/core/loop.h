@@ -34,6 +34,8 @@ void ev_io_del(struct ev_loop *l, int fd);
 struct ev_timer *ev_timer_add(struct ev_loop *l, int64_t first_ns, int64_t interval_ns, ev_timer_cb cb,
 			      void *ud);
 int ev_timer_set(struct ev_timer *t, int64_t first_ns, int64_t interval_ns);
+/* Stop the timer until the next ev_timer_set (ev_timer_set's 0 means "now"). */
+int ev_timer_disarm(struct ev_timer *t);
 void ev_timer_del(struct ev_loop *l, struct ev_timer *t);
 
 /* Block signo for the process and deliver it through the loop. */

@@ -1,179 +1,471 @@
 /*
  * kernel.c - procfs collector (see kernel.h).
  *
- * Sources, relative to the procfs root: uptime, stat (aggregate "cpu" line,
- * ctxt, intr), meminfo, net/dev.  CPU and network values are per-interval
- * deltas between consecutive ticks, as upstream reports them; a counter
- * that went backwards (wrap, reset, interface re-created) yields no delta
- * that tick rather than a huge bogus one.
+ * Sources, relative to the procfs root: uptime, stat (aggregate and
+ * per-CPU lines, ctxt, intr, processes, procs_running/blocked), loadavg,
+ * meminfo, net/dev, diskstats; relative to the sysfs root:
+ * devices/system/cpu/online.  Every file is read whole into one reused
+ * buffer and parsed in place, so a tick costs a handful of read() calls.
+ *
+ * Counters are reported as per-interval deltas between consecutive ticks,
+ * as upstream reports them (counter.h decides wrap vs reset).  Things that
+ * come and go are keyed by name: a CPU going offline disappears from
+ * /proc/stat and stops being reported; when it comes back its first tick
+ * only re-establishes the baseline.  A new network interface or disk
+ * reports zero deltas in its first tick (upstream's rule for interfaces);
+ * a vanished one is forgotten.  Whatever cannot be read is absent, with
+ * one log line saying why.
  */
 #include "kernel.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "daemon/collect/counter.h"
 
 enum { CPU_USER, CPU_NICE, CPU_SYS, CPU_IDLE, CPU_IOWAIT, CPU_IRQ, CPU_SOFTIRQ, CPU_STEAL, CPU_GUEST, CPU_GUEST_NICE, CPU_N };
 
-struct netdev {
+/* One named set of counters: a CPU, an interface, a disk. */
+struct ent {
 	char name[32];
-	uint64_t v[8]; /* rx bytes, packets, errs, drop, tx bytes, packets, errs, drop */
+	uint64_t v[CPU_N];
 	bool seen;
 };
 
-struct kernel_collector {
-	char *root;
-	bool have_cpu;
-	uint64_t cpu[CPU_N];
-	struct netdev *nets;
-	size_t nnets;
+struct entset {
+	struct ent *e;
+	size_t n;
 };
 
-struct kernel_collector *kernel_collector_new(const char *procfs_root)
+struct kernel_collector {
+	char *root, *sysroot;
+	long hz;
+	bool have_cpu;
+	uint64_t cpu[CPU_N];
+	bool have_stat_ctr;
+	uint64_t stat_ctr[3]; /* ctxt, intr, processes */
+	struct entset cpus, nets, disks;
+	struct buf b;
+	struct kernel_options opt;
+};
+
+struct kernel_collector *kernel_collector_new(const char *procfs_root, const char *sysfs_root,
+					      const struct kernel_options *opt)
 {
 	struct kernel_collector *k = xcalloc(1, sizeof *k);
 	k->root = xstrdup(procfs_root ? procfs_root : "/proc");
+	k->sysroot = xstrdup(sysfs_root ? sysfs_root : "/sys");
+	long hz = sysconf(_SC_CLK_TCK);
+	k->hz = hz > 0 ? hz : 100;
+	if (opt)
+		k->opt = *opt;
+	else
+		k->opt.per_cpu = true;
+	buf_init(&k->b);
 	return k;
 }
+
+void kernel_collector_set_options(struct kernel_collector *k, const struct kernel_options *opt) { k->opt = *opt; }
 
 void kernel_collector_free(struct kernel_collector *k)
 {
 	if (!k)
 		return;
 	free(k->root);
-	free(k->nets);
+	free(k->sysroot);
+	free(k->cpus.e);
+	free(k->nets.e);
+	free(k->disks.e);
+	buf_free(&k->b);
 	free(k);
 }
 
-static bool slurp(struct kernel_collector *k, const char *rel, struct buf *out)
+/* Read root/rel whole into b.  Files in procfs report size 0, so read until EOF. */
+static bool slurp_at(const char *root, const char *rel, struct buf *b)
 {
 	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", k->root, rel);
-	buf_reset(out);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	snprintf(path, sizeof path, "%s/%s", root, rel);
+	buf_reset(b);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	char tmp[4096];
-	size_t n;
-	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-		buf_append(out, tmp, n);
-	fclose(f);
-	return true;
+	for (;;) {
+		buf_reserve(b, 4096);
+		ssize_t n = read(fd, b->data + b->len, b->cap - b->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return n == 0;
+		}
+		b->len += (size_t)n;
+		b->data[b->len] = 0;
+		if (b->len > (64u << 20)) { /* no procfs file is this big: refuse, don't grow forever */
+			close(fd);
+			return false;
+		}
+	}
 }
 
-static void collect_uptime(struct kernel_collector *k, struct frame *f, struct buf *b)
+static bool slurp(struct kernel_collector *k, const char *rel) { return slurp_at(k->root, rel, &k->b); }
+
+/* Embedded NULs would end our string scans early; make them spaces. */
+static void denul(struct buf *b)
+{
+	for (size_t i = 0; i < b->len; i++)
+		if (!b->data[i])
+			b->data[i] = ' ';
+}
+
+static void ents_unsee(struct entset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->e[i].seen = false;
+}
+
+/* Find name; create it (zeroed, *fresh = true) if new. */
+static struct ent *ents_get(struct entset *s, const char *name, bool *fresh)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->e[i].name, name) == 0) {
+			*fresh = false;
+			return &s->e[i];
+		}
+	s->e = xrealloc(s->e, (s->n + 1) * sizeof *s->e);
+	struct ent *e = &s->e[s->n++];
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	*fresh = true;
+	return e;
+}
+
+static void ents_sweep(struct entset *s)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].seen)
+			s->e[w++] = s->e[i];
+	s->n = w;
+}
+
+/* Parse up to max unsigned decimal fields separated by blanks; returns the count. */
+static int parse_u64s(const char *p, uint64_t *out, int max)
+{
+	int n = 0;
+	while (n < max) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		uint64_t v = 0;
+		while (*p >= '0' && *p <= '9') {
+			unsigned dgt = (unsigned)(*p++ - '0');
+			if (v > (UINT64_MAX - dgt) / 10) { /* overflow: not a kernel counter */
+				return n;
+			}
+			v = v * 10 + dgt;
+		}
+		out[n++] = v;
+	}
+	return n;
+}
+
+static void collect_uptime(struct kernel_collector *k, struct frame *f)
 {
 	double up;
-	if (slurp(k, "uptime", b) && sscanf(b->data, "%lf", &up) == 1 && up >= 0)
+	if (slurp(k, "uptime") && sscanf(k->b.data, "%lf", &up) == 1 && up >= 0 && up < 1e12)
 		frame_int(f, "uptime", (int64_t)up);
 	else
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/uptime: uptime unavailable", k->root);
 }
 
-static void collect_cpu(struct kernel_collector *k, struct frame *f, struct buf *b)
+static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *suffix, const uint64_t *d, bool aggregate)
 {
-	if (!slurp(k, "stat", b)) {
-		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/stat: CPU metrics unavailable", k->root);
-		return;
-	}
-	uint64_t c[CPU_N] = {0};
-	char *line = strstr(b->data, "cpu ");
-	if (line != b->data && (!line || line[-1] != '\n')) {
-		LOG_ONCE(LOG_LEVEL_WARN, "%s/stat has no aggregate cpu line", k->root);
-		return;
-	}
-	int n = sscanf(line + 4, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-				 " %" SCNu64 " %" SCNu64 " %" SCNu64,
-		       &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7], &c[8], &c[9]);
-	if (n < 4) {
-		LOG_ONCE(LOG_LEVEL_WARN, "%s/stat: malformed cpu line", k->root);
-		return;
-	}
-	bool had = k->have_cpu;
-	uint64_t prev[CPU_N];
-	memcpy(prev, k->cpu, sizeof prev);
-	memcpy(k->cpu, c, sizeof c);
-	k->have_cpu = true;
-	if (!had)
-		return;
-	uint64_t d[CPU_N];
-	for (int i = 0; i < CPU_N; i++) {
-		if (c[i] < prev[i])
-			return; /* counter reset: skip this interval */
-		d[i] = c[i] - prev[i];
-	}
 	uint64_t total = 0;
 	for (int i = CPU_USER; i <= CPU_STEAL; i++)
 		total += d[i];
-	if (total == 0)
+	char key[64];
+	double ms_per_tick = 1000.0 / (double)k->hz;
+	if (aggregate) {
+		if (total == 0)
+			return; /* no time passed: a ratio would be 0/0 */
+		double t = (double)total;
+		frame_float(f, "cpu_u", 100.0 * (double)d[CPU_USER] / t);
+		frame_float(f, "cpu_s", 100.0 * (double)d[CPU_SYS] / t);
+		frame_float(f, "cpu_i", 100.0 * (double)d[CPU_IDLE] / t);
+		frame_float(f, "cpu_util", 100.0 * (1.0 - (double)d[CPU_IDLE] / t));
+		frame_float(f, "cpu_guest", 100.0 * (double)d[CPU_GUEST] / t);
+		frame_float(f, "cpu_guest_nice", 100.0 * (double)d[CPU_GUEST_NICE] / t);
+		static const struct {
+			const char *key;
+			int idx;
+		} ms[] = {{"cpu_u_ms", CPU_USER},  {"cpu_s_ms", CPU_SYS},     {"cpu_n_ms", CPU_NICE},
+			  {"cpu_w_ms", CPU_IOWAIT}, {"cpu_x_ms", CPU_IRQ},     {"cpu_y_ms", CPU_SOFTIRQ},
+			  {"cpu_z_ms", CPU_STEAL},  {"cpu_guest_ms", CPU_GUEST}, {"cpu_guest_nice_ms", CPU_GUEST_NICE}};
+		for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+			frame_int(f, ms[i].key, (int64_t)((double)d[ms[i].idx] * ms_per_tick + 0.5));
 		return;
-	double t = (double)total;
-	frame_float(f, "cpu_u", 100.0 * (double)d[CPU_USER] / t);
-	frame_float(f, "cpu_s", 100.0 * (double)d[CPU_SYS] / t);
-	frame_float(f, "cpu_i", 100.0 * (double)d[CPU_IDLE] / t);
-	frame_float(f, "cpu_util", 100.0 * (1.0 - (double)d[CPU_IDLE] / t));
-	frame_float(f, "cpu_guest", 100.0 * (double)d[CPU_GUEST] / t);
-	frame_float(f, "cpu_guest_nice", 100.0 * (double)d[CPU_GUEST_NICE] / t);
+	}
+	/* per CPU: the time per mode (idle included, so rates add up) and the utilization */
 	static const struct {
 		const char *key;
 		int idx;
-	} ms[] = {{"cpu_u_ms", CPU_USER},  {"cpu_s_ms", CPU_SYS},     {"cpu_n_ms", CPU_NICE},
-		  {"cpu_w_ms", CPU_IOWAIT}, {"cpu_x_ms", CPU_IRQ},     {"cpu_y_ms", CPU_SOFTIRQ},
-		  {"cpu_z_ms", CPU_STEAL},  {"cpu_guest_ms", CPU_GUEST}, {"cpu_guest_nice_ms", CPU_GUEST_NICE}};
-	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-		frame_int(f, ms[i].key, (int64_t)(d[ms[i].idx] * 10));
+	} ms[] = {{"cpu_u_ms", CPU_USER},  {"cpu_n_ms", CPU_NICE}, {"cpu_s_ms", CPU_SYS},
+		  {"cpu_i_ms", CPU_IDLE},  {"cpu_w_ms", CPU_IOWAIT}, {"cpu_x_ms", CPU_IRQ},
+		  {"cpu_y_ms", CPU_SOFTIRQ}, {"cpu_z_ms", CPU_STEAL}};
+	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+		snprintf(key, sizeof key, "%s.%s", ms[i].key, suffix);
+		frame_int(f, key, (int64_t)((double)d[ms[i].idx] * ms_per_tick + 0.5));
+	}
+	if (total) {
+		snprintf(key, sizeof key, "cpu_util.%s", suffix);
+		frame_float(f, key, 100.0 * (1.0 - (double)d[CPU_IDLE] / (double)total));
+	}
 }
 
-static void collect_mem(struct kernel_collector *k, struct frame *f, struct buf *b)
+/* d = c - prev for every mode; false if any went backwards (reset / hotplug glitch). */
+static bool cpu_deltas(const uint64_t *prev, const uint64_t *c, uint64_t *d)
 {
-	if (!slurp(k, "meminfo", b)) {
+	for (int i = 0; i < CPU_N; i++) {
+		if (c[i] < prev[i])
+			return false;
+		d[i] = c[i] - prev[i];
+	}
+	return true;
+}
+
+static void collect_stat(struct kernel_collector *k, struct frame *f)
+{
+	if (!slurp(k, "stat")) {
+		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/stat: CPU metrics unavailable", k->root);
+		return;
+	}
+	denul(&k->b);
+	bool got_agg = false, got_ctr[3] = {false, false, false};
+	uint64_t ctr[3] = {0, 0, 0};
+	int ncpu = 0;
+	ents_unsee(&k->cpus);
+	char *save = NULL;
+	for (char *line = strtok_r(k->b.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "cpu", 3) == 0) {
+			char *p = line + 3;
+			char name[32] = "cpu";
+			bool agg = *p == ' ';
+			if (!agg) {
+				size_t j = 3;
+				while (*p >= '0' && *p <= '9' && j < 12)
+					name[j++] = *p++;
+				name[j] = 0;
+				if (j == 3 || *p != ' ')
+					continue; /* not "cpuN " */
+			}
+			uint64_t c[CPU_N] = {0};
+			if (parse_u64s(p, c, CPU_N) < 4)
+				continue; /* malformed: skip the line, keep the rest */
+			if (agg) {
+				if (got_agg)
+					continue;
+				got_agg = true;
+				uint64_t d[CPU_N];
+				bool ok = k->have_cpu && cpu_deltas(k->cpu, c, d);
+				memcpy(k->cpu, c, sizeof c);
+				k->have_cpu = true;
+				if (ok)
+					emit_cpu(k, f, NULL, d, true);
+			} else {
+				ncpu++;
+				if (!k->opt.per_cpu)
+					continue;
+				bool fresh;
+				struct ent *e = ents_get(&k->cpus, name, &fresh);
+				if (e->seen)
+					continue; /* duplicate line */
+				e->seen = true;
+				uint64_t d[CPU_N];
+				if (!fresh && cpu_deltas(e->v, c, d))
+					emit_cpu(k, f, name, d, false);
+				memcpy(e->v, c, sizeof c);
+			}
+			continue;
+		}
+		static const char *ctr_names[3] = {"ctxt ", "intr ", "processes "};
+		for (int i = 0; i < 3; i++) {
+			size_t l = strlen(ctr_names[i]);
+			if (strncmp(line, ctr_names[i], l) == 0 && parse_u64s(line + l, &ctr[i], 1) == 1)
+				got_ctr[i] = true;
+		}
+		uint64_t g;
+		if (strncmp(line, "procs_running ", 14) == 0 && parse_u64s(line + 14, &g, 1) == 1)
+			frame_uint(f, "procs_running", g);
+		if (strncmp(line, "procs_blocked ", 14) == 0 && parse_u64s(line + 14, &g, 1) == 1)
+			frame_uint(f, "procs_blocked", g);
+	}
+	ents_sweep(&k->cpus); /* offline CPUs are forgotten; they rebaseline when back */
+	if (!got_agg)
+		LOG_ONCE(LOG_LEVEL_WARN, "%s/stat has no aggregate cpu line", k->root);
+	if (ncpu)
+		frame_uint(f, "cpus_present", (uint64_t)ncpu);
+	static const char *keys[3] = {"ctxt", "intr", "forks"};
+	bool all = got_ctr[0] && got_ctr[1] && got_ctr[2];
+	for (int i = 0; i < 3; i++) {
+		uint64_t d;
+		if (got_ctr[i] && k->have_stat_ctr && counter_delta(k->stat_ctr[i], ctr[i], &d))
+			frame_uint(f, keys[i], d);
+		if (got_ctr[i])
+			k->stat_ctr[i] = ctr[i];
+	}
+	k->have_stat_ctr = all;
+}
+
+/* Count CPUs in a sysfs cpu list such as "0-3,6,8-9"; -1 if malformed. */
+static long cpulist_count(const char *s)
+{
+	long n = 0;
+	while (*s && *s != '\n') {
+		char *end;
+		errno = 0;
+		long a = strtol(s, &end, 10);
+		if (end == s || a < 0 || errno)
+			return -1;
+		long b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a || errno)
+				return -1;
+			s = end;
+		}
+		if (b - a > 1000000)
+			return -1;
+		n += b - a + 1;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return n;
+}
+
+static void collect_cpus_online(struct kernel_collector *k, struct frame *f)
+{
+	if (!slurp_at(k->sysroot, "devices/system/cpu/online", &k->b)) {
+		LOG_ONCE(LOG_LEVEL_INFO, "cannot read %s/devices/system/cpu/online: cpus_online unavailable", k->sysroot);
+		return;
+	}
+	long n = cpulist_count(k->b.data);
+	if (n > 0)
+		frame_uint(f, "cpus_online", (uint64_t)n);
+	else
+		LOG_ONCE(LOG_LEVEL_WARN, "%s/devices/system/cpu/online: malformed cpu list", k->sysroot);
+}
+
+static void collect_load(struct kernel_collector *k, struct frame *f)
+{
+	double l[3];
+	if (slurp(k, "loadavg") && sscanf(k->b.data, "%lf %lf %lf", &l[0], &l[1], &l[2]) == 3 && l[0] >= 0 &&
+	    l[1] >= 0 && l[2] >= 0) {
+		frame_float(f, "load1", l[0]);
+		frame_float(f, "load5", l[1]);
+		frame_float(f, "load15", l[2]);
+	} else {
+		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/loadavg: load unavailable", k->root);
+	}
+}
+
+static void collect_mem(struct kernel_collector *k, struct frame *f)
+{
+	if (!slurp(k, "meminfo")) {
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/meminfo: memory metrics unavailable", k->root);
 		return;
 	}
+	denul(&k->b);
 	static const struct {
 		const char *field, *key;
 	} map[] = {{"MemTotal:", "mem_total_bytes"},         {"MemFree:", "mem_free_bytes"},
 		   {"MemAvailable:", "mem_available_bytes"}, {"Buffers:", "mem_buffers_bytes"},
-		   {"Cached:", "mem_cached_bytes"},          {"SwapTotal:", "swap_total_bytes"},
+		   {"Cached:", "mem_cached_bytes"},          {"Shmem:", "mem_shmem_bytes"},
+		   {"Dirty:", "mem_dirty_bytes"},            {"SwapTotal:", "swap_total_bytes"},
 		   {"SwapFree:", "swap_free_bytes"}};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-		size_t fl = strlen(map[i].field);
-		for (const char *p = b->data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+	uint64_t st = 0, sf = 0;
+	bool hst = false, hsf = false;
+	for (const char *p = k->b.data; *p;) {
+		for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+			size_t fl = strlen(map[i].field);
 			if (strncmp(p, map[i].field, fl) != 0)
 				continue;
-			unsigned long long kb;
-			if (sscanf(p + fl, "%llu", &kb) == 1)
-				frame_uint(f, map[i].key, (uint64_t)kb * 1024);
+			uint64_t kb;
+			if (parse_u64s(p + fl, &kb, 1) == 1 && kb < (UINT64_MAX >> 10)) {
+				frame_uint(f, map[i].key, kb << 10);
+				if (i == 7)
+					st = kb, hst = true;
+				if (i == 8)
+					sf = kb, hsf = true;
+			}
 			break;
 		}
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	if (hst && hsf && sf <= st)
+		frame_uint(f, "swap_used_bytes", (st - sf) << 10);
+}
+
+static bool nic_allowed(const struct kernel_collector *k, const char *name)
+{
+	if (!k->opt.filter_nics || !k->opt.nic_prefixes)
+		return true;
+	const char *p = k->opt.nic_prefixes;
+	while (*p) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (l && strncmp(name, p, l) == 0)
+			return true;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return false;
+}
+
+/* Emit n deltas (or zeros for a fresh entity) under keys[i].name. */
+static void emit_deltas(struct frame *f, struct ent *e, bool fresh, const uint64_t *v, int n, const char *const *keys,
+			const uint64_t *scale)
+{
+	for (int i = 0; i < n; i++) {
+		char key[96];
+		snprintf(key, sizeof key, "%s.%s", keys[i], e->name);
+		uint64_t d;
+		if (fresh)
+			frame_uint(f, key, 0);
+		else if (counter_delta(e->v[i], v[i], &d))
+			frame_uint(f, key, scale ? d * scale[i] : d);
+		/* else: reset, no delta this tick */
+		e->v[i] = v[i];
 	}
 }
 
-static struct netdev *net_find(struct kernel_collector *k, const char *name)
+static void collect_net(struct kernel_collector *k, struct frame *f)
 {
-	for (size_t i = 0; i < k->nnets; i++)
-		if (strcmp(k->nets[i].name, name) == 0)
-			return &k->nets[i];
-	return NULL;
-}
-
-static void collect_net(struct kernel_collector *k, struct frame *f, struct buf *b)
-{
-	if (!slurp(k, "net/dev", b)) {
+	if (!slurp(k, "net/dev")) {
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/net/dev: network metrics unavailable", k->root);
 		return;
 	}
-	for (size_t i = 0; i < k->nnets; i++)
-		k->nets[i].seen = false;
-	static const char *keys[8] = {"rx_bytes", "rx_packets", "rx_errors", "rx_drops",
-				      "tx_bytes", "tx_packets", "tx_errors", "tx_drops"};
+	denul(&k->b);
+	ents_unsee(&k->nets);
+	static const char *const keys[8] = {"rx_bytes", "rx_packets", "rx_errors", "rx_drops",
+					    "tx_bytes", "tx_packets", "tx_errors", "tx_drops"};
 	char *save = NULL;
-	for (char *line = strtok_r(b->data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (char *line = strtok_r(k->b.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *colon = strchr(line, ':');
 		if (!colon)
 			continue; /* header lines */
@@ -181,52 +473,81 @@ static void collect_net(struct kernel_collector *k, struct frame *f, struct buf 
 		char *name = line;
 		while (*name == ' ')
 			name++;
-		if (!*name || strlen(name) >= 16)
-			continue; /* IFNAMSIZ, as upstream */
+		if (!*name || strlen(name) >= 16 || strchr(name, ' ') || strchr(name, '.'))
+			continue; /* IFNAMSIZ, as upstream; '.' would break the key's label split */
+		if (!nic_allowed(k, name))
+			continue;
 		uint64_t c[16];
-		int n = sscanf(colon + 1,
-			       "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-			       " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
-			       &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7], &c[8], &c[9], &c[10], &c[11]);
-		if (n < 12)
+		if (parse_u64s(colon + 1, c, 16) < 12)
 			continue;
 		uint64_t v[8] = {c[0], c[1], c[2], c[3], c[8], c[9], c[10], c[11]};
-		struct netdev *d = net_find(k, name);
-		bool fresh = !d;
-		if (!d) {
-			k->nets = xrealloc(k->nets, (k->nnets + 1) * sizeof *k->nets);
-			d = &k->nets[k->nnets++];
-			memset(d, 0, sizeof *d);
-			snprintf(d->name, sizeof d->name, "%s", name);
-		}
-		d->seen = true;
-		for (int i = 0; i < 8; i++) {
-			char key[64];
-			snprintf(key, sizeof key, "%s.%s", keys[i], name);
-			if (fresh)
-				frame_uint(f, key, 0); /* upstream: a new interface reports zero deltas */
-			else if (v[i] >= d->v[i])
-				frame_uint(f, key, v[i] - d->v[i]);
-			/* else: counter wrapped or reset; no delta this tick */
-			d->v[i] = v[i];
-		}
+		bool fresh;
+		struct ent *e = ents_get(&k->nets, name, &fresh);
+		if (e->seen)
+			continue;
+		e->seen = true;
+		emit_deltas(f, e, fresh, v, 8, keys, NULL);
 	}
-	/* forget vanished interfaces */
-	size_t w = 0;
-	for (size_t i = 0; i < k->nnets; i++)
-		if (k->nets[i].seen)
-			k->nets[w++] = k->nets[i];
-	k->nnets = w;
+	ents_sweep(&k->nets);
+}
+
+static bool disk_wanted(const char *name)
+{
+	/* RAM disks and loop devices are not storage; they only add noise */
+	return strncmp(name, "loop", 4) != 0 && strncmp(name, "ram", 3) != 0 && strncmp(name, "zram", 4) != 0;
+}
+
+static void collect_disk(struct kernel_collector *k, struct frame *f)
+{
+	if (!slurp(k, "diskstats")) {
+		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/diskstats: disk metrics unavailable", k->root);
+		return;
+	}
+	denul(&k->b);
+	ents_unsee(&k->disks);
+	/* diskstats: major minor name reads merged sectors ms_read writes merged sectors ms_write
+	 * in_flight ms_io weighted_ms ...; sectors are 512 bytes whatever the device */
+	static const char *const keys[7] = {"disk_reads",         "disk_read_bytes", "disk_read_ms", "disk_writes",
+					    "disk_written_bytes", "disk_write_ms",   "disk_io_ms"};
+	static const uint64_t scale[7] = {1, 512, 1, 1, 512, 1, 1};
+	char *save = NULL;
+	for (char *line = strtok_r(k->b.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned maj, min;
+		char name[33];
+		int off = 0;
+		if (sscanf(line, " %u %u %32s %n", &maj, &min, name, &off) != 3 || off == 0)
+			continue;
+		if (strlen(name) >= 32 || strchr(name, '.') || !disk_wanted(name))
+			continue;
+		uint64_t c[11];
+		if (parse_u64s(line + off, c, 11) < 11)
+			continue;
+		uint64_t v[7] = {c[0], c[2], c[3], c[4], c[6], c[7], c[9]};
+		bool fresh;
+		struct ent *e = ents_get(&k->disks, name, &fresh);
+		if (e->seen)
+			continue;
+		e->seen = true;
+		emit_deltas(f, e, fresh, v, 7, keys, scale);
+		char key[64];
+		snprintf(key, sizeof key, "disk_io_in_progress.%s", name);
+		frame_uint(f, key, c[8]);
+	}
+	ents_sweep(&k->disks);
 }
 
 bool kernel_collect(struct kernel_collector *k, struct frame *f)
 {
-	struct buf b = BUF_INIT;
 	size_t before = f->n;
-	collect_uptime(k, f, &b);
-	collect_cpu(k, f, &b);
-	collect_mem(k, f, &b);
-	collect_net(k, f, &b);
-	buf_free(&b);
+	collect_uptime(k, f);
+	collect_stat(k, f);
+	collect_cpus_online(k, f);
+	collect_load(k, f);
+	collect_mem(k, f);
+	collect_net(k, f);
+	collect_disk(k, f);
+	/* keep a big buffer from a one-off huge file from being held forever */
+	if (k->b.cap > (1u << 20))
+		buf_free(&k->b);
 	return f->n > before || k->have_cpu;
 }

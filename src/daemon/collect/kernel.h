@@ -1,6 +1,8 @@
 /*
- * kernel.h - the kernel (procfs) collector: uptime, CPU time by mode,
- * memory, network interfaces; upstream Dynolog's "kernel monitor" keys.
+ * kernel.h - the kernel (procfs) collector: uptime, CPU time by mode (total
+ * and per CPU), context switches, interrupts, forks, run queue, load,
+ * memory and swap, network interfaces, disks; upstream Dynolog's "kernel
+ * monitor" keys plus ours (docs/metrics.md lists every key).
  */
 #ifndef DYNO_COLLECT_KERNEL_H
 #define DYNO_COLLECT_KERNEL_H
@@ -10,10 +12,19 @@
 
 #include "daemon/frame.h"
 
+struct kernel_options {
+	bool per_cpu;             /* emit per-CPU keys ("cpu_u_ms.cpu3") */
+	bool filter_nics;         /* upstream --filter_nic_interfaces */
+	const char *nic_prefixes; /* comma-separated; not owned, must outlive the collector */
+};
+
 struct kernel_collector;
 
-/* procfs_root: "/proc" normally; tests point it at a fixture tree. */
-struct kernel_collector *kernel_collector_new(const char *procfs_root);
+/* procfs_root: "/proc", sysfs_root: "/sys" normally; tests point them at
+ * fixture trees.  opt may be NULL (per-CPU on, no NIC filter). */
+struct kernel_collector *kernel_collector_new(const char *procfs_root, const char *sysfs_root,
+					      const struct kernel_options *opt);
+void kernel_collector_set_options(struct kernel_collector *k, const struct kernel_options *opt);
 void kernel_collector_free(struct kernel_collector *k);
 /* Read the sources and append this tick's values.  Deltas need two reads:
  * the first tick only has absolute values.  Returns false if nothing at

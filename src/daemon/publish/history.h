@@ -1,0 +1,39 @@
+/*
+ * history.h - the in-memory history sink: the last window_s seconds of
+ * every numeric frame key, for the getMetrics RPC ("real-time telemetry
+ * query" for load balancers and autoscalers).
+ *
+ * Memory is bounded twice: the ring holds cap_ticks ticks (every tick of
+ * every collector over the window),
+ * and at most max_series keys are kept (a key beyond that is dropped and
+ * counted).  A key that stops appearing is freed once all its points have
+ * aged out of the window.
+ */
+#ifndef DYNO_PUBLISH_HISTORY_H
+#define DYNO_PUBLISH_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "daemon/frame.h"
+
+struct history;
+
+/* interval_s is what getMetrics reports; cap_ticks: ticks the ring holds
+ * (0: window_s / interval_s + 1; more when several collectors tick). */
+struct history *history_new(int64_t window_s, int64_t interval_s, size_t cap_ticks, size_t max_series);
+void history_free(struct history *h);
+/* Record the numeric values of f at f->wall_ns. */
+void history_add(struct history *h, const struct frame *f);
+size_t history_series(const struct history *h);
+uint64_t history_dropped_series(const struct history *h);
+
+/* The getMetrics RPC (our extension, docs/daemon.md): req is the parsed
+ * request object {"fn":"getMetrics","since_s":N?,"names":[...]?}; the
+ * response body (compact JSON, keys in ascending byte order) is appended to
+ * resp.  now_ms: wall clock in ms (tests pass a fixed one). */
+void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms, struct buf *resp);
+
+#endif

@@ -1,0 +1,586 @@
+/*
+ * prometheus.c - the Prometheus sink (see prometheus.h).
+ *
+ * Serving: libmicrohttpd runs with MHD_USE_EPOLL and no internal thread.
+ * Its epoll descriptor joins our loop; when it is readable we call
+ * MHD_run() once, then arm a one-shot timer for MHD's own connection
+ * timeouts (none when no connection is open, so an idle daemon is never
+ * woken).  Connection count, per-connection memory and idle time are capped
+ * by MHD options, which bounds what slow or malicious clients can hold.
+ *
+ * Rendering: each collector (source) hands its frame to prom_update(); the
+ * sink keeps the latest frame per source, and the page shows all of them,
+ * mapped through the catalog to node_exporter style families.  Counters:
+ * the frame carries per-interval increases, so the sink keeps a running
+ * total per series (starting at 0 when the daemon or the series starts: a
+ * counter reset, which Prometheus' rate() handles).  Series absent from a
+ * source's latest frame are not exposed (a vanished interface disappears),
+ * and their totals are forgotten.
+ */
+#include "prometheus.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "daemon/publish/catalog.h"
+
+struct total {
+	char *key;
+	double v;
+	uint64_t gen; /* generation of its source when last updated */
+	int src;
+};
+
+struct prom_sink {
+	struct ev_loop *loop;
+	struct MHD_Daemon *mhd;
+	int epfd;
+	struct ev_timer *timer;
+	struct MHD_Response *page; /* current page; MHD keeps queued ones alive */
+	int port;
+	uint64_t requests;
+	/* counter totals: open addressing on key */
+	struct total *tot;
+	size_t ntot, nslots;
+	/* the latest frame of each source, counters already turned into totals */
+	struct frame last[PROM_SOURCES];
+	uint64_t gen[PROM_SOURCES];
+};
+
+/* ---------------- counter totals ---------------- */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static struct total *tot_slot(struct total *t, size_t nslots, const char *key)
+{
+	size_t i = hash(key) & (nslots - 1);
+	while (t[i].key && strcmp(t[i].key, key) != 0)
+		i = (i + 1) & (nslots - 1);
+	return &t[i];
+}
+
+static void tot_rebuild(struct prom_sink *p, size_t nslots, int drop_src)
+{
+	struct total *t = xcalloc(nslots, sizeof *t);
+	size_t n = 0;
+	for (size_t i = 0; i < p->nslots; i++) {
+		if (!p->tot[i].key)
+			continue;
+		if (p->tot[i].src == drop_src && p->tot[i].gen != p->gen[drop_src]) {
+			free(p->tot[i].key); /* series gone from its source: forget its total */
+			continue;
+		}
+		*tot_slot(t, nslots, p->tot[i].key) = p->tot[i];
+		n++;
+	}
+	free(p->tot);
+	p->tot = t;
+	p->nslots = nslots;
+	p->ntot = n;
+}
+
+static double tot_add(struct prom_sink *p, int src, const char *key, double inc)
+{
+	struct total *t = tot_slot(p->tot, p->nslots, key);
+	if (!t->key) {
+		t->key = xstrdup(key);
+		t->v = 0;
+		p->ntot++;
+	}
+	t->v += inc;
+	t->gen = p->gen[src];
+	t->src = src;
+	double v = t->v;
+	if (p->ntot * 2 > p->nslots)
+		tot_rebuild(p, p->nslots * 2, -1);
+	return v;
+}
+
+void prom_update(struct prom_sink *p, int src, const struct frame *f)
+{
+	if (src < 0 || src >= PROM_SOURCES)
+		return;
+	p->gen[src]++;
+	struct frame *d = &p->last[src];
+	frame_reset(d, f->wall_ns);
+	buf_append(&d->names, f->names.data, f->names.len);
+	if (d->cap < f->n) {
+		d->cap = f->n;
+		d->vals = xrealloc(d->vals, d->cap * sizeof *d->vals);
+	}
+	if (f->n)
+		memcpy(d->vals, f->vals, f->n * sizeof *f->vals);
+	d->n = f->n;
+	for (size_t i = 0; i < d->n; i++) {
+		struct frame_value *v = &d->vals[i];
+		if (v->type == FV_STRING)
+			continue;
+		const char *suffix;
+		const struct metric_desc *md = catalog_find(frame_key(d, v), &suffix);
+		if (!md || md->kind != MK_COUNTER)
+			continue;
+		double inc = v->type == FV_INT ? (double)v->v.i : v->type == FV_UINT ? (double)v->v.u : v->v.f;
+		v->type = FV_FLOAT;
+		v->v.f = tot_add(p, src, frame_key(d, v), inc);
+	}
+	tot_rebuild(p, p->nslots, src);
+}
+
+/* ---------------- rendering ---------------- */
+
+struct row {
+	const char *family;
+	const struct metric_desc *d; /* NULL: uncatalogued key, generic gauge */
+	const char *suffix;
+	size_t idx; /* frame index */
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c = strcmp(x->family, y->family);
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void put_label_value(struct buf *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			buf_puts(o, "\\\\");
+		else if (*s == '"')
+			buf_puts(o, "\\\"");
+		else if (*s == '\n')
+			buf_puts(o, "\\n");
+		else
+			buf_putc(o, *s);
+	}
+}
+
+static void put_value(struct buf *o, double v)
+{
+	if (isnan(v))
+		buf_puts(o, "NaN");
+	else if (isinf(v))
+		buf_puts(o, v > 0 ? "+Inf" : "-Inf");
+	else {
+		char t[40];
+		json_fmt_f64(t, v);
+		buf_puts(o, t);
+	}
+}
+
+/* Metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; anything else becomes '_'. */
+static void put_sanitized(struct buf *o, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+			  (i && c >= '0' && c <= '9');
+		buf_putc(o, ok ? c : '_');
+	}
+}
+
+static double frame_num(const struct frame_value *v)
+{
+	switch (v->type) {
+	case FV_INT: return (double)v->v.i;
+	case FV_UINT: return (double)v->v.u;
+	case FV_FLOAT: return v->v.f;
+	default: return NAN;
+	}
+}
+
+static const char *family_help(const char *family)
+{
+	size_t n;
+	const struct metric_desc *all = catalog_all(&n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i].prom && all[i].help && strcmp(all[i].prom, family) == 0)
+			return all[i].help;
+	return "dynolog metric.";
+}
+
+static void render_process_info(const struct frame *f, struct buf *o)
+{
+	/* proc_job_id.<pid> / proc_cgroup.<pid> strings become one info series per pid */
+	bool header = false;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct frame_value *v = &f->vals[i];
+		const char *k = frame_key(f, v);
+		if (v->type != FV_STRING || strncmp(k, "proc_", 5) != 0)
+			continue;
+		const char *pid = strchr(k, '.');
+		if (!pid || (strncmp(k, "proc_job_id.", 12) != 0 && strncmp(k, "proc_cgroup.", 12) != 0))
+			continue;
+		/* emit once per pid: at its first string key */
+		bool first = true;
+		for (size_t j = 0; j < i && first; j++) {
+			const char *kj = frame_key(f, &f->vals[j]);
+			const char *pj = strchr(kj, '.');
+			if (f->vals[j].type == FV_STRING && pj && strncmp(kj, "proc_", 5) == 0 && strcmp(pj, pid) == 0)
+				first = false;
+		}
+		if (!first)
+			continue;
+		if (!header) {
+			buf_puts(o, "# HELP dynolog_process_info Attribution of a tracked process (value is always 1).\n"
+				    "# TYPE dynolog_process_info gauge\n");
+			header = true;
+		}
+		buf_printf(o, "dynolog_process_info{pid=\"");
+		put_label_value(o, pid + 1);
+		buf_puts(o, "\"");
+		for (size_t j = i; j < f->n; j++) {
+			const char *kj = frame_key(f, &f->vals[j]);
+			const char *pj = strchr(kj, '.');
+			if (f->vals[j].type != FV_STRING || !pj || strcmp(pj, pid) != 0)
+				continue;
+			const char *lname = strncmp(kj, "proc_job_id.", 12) == 0   ? "job_id"
+					    : strncmp(kj, "proc_cgroup.", 12) == 0 ? "cgroup"
+										   : NULL;
+			if (!lname)
+				continue;
+			buf_printf(o, ",%s=\"", lname);
+			put_label_value(o, f->names.data + f->vals[j].sval);
+			buf_putc(o, '"');
+		}
+		buf_puts(o, "} 1\n");
+	}
+}
+
+static void render_frame(const struct frame *f, struct buf *o);
+static void render_self(const struct prom_self *self, size_t nself, struct buf *o);
+
+void prom_render(struct prom_sink *p, const struct prom_self *self, size_t nself, struct buf *o)
+{
+	/* one frame with every source's latest values, so families stay contiguous */
+	struct frame all;
+	frame_init(&all);
+	for (int s = 0; s < PROM_SOURCES; s++) {
+		const struct frame *f = &p->last[s];
+		for (size_t i = 0; i < f->n; i++) {
+			const struct frame_value *v = &f->vals[i];
+			switch (v->type) {
+			case FV_INT: frame_int(&all, frame_key(f, v), v->v.i); break;
+			case FV_UINT: frame_uint(&all, frame_key(f, v), v->v.u); break;
+			case FV_FLOAT: frame_float(&all, frame_key(f, v), v->v.f); break;
+			case FV_STRING: frame_str(&all, frame_key(f, v), f->names.data + v->sval); break;
+			}
+		}
+	}
+	render_frame(&all, o);
+	frame_free(&all);
+	render_self(self, nself, o);
+}
+
+static void render_frame(const struct frame *f, struct buf *o)
+{
+	struct row *rows = xmalloc((f->n ? f->n : 1) * sizeof *rows);
+	size_t nr = 0;
+	struct buf gen = BUF_INIT; /* generic family names, NUL separated */
+	size_t *genoff = xmalloc((f->n ? f->n : 1) * sizeof *genoff);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct frame_value *v = &f->vals[i];
+		if (v->type == FV_STRING)
+			continue;
+		const char *key = frame_key(f, v), *suffix = NULL;
+		const struct metric_desc *d = catalog_find(key, &suffix);
+		if (d && !d->prom)
+			continue;
+		rows[nr].d = d;
+		rows[nr].suffix = suffix;
+		rows[nr].idx = i;
+		if (d) {
+			rows[nr].family = d->prom;
+		} else {
+			/* an uncatalogued key (e.g. another collector's): generic gauge */
+			const char *dot = strchr(key, '.');
+			genoff[nr] = gen.len;
+			buf_puts(&gen, "dynolog_");
+			put_sanitized(&gen, key, dot ? (size_t)(dot - key) : strlen(key));
+			buf_putc(&gen, 0);
+			rows[nr].suffix = dot && dot[1] ? dot + 1 : NULL;
+			rows[nr].family = NULL;
+		}
+		nr++;
+	}
+	for (size_t r = 0; r < nr; r++)
+		if (!rows[r].family)
+			rows[r].family = gen.data + genoff[r];
+	qsort(rows, nr, sizeof *rows, row_cmp);
+
+	const char *cur = NULL;
+	for (size_t r = 0; r < nr; r++) {
+		const struct row *w = &rows[r];
+		const struct frame_value *v = &f->vals[w->idx];
+		double x = frame_num(v);
+		bool counter = w->d && w->d->kind == MK_COUNTER;
+		if (!cur || strcmp(cur, w->family) != 0) {
+			cur = w->family;
+			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", cur,
+				   w->d ? family_help(cur) : "dynolog metric without a catalog entry.", cur,
+				   counter ? "counter" : "gauge");
+		}
+		if (w->d)
+			x *= w->d->scale;
+		buf_puts(o, cur);
+		bool any = false;
+		if (w->suffix) {
+			const char *lv = w->suffix;
+			if (w->d && w->d->strip && strncmp(lv, w->d->strip, strlen(w->d->strip)) == 0)
+				lv += strlen(w->d->strip);
+			buf_printf(o, "{%s=\"", w->d ? w->d->label : "key");
+			put_label_value(o, lv);
+			buf_putc(o, '"');
+			any = true;
+		}
+		if (w->d && w->d->fixed_label) {
+			const char *eq = strchr(w->d->fixed_label, '=');
+			buf_printf(o, "%s%.*s=\"%s\"", any ? "," : "{", (int)(eq - w->d->fixed_label), w->d->fixed_label,
+				   eq + 1);
+			any = true;
+		}
+		buf_puts(o, any ? "} " : " ");
+		put_value(o, x);
+		buf_putc(o, '\n');
+	}
+	free(rows);
+	free(genoff);
+	buf_free(&gen);
+	render_process_info(f, o);
+}
+
+static void render_self(const struct prom_self *self, size_t nself, struct buf *o)
+{
+	buf_printf(o, "# HELP dynolog_build_info dynolog version (value is always 1).\n"
+		      "# TYPE dynolog_build_info gauge\n"
+		      "dynolog_build_info{version=\"%s\"} 1\n",
+		   DYNO_VERSION);
+	/* self metrics, grouped by name in the order given */
+	for (size_t i = 0; i < nself; i++) {
+		if (i == 0 || strcmp(self[i].name, self[i - 1].name) != 0)
+			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", self[i].name, self[i].help, self[i].name,
+				   self[i].type);
+		buf_puts(o, self[i].name);
+		if (self[i].label) {
+			buf_printf(o, "{%s=\"", self[i].label);
+			put_label_value(o, self[i].label_value);
+			buf_puts(o, "\"}");
+		}
+		buf_putc(o, ' ');
+		put_value(o, self[i].value);
+		buf_putc(o, '\n');
+	}
+}
+
+/* ---------------- serving ---------------- */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	(void)upload;
+	struct prom_sink *p = cls;
+	if (*upload_size) {
+		*upload_size = 0; /* discard any body */
+		return MHD_YES;
+	}
+	if (!*con_cls) { /* first call: headers only; answer on the second */
+		*con_cls = p;
+		return MHD_YES;
+	}
+	p->requests++;
+	struct MHD_Response *r = NULL;
+	unsigned status;
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	if (strcmp(url, "/metrics") != 0) {
+		static const char nf[] = "not found: metrics are at /metrics\n";
+		r = MHD_create_response_from_buffer(sizeof nf - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
+		status = MHD_HTTP_NOT_FOUND;
+	} else if (!get) {
+		static const char na[] = "method not allowed\n";
+		r = MHD_create_response_from_buffer(sizeof na - 1, (void *)na, MHD_RESPMEM_PERSISTENT);
+		if (r)
+			MHD_add_response_header(r, "Allow", "GET, HEAD");
+		status = MHD_HTTP_METHOD_NOT_ALLOWED;
+	} else if (!p->page) {
+		static const char su[] = "no sample collected yet\n";
+		r = MHD_create_response_from_buffer(sizeof su - 1, (void *)su, MHD_RESPMEM_PERSISTENT);
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	} else {
+		enum MHD_Result q = MHD_queue_response(c, MHD_HTTP_OK, p->page);
+		return q;
+	}
+	if (!r)
+		return MHD_NO;
+	enum MHD_Result q = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return q;
+}
+
+static void drive(struct prom_sink *p);
+
+static void on_timer(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	(void)l;
+	(void)t;
+	drive(ud);
+}
+
+static void on_epoll(struct ev_loop *l, int fd, uint32_t events, void *ud)
+{
+	(void)l;
+	(void)fd;
+	(void)events;
+	drive(ud);
+}
+
+/* Let MHD do its work, then arm our timer for its next timeout, if any. */
+static void drive(struct prom_sink *p)
+{
+	MHD_run(p->mhd);
+	MHD_UNSIGNED_LONG_LONG ms;
+	if (MHD_get_timeout(p->mhd, &ms) == MHD_YES) {
+		int64_t ns = ms > 86400000ull ? 86400 * NS_PER_SEC : (int64_t)ms * NS_PER_MS;
+		ev_timer_set(p->timer, ns > 0 ? ns : 1, 0);
+	} else {
+		ev_timer_disarm(p->timer); /* no connection: nothing to time out, no wake-ups */
+	}
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	struct buf b = BUF_INIT;
+	buf_vprintf(&b, fmt, ap);
+	while (b.len && b.data[b.len - 1] == '\n')
+		buf_truncate(&b, b.len - 1);
+	log_debug("prometheus http: %s", b.data);
+	buf_free(&b);
+}
+
+struct prom_sink *prom_new_offline(void)
+{
+	struct prom_sink *p = xcalloc(1, sizeof *p);
+	p->epfd = -1;
+	p->nslots = 64;
+	p->tot = xcalloc(p->nslots, sizeof *p->tot);
+	for (int s = 0; s < PROM_SOURCES; s++)
+		frame_init(&p->last[s]);
+	return p;
+}
+
+struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt, struct buf *err)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	const char *addr = opt->address && *opt->address ? opt->address : "127.0.0.1";
+	if (opt->port < 0 || opt->port > 65535) {
+		buf_printf(err, "prometheus port %d out of range", opt->port);
+		return NULL;
+	}
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)opt->port);
+	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)opt->port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		buf_printf(err, "prometheus address '%s' is not an IPv4 or IPv6 literal", addr);
+		return NULL;
+	}
+	struct prom_sink *p = prom_new_offline();
+	p->loop = loop;
+	unsigned maxc = opt->max_connections ? opt->max_connections : 256;
+	unsigned tmo = opt->timeout_s ? opt->timeout_s : 10;
+	p->mhd = MHD_start_daemon(flags, (uint16_t)opt->port, NULL, NULL, on_request, p,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_CONNECTION_LIMIT, maxc,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
+				  MHD_OPTION_CONNECTION_TIMEOUT, tmo,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
+				  MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				  MHD_OPTION_END);
+	if (!p->mhd) {
+		buf_printf(err, "cannot listen on %s:%d for Prometheus: %s", addr, opt->port,
+			   errno ? strerror(errno) : "libmicrohttpd refused to start");
+		prom_free(p);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *ei = MHD_get_daemon_info(p->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	const union MHD_DaemonInfo *pi = MHD_get_daemon_info(p->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	p->epfd = ei ? ei->epoll_fd : -1;
+	p->port = pi ? pi->port : opt->port;
+	p->timer = ev_timer_add(loop, 0, 0, on_timer, p);
+	if (p->timer)
+		ev_timer_disarm(p->timer);
+	if (p->epfd < 0 || !p->timer || ev_io_add(loop, p->epfd, EPOLLIN, on_epoll, p) < 0) {
+		buf_printf(err, "cannot add the Prometheus server to the event loop");
+		prom_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void prom_free(struct prom_sink *p)
+{
+	if (!p)
+		return;
+	if (p->loop && p->epfd >= 0)
+		ev_io_del(p->loop, p->epfd);
+	if (p->loop && p->timer)
+		ev_timer_del(p->loop, p->timer);
+	if (p->mhd)
+		MHD_stop_daemon(p->mhd);
+	if (p->page)
+		MHD_destroy_response(p->page);
+	for (size_t i = 0; i < p->nslots; i++)
+		free(p->tot[i].key);
+	free(p->tot);
+	for (int s = 0; s < PROM_SOURCES; s++)
+		frame_free(&p->last[s]);
+	free(p);
+}
+
+int prom_port(const struct prom_sink *p) { return p->port; }
+uint64_t prom_requests(const struct prom_sink *p) { return p->requests; }
+
+void prom_publish(struct prom_sink *p, const struct prom_self *self, size_t nself)
+{
+	struct buf page = BUF_INIT;
+	prom_render(p, self, nself, &page);
+	size_t len;
+	char *data = buf_detach(&page, &len);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(data);
+		LOG_ONCE(LOG_LEVEL_ERROR, "prometheus: cannot create a response; keeping the previous page");
+		return;
+	}
+	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	if (p->page)
+		MHD_destroy_response(p->page); /* connections still sending it keep their reference */
+	p->page = r;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A real Prometheus scrapes dynolog on loopback; a value is queried back
+# through Prometheus' HTTP API and compared with /proc; promtool accepts
+# our exposition.
+set -euo pipefail
+. "$(dirname "$0")/lib/telemetry.sh"
+command -v prometheus >/dev/null && command -v promtool >/dev/null ||
+	{ echo "prometheus/promtool not installed (scripts/install-deps.sh installs them)"; exit 77; }
+
+"$DYNOLOG" --use_prometheus --prometheus_port=0 --kernel_monitor_reporting_interval_s=1 \
+	--json_log_file=/dev/null 2>"$T/dynolog.log" &
+PIDS+=($!)
+wait_for grep -q 'serving Prometheus' "$T/dynolog.log"
+PORT=$(prom_port_from_log "$T/dynolog.log")
+wait_for bash -c "curl -sf http://127.0.0.1:$PORT/metrics | grep -q node_cpu_seconds_total"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
+promtool check metrics <"$T/page.txt"
+grep -q '^# TYPE node_network_receive_bytes_total counter$' "$T/page.txt"
+grep -q '^dynolog_build_info{version="' "$T/page.txt"
+grep -q '^dynolog_collector_duration_seconds{collector="kernel"}' "$T/page.txt"
+
+WEB=$(free_port)
+cat >"$T/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: dynolog
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+YML
+prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
+	--web.listen-address="127.0.0.1:$WEB" --log.level=warn 2>"$T/prometheus.log" &
+PIDS+=($!)
+q() { curl -sf "http://127.0.0.1:$WEB/api/v1/query" --data-urlencode "query=$1"; }
+if ! wait_for bash -c "curl -sf 'http://127.0.0.1:$WEB/api/v1/query?query=dynolog_memory_total_bytes' | grep -q '\"value\"'"; then
+	echo "Prometheus never got a sample"; tail -20 "$T/prometheus.log"; exit 1
+fi
+got=$(q dynolog_memory_total_bytes | sed -n 's/.*"value":\[[0-9.]*,"\([0-9.e+]*\)"\].*/\1/p')
+want=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
+echo "MemTotal via Prometheus: $got, /proc: $want"
+[ "$(printf '%.0f' "$got")" = "$want" ]
+# the scrape target is healthy and a counter is usable with rate()
+up=$(q 'up{job="dynolog"}')
+grep -q '"1"' <<<"$up"
+wait_for bash -c "curl -sf 'http://127.0.0.1:$WEB/api/v1/query' --data-urlencode 'query=rate(node_cpu_seconds_total[5s])' | grep -q '\"value\"'"

@@ -1,0 +1,310 @@
+/*
+ * test_otlp.c - the OTLP sink against a real receiver of ours on loopback
+ * (a forked child speaking minimal HTTP/1.1): payload shape, retry with
+ * backoff on 503/429, rejection on 400, drop-oldest when the queue is full,
+ * and a dead or silent receiver never blocking the caller.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/loop.h"
+#include "daemon/publish/otlp.h"
+#include "test.h"
+
+static int listen_any(int *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof a;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 16) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &al) != 0)
+		return -1;
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* The receiver: answers each request with the next status of statuses[],
+ * saving the body to <tmp>/body<N>.json.  Exits after n requests. */
+static void receiver(int lfd, const int *statuses, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int c = accept(lfd, NULL, NULL);
+		if (c < 0)
+			_exit(1);
+		char buf[1 << 16];
+		size_t len = 0;
+		char *body = NULL;
+		long clen = -1;
+		for (;;) {
+			ssize_t r = recv(c, buf + len, sizeof buf - 1 - len, 0);
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+			buf[len] = 0;
+			char *e = strstr(buf, "\r\n\r\n");
+			if (e && clen < 0) {
+				char *cl = strcasestr(buf, "Content-Length:");
+				clen = cl ? strtol(cl + 15, NULL, 10) : 0;
+				body = e + 4;
+			}
+			if (body && (long)(len - (size_t)(body - buf)) >= clen)
+				break;
+		}
+		if (body) {
+			char path[512];
+			snprintf(path, sizeof path, "%s/body%d.json", test_tmpdir(), i);
+			FILE *f = fopen(path, "w");
+			if (f) {
+				fwrite(body, 1, (size_t)clen, f);
+				fclose(f);
+			}
+		}
+		char resp[256];
+		int st = statuses[i];
+		int rl = snprintf(resp, sizeof resp,
+				  "HTTP/1.1 %d X\r\nContent-Length: 2\r\nConnection: close\r\n%s\r\n{}", st,
+				  st == 429 ? "Retry-After: 1\r\n" : "");
+		send(c, resp, (size_t)rl, MSG_NOSIGNAL);
+		close(c);
+	}
+	_exit(0);
+}
+
+struct ctx {
+	struct otlp_sink *s;
+	uint64_t want_sent;
+	int64_t deadline;
+};
+
+static void on_check(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	(void)t;
+	struct ctx *c = ud;
+	struct otlp_stats st;
+	otlp_get_stats(c->s, &st);
+	if ((st.sent + st.rejected >= c->want_sent && st.queued == 0) || clock_mono_ns() > c->deadline)
+		ev_stop(l);
+}
+
+static void frame_for(struct frame *f, int i)
+{
+	frame_reset(f, (int64_t)(1700000000 + i) * NS_PER_SEC);
+	frame_uint(f, "rx_bytes.eth0", 100 + (uint64_t)i);
+	frame_float(f, "cpu_util", 50);
+	frame_uint(f, "proc_rss_bytes.42", 4096);
+	frame_str(f, "proc_job_id.42", "777");
+	frame_float(f, "gpu_temp.0", 60);
+}
+
+static const struct json_value *metric(const struct json_value *root, const char *name)
+{
+	const struct json_value *rm = json_get(root, "resourceMetrics");
+	if (!rm || rm->type != JV_ARRAY || !rm->len)
+		return NULL;
+	const struct json_value *sm = json_get(&rm->u.items[0], "scopeMetrics");
+	if (!sm || sm->type != JV_ARRAY || !sm->len)
+		return NULL;
+	const struct json_value *ms = json_get(&sm->u.items[0], "metrics");
+	for (uint32_t i = 0; ms && i < ms->len; i++) {
+		const char *n;
+		if (json_get_str(&ms->u.items[i], "name", &n, NULL) && strcmp(n, name) == 0)
+			return &ms->u.items[i];
+	}
+	return NULL;
+}
+
+static bool has_attr(const struct json_value *dp, const char *k, const char *v)
+{
+	const struct json_value *a = json_get(dp, "attributes");
+	for (uint32_t i = 0; a && i < a->len; i++) {
+		const char *kk, *vv;
+		const struct json_value *val = json_get(&a->u.items[i], "value");
+		if (json_get_str(&a->u.items[i], "key", &kk, NULL) && strcmp(kk, k) == 0 && val &&
+		    json_get_str(val, "stringValue", &vv, NULL) && strcmp(vv, v) == 0)
+			return true;
+	}
+	return false;
+}
+
+TEST(otlp_retry_then_deliver_in_order)
+{
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	static const int statuses[] = {503, 429, 200, 400, 200};
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		receiver(lfd, statuses, 5);
+	close(lfd);
+	struct ev_loop *l = ev_loop_new();
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	struct otlp_options o = {.endpoint = url, .service_name = "svc", .timeout_ms = 5000, .max_queue = 10,
+				 .backoff_initial_ms = 50, .backoff_max_ms = 200};
+	struct buf err = BUF_INIT;
+	struct otlp_sink *s = otlp_new(l, &o, &err);
+	REQUIRE(s);
+	struct frame f;
+	frame_init(&f);
+	for (int i = 0; i < 3; i++) {
+		frame_for(&f, i);
+		int64_t t0 = clock_mono_ns();
+		otlp_publish(s, 0, &f);
+		CHECK(clock_mono_ns() - t0 < 50 * NS_PER_MS); /* never blocks */
+	}
+	struct ctx c = {s, 3, clock_mono_ns() + 15 * NS_PER_SEC};
+	ev_timer_add(l, 1, 20 * NS_PER_MS, on_check, &c);
+	ev_run(l);
+	struct otlp_stats st;
+	otlp_get_stats(s, &st);
+	CHECK_INT(st.sent, 2);
+	CHECK_INT(st.rejected, 1); /* the 400 */
+	CHECK_INT(st.retries, 2);  /* 503, 429 */
+	CHECK_INT(st.queued, 0);
+	int wst;
+	CHECK(waitpid(pid, &wst, 0) == pid && WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+
+	/* bodies 0..2 are the same first payload (retries resend the same bytes) */
+	struct buf b[5];
+	for (int i = 0; i < 5; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/body%d.json", test_tmpdir(), i);
+		buf_init(&b[i]);
+		FILE *fp = fopen(path, "r");
+		REQUIRE(fp);
+		char tmp[4096];
+		size_t n;
+		while ((n = fread(tmp, 1, sizeof tmp, fp)) > 0)
+			buf_append(&b[i], tmp, n);
+		fclose(fp);
+	}
+	CHECK_STR(b[0].data, b[1].data);
+	CHECK_STR(b[0].data, b[2].data);
+	CHECK(strcmp(b[2].data, b[3].data) != 0);
+	struct json_doc d;
+	struct json_error je;
+	REQUIRE(json_parse(b[4].data, b[4].len, &d, &je));
+	const struct json_value *net = metric(d.root, "system.network.io");
+	REQUIRE(net);
+	const struct json_value *sum = json_get(net, "sum");
+	REQUIRE(sum);
+	int64_t temporality;
+	CHECK(json_get_i64(sum, "aggregationTemporality", &temporality) && temporality == 1);
+	const struct json_value *dps = json_get(sum, "dataPoints");
+	REQUIRE(dps && dps->len == 1);
+	CHECK(has_attr(&dps->u.items[0], "network.interface.name", "eth0"));
+	CHECK(has_attr(&dps->u.items[0], "network.io.direction", "receive"));
+	CHECK_NEAR(json_value_f64(json_get(&dps->u.items[0], "asDouble")), 102, 1e-12); /* third frame */
+	const char *ts;
+	CHECK(json_get_str(&dps->u.items[0], "timeUnixNano", &ts, NULL) && strcmp(ts, "1700000002000000000") == 0);
+	CHECK(json_get_str(&dps->u.items[0], "startTimeUnixNano", &ts, NULL) && strcmp(ts, "1700000001000000000") == 0);
+	const struct json_value *util = metric(d.root, "system.cpu.utilization");
+	REQUIRE(util && json_get(util, "gauge"));
+	CHECK_NEAR(json_value_f64(json_get(&json_get(json_get(util, "gauge"), "dataPoints")->u.items[0], "asDouble")),
+		   0.5, 1e-12);
+	const struct json_value *mem = metric(d.root, "process.memory.usage");
+	REQUIRE(mem);
+	const struct json_value *mdp = &json_get(json_get(mem, "gauge"), "dataPoints")->u.items[0];
+	CHECK(has_attr(mdp, "process.pid", "42"));
+	CHECK(has_attr(mdp, "slurm.job.id", "777"));
+	CHECK(metric(d.root, "dynolog.gpu_temp") != NULL);
+	const struct json_value *rm = &json_get(d.root, "resourceMetrics")->u.items[0];
+	CHECK(has_attr(json_get(rm, "resource"), "service.name", "svc"));
+	json_doc_free(&d);
+	for (int i = 0; i < 5; i++)
+		buf_free(&b[i]);
+	frame_free(&f);
+	otlp_free(s);
+	buf_free(&err);
+	ev_loop_free(l);
+}
+
+TEST(otlp_dead_receiver_drops_oldest)
+{
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	close(lfd); /* nothing listens there now: connection refused */
+	struct ev_loop *l = ev_loop_new();
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+	struct otlp_options o = {.endpoint = url, .timeout_ms = 500, .max_queue = 3, .backoff_initial_ms = 30,
+				 .backoff_max_ms = 60};
+	struct buf err = BUF_INIT;
+	struct otlp_sink *s = otlp_new(l, &o, &err);
+	REQUIRE(s);
+	struct frame f;
+	frame_init(&f);
+	for (int i = 0; i < 10; i++) {
+		frame_for(&f, i);
+		otlp_publish(s, 0, &f);
+	}
+	struct otlp_stats st;
+	otlp_get_stats(s, &st);
+	CHECK_INT(st.dropped, 7);
+	CHECK_INT(st.queued, 3);
+	struct ctx c = {s, 1000, clock_mono_ns() + 400 * NS_PER_MS};
+	ev_timer_add(l, 1, 20 * NS_PER_MS, on_check, &c);
+	ev_run(l);
+	otlp_get_stats(s, &st);
+	CHECK(st.failures >= 2); /* retried with backoff, still failing */
+	CHECK_INT(st.sent, 0);
+	CHECK_INT(st.queued, 3);
+	frame_free(&f);
+	otlp_free(s);
+	buf_free(&err);
+	ev_loop_free(l);
+}
+
+TEST(otlp_silent_receiver_times_out_without_blocking)
+{
+	int port, lfd = listen_any(&port); /* listens, never accepts or answers */
+	REQUIRE(lfd >= 0);
+	struct ev_loop *l = ev_loop_new();
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	struct otlp_options o = {.endpoint = url, .timeout_ms = 200, .max_queue = 2, .backoff_initial_ms = 1000,
+				 .backoff_max_ms = 1000};
+	struct buf err = BUF_INIT;
+	struct otlp_sink *s = otlp_new(l, &o, &err);
+	REQUIRE(s);
+	struct frame f;
+	frame_init(&f);
+	frame_for(&f, 0);
+	otlp_publish(s, 0, &f);
+	struct ctx c = {s, 1000, clock_mono_ns() + 600 * NS_PER_MS};
+	ev_timer_add(l, 1, 20 * NS_PER_MS, on_check, &c);
+	int64_t t0 = clock_mono_ns();
+	ev_run(l);
+	CHECK(clock_mono_ns() - t0 < 2 * NS_PER_SEC);
+	struct otlp_stats st;
+	otlp_get_stats(s, &st);
+	CHECK_INT(st.failures, 1); /* the 200 ms timeout */
+	CHECK_INT(st.queued, 1);   /* kept for the retry */
+	frame_free(&f);
+	otlp_free(s);
+	buf_free(&err);
+	close(lfd);
+	ev_loop_free(l);
+}
+
+TEST(otlp_bad_endpoint)
+{
+	struct ev_loop *l = ev_loop_new();
+	struct otlp_options o = {.endpoint = "ftp://x"};
+	struct buf err = BUF_INIT;
+	CHECK(otlp_new(l, &o, &err) == NULL);
+	CHECK(strstr(err.data, "ftp://x") != NULL);
+	buf_free(&err);
+	ev_loop_free(l);
+}

@@ -1,0 +1,131 @@
+/*
+ * test_telemetry.c - the wired telemetry on a real loop: ticks over a
+ * fixture tree reach the history and come back through the getMetrics
+ * handler; the registry hook tracks a process; the JSON config file is
+ * applied with the command line winning.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/loop.h"
+#include "daemon/telemetry.h"
+#include "fixture.h"
+#include "test.h"
+
+static char *rpc(const char *req)
+{
+	struct json_doc d;
+	struct json_error e;
+	if (!json_parse(req, strlen(req), &d, &e))
+		return NULL;
+	struct buf out = BUF_INIT;
+	metrics_rpc_handle(d.root, &out);
+	json_doc_free(&d);
+	return buf_detach(&out, NULL);
+}
+
+TEST(telemetry_ticks_reach_get_metrics)
+{
+	fixture_tick("basic", "t0");
+	struct telemetry_config c;
+	telemetry_config_defaults(&c);
+	struct arg_opt o[TELEMETRY_MAX_OPTS + 1];
+	int n = telemetry_opts(&c, o);
+	memset(&o[n], 0, sizeof o[n]);
+	char cfgpath[512];
+	snprintf(cfgpath, sizeof cfgpath, "%s/cfg.json", test_tmpdir());
+	FILE *f = fopen(cfgpath, "w");
+	REQUIRE(f);
+	fprintf(f, "{\"history_window_s\": 120, \"use_JSON\": true, \"json_format\": \"jsonl\", \"unknown_key\": 1}");
+	fclose(f);
+	static char a1[20000], a2[20000], a3[600], a4[600];
+	snprintf(a1, sizeof a1, "--procfs_root=%s", fixture_path("proc"));
+	snprintf(a2, sizeof a2, "--sysfs_root=%s", fixture_path("sys"));
+	snprintf(a3, sizeof a3, "--config=%s", cfgpath);
+	snprintf(a4, sizeof a4, "--json_log_file=%s/m.jsonl", test_tmpdir());
+	char *argv[] = {a1, a2, a3, a4, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=1",
+			"--exit_after_ticks=2"};
+	struct args a;
+	REQUIRE(args_parse(o, 7, argv, &a) == ARGS_OK);
+	struct ev_loop *l = ev_loop_new();
+	struct buf err = BUF_INIT;
+	CHECK(!telemetry_track_pid(getpid())); /* nothing running yet */
+	struct telemetry *t = telemetry_start(l, &c, &err);
+	if (!t)
+		test_fail(__FILE__, __LINE__, "%s", err.data);
+	REQUIRE(t);
+	CHECK(telemetry_track_pid(getpid()));
+	REQUIRE(ev_run(l) == 0);
+	char *r = rpc("{\"fn\":\"getMetrics\",\"names\":[\"mem_total_bytes\",\"load*\"]}");
+	REQUIRE(r);
+	const char *want = "{\"interval_s\":1,\"metrics\":{\"load1\":[[";
+	CHECK(strncmp(r, want, strlen(want)) == 0);
+	CHECK(strstr(r, "\"mem_total_bytes\":[[") != NULL);
+	CHECK(strstr(r, ",16777216000],[") != NULL); /* two ticks */
+	CHECK(strstr(r, "\"window_s\":120}") != NULL); /* from the config file */
+	free(r);
+	char key[64];
+	snprintf(key, sizeof key, "{\"fn\":\"getMetrics\",\"names\":[\"proc_*\"]}");
+	r = rpc(key);
+	snprintf(key, sizeof key, "\"proc_rss_bytes.%d\":[[", (int)getpid());
+	/* the fixture procfs has no such pid: the process is dropped, never reported as 0 */
+	CHECK(strstr(r, key) == NULL);
+	free(r);
+	r = rpc("{\"fn\":\"getMetrics\",\"names\":\"x\"}");
+	CHECK(strncmp(r, "{\"error\":", 9) == 0);
+	free(r);
+	/* --use_JSON=false on the command line beat the config file's true */
+	snprintf(key, sizeof key, "%s/m.jsonl", test_tmpdir());
+	FILE *m = fopen(key, "r");
+	long sz = -1;
+	if (m) {
+		fseek(m, 0, SEEK_END);
+		sz = ftell(m);
+		fclose(m);
+	}
+	CHECK(sz == 0);
+	telemetry_stop(t);
+	r = rpc("{\"fn\":\"getMetrics\"}");
+	CHECK(strstr(r, "not running") != NULL);
+	free(r);
+	buf_free(&err);
+	args_free(&a);
+	ev_loop_free(l);
+}
+
+TEST(telemetry_bad_config_file)
+{
+	struct telemetry_config c;
+	telemetry_config_defaults(&c);
+	char cfgpath[512];
+	snprintf(cfgpath, sizeof cfgpath, "%s/cfg.json", test_tmpdir());
+	const char *bad[] = {"[1,2]", "{\"history_window_s\": \"long\"}", "{\"use_JSON\": 1}", "{\"x\":", "",
+			     "{\"kernel_monitor_reporting_interval_s\": 0}", "{\"json_log_file\": \"a\\u0000b\"}"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		FILE *f = fopen(cfgpath, "w");
+		REQUIRE(f);
+		fputs(bad[i], f);
+		fclose(f);
+		c.config_file = cfgpath;
+		struct ev_loop *l = ev_loop_new();
+		struct buf err = BUF_INIT;
+		struct telemetry *t = telemetry_start(l, &c, &err);
+		CHECK(t == NULL);
+		CHECK(strstr(err.data, "cfg.json") != NULL);
+		if (t)
+			telemetry_stop(t);
+		buf_free(&err);
+		ev_loop_free(l);
+	}
+	c.config_file = "/nonexistent/cfg.json";
+	struct ev_loop *l = ev_loop_new();
+	struct buf err = BUF_INIT;
+	CHECK(telemetry_start(l, &c, &err) == NULL);
+	CHECK(strstr(err.data, "/nonexistent/cfg.json") != NULL);
+	buf_free(&err);
+	ev_loop_free(l);
+}

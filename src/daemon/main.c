@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 		buf_free(&err);
 		ev_loop_free(loop);
 		args_free(&a);
-		return 2;
+		return 1;
 	}
 	if (tracing_rpc(tracing))
 		rpc_register_fn(tracing_rpc(tracing), "getMetrics", rpc_get_metrics, NULL);

@@ -9,10 +9,12 @@ trap 'rm -rf "$tmp"' EXIT
 grep -q '^commands:' "$tmp/help"
 # every listed command answers --help with a usage line and exit 0
 for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}'); do
-	"$DYNO" "$cmd" --help | grep -q "^usage: dyno $cmd" || { echo "no help for $cmd"; exit 1; }
-	"$DYNO" help "$cmd" | grep -q "^usage: dyno $cmd"
+	"$DYNO" "$cmd" --help >"$tmp/cmdhelp"
+	grep -q "^usage: dyno $cmd" "$tmp/cmdhelp" || { echo "no help for $cmd"; exit 1; }
+	"$DYNO" help "$cmd" >"$tmp/cmdhelp"
+	grep -q "^usage: dyno $cmd" "$tmp/cmdhelp"
 done
-"$DYNO" --version | grep -Eq '^dyno [0-9]+\.[0-9]+\.[0-9]+$'
+[[ "$("$DYNO" --version)" =~ ^dyno\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown command 'frobnicate'" "$tmp/err"
 

@@ -5,7 +5,8 @@ set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; [ -n "${pid:-}" ] && kill -9 $pid 2>/dev/null; true' EXIT
 
-"$DYNOLOG" --help | grep -q -- '--kernel_monitor_reporting_interval_s'
+"$DYNOLOG" --help >"$tmp/help"
+grep -q -- '--kernel_monitor_reporting_interval_s' "$tmp/help"
 
 # bad input at the boundary: clear message, exit 2
 if "$DYNOLOG" --kernel_monitor_reporting_interval_s=0 2>"$tmp/err"; then exit 1; fi
@@ -35,9 +36,9 @@ done
 sed -n 2p "$tmp/out" | sed 's/^time = [^ ]* data = //' >"$tmp/data.json"
 "$DYNO" json -q "$tmp/data.json"
 
-# a procfs root without the files: metrics are absent, never zero
+# procfs and sysfs roots without the files: metrics are absent, never zero
 mkdir -p "$tmp/emptyproc"
-"$DYNOLOG" --procfs_root="$tmp/emptyproc" --kernel_monitor_reporting_interval_s=1 \
+"$DYNOLOG" --procfs_root="$tmp/emptyproc" --sysfs_root="$tmp/emptyproc" --kernel_monitor_reporting_interval_s=1 \
 	--exit_after_ticks=2 >"$tmp/out" 2>"$tmp/log"
 [ ! -s "$tmp/out" ] || { echo "published values without a source:"; cat "$tmp/out"; exit 1; }
 grep -q 'uptime unavailable' "$tmp/log"

@@ -40,4 +40,21 @@ struct launch_opts {
 size_t analyze_launch(const struct trace_set *set, const struct analyze_ranks *sel,
 		      const struct launch_opts *o, struct atable ***out);
 
+/* 4. kernel_type_breakdown.csv, and kernel_metrics.csv into *metrics
+ * (when not NULL).  HTA defaults: 0.8, 10, true. */
+struct kernel_opts {
+	double duration_ratio;
+	size_t num_kernels;
+	bool include_memory_kernels;
+};
+struct atable *analyze_kernels(const struct trace_set *set, const struct analyze_ranks *sel,
+			       const struct kernel_opts *o, struct atable **metrics);
+
+/* 5. kernel duration distribution: the kernel_metrics rows (without
+ * "others") as kernel type, name, rank, mean, min, max. */
+struct atable *analyze_kernel_distribution(const struct atable *metrics);
+
+/* 6. comm_comp_overlap.csv */
+struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);
+
 #endif

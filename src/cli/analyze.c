@@ -16,7 +16,8 @@
 #include "core/args.h"
 #include "core/clock.h"
 
-static const char *const analyses[] = {"temporal", "idle", "launch", "summary", NULL};
+static const char *const analyses[] = {"temporal", "idle", "kernels", "kernel-distribution", "overlap",
+				       "launch", "summary", NULL};
 
 struct aopts {
 	const char *format;
@@ -26,6 +27,9 @@ struct aopts {
 	bool rank_seen;
 	double delay, runtime_cutoff, launch_delay_cutoff;
 	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
+	double duration_ratio;
+	int64_t num_kernels;
+	bool no_memory_kernels, top;
 	int64_t threads;
 };
 
@@ -88,7 +92,8 @@ static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o,
 
 int cmd_analyze(int argc, char **argv)
 {
-	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100};
+	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100,
+			  .duration_ratio = 0.8, .num_kernels = 10};
 	const struct arg_opt opts[] = {
 		{"format", 'f', ARG_STRING, &o.format, "FMT", "table (default), csv or json", 0, 0, NULL},
 		{"rank", 0, ARG_INT, &o.rank, "N",
@@ -100,6 +105,14 @@ int cmd_analyze(int argc, char **argv)
 		 "idle: gaps shorter than this are kernel_wait (default 30 us)", 0, 0, NULL},
 		{"interval-stats", 0, ARG_BOOL, &o.interval_stats, NULL,
 		 "idle: also print the idle interval statistics", 0, 0, NULL},
+		{"top", 0, ARG_BOOL, &o.top, NULL, "kernels: also print the top kernels per type (kernel_metrics)", 0,
+		 0, NULL},
+		{"duration-ratio", 0, ARG_DOUBLE, &o.duration_ratio, "R",
+		 "kernels: fold kernels past this share of the time into 'others' (default 0.8)", 0, 0, NULL},
+		{"num-kernels", 0, ARG_INT, &o.num_kernels, "N", "kernels: at most N kernels per type (default 10)", 1,
+		 INT64_MAX, NULL},
+		{"no-memory-kernels", 0, ARG_BOOL, &o.no_memory_kernels, NULL,
+		 "kernels: leave memcpy/memset out of the breakdown", 0, 0, NULL},
 		{"runtime-cutoff", 0, ARG_DOUBLE, &o.runtime_cutoff, "US",
 		 "launch: CPU launch calls longer than this are outliers (default 50)", 0, 0, NULL},
 		{"launch-delay-cutoff", 0, ARG_DOUBLE, &o.launch_delay_cutoff, "US",
@@ -119,13 +132,18 @@ int cmd_analyze(int argc, char **argv)
 	struct args a;
 	int rc = args_parse(opts, argc - 1, argv + 1, &a);
 	if (rc == ARGS_HELP) {
-		args_help(stdout, "dyno analyze temporal|idle|launch|summary TRACE_OR_DIR [options]",
+		args_help(stdout,
+			  "dyno analyze temporal|idle|kernels|kernel-distribution|overlap|launch|summary TRACE_OR_DIR "
+			  "[options]",
 			  "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
 			  "like Holistic Trace Analysis, with the same definitions and numbers:\n"
 			  "  temporal  GPU idle / compute / non-compute time per rank\n"
 			  "  idle      GPU idle time per stream: host_wait, kernel_wait, other\n"
+			  "  kernels   GPU time by kernel type (and overlaps); --top: top kernels\n"
+			  "  kernel-distribution  per-kernel mean/min/max duration across ranks\n"
+			  "  overlap   share of communication time overlapped by computation\n"
 			  "  launch    CUDA kernel launch statistics per rank\n"
-			  "  summary   all of the above\n"
+			  "  summary   all of the above (kernel-distribution aside)\n"
 			  "With --format csv the columns are named as in HTA's CSV files.",
 			  opts);
 		args_free(&a);
@@ -155,7 +173,10 @@ int cmd_analyze(int argc, char **argv)
 	size_t nsel;
 	if (!known || parse_ranks(o.ranks, &sel_ranks, &nsel) != 0) {
 		if (!known)
-			fprintf(stderr, "dyno analyze: unknown analysis '%s' (temporal, idle, launch, summary)\n", what);
+			fprintf(stderr,
+				"dyno analyze: unknown analysis '%s' (temporal, idle, kernels, kernel-distribution, "
+				"overlap, launch, summary)\n",
+				what);
 		else
 			fprintf(stderr, "dyno analyze: bad --ranks '%s' (a list like 0,1,7)\n", o.ranks);
 		args_free(&a);
@@ -207,6 +228,28 @@ int cmd_analyze(int argc, char **argv)
 			rc |= emit(st, fmt, &o, &first);
 		atable_free(t);
 		atable_free(st);
+	}
+	bool kern = strcmp(what, "kernels") == 0, dist = strcmp(what, "kernel-distribution") == 0;
+	if (all || kern || dist) {
+		struct kernel_opts ko = {o.duration_ratio, (size_t)o.num_kernels, !o.no_memory_kernels};
+		struct atable *m = NULL;
+		struct atable *t = analyze_kernels(&set, &sel, &ko, &m);
+		if (all || kern)
+			rc |= emit(t, fmt, &o, &first);
+		if (all || (kern && (o.top || o.csv_dir)))
+			rc |= emit(m, fmt, &o, &first);
+		if (dist) {
+			struct atable *d = analyze_kernel_distribution(m);
+			rc |= emit(d, fmt, &o, &first);
+			atable_free(d);
+		}
+		atable_free(t);
+		atable_free(m);
+	}
+	if (all || strcmp(what, "overlap") == 0) {
+		struct atable *t = analyze_overlap(&set, &sel);
+		rc |= emit(t, fmt, &o, &first);
+		atable_free(t);
 	}
 	if (all || strcmp(what, "launch") == 0) {
 		struct launch_opts lopt = {o.runtime_cutoff, o.launch_delay_cutoff, !o.no_memory_events};

@@ -154,3 +154,33 @@ static void launch_case(const struct tt_case *c, const struct trace_set *set, in
 }
 
 TEST(analyze_launch_conformance) { for_each_case(launch_case, 20); }
+
+static void kernels_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct kernel_opts o = {0.8, 10, true}, all = {1.0, (size_t)1e12, true};
+	struct atable *m = NULL, *ma = NULL;
+	struct atable *t = analyze_kernels(set, NULL, &o, &m);
+	struct atable *ta = analyze_kernels(set, NULL, &all, &ma);
+	REQUIRE(has_file(c->name, "kernel_type_breakdown.csv"));
+	compare(c->name, "kernel_type_breakdown.csv", t);
+	compare(c->name, "kernel_metrics.csv", m);
+	compare(c->name, "kernel_metrics_all.csv", ma);
+	(*checked)++;
+	atable_free(t);
+	atable_free(m);
+	atable_free(ta);
+	atable_free(ma);
+}
+
+TEST(analyze_kernels_conformance) { for_each_case(kernels_case, 20); }
+
+static void overlap_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct atable *t = analyze_overlap(set, NULL);
+	REQUIRE(has_file(c->name, "comm_comp_overlap.csv"));
+	compare(c->name, "comm_comp_overlap.csv", t);
+	(*checked)++;
+	atable_free(t);
+}
+
+TEST(analyze_overlap_conformance) { for_each_case(overlap_case, 20); }

@@ -298,6 +298,12 @@ struct atable *analyze_kernels(const struct trace_set *set, const struct analyze
 		atable_note(t, "no GPU kernels: kernel breakdown unavailable");
 	if (metrics) {
 		struct atable *mt = atable_new("kernel_metrics", "Top kernels per type and rank (us)", mcols);
+		/* sum/max/min are int64 in HTA's frame when every rank's times are */
+		bool ints = true;
+		for (size_t k = 0; k < set->nranks; k++)
+			ints &= set->ranks[k]->int_times || !analyze_rank_selected(sel, set->ranks[k]->rank);
+		for (size_t c = 1; ints && c <= 3; c++)
+			atable_int_text(mt, c);
 		if (nrows)
 			qsort(rows, nrows, sizeof *rows, mrow_cmp);
 		for (size_t i = 0; i < nrows; i++) {

@@ -29,7 +29,7 @@ struct aopts {
 	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
 	double duration_ratio;
 	int64_t num_kernels;
-	bool no_memory_kernels, top;
+	bool no_memory_kernels, top, fixed;
 	int64_t threads;
 };
 
@@ -119,6 +119,8 @@ int cmd_analyze(int argc, char **argv)
 		 "launch: launch delays longer than this are outliers (default 100)", 0, 0, NULL},
 		{"no-memory-events", 0, ARG_BOOL, &o.no_memory_events, NULL,
 		 "launch: leave out cudaMemcpyAsync/cudaMemsetAsync", 0, 0, NULL},
+		{"fixed-classification", 0, ARG_BOOL, &o.fixed, NULL,
+		 "classify kernels with HTA's bugs fixed (hip*, *Sync* names; see docs/trace-model.md)", 0, 0, NULL},
 		{"keep-last-step", 0, ARG_BOOL, &o.keep_last_step, NULL,
 		 "do not drop the last ProfilerStep (HTA drops it)", 0, 0, NULL},
 		{"no-ns-rounding", 0, ARG_BOOL, &o.no_ns_rounding, NULL,
@@ -194,7 +196,7 @@ int cmd_analyze(int argc, char **argv)
 	struct trace_load_opts lo = {.rank = (int)o.rank, .rank_given = o.rank_seen,
 				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
 				     .threads = (int)o.threads, .skip_cpu_ops = true,
-				     .no_flows = true, .no_counters = true};
+				     .no_flows = true, .no_counters = true, .fixed_classification = o.fixed};
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();

@@ -65,10 +65,15 @@ static int parse_ranks(const char *s, int **out, size_t *n)
 /* Print one table to stdout (and DIR/<name>.csv with --csv-dir). */
 static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first_json)
 {
+	/* the per-launch table is long: in the terminal view only its counts (notes) are printed */
 	struct buf b = BUF_INIT;
+	bool counts_only = fmt == AFMT_TABLE && strncmp(t->name, "cuda_kernel_launch_stats", 24) == 0;
 	if (fmt == AFMT_JSON && !*first_json)
 		buf_putc(&b, ',');
-	atable_render(t, fmt, &b);
+	if (counts_only)
+		buf_printf(&b, "%s\n%s", t->title, t->notes.data);
+	else
+		atable_render(t, fmt, &b);
 	if (fmt == AFMT_TABLE)
 		buf_putc(&b, '\n');
 	*first_json = false;
@@ -302,21 +307,7 @@ int cmd_analyze(int argc, char **argv)
 		struct atable **ts;
 		size_t n = analyze_launch(&set, &sel, &lopt, &ts);
 		for (size_t i = 0; i < n; i++) {
-			/* the per-launch rows are long: the table view shows the counts only */
-			if (fmt == AFMT_TABLE) {
-				printf("%s\n%s\n", ts[i]->title, ts[i]->notes.data);
-				if (o.csv_dir) {
-					struct aopts q = o;
-					q.quiet = true;
-					FILE *saved = stdout;
-					stdout = fopen("/dev/null", "w");
-					rc |= emit(ts[i], AFMT_CSV, &q, &first);
-					fclose(stdout);
-					stdout = saved;
-				}
-			} else {
-				rc |= emit(ts[i], fmt, &o, &first);
-			}
+			rc |= emit(ts[i], fmt, &o, &first);
 			atable_free(ts[i]);
 		}
 		free(ts);

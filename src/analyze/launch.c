@@ -56,6 +56,8 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 	snprintf(name, sizeof name, "cuda_kernel_launch_stats_rank%d", r->rank);
 	snprintf(title, sizeof title, "CUDA kernel launch statistics, rank %d (us)", r->rank);
 	struct atable *t = atable_new(name, title, cols);
+	for (size_t c = 1; r->int_times && c <= 3; c++)
+		atable_int_text(t, c);
 	const char *launch_names[] = {"cudaLaunchKernel", "cudaLaunchKernelExC",
 				      "runFunction - job_prep_and_submit_for_execution", "cudaMemcpyAsync",
 				      "cudaMemsetAsync"};

@@ -81,6 +81,8 @@ void atable_set_s(struct atable *t, size_t row, size_t col, const char *s)
 	x->s = xstrdup(s ? s : "");
 }
 
+void atable_int_text(struct atable *t, size_t col) { t->cols[col].int_text = true; }
+
 void atable_note(struct atable *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -162,7 +164,12 @@ static void cell_text(const struct atable *t, size_t r, size_t c, struct buf *ou
 	const union acell *x = &t->cells[r * t->ncols + c];
 	switch (t->cols[c].type) {
 	case ACOL_INT: buf_printf(out, "%lld", (long long)x->i); break;
-	case ACOL_FLOAT: atable_fmt_float(out, x->f); break;
+	case ACOL_FLOAT:
+		if (t->cols[c].int_text && x->f == floor(x->f) && fabs(x->f) < 9e15)
+			buf_printf(out, "%lld", (long long)x->f);
+		else
+			atable_fmt_float(out, x->f);
+		break;
 	case ACOL_STR: buf_puts(out, x->s ? x->s : ""); break;
 	}
 }

@@ -9,6 +9,7 @@
 #ifndef DYNO_ANALYZE_TABLE_H
 #define DYNO_ANALYZE_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ union acell {
 struct acol {
 	char *name;
 	enum acol_type type;
+	bool int_text; /* ACOL_FLOAT printed like pandas' int64 ("4", not "4.0") */
 };
 
 struct atable {
@@ -51,6 +53,9 @@ static inline union acell *atable_cell(struct atable *t, size_t row, size_t col)
 {
 	return &t->cells[row * t->ncols + col];
 }
+/* Print integral values of float column col without ".0" (an int64 column
+ * in HTA's frame). */
+void atable_int_text(struct atable *t, size_t col);
 void atable_note(struct atable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Render one table.  For JSON, the table is an object

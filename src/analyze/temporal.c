@@ -31,6 +31,11 @@ struct atable *analyze_temporal(const struct trace_set *set, const struct analyz
 					   "non_compute_time(us):f", "kernel_time(us):f", "idle_time_pctg:f",
 					   "compute_time_pctg:f", "non_compute_time_pctg:f", NULL};
 	struct atable *t = atable_new("temporal_breakdown", "Temporal breakdown (GPU time, us)", cols);
+	bool ints = set->nranks > 0;
+	for (size_t k = 0; k < set->nranks; k++)
+		ints &= set->ranks[k]->int_times || !analyze_rank_selected(sel, set->ranks[k]->rank);
+	for (size_t c = 1; ints && c <= 4; c++)
+		atable_int_text(t, c);
 	for (size_t k = 0; k < set->nranks; k++) {
 		const struct trace_rank *r = set->ranks[k];
 		if (!analyze_rank_selected(sel, r->rank))

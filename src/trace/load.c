@@ -18,7 +18,11 @@
  * JSON) keeps the events read so far and records where it stopped.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +107,7 @@ void trace_rank_free(struct trace_rank *r)
 struct ev {
 	char ph;
 	bool has_ts, has_dur, has_cat, has_name, bad;
-	bool ts_float;
+	bool ts_float, dur_float;
 	double ts, dur;
 	uint32_t name, cat;
 	int64_t pid, tid;
@@ -125,6 +129,7 @@ struct parser {
 	struct cval *cv; /* numeric args of the current event (for counters) */
 	size_t ncv, cvcap;
 	bool any_float_ts;
+	bool any_nonint_time; /* an element without an integer ts or dur */
 	bool have_rank;
 	int64_t dist_rank;
 	bool saw_events;
@@ -345,7 +350,7 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 			if (t == JSON_NULL)
 				break;
 			e.has_dur = true;
-			if (!parse_time(p, t, &e.dur, NULL))
+			if (!parse_time(p, t, &e.dur, &e.dur_float))
 				e.bad = true;
 			break;
 		case 4:
@@ -397,6 +402,8 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	/* HTA: a missing ts makes the whole ts column float */
 	if (!e.has_ts || e.ts_float)
 		p->any_float_ts = true;
+	if (!e.has_ts || e.ts_float || !e.has_dur || e.dur_float || e.bad)
+		p->any_nonint_time = true;
 
 	if (!(e.has_dur && e.has_cat)) {
 		switch (e.ph) {
@@ -582,30 +589,305 @@ static bool rank_from_name(const char *path, int *out)
 	return false;
 }
 
+
+static void parser_init(struct parser *p, struct trace_rank *r, const struct trace_load_opts *opts)
+{
+	memset(p, 0, sizeof *p);
+	p->opts = opts;
+	p->r = r;
+	p->str_trace = trace_strtab_intern(&r->strs, "Trace", 5);
+	p->str_python = trace_strtab_intern(&r->strs, "python_function", 15);
+	p->str_cpu_op = trace_strtab_intern(&r->strs, "cpu_op", 6);
+	p->str_user_ann = trace_strtab_intern(&r->strs, "user_annotation", 15);
+	p->skipped_min_ts = INFINITY;
+}
+
+static void parser_free(struct parser *p)
+{
+	json_reader_free(&p->jr);
+	free(p->cv);
+	free(p->is_step);
+	p->cv = NULL;
+	p->is_step = NULL;
+}
+
+static struct trace_rank *rank_new(const char *name)
+{
+	struct trace_rank *r = xcalloc(1, sizeof *r);
+	r->path = xstrdup(name);
+	trace_strtab_init(&r->strs);
+	return r;
+}
+
+/* ---------------- two-thread parse of one big plain file ----------------
+ *
+ * A second thread parses the second half of traceEvents while this one
+ * parses the first.  The split point S is found by a text scan: "}" "," "{"
+ * with a newline among the whitespace between them.  JSON strings cannot
+ * hold a raw newline, so that is an element boundary of *some* array of
+ * objects; the main parser confirms it is one of traceEvents when it gets
+ * there (an element starting exactly at S).  If not, the helper's work is
+ * thrown away and the main parser simply goes on: correctness never depends
+ * on the guess.  The helper reads "[" + the file from S, stops at the "]"
+ * that closes traceEvents, and the main parser then continues after that
+ * "]" with a fresh reader fed "{"_":[" + the rest of the file.
+ */
+#define SPLIT_MIN_BYTES (32u << 20)
+#define SPLIT_SCAN_BYTES (4u << 20)
+#define SPLIT_PREFIX "{\"_\":["
+
+struct split {
+	const char *path;
+	const struct trace_load_opts *opts;
+	uint64_t S;
+	pthread_t th;
+	bool started;
+	atomic_bool abort;
+	struct trace_rank *h;
+	struct parser hp;
+	bool any_float_ts, any_nonint_time;
+	uint32_t nevents;
+	bool reached_end;   /* saw the "]" closing traceEvents */
+	uint64_t end_off;   /* absolute offset of that "]" */
+	bool failed;
+	char errmsg[400];   /* "FILE: byte N: what" */
+};
+
+static uint64_t find_split(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char *b = xmalloc(SPLIT_SCAN_BYTES);
+	uint64_t from = size / 2;
+	ssize_t n = pread(fd, b, SPLIT_SCAN_BYTES, (off_t)from);
+	close(fd);
+	uint64_t found = 0;
+	for (ssize_t i = 0; n > 0 && i < n && !found; i++) {
+		if (b[i] != '}')
+			continue;
+		ssize_t j = i + 1;
+		bool nl = false;
+		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
+			nl |= b[j++] == '\n';
+		if (j >= n || b[j] != ',')
+			continue;
+		j++;
+		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
+			nl |= b[j++] == '\n';
+		if (j < n && b[j] == '{' && nl)
+			found = from + (uint64_t)j;
+	}
+	free(b);
+	return found;
+}
+
+static void *split_worker(void *arg)
+{
+	struct split *sp = arg;
+	char msg[300];
+	struct trace_source *src = trace_source_open_range(sp->path, sp->S, "[", msg, sizeof msg);
+	if (!src) {
+		sp->failed = true;
+		snprintf(sp->errmsg, sizeof sp->errmsg, "%s", msg);
+		return NULL;
+	}
+	struct parser *p = &sp->hp;
+	struct json_reader *jr = &p->jr;
+	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
+	enum json_tok t = json_next(jr);
+	uint32_t index = 0;
+	while (t == JSON_ARR_BEGIN) {
+		t = json_next(jr);
+		if (t == JSON_ARR_END) {
+			sp->reached_end = true;
+			sp->end_off = sp->S + json_tok_offset(jr) - 1;
+			break;
+		}
+		if ((index & 1023) == 0 && atomic_load(&sp->abort))
+			break;
+		if (t == JSON_ERROR || !parse_event(p, t, index)) {
+			if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
+				json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
+			sp->failed = true;
+			snprintf(sp->errmsg, sizeof sp->errmsg, "%s: byte %llu: %s", sp->path,
+				 (unsigned long long)(sp->S + jr->err.offset - 1), jr->err.msg);
+			break;
+		}
+		index++;
+		t = JSON_ARR_BEGIN;
+	}
+	sp->nevents = index;
+	sp->any_float_ts = p->any_float_ts;
+	sp->any_nonint_time = p->any_nonint_time;
+	sp->h->stats.replaced_utf8 = jr->replaced;
+	sp->h->skipped_min_ts = p->skipped_min_ts;
+	parser_free(p);
+	trace_source_close(src);
+	return NULL;
+}
+
+static struct split *split_start(const char *path, const struct trace_load_opts *opts, uint64_t size)
+{
+	uint64_t S = find_split(path, size);
+	if (!S)
+		return NULL;
+	struct split *sp = xcalloc(1, sizeof *sp);
+	sp->path = path;
+	sp->opts = opts;
+	sp->S = S;
+	atomic_init(&sp->abort, false);
+	sp->h = rank_new(path);
+	parser_init(&sp->hp, sp->h, opts);
+	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
+		parser_free(&sp->hp);
+		trace_rank_free(sp->h);
+		free(sp);
+		return NULL;
+	}
+	sp->started = true;
+	return sp;
+}
+
+static void split_stop(struct split *sp, bool abort)
+{
+	if (!sp || !sp->started)
+		return;
+	if (abort)
+		atomic_store(&sp->abort, true);
+	pthread_join(sp->th, NULL);
+	sp->started = false;
+}
+
+static void split_free(struct split *sp)
+{
+	if (!sp)
+		return;
+	split_stop(sp, true);
+	trace_rank_free(sp->h);
+	free(sp);
+}
+
+static int64_t remap_id(int64_t v, const uint32_t *map)
+{
+	if (trace_id_is_str(v))
+		return TRACE_ID_STR_BASE + map[v - TRACE_ID_STR_BASE];
+	return v;
+}
+
+/* Append the helper's rows (event ids shifted by base) to r. */
+static void split_merge(struct parser *p, struct split *sp, uint32_t base)
+{
+	struct trace_rank *r = p->r, *h = sp->h;
+	uint32_t *map = xmalloc((h->strs.n ? h->strs.n : 1) * sizeof *map);
+	for (uint32_t id = 0; id < h->strs.n; id++)
+		map[id] = trace_strtab_intern(&r->strs, h->strs.s[id], h->strs.len[id]);
+	/* column by column, freeing each helper column at once: the peak is
+	 * one copy of the rows, not two */
+	size_t n0 = r->n, total = r->n + h->n;
+	if (total > 0) {
+#define APPEND(col, expr)                                                                            \
+	do {                                                                                         \
+		r->col = xrealloc(r->col, total * sizeof *r->col);                                   \
+		for (size_t i = 0; i < h->n; i++)                                                    \
+			r->col[n0 + i] = (expr);                                                     \
+		free(h->col);                                                                        \
+		h->col = NULL;                                                                       \
+	} while (0)
+		APPEND(ts, h->ts[i]);
+		APPEND(dur, h->dur[i]);
+		APPEND(name, map[h->name[i]]);
+		APPEND(cat, map[h->cat[i]]);
+		APPEND(kind, 0);
+		APPEND(pid, remap_id(h->pid[i], map));
+		APPEND(tid, remap_id(h->tid[i], map));
+		APPEND(stream, h->stream[i]);
+		APPEND(correlation, h->correlation[i]);
+		APPEND(external_id, h->external_id[i]);
+		APPEND(bytes, h->bytes[i]);
+		APPEND(mem_bw_gbps, h->mem_bw_gbps[i]);
+		APPEND(idx, h->idx[i] + base);
+		APPEND(link, -1);
+		APPEND(iteration, TRACE_ITER_NONE);
+#undef APPEND
+		r->n = r->cap = total;
+	}
+	for (size_t i = 0; i < h->nflows; i++) {
+		if (r->nflows == r->flows_cap) {
+			r->flows_cap = r->flows_cap ? r->flows_cap * 2 : 1024;
+			r->flows = xrealloc(r->flows, r->flows_cap * sizeof *r->flows);
+		}
+		struct trace_flow f = h->flows[i];
+		f.pid = remap_id(f.pid, map);
+		f.tid = remap_id(f.tid, map);
+		f.cat = f.cat == TRACE_NO_STR ? f.cat : map[f.cat];
+		f.idx += base;
+		r->flows[r->nflows++] = f;
+	}
+	for (size_t i = 0; i < h->ncounters; i++) {
+		if (r->ncounters == r->counters_cap) {
+			r->counters_cap = r->counters_cap ? r->counters_cap * 2 : 1024;
+			r->counters = xrealloc(r->counters, r->counters_cap * sizeof *r->counters);
+		}
+		struct trace_counter c = h->counters[i];
+		c.pid = remap_id(c.pid, map);
+		c.name = map[c.name];
+		c.key = map[c.key];
+		r->counters[r->ncounters++] = c;
+	}
+	struct trace_load_stats *a = &r->stats, *b = &h->stats;
+#define ADD(f) a->f += b->f
+	ADD(events);
+	ADD(complete);
+	ADD(dropped_trace_cat);
+	ADD(dropped_python);
+	ADD(bad_not_object);
+	ADD(bad_missing);
+	ADD(bad_negative_dur);
+	ADD(bad_huge_dur);
+	ADD(flows);
+	ADD(counters);
+	ADD(instants);
+	ADD(metadata);
+	ADD(replaced_utf8);
+	ADD(skipped_cpu_ops);
+#undef ADD
+	p->any_float_ts |= sp->any_float_ts;
+	p->any_nonint_time |= sp->any_nonint_time;
+	if (h->skipped_min_ts < p->skipped_min_ts)
+		p->skipped_min_ts = h->skipped_min_ts;
+	free(map);
+}
+
 static void set_error(struct buf *err, const char *name, const struct json_error *je)
 {
-	buf_printf(err, "%s: byte %llu (line %llu, column %llu): %s", name, (unsigned long long)je->offset,
-		   (unsigned long long)je->line, (unsigned long long)je->column, je->msg);
+	if (je->line == 0) /* a reader started mid-file: only the byte offset is known */
+		buf_printf(err, "%s: byte %llu: %s", name, (unsigned long long)je->offset, je->msg);
+	else
+		buf_printf(err, "%s: byte %llu (line %llu, column %llu): %s", name,
+			   (unsigned long long)je->offset, (unsigned long long)je->line,
+			   (unsigned long long)je->column, je->msg);
 }
 
 static struct trace_rank *load_from(const char *name, struct trace_source *src,
-				    const struct trace_load_opts *opts, struct buf *err)
+				    const struct trace_load_opts *opts, bool allow_split, struct buf *err)
 {
 	static const struct trace_load_opts dflt;
 	if (!opts)
 		opts = &dflt;
-	struct parser p = {.opts = opts};
-	struct trace_rank *r = xcalloc(1, sizeof *r);
-	r->path = xstrdup(name);
-	trace_strtab_init(&r->strs);
-	p.r = r;
-	p.str_trace = trace_strtab_intern(&r->strs, "Trace", 5);
-	p.str_python = trace_strtab_intern(&r->strs, "python_function", 15);
-	p.str_cpu_op = trace_strtab_intern(&r->strs, "cpu_op", 6);
-	p.str_user_ann = trace_strtab_intern(&r->strs, "user_annotation", 15);
-	p.skipped_min_ts = INFINITY;
+	struct parser p;
+	struct trace_rank *r = rank_new(name);
+	parser_init(&p, r, opts);
 	struct json_reader *jr = &p.jr;
 	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
+	struct split *sp = NULL;
+	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
+	uint64_t rest_adjust = 0;
+	if (allow_split && !trace_source_is_gzip(src)) {
+		uint64_t size = trace_source_file_size(src);
+		if (size >= SPLIT_MIN_BYTES)
+			sp = split_start(name, opts, size);
+	}
 
 	bool ok = false, stopped = false;
 	enum json_tok t = json_next(jr);
@@ -633,9 +915,59 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 				t = json_next(jr);
 				if (t == JSON_ARR_END)
 					break;
+				if (sp && t != JSON_ERROR && json_tok_offset(jr) >= sp->S) {
+					if (json_tok_offset(jr) != sp->S || t != JSON_OBJ_BEGIN) {
+						/* the guess was not an element of traceEvents */
+						split_free(sp);
+						sp = NULL;
+					} else {
+						split_stop(sp, false);
+						split_merge(&p, sp, index);
+						r->stats.parse_threads = 2;
+						index += sp->nevents;
+						if (!sp->reached_end) {
+							snprintf(r->stats.truncated_msg, sizeof r->stats.truncated_msg,
+								 "%.199s", sp->errmsg);
+							r->stats.truncated = r->n > 0;
+							bool any = r->n > 0;
+							split_free(sp);
+							sp = NULL;
+							if (!any) {
+								buf_puts(err, r->stats.truncated_msg);
+								goto fail_quiet;
+							}
+							ok = true;
+							goto done;
+						}
+						/* go on after the "]" with a fresh reader */
+						char msg[300];
+						rest_src = trace_source_open_range(name, sp->end_off, SPLIT_PREFIX, msg,
+										   sizeof msg);
+						rest_adjust = sp->end_off - (sizeof SPLIT_PREFIX - 2);
+						split_free(sp);
+						sp = NULL;
+						if (!rest_src) {
+							buf_puts(err, msg);
+							goto fail_quiet;
+						}
+						p.r->stats.replaced_utf8 += jr->replaced;
+						json_reader_free(jr);
+						json_reader_init_stream(jr, trace_source_read, rest_src, 1u << 20,
+									JSON_LENIENT_UTF8);
+						/* {"_":[ ] : back inside the top-level object */
+						if (json_next(jr) != JSON_OBJ_BEGIN || json_next(jr) != JSON_KEY ||
+						    json_next(jr) != JSON_ARR_BEGIN || json_next(jr) != JSON_ARR_END)
+							goto broken;
+						break;
+					}
+				}
 				if (t == JSON_ERROR || !parse_event(&p, t, index))
 					goto broken;
 				index++;
+			}
+			if (sp) { /* traceEvents ended before the split point */
+				split_free(sp);
+				sp = NULL;
 			}
 		} else if (KEYIS("distributedInfo")) {
 			t = json_next(jr);
@@ -661,6 +993,8 @@ broken:
 	stopped = true;
 	if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
 		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
+	if (rest_src)
+		jr->err.offset += rest_adjust, jr->err.line = 0;
 	if (r->n > 0) {
 		struct buf m = BUF_INIT;
 		set_error(&m, name, &jr->err);
@@ -677,10 +1011,12 @@ done:
 	if (!ok)
 		goto fail;
 	(void)stopped;
-	r->stats.replaced_utf8 = jr->replaced;
-	json_reader_free(jr);
-	free(p.cv);
-	free(p.is_step);
+	split_free(sp);
+	if (r->stats.parse_threads == 0)
+		r->stats.parse_threads = 1;
+	r->stats.replaced_utf8 += jr->replaced;
+	parser_free(&p);
+	trace_source_close(rest_src);
 	r->skipped_min_ts = p.skipped_min_ts;
 
 	if (p.have_rank) {
@@ -698,18 +1034,23 @@ done:
 	if (!r->distributed_info)
 		r->distributed_info = xstrdup("");
 	r->float_ts = p.any_float_ts;
+	r->int_times = !p.any_nonint_time;
 	trace_rank_finish(r, opts);
 	return r;
 fail:
+	if (rest_src)
+		jr->err.offset += rest_adjust, jr->err.line = 0;
 	set_error(err, name, &jr->err);
-	json_reader_free(jr);
-	free(p.cv);
-	free(p.is_step);
+fail_quiet:
+	split_free(sp);
+	parser_free(&p);
+	trace_source_close(rest_src);
 	trace_rank_free(r);
 	return NULL;
 }
 
-struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opts *opts, struct buf *err)
+struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, bool allow_split,
+				      struct buf *err)
 {
 	char msg[512];
 	struct trace_source *src = trace_source_open(path, true, msg, sizeof msg);
@@ -717,16 +1058,22 @@ struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opt
 		buf_puts(err, msg);
 		return NULL;
 	}
-	struct trace_rank *r = load_from(path, src, opts, err);
+	struct trace_rank *r = load_from(path, src, opts, allow_split, err);
 	trace_source_close(src);
 	return r;
+}
+
+struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opts *opts, struct buf *err)
+{
+	int threads = opts && opts->threads > 0 ? opts->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return trace_rank_load_ex(path, opts, threads >= 2, err);
 }
 
 struct trace_rank *trace_rank_load_mem(const char *name, const void *data, size_t len,
 				       const struct trace_load_opts *opts, struct buf *err)
 {
 	struct trace_source *src = trace_source_mem(data, len);
-	struct trace_rank *r = load_from(name, src, opts, err);
+	struct trace_rank *r = load_from(name, src, opts, false, err);
 	trace_source_close(src);
 	return r;
 }

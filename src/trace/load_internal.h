@@ -18,4 +18,9 @@ void trace_rank_columns_free(struct trace_rank *r);
 /* N of a "ProfilerStep#N" name (HTA's ProfilerStep\s*#\s*(\d+)); -1 if none. */
 long trace_step_number(const char *name);
 
+/* trace_rank_load, choosing whether one big plain file may be parsed by two
+ * threads (set.c forbids it when every core already loads a rank). */
+struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, bool allow_split,
+				      struct buf *err);
+
 #endif

@@ -137,6 +137,7 @@ struct trace_load_stats {
 	uint64_t dropped_last_step;   /* rows removed by the last-ProfilerStep filter */
 	uint64_t replaced_utf8;       /* invalid UTF-8 replaced by U+FFFD */
 	uint64_t skipped_cpu_ops;     /* rows dropped by trace_load_opts.skip_cpu_ops */
+	uint32_t parse_threads;       /* 2 when a big plain file was parsed in two halves */
 	bool truncated;               /* input ended early; rows read so far are kept */
 	char truncated_msg[200];      /* what and where (file, byte offset) */
 };
@@ -210,6 +211,9 @@ struct trace_rank {
 	/* added after the first version (additive) */
 	double skipped_min_ts;       /* min ts (µs, rounded like ts) of rows dropped by
 				      * skip_cpu_ops; +inf when none */
+	bool int_times;              /* every element of traceEvents had an integer ts and
+				      * dur: HTA's columns are then int64, and its CSVs
+				      * print times as "4", not "4.0" */
 };
 
 /* HTA's index_correlation of row i: the partner's event id, 0 when the row

@@ -43,6 +43,7 @@ struct job {
 	char **paths;
 	size_t npaths;
 	const struct trace_load_opts *opts;
+	bool allow_split;
 	struct trace_rank **out;
 	struct buf *errs;
 	size_t next;
@@ -58,7 +59,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		if (i >= j->npaths)
 			return NULL;
-		j->out[i] = trace_rank_load(j->paths[i], j->opts, &j->errs[i]);
+		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
 	}
 }
 
@@ -137,6 +138,8 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 	if (cores < 1)
 		cores = 1;
 	size_t nthreads = np < (size_t)cores ? np : (size_t)cores;
+	/* spare cores: a big file may use two threads */
+	j.allow_split = cores >= 2 && np * 2 <= (size_t)cores;
 	pthread_t *th = xcalloc(nthreads, sizeof *th);
 	size_t started = 0;
 	for (size_t t = 1; t < nthreads; t++)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -38,6 +39,8 @@ struct trace_source {
 	size_t mem_len, mem_pos;
 	unsigned char *in;
 	uint64_t raw_off;
+	char prefix[16];
+	size_t prefix_len, prefix_pos;
 	bool raw_eof;
 	/* gzip */
 	bool gz;
@@ -58,6 +61,14 @@ struct trace_source {
 
 static ssize_t raw_read(struct trace_source *s, void *dst, size_t cap)
 {
+	if (s->prefix_pos < s->prefix_len) {
+		size_t n = s->prefix_len - s->prefix_pos;
+		if (n > cap)
+			n = cap;
+		memcpy(dst, s->prefix + s->prefix_pos, n);
+		s->prefix_pos += n;
+		return (ssize_t)n;
+	}
 	if (s->mem) {
 		size_t n = s->mem_len - s->mem_pos;
 		if (n > cap)
@@ -221,6 +232,32 @@ struct trace_source *trace_source_open(const char *path, bool threaded, char *er
 		return NULL;
 	}
 	return s;
+}
+
+struct trace_source *trace_source_open_range(const char *path, uint64_t offset, const char *prefix,
+					     char *errbuf, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	struct trace_source *s = src_new();
+	s->fd = fd;
+	s->raw_off = offset;
+	s->prefix_len = strlen(prefix) < sizeof s->prefix ? strlen(prefix) : sizeof s->prefix;
+	memcpy(s->prefix, prefix, s->prefix_len);
+	return s;
+}
+
+uint64_t trace_source_file_size(const struct trace_source *s)
+{
+	struct stat st;
+	if (s->fd < 0 || fstat(s->fd, &st) != 0)
+		return 0;
+	return (uint64_t)st.st_size;
 }
 
 struct trace_source *trace_source_mem(const void *data, size_t len)

@@ -21,6 +21,14 @@ struct trace_source;
 
 /* Open a file.  NULL with a message in errbuf on failure. */
 struct trace_source *trace_source_open(const char *path, bool threaded, char *errbuf, size_t errlen);
+/* A plain (not gzip) file read from byte offset, preceded by the bytes of
+ * prefix (copied): lets a second JSON reader start in the middle of a
+ * document, e.g. "[" + the second half of traceEvents. */
+struct trace_source *trace_source_open_range(const char *path, uint64_t offset, const char *prefix,
+					     char *errbuf, size_t errlen);
+/* Size of the file behind a source opened from a path (0 for memory). */
+uint64_t trace_source_file_size(const struct trace_source *s);
+
 /* A memory block (not copied; must outlive the source). */
 struct trace_source *trace_source_mem(const void *data, size_t len);
 void trace_source_close(struct trace_source *s);

@@ -410,3 +410,97 @@ TEST(trace_classify_hta_and_fixed)
 				  trace_ktype_name(f));
 	}
 }
+
+/* A big plain trace (over the 32 MB two-thread threshold).  kind 0: plain
+ * events; 1: every event has a nested array of objects across lines (the
+ * split guess lands inside an event); 2: a huge non-event array after
+ * traceEvents (the guess lands outside traceEvents). */
+static char *write_big(const char *name, int kind, size_t cut_pct)
+{
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "{\"distributedInfo\": {\"rank\": 2},\n\"traceEvents\": [\n");
+	int nev = kind == 2 ? 1000 : kind == 1 ? 40000 : 150000;
+	for (int i = 0; i < nev; i++) {
+		buf_printf(&b,
+			   "%s  {\n    \"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+			   "\"tid\": 2,\n    \"ts\": %d.%03d, \"dur\": 4.5,\n    \"args\": {\"correlation\": %d",
+			   i ? ",\n" : "", 1000 + i * 20, i % 1000, i);
+		if (kind == 1) { /* nested objects dominate, so the guess lands inside an event */
+			buf_puts(&b, ", \"list\": [{\"a\": 1}");
+			for (int k = 0; k < 40; k++)
+				buf_puts(&b, ",\n {\"b\": [{\"c\": 2},\n {\"d\": 3}]}");
+			buf_puts(&b, "]");
+		}
+		buf_printf(&b, "}\n  },\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, "
+			       "\"tid\": 7,\n    \"ts\": %d.5, \"dur\": 10.25,\n    \"args\": {\"stream\": 7, "
+			       "\"correlation\": %d, \"padding\": \"%0100d\"}\n  }",
+			   i % 50, 1000 + i * 20 + 6, i, i);
+	}
+	buf_puts(&b, "\n],\n\"deviceProperties\": [");
+	if (kind == 2)
+		for (int i = 0; i < 300000; i++)
+			buf_printf(&b, "%s\n  {\"id\": %d, \"name\": \"gpu%0100d\"}", i ? "," : "", i, i);
+	buf_puts(&b, "],\n\"traceName\": \"x\"}\n");
+	size_t len = cut_pct ? b.len * cut_pct / 100 : b.len;
+	char *path = write_tmp(name, b.data, len);
+	buf_free(&b);
+	return path;
+}
+
+static void same_load(const char *path, bool expect_truncated, unsigned threads)
+{
+	struct trace_load_opts o1 = {.threads = 1}, o2 = {.threads = 2};
+	struct buf err = BUF_INIT;
+	struct trace_rank *a = trace_rank_load(path, &o1, &err);
+	struct trace_rank *b = trace_rank_load(path, &o2, &err);
+	REQUIRE(a && b);
+	CHECK_INT(a->n, b->n);
+	CHECK_INT(a->rank, 2);
+	CHECK_INT(b->rank, 2);
+	CHECK(a->stats.truncated == expect_truncated);
+	CHECK(b->stats.truncated == expect_truncated);
+	CHECK_INT(a->stats.events, b->stats.events);
+	CHECK_INT(a->stats.parse_threads, 1);
+	CHECK_INT(b->stats.parse_threads, threads);
+	CHECK(a->n > 1000);
+	size_t bad = 0;
+	for (size_t i = 0; i < a->n && i < b->n; i++)
+		bad += a->ts[i] != b->ts[i] || a->dur[i] != b->dur[i] || a->idx[i] != b->idx[i] ||
+		       a->link[i] != b->link[i] || strcmp(trace_name(a, i), trace_name(b, i)) != 0 ||
+		       a->stream[i] != b->stream[i] || a->iteration[i] != b->iteration[i];
+	CHECK_INT(bad, 0);
+	if (expect_truncated) {
+		CHECK(strstr(a->stats.truncated_msg, path) != NULL);
+		CHECK(strstr(b->stats.truncated_msg, path) != NULL);
+	}
+	trace_rank_free(a);
+	trace_rank_free(b);
+	buf_free(&err);
+}
+
+TEST(trace_two_thread_parse_equals_one)
+{
+	char *p = write_big("big.json", 0, 0);
+	same_load(p, false, 2);
+	free(p);
+}
+
+TEST(trace_two_thread_parse_truncated)
+{
+	char *p = write_big("big_cut.json", 0, 80);
+	same_load(p, true, 2);
+	free(p);
+	p = write_big("big_cut2.json", 0, 40); /* under 32 MB: one thread */
+	same_load(p, true, 1);
+	free(p);
+}
+
+TEST(trace_two_thread_parse_bad_guess)
+{
+	char *p = write_big("nested.json", 1, 0);
+	same_load(p, false, 1);
+	free(p);
+	p = write_big("outside.json", 2, 0);
+	same_load(p, false, 1);
+	free(p);
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# analyze_cli.sh - `dyno analyze` end to end on every shared trace: the CSVs
+# it writes (--csv-dir) must be byte-identical to HTA's
+# (../shared/conformance/<case>/), JSON output must be valid JSON, and bad
+# input must give a clear message and the right exit status.
+set -uo pipefail
+[ -d "$SHARED/conformance" ] || { echo "no $SHARED/conformance"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0 compared=0
+
+while IFS=$'\t' read -r name kind input; do
+	[ "$kind" = file ] || [ "$kind" = dir ] || continue
+	rm -rf "$T/out" && mkdir "$T/out"
+	if ! "$DYNO" analyze summary "$SHARED/traces/$input" --csv-dir "$T/out" -q >"$T/stdout" 2>"$T/stderr"; then
+		echo "FAIL $name: exit status $?"; cat "$T/stderr"; fail=1; continue
+	fi
+	for f in "$T"/out/*.csv; do
+		ref="$SHARED/conformance/$name/$(basename "$f")"
+		[ -e "$ref" ] || continue
+		compared=$((compared + 1))
+		if ! cmp -s "$f" "$ref"; then
+			echo "FAIL $name: $(basename "$f") differs from HTA's"; diff "$f" "$ref" | head -5; fail=1
+		fi
+	done
+	# the JSON rendering parses
+	"$DYNO" analyze summary "$SHARED/traces/$input" --format json -q >"$T/j.json" &&
+		"$DYNO" json -q "$T/j.json" || { echo "FAIL $name: --format json"; fail=1; }
+done < <(tail -n +2 "$SHARED/conformance/MANIFEST.tsv")
+echo "compared $compared CSV files"
+[ $compared -ge 60 ] || { echo "FAIL: too few CSVs compared"; fail=1; }
+
+# a table is readable text with the analysis title
+"$DYNO" analyze temporal "$SHARED/traces/trace_filter" >"$T/t.txt" 2>/dev/null
+grep -q "^Temporal breakdown" "$T/t.txt" || { echo "FAIL: table output"; fail=1; }
+# no GPU: a note on stderr (csv), no zero row
+"$DYNO" analyze temporal "$SHARED/traces/cpu_only/"*.gz --format csv >"$T/c.csv" 2>"$T/c.err"
+[ "$(wc -l <"$T/c.csv")" -eq 1 ] && grep -q "unavailable" "$T/c.err" || { echo "FAIL: cpu_only"; fail=1; }
+
+# bad input: clear messages, exit 1 (load) or 2 (usage)
+"$DYNO" analyze temporal /nonexistent.json 2>"$T/e1"; rc=$?
+[ $rc -eq 1 ] && grep -q "/nonexistent.json: No such file" "$T/e1" || { echo "FAIL: missing file ($rc)"; fail=1; }
+"$DYNO" analyze bogus "$SHARED/traces/trace_filter" 2>"$T/e2"; rc=$?
+[ $rc -eq 2 ] && grep -q "unknown analysis" "$T/e2" || { echo "FAIL: unknown analysis ($rc)"; fail=1; }
+"$DYNO" analyze temporal "$SHARED/traces/trace_filter" --format xml 2>"$T/e3"; rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: bad format ($rc)"; fail=1; }
+printf '{"traceEvents": [{"ph": "X", "cat": "kernel"' >"$T/cut.json"
+"$DYNO" analyze temporal "$T/cut.json" 2>"$T/e4"; rc=$?
+[ $rc -eq 1 ] && grep -q "cut.json: byte " "$T/e4" || { echo "FAIL: truncated json ($rc)"; cat "$T/e4"; fail=1; }
+# truncated gzip with events: analysed, with a warning naming the file
+src="$SHARED/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+head -c 700000 "$src" >"$T/rank-5.json.gz"
+"$DYNO" analyze temporal "$T/rank-5.json.gz" --format csv >"$T/o5" 2>"$T/e5"; rc=$?
+[ $rc -eq 0 ] && grep -q "gzip stream truncated" "$T/e5" && grep -q "^0," "$T/o5" || { echo "FAIL: truncated gzip ($rc)"; cat "$T/e5"; fail=1; }
+exit $fail

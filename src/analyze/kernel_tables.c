@@ -28,6 +28,8 @@ static struct trace_set select_view(const struct trace_set *set, const struct an
  * say about them, which is not the same as zero. */
 static void note_no_gpu(struct atable *t, const struct trace_set *v, const char *what)
 {
+	if (v->nranks == 0)
+		atable_note(t, "none of the selected ranks is in the trace: no %s", what);
 	for (size_t k = 0; k < v->nranks; k++) {
 		const struct trace_rank *r = v->ranks[k];
 		size_t i = 0;
@@ -198,6 +200,8 @@ struct atable *analyze_overlap(const struct trace_set *set, const struct analyze
 			atable_note(t, "rank %d: no communication kernels: overlap undefined (empty, HTA's NaN)",
 				    r->rank);
 	}
+	if (v.nranks == 0)
+		note_no_gpu(t, &v, "overlap");
 	overlap_free(&ov);
 	free(v.ranks);
 	return t;

@@ -14,7 +14,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/distribution.h"
-#include "analyze/kernel_tables.h"
+#include "analyze/analyze.h"
 #include "analyze/kernels.h"
 #include "analyze/overlap.h"
 #include "core/clock.h"

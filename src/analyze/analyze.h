@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "analyze/kernels.h"
 #include "analyze/table.h"
 #include "trace/model.h"
 
@@ -39,5 +40,23 @@ struct launch_opts {
 };
 size_t analyze_launch(const struct trace_set *set, const struct analyze_ranks *sel,
 		      const struct launch_opts *o, struct atable ***out);
+
+/* 4. kernel_type_breakdown.csv into *types and kernel_metrics.csv into
+ * *metrics (src/analyze/kernels.c; options and HTA defaults in kernels.h:
+ * KERNEL_BREAKDOWN_OPTS_DEFAULT). */
+void analyze_kernels(const struct trace_set *set, const struct analyze_ranks *sel,
+		     const struct kernel_breakdown_opts *o, struct atable **types, struct atable **metrics);
+
+/* 5. kernel duration distribution (distribution.c): *dist is
+ * kernel_duration_distribution (per kernel and rank: mean/min/max/sum, HTA's
+ * kernel_metrics without "others"), *spread is kernel_rank_spread (per
+ * kernel: fastest and slowest rank by mean, and their ratio; not in HTA). */
+void analyze_kernel_distribution(const struct trace_set *set, const struct analyze_ranks *sel,
+				 const struct kernel_breakdown_opts *o, struct atable **dist,
+				 struct atable **spread);
+
+/* 6. comm_comp_overlap.csv (overlap.c).  fixed_classify: HTA's
+ * classification mistakes fixed (trace_classify_fixed). */
+struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel, bool fixed_classify);
 
 #endif

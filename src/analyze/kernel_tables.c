@@ -1,6 +1,6 @@
 /*
  * kernel_tables.c - lays out the results of kernels.c, distribution.c and
- * overlap.c as result tables (see kernel_tables.h).  Rank selection is a
+ * overlap.c as result tables (declared in analyze.h).  Rank selection is a
  * view of the set holding only the selected ranks, so the analyses
  * themselves never need to know about it.
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "analyze/distribution.h"
-#include "analyze/kernel_tables.h"
+#include "analyze/analyze.h"
 #include "analyze/overlap.h"
 
 /* A trace_set sharing the selected ranks of set; free view.ranks only. */
@@ -28,6 +28,8 @@ static struct trace_set select_view(const struct trace_set *set, const struct an
  * say about them, which is not the same as zero. */
 static void note_no_gpu(struct atable *t, const struct trace_set *v, const char *what)
 {
+	if (v->nranks == 0)
+		atable_note(t, "none of the selected ranks is in the trace: no %s", what);
 	for (size_t k = 0; k < v->nranks; k++) {
 		const struct trace_rank *r = v->ranks[k];
 		size_t i = 0;
@@ -38,40 +40,24 @@ static void note_no_gpu(struct atable *t, const struct trace_set *v, const char 
 	}
 }
 
-/* pandas keeps HTA's dur column int64 only when every element of
- * traceEvents had an integer dur (no NaN from instant, flow or metadata
- * events) on every rank; then sum/max/min are written as integers ("45",
- * not "45.0").  Mimicked so that our CSV is byte-identical. */
-static bool int_durations(const struct trace_set *v, const struct kernel_breakdown *kb)
+/* HTA's frame has int64 times when every rank's trace had integer ts and
+ * dur only (trace_rank.int_times); pandas then prints sum/max/min as "45",
+ * not "45.0", and so do we, so that our CSV is byte-identical. */
+static bool int_times(const struct trace_set *v)
 {
-	for (size_t k = 0; k < v->nranks; k++) {
-		const struct trace_rank *r = v->ranks[k];
-		if (r->float_ts || r->stats.events != r->stats.complete)
+	for (size_t k = 0; k < v->nranks; k++)
+		if (!v->ranks[k]->int_times)
 			return false;
-	}
-	for (size_t k = 0; k < kb->nmetrics; k++) {
-		const struct kernel_metric_row *m = &kb->metrics[k];
-		if (m->sum != floor(m->sum) || fabs(m->sum) > 9e15 || m->max != floor(m->max) || m->min != floor(m->min))
-			return false;
-	}
 	return true;
 }
 
-static void set_num(struct atable *t, size_t row, size_t col, double v, bool as_int)
-{
-	if (as_int)
-		atable_set_i(t, row, col, (int64_t)v);
-	else
-		atable_set_f(t, row, col, v);
-}
-
-static void metrics_row(struct atable *t, const struct kernel_metric_row *m, bool ints)
+static void metrics_row(struct atable *t, const struct kernel_metric_row *m)
 {
 	size_t row = atable_add_row(t);
 	atable_set_s(t, row, 0, m->name);
-	set_num(t, row, 1, m->sum, ints);
-	set_num(t, row, 2, m->max, ints);
-	set_num(t, row, 3, m->min, ints);
+	atable_set_f(t, row, 1, m->sum);
+	atable_set_f(t, row, 2, m->max);
+	atable_set_f(t, row, 3, m->min);
 	atable_set_f(t, row, 4, m->stddev);
 	atable_set_f(t, row, 5, m->mean);
 	atable_set_s(t, row, 6, trace_ktype_name(m->type));
@@ -103,13 +89,14 @@ void analyze_kernels(const struct trace_set *set, const struct analyze_ranks *se
 	}
 	note_no_gpu(t, &v, "kernel breakdown");
 
-	bool ints = int_durations(&v, &kb);
-	const char *mcols[] = {"name:s",   ints ? "sum (us):i" : "sum (us):f", ints ? "max (us):i" : "max (us):f",
-			       ints ? "min (us):i" : "min (us):f", "stddev:f", "mean (us):f", "kernel_type:s",
-			       "rank:i",   NULL};
+	static const char *const mcols[] = {"name:s",     "sum (us):f",  "max (us):f",    "min (us):f",
+					    "stddev:f",   "mean (us):f", "kernel_type:s", "rank:i", NULL};
 	struct atable *m = atable_new("kernel_metrics", "Top GPU kernels per type and rank (us)", mcols);
+	if (int_times(&v))
+		for (size_t c = 1; c <= 3; c++)
+			atable_int_text(m, c);
 	for (size_t k = 0; k < kb.nmetrics; k++)
-		metrics_row(m, &kb.metrics[k], ints);
+		metrics_row(m, &kb.metrics[k]);
 	atable_note(m,
 		    "top %llu kernels per type and rank, up to %g of the cumulative time; the rest is "
 		    "'others' (HTA: then sum = max = min = mean = each kernel's total)",
@@ -213,6 +200,8 @@ struct atable *analyze_overlap(const struct trace_set *set, const struct analyze
 			atable_note(t, "rank %d: no communication kernels: overlap undefined (empty, HTA's NaN)",
 				    r->rank);
 	}
+	if (v.nranks == 0)
+		note_no_gpu(t, &v, "overlap");
 	overlap_free(&ov);
 	free(v.ranks);
 	return t;

@@ -317,7 +317,9 @@ void kernel_breakdown_run(const struct trace_set *set, const struct kernel_break
 		struct kernel_type_row *t = &out->types[out->ntypes++];
 		t->mask = m;
 		t->sum = typesum[m];
-		t->percentage = atable_round(100.0 * typesum[m] / total, 1);
+		/* in HTA's order of operations, (sum / total) * 100: the last bit
+		 * decides ties of the half-to-even rounding */
+		t->percentage = atable_round(typesum[m] / total * 100.0, 1);
 	}
 	qsort(out->types, out->ntypes, sizeof *out->types, cmp_type_row);
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "analyze/analyze.h"
-#include "analyze/kernel_tables.h"
+#include "analyze/analyze.h"
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/clock.h"

@@ -45,6 +45,18 @@ cmp -s "$tmp/kernel_metrics.csv" "$SHARED/conformance/trace_filter__dir_2ranks/k
 cmp -s "$tmp/kernel_type_breakdown.csv" "$SHARED/conformance/trace_filter__dir_2ranks/kernel_type_breakdown.csv" ||
 	{ echo "FAIL: --csv-dir kernel_type_breakdown.csv"; fail=1; }
 
+# --ranks: one rank of the 2-rank directory gives HTA's single-file results
+# (durations do not depend on the alignment)
+"$DYNO" analyze kernels "$d" --ranks 1 --top -q --format csv |
+	cmp -s - "$SHARED/conformance/trace_filter__sampled_rank-1/kernel_metrics.csv" ||
+	{ echo "FAIL: --ranks 1 kernel_metrics"; fail=1; }
+"$DYNO" analyze kernels "$d" --ranks 0 -q --format csv |
+	cmp -s - "$SHARED/conformance/trace_filter__sampled_rank-0/kernel_type_breakdown.csv" ||
+	{ echo "FAIL: --ranks 0 kernel_type_breakdown"; fail=1; }
+"$DYNO" analyze overlap "$d" --ranks 1 -q --format csv |
+	cmp -s - "$SHARED/conformance/trace_filter__sampled_rank-1/comm_comp_overlap.csv" ||
+	{ echo "FAIL: --ranks 1 overlap"; fail=1; }
+
 # the terminal table and JSON carry the same numbers
 "$DYNO" analyze overlap "$d" -q >"$tmp/t.txt" || fail=1
 grep -Eq '^ +1 +20\.05$' "$tmp/t.txt" || { echo "FAIL: table"; cat "$tmp/t.txt"; fail=1; }

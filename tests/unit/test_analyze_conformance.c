@@ -154,3 +154,37 @@ static void launch_case(const struct tt_case *c, const struct trace_set *set, in
 }
 
 TEST(analyze_launch_conformance) { for_each_case(launch_case, 20); }
+
+/* The kernel tables (kernel_tables.c over kernels.c), rendered, against
+ * HTA's CSVs; test_analyze_kernels.c checks the results themselves. */
+static void kernels_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct kernel_breakdown_opts o = KERNEL_BREAKDOWN_OPTS_DEFAULT, all = o;
+	all.num_kernels = 1000000000000ull;
+	all.duration_ratio = 1.0;
+	struct atable *t, *m, *ta, *ma;
+	analyze_kernels(set, NULL, &o, &t, &m);
+	analyze_kernels(set, NULL, &all, &ta, &ma);
+	REQUIRE(has_file(c->name, "kernel_type_breakdown.csv"));
+	compare(c->name, "kernel_type_breakdown.csv", t);
+	compare(c->name, "kernel_metrics.csv", m);
+	compare(c->name, "kernel_metrics_all.csv", ma);
+	(*checked)++;
+	atable_free(t);
+	atable_free(m);
+	atable_free(ta);
+	atable_free(ma);
+}
+
+TEST(analyze_kernel_tables_conformance) { for_each_case(kernels_case, 20); }
+
+static void overlap_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct atable *t = analyze_overlap(set, NULL, false);
+	REQUIRE(has_file(c->name, "comm_comp_overlap.csv"));
+	compare(c->name, "comm_comp_overlap.csv", t);
+	(*checked)++;
+	atable_free(t);
+}
+
+TEST(analyze_overlap_table_conformance) { for_each_case(overlap_case, 20); }

@@ -53,8 +53,6 @@ static void on_gc(struct ev_loop *l, struct ev_timer *t, void *ud)
 	arm_gc(e);
 }
 
-void ipc_registry_changed(struct ipc_endpoint *e) { arm_gc(e); }
-
 static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, socklen_t tolen, const char *type,
 		       const void *payload, size_t n)
 {

@@ -35,7 +35,6 @@ struct handler_entry {
 struct rpc_server {
 	struct ev_loop *loop;
 	int lfd, port;
-	bool paused;
 	struct net_acl acl;
 	char *token;
 	uint32_t max_frame;
@@ -84,10 +83,6 @@ static void conn_close(struct rpc_conn *c)
 	buf_free(&c->out);
 	free(c);
 	s->nconns--;
-	if (s->paused && s->nconns < s->max_conns) {
-		ev_io_mod(s->loop, s->lfd, EPOLLIN);
-		s->paused = false;
-	}
 }
 
 static void on_timer(struct ev_loop *l, struct ev_timer *t, void *ud)
@@ -233,11 +228,12 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	struct rpc_server *s = ud;
 	for (;;) {
 		if (s->nconns >= s->max_conns) {
-			/* Stop accepting until a slot frees; the kernel backlog holds
-			 * the rest. */
-			ev_io_mod(l, fd, 0);
-			s->paused = true;
-			return;
+			/* Full of clients that have not completed a request: drop the
+			 * oldest, so idle connections cannot lock real clients out
+			 * for a whole timeout. */
+			s->st.evicted++;
+			log_debug("RPC: %d connections open, dropping the oldest (%s)", s->nconns, s->head->peer);
+			conn_close(s->head);
 		}
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;

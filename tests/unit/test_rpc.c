@@ -479,3 +479,34 @@ TEST(rpc_many_parallel_connections)
 	srv_stop(&s);
 	registry_free(&s.reg);
 }
+
+TEST(rpc_full_of_silent_clients_evicts_the_oldest)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_conns = 4, .timeout_ms = 10000};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf err = BUF_INIT, r = BUF_INIT;
+	int idle[6];
+	for (int i = 0; i < 6; i++) {
+		idle[i] = net_connect_tcp("::1", s.port, 2000, &err);
+		REQUIRE(idle[i] >= 0);
+		REQUIRE(write(idle[i], "\x10", 1) == 1); /* a third of a prefix */
+	}
+	usleep(100000);
+	int64_t t0 = clock_mono_ns();
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	CHECK(clock_mono_ns() - t0 < 1000 * NS_PER_MS); /* not after the 10 s timeout */
+	/* the two oldest idle ones were dropped first */
+	char c;
+	struct pollfd p = {.fd = idle[0], .events = POLLIN};
+	CHECK(poll(&p, 1, 1000) == 1 && read(idle[0], &c, 1) == 0);
+	for (int i = 0; i < 6; i++)
+		close(idle[i]);
+	buf_free(&err);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK(s.st.evicted >= 3);
+	CHECK_INT(s.st.answered, 1);
+	registry_free(&s.reg);
+}

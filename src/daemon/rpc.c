@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -297,6 +299,10 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->lfd = net_listen_tcp(o->bind, o->port, 128, &s->port, err);
 	if (s->lfd < 0)
 		goto fail;
+	/* Wake us only when a request's first bytes are there: the accept pass
+	 * then answers at once, and bare connects cost no slot. */
+	int defer_s = 1;
+	setsockopt(s->lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
 	s->timer = ev_timer_add(l, FAR_FUTURE_NS, 0, on_timer, s);
 	if (!s->timer || ev_io_add(l, s->lfd, EPOLLIN, on_listen, s) < 0) {
 		buf_printf(err, "cannot watch the RPC socket: %s", strerror(errno));

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -158,8 +159,16 @@ int main(void)
 	       SECONDS);
 	printf("  %-48s %12s\n", "case", "requests/s");
 	body = "{\"fn\":\"getStatus\"}";
+	clockid_t cid;
+	pthread_getcpuclockid(lt, &cid);
 	double s1 = run_clients(1, &fails);
+	struct timespec c0, c1;
+	clock_gettime(cid, &c0);
+	uint64_t a0 = rpc_get_stats(srv)->answered;
 	double s2 = run_clients(2, &fails);
+	clock_gettime(cid, &c1);
+	uint64_t a1 = rpc_get_stats(srv)->answered; /* racy read of a counter, for a figure only */
+	double server_us = ((c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec)) / 1e3 / (double)(a1 - a0);
 	printf("  %-48s %12.0f\n", "dynolog getStatus, 1 client thread", s1);
 	printf("  %-48s %12.0f\n", "dynolog getStatus, 2 client threads", s2);
 	body = "{\"fn\":\"getProcesses\"}";
@@ -195,6 +204,8 @@ int main(void)
 	close(base_fd);
 	printf("  %-48s %12.0f\n", "baseline blocking server, 1 client thread", b1);
 	printf("  %-48s %12.0f\n", "baseline blocking server, 2 client threads", b2);
+	printf("  server thread CPU per getStatus request: %.1f us (capacity of one core: %.0f requests/s)\n", server_us,
+	       1e6 / server_us);
 	printf("  getStatus vs baseline: %.2fx (1 client), %.2fx (2 clients); target >= 20000/s: %s\n", s1 / b1, s2 / b2,
 	       (s1 > s2 ? s1 : s2) >= 20000 ? "met" : "MISSED");
 	printf("  failed requests: %llu; answered by the server: %llu\n", (unsigned long long)fails,

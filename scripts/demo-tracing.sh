@@ -22,8 +22,8 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 echo "# two training ranks under one launcher, polling every second"
-bash -c "\"$B/fake-kineto\" --daemon_name=$NAME --poll_interval_ms=1000 --exit_after_traces=1 --run_s=60 &
-         \"$B/fake-kineto\" --daemon_name=$NAME --poll_interval_ms=1000 --exit_after_traces=1 --run_s=60 &
+WORLD_SIZE=2 bash -c "RANK=0 \"$B/fake-kineto\" --daemon_name=$NAME --poll_interval_ms=1000 --exit_after_traces=1 --run_s=60 &
+         RANK=1 \"$B/fake-kineto\" --daemon_name=$NAME --poll_interval_ms=1000 --exit_after_traces=1 --run_s=60 &
          wait" >"$OUT/ranks.log" &
 RANKS=$!
 sleep 1.5

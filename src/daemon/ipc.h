@@ -37,7 +37,5 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 			       struct buf *err);
 void ipc_stop(struct ipc_endpoint *e);
 const struct ipc_stats *ipc_get_stats(const struct ipc_endpoint *e);
-/* The registry changed outside a poll: re-arm the expiry timer. */
-void ipc_registry_changed(struct ipc_endpoint *e);
 
 #endif

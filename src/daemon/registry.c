@@ -55,11 +55,17 @@ struct reg_job *registry_find_job(struct registry *r, const char *job)
 	return NULL;
 }
 
+/* NULL when a new job would exceed REG_MAX_JOBS. */
 static struct reg_job *get_job(struct registry *r, const char *job)
 {
 	struct reg_job *j = registry_find_job(r, job);
 	if (j)
 		return j;
+	if (r->njobs >= REG_MAX_JOBS) {
+		r->stats.refused_full++;
+		LOG_ONCE(LOG_LEVEL_WARN, "registry: more than %d job ids, ignoring new ones", REG_MAX_JOBS);
+		return NULL;
+	}
 	r->jobs = xrealloc(r->jobs, (r->njobs + 1) * sizeof *r->jobs);
 	j = &r->jobs[r->njobs++];
 	memset(j, 0, sizeof *j);
@@ -183,6 +189,8 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 			return -1;
 		}
 		j = get_job(r, js);
+		if (!j)
+			return -1;
 		at = find_proc(j, key, nkey);
 		size_t ins = (size_t)(-at - 1);
 		p = xcalloc(1, sizeof *p);
@@ -366,11 +374,15 @@ int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 	char js[24];
 	registry_job_str(job, js);
 	struct reg_job *j = get_job(r, js);
+	if (!j)
+		return -1;
 	struct reg_ctxt *c = NULL;
 	for (size_t i = 0; i < j->nctxt; i++)
 		if (j->ctxt[i].gpu == gpu)
 			c = &j->ctxt[i];
 	if (!c) {
+		if (j->nctxt >= REG_MAX_GPUS)
+			return -1;
 		j->ctxt = xrealloc(j->ctxt, (j->nctxt + 1) * sizeof *j->ctxt);
 		c = &j->ctxt[j->nctxt++];
 		memset(c, 0, sizeof *c);

@@ -31,7 +31,9 @@
 #include "core/buf.h"
 
 enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
-#define REG_MAX_PIDS 64 /* longest ancestry accepted (Kineto sends <= 11) */
+#define REG_MAX_PIDS 64   /* longest ancestry accepted (Kineto sends <= 11) */
+#define REG_MAX_JOBS 4096 /* distinct job ids (a host runs a handful) */
+#define REG_MAX_GPUS 1024 /* ctxt tables per job */
 
 struct reg_proc {
 	int32_t leaf;            /* pids[0] of the first poll */
@@ -98,7 +100,8 @@ struct reg_job *registry_find_job(struct registry *r, const char *job);
 
 /* A `req` poll: register or refresh (job, pids[0..n)) and take the pending
  * configs selected by type.  Returns 1 when the process is new, 0 when
- * known, -1 when refused (n out of range, or the table is full). */
+ * known, -1 when refused (n out of range, or the table or the number of
+ * jobs is full). */
 int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t n, int32_t type,
 		  int64_t now_ns, struct reg_delivery *d);
 /* The reply text of a delivery: each present config followed by "\n". */
@@ -117,7 +120,8 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		      struct reg_trigger *out);
 void registry_trigger_free(struct reg_trigger *t);
 
-/* `ctxt`: add pid to (job, gpu) and return the set's size. */
+/* `ctxt`: add pid to (job, gpu) and return the set's size; -1 when refused
+ * (too many jobs or GPUs: a flood of made-up ids). */
 int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid);
 
 /* Remove processes whose last poll is more than max_age_s whole seconds

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,7 +37,6 @@ struct handler_entry {
 struct rpc_server {
 	struct ev_loop *loop;
 	int lfd, port;
-	bool paused;
 	struct net_acl acl;
 	char *token;
 	uint32_t max_frame;
@@ -84,10 +85,6 @@ static void conn_close(struct rpc_conn *c)
 	buf_free(&c->out);
 	free(c);
 	s->nconns--;
-	if (s->paused && s->nconns < s->max_conns) {
-		ev_io_mod(s->loop, s->lfd, EPOLLIN);
-		s->paused = false;
-	}
 }
 
 static void on_timer(struct ev_loop *l, struct ev_timer *t, void *ud)
@@ -233,11 +230,12 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	struct rpc_server *s = ud;
 	for (;;) {
 		if (s->nconns >= s->max_conns) {
-			/* Stop accepting until a slot frees; the kernel backlog holds
-			 * the rest. */
-			ev_io_mod(l, fd, 0);
-			s->paused = true;
-			return;
+			/* Full of clients that have not completed a request: drop the
+			 * oldest, so idle connections cannot lock real clients out
+			 * for a whole timeout. */
+			s->st.evicted++;
+			log_debug("RPC: %d connections open, dropping the oldest (%s)", s->nconns, s->head->peer);
+			conn_close(s->head);
 		}
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
@@ -301,6 +299,10 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->lfd = net_listen_tcp(o->bind, o->port, 128, &s->port, err);
 	if (s->lfd < 0)
 		goto fail;
+	/* Wake us only when a request's first bytes are there: the accept pass
+	 * then answers at once, and bare connects cost no slot. */
+	int defer_s = 1;
+	setsockopt(s->lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
 	s->timer = ev_timer_add(l, FAR_FUTURE_NS, 0, on_timer, s);
 	if (!s->timer || ev_io_add(l, s->lfd, EPOLLIN, on_listen, s) < 0) {
 		buf_printf(err, "cannot watch the RPC socket: %s", strerror(errno));

@@ -7,8 +7,8 @@
  * JSON request per connection with a size cap and a deadline, check the
  * optional shared token, dispatch on "fn" through a table of handlers,
  * write the answer without blocking, close.  Up to max_conns connections
- * are served at once; a slow or silent client only ever holds its own slot
- * until its deadline.  Upstream's error rules: bad length, bad JSON, no
+ * wait at once; when full, the oldest is dropped for the newcomer, so slow
+ * or silent clients cannot lock others out.  Upstream's error rules: bad length, bad JSON, no
  * "fn" or an unknown "fn" close the connection without an answer (counted).
  *
  * Handlers (the upstream functions, getProcesses, and other modules'
@@ -42,7 +42,7 @@ struct rpc_opts {
 
 struct rpc_stats {
 	uint64_t accepted, refused_peer, requests, answered, silent, bad_frame, too_big, bad_json,
-		unknown_fn, unauthorized, timeouts, write_failed;
+		unknown_fn, unauthorized, timeouts, evicted, write_failed;
 };
 
 struct rpc_server;

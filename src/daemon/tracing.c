@@ -70,10 +70,10 @@ void tracing_stop(struct tracing *t)
 	if (t->rpc) {
 		const struct rpc_stats *s = rpc_get_stats(t->rpc);
 		log_info("RPC: %llu connections, %llu answered, %llu unanswered, %llu bad frames, %llu oversized, "
-			 "%llu timeouts, %llu refused peers, %llu unauthorized",
+			 "%llu timeouts, %llu evicted, %llu refused peers, %llu unauthorized",
 			 (unsigned long long)s->accepted, (unsigned long long)s->answered,
 			 (unsigned long long)s->silent, (unsigned long long)s->bad_frame,
-			 (unsigned long long)s->too_big, (unsigned long long)s->timeouts,
+			 (unsigned long long)s->too_big, (unsigned long long)s->timeouts, (unsigned long long)s->evicted,
 			 (unsigned long long)s->refused_peer, (unsigned long long)s->unauthorized);
 	}
 	if (t->ipc) {

@@ -327,15 +327,12 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 	jw_i64(&w, 132);
 	jw_obj_end(&w);
 	jw_arr_end(&w);
+	/* Kineto pretty-prints this object; HTA finds a file's rank with the
+	 * text pattern "rank":<whitespace><digits>, so keep the space. */
 	jw_key(&w, "distributedInfo");
-	jw_obj_begin(&w);
-	jw_key(&w, "backend");
-	jw_str(&w, "nccl");
-	jw_key(&w, "rank");
-	jw_i64(&w, rank);
-	jw_key(&w, "world_size");
-	jw_i64(&w, world);
-	jw_obj_end(&w);
+	char dist[160];
+	int dn = snprintf(dist, sizeof dist, "{\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d}", rank, world);
+	jw_raw(&w, dist, (size_t)dn);
 	jw_key(&w, "trace_id");
 	jw_str(&w, k->trace_id);
 	jw_key(&w, "displayTimeUnit");
@@ -418,6 +415,22 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 			jw_i64(&w, 1);
 			jw_i64(&w, 1);
 			jw_arr_end(&w);
+			if (i == 2) { /* what Kineto records for NCCL kernels */
+				jw_key(&w, "Collective name");
+				jw_str(&w, "allreduce");
+				jw_key(&w, "In msg nelems");
+				jw_i64(&w, 1048576);
+				jw_key(&w, "Out msg nelems");
+				jw_i64(&w, 1048576);
+				jw_key(&w, "Group size");
+				jw_i64(&w, world);
+				jw_key(&w, "dtype");
+				jw_str(&w, "Float");
+				jw_key(&w, "Process Group Name");
+				jw_str(&w, "0");
+				jw_key(&w, "Rank");
+				jw_i64(&w, rank);
+			}
 			jw_obj_end(&w);
 			jw_obj_end(&w);
 			flow(&w, "f", corr, 0, stream, gpu);

@@ -364,3 +364,21 @@ TEST(registry_many_processes_keep_set_order)
 	registry_trigger_free(&t);
 	registry_free(&r);
 }
+
+TEST(registry_caps_jobs_and_gpus_against_floods)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_delivery d;
+	int32_t p = 1;
+	for (int64_t job = 0; job < REG_MAX_JOBS; job++)
+		CHECK_INT(registry_ctxt(&r, job, 0, 1), 1);
+	CHECK_INT(registry_ctxt(&r, REG_MAX_JOBS, 0, 1), -1);
+	CHECK_INT(registry_poll(&r, REG_MAX_JOBS + 1, &p, 1, 2, S, &d), -1);
+	CHECK_INT(registry_poll(&r, 5, &p, 1, 2, S, &d), 1); /* existing jobs still work */
+	for (int32_t g = 1; g < REG_MAX_GPUS; g++)
+		registry_ctxt(&r, 7, g, 1);
+	CHECK_INT(registry_ctxt(&r, 7, REG_MAX_GPUS + 5, 1), -1);
+	registry_free(&r);
+}

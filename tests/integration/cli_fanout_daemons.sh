@@ -5,7 +5,8 @@
 # killed must exit 1 and name it.  Skipped (77) while the daemon has no RPC
 # server (no --port flag).
 set -uo pipefail
-"$DYNOLOG" --help 2>&1 | grep -q -- '--port' || { echo "dynolog has no RPC server (--port) yet"; exit 77; }
+help=$("$DYNOLOG" --help 2>&1)
+grep -q -- '--port' <<<"$help" || { echo "dynolog has no RPC server (--port) yet"; exit 77; }
 tmp=$(mktemp -d)
 base=$(( 20000 + RANDOM % 20000 ))
 pids=()

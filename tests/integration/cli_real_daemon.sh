@@ -5,7 +5,8 @@
 # without a GPU monitor ({"status":false} -> exit 1), unknown-fn handling.
 # Skipped (77) while the daemon has no RPC server (no --port flag).
 set -uo pipefail
-"$DYNOLOG" --help 2>&1 | grep -q -- '--port' || { echo "dynolog has no RPC server (--port) yet"; exit 77; }
+help=$("$DYNOLOG" --help 2>&1)
+grep -q -- '--port' <<<"$help" || { echo "dynolog has no RPC server (--port) yet"; exit 77; }
 tmp=$(mktemp -d)
 port=$(( 20000 + RANDOM % 20000 ))
 "$DYNOLOG" --port=$port >"$tmp/daemon.out" 2>"$tmp/daemon.err" &

@@ -203,6 +203,8 @@ static void print_json(const struct gt *g, const struct targets *t, const struct
 		jw_str(&w, t->t[i].label);
 		jw_key(&w, "address");
 		jw_str(&w, jobs[i].addr);
+		jw_key(&w, "ms"); /* connect to answer */
+		jw_f64(&w, (double)(int64_t)(jobs[i].elapsed_ms * 1000) / 1000);
 		jw_key(&w, "result");
 		jw_str(&w, !r->ok ? "failed" : r->nmatched ? "ok" : "no-match");
 		failed += !r->ok;

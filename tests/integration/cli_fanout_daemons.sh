@@ -2,8 +2,7 @@
 # Fan-out against real daemons: 64 dynolog processes on loopback ports, one
 # `dyno gputrace --hostnames ...` call; every daemon must answer (no process
 # is registered, so each reports no match), then the same with one daemon
-# killed must exit 1 and name it.  Skipped (77) while the daemon has no RPC
-# server (no --port flag).
+# killed must exit 1 and name it.
 set -uo pipefail
 tmp=$(mktemp -d)
 base=$(( 20000 + RANDOM % 20000 ))

@@ -81,6 +81,7 @@ struct fake_daemon {
 	/* silent mode keeps these open */
 	int held[1024];
 	int nheld;
+	int max_open; /* most client connections open at once (silent mode) */
 	/* the thread */
 	pthread_t th;
 	bool running;
@@ -216,12 +217,23 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 	fake_record(f, idx, body, (size_t)len);
 	struct buf out = BUF_INIT;
 	switch (f->mode) {
-	case FAKE_SILENT:
+	case FAKE_SILENT: {
+		/* how many earlier connections has the client still open? (it
+		 * closes each one at its timeout: recv then sees end of file) */
+		int open_now = 1;
+		for (int k = 0; k < f->nheld; k++) {
+			char c;
+			ssize_t r = recv(f->held[k], &c, 1, MSG_PEEK | MSG_DONTWAIT);
+			open_now += !(r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK));
+		}
+		if (open_now > f->max_open)
+			f->max_open = open_now;
 		if (f->nheld < 1024) {
 			f->held[f->nheld++] = fd;
 			fd = -1;
 		}
 		break;
+	}
 	case FAKE_CLOSE: break;
 	case FAKE_NEG_LEN: fake_write_all(fd, "\xfb\xff\xff\xff{}", 6); break;
 	case FAKE_HUGE_LEN: fake_write_all(fd, "\xff\xff\xff\x7f{\"status\":1}", 16); break;

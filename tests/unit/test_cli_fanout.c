@@ -381,3 +381,31 @@ TEST(cli_gputrace_json_output)
 	buf_free(&out);
 	buf_free(&err);
 }
+
+TEST(cli_rpc_client_bounded_and_one_timeout)
+{
+	/* 12 daemons that never answer, at most 3 connections at a time: the
+	 * fake sees every connection, never more than 3 open together, and the
+	 * whole call takes at least 4 rounds of the 200 ms timeout */
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 12, FAKE_SILENT));
+	char ports[12][8];
+	struct rpc_job j[12];
+	for (int i = 0; i < 12; i++) {
+		snprintf(ports[i], sizeof ports[i], "%d", f.ports[i]);
+		rpc_job_init(&j[i], "127.0.0.1", ports[i], "{\"fn\":\"getStatus\"}", 18);
+	}
+	struct rpc_opts o = {.timeout_ms = 200, .max_parallel = 3};
+	int64_t t0 = clock_mono_ns();
+	CHECK_INT(rpc_call_many(j, 12, &o), 12);
+	CHECK(clock_mono_ns() - t0 >= 4 * 200 * NS_PER_MS);
+	for (int i = 0; i < 12; i++) {
+		CHECK_INT(j[i].status, RPC_ERR_TIMEOUT);
+		rpc_job_free(&j[i]);
+	}
+	pthread_mutex_lock(&f.mu);
+	CHECK_INT(f.nreqs, 12);
+	CHECK(f.max_open >= 1 && f.max_open <= 3);
+	pthread_mutex_unlock(&f.mu);
+	fake_stop(&f);
+}

@@ -30,8 +30,11 @@ endif
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DDYNO_VERSION='"$(VERSION)"' \
 	-Isrc -MMD -MP $(CFLAGS)
-LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
-LIBS := -lz -lm -lpthread -lmicrohttpd -lcurl -ldl
+LDFLAGS_ALL := $(SANFLAGS) -Wl,--as-needed $(LDFLAGS)
+LIBS := -lz -lm -lpthread -ldl
+# dynolog runs forever on every host: libm is linked statically (it needs
+# one function) so its pages are not part of the daemon's resident set.
+DAEMON_LIBS := -lpthread -ldl -Wl,-Bstatic -lm -Wl,-Bdynamic
 
 CORE_SRC    := $(wildcard src/core/*.c)
 TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
@@ -75,7 +78,7 @@ $(LIBCLI): $(call obj,$(CLI_LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
 
 $(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 $(DYNO): $(call obj,src/cli/dyno.c) $(LIBCLI) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(UNIT): $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)

@@ -78,3 +78,11 @@ set +e
 "$DYNOLOG" --config="$T/bad.json" 2>"$T/bad.txt"; rc=$?
 set -e
 [ $rc = 2 ] && grep -q "use_JSON' wants a boolean" "$T/bad.txt"
+
+# the packaged sample config and flag file are valid
+"$DYNOLOG" --config=packaging/dynolog.json --flagfile=packaging/dynolog.gflags --exit_after_ticks=1 \
+	--json_log_file="$T/pkg.txt" 2>"$T/pkg.log"
+grep -q '^time = ' "$T/pkg.txt"
+if grep -q ' [WE] dynolog: config file' "$T/pkg.log"; then echo "sample config has problems:"; cat "$T/pkg.log"; exit 1; fi
+grep -q '^ExecStart=.*--config=/etc/dynolog.json' packaging/dynolog.service
+grep -q '^Type=notify' packaging/dynolog.service

@@ -19,8 +19,10 @@ grep -q '^# TYPE node_network_receive_bytes_total counter$' "$T/page.txt"
 grep -q '^dynolog_build_info{version="' "$T/page.txt"
 grep -q '^dynolog_collector_duration_seconds{collector="kernel"}' "$T/page.txt"
 
-WEB=$(free_port)
-cat >"$T/prometheus.yml" <<YML
+# another process may take the port we picked: retry on a fresh one
+for attempt in 1 2 3; do
+	WEB=$(free_port)
+	cat >"$T/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -29,9 +31,14 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$PORT']
 YML
-prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
-	--web.listen-address="127.0.0.1:$WEB" --log.level=warn 2>"$T/prometheus.log" &
-PIDS+=($!)
+	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb$attempt" \
+		--web.listen-address="127.0.0.1:$WEB" --log.level=warn 2>"$T/prometheus.log" &
+	PP=$!
+	PIDS+=($PP)
+	sleep 2
+	kill -0 $PP 2>/dev/null && break
+	echo "prometheus exited (attempt $attempt):"; tail -3 "$T/prometheus.log"
+done
 q() { curl -sf "http://127.0.0.1:$WEB/api/v1/query" --data-urlencode "query=$1"; }
 if ! wait_for bash -c "curl -sf 'http://127.0.0.1:$WEB/api/v1/query?query=dynolog_memory_total_bytes' | grep -q '\"value\"'"; then
 	echo "Prometheus never got a sample"; tail -20 "$T/prometheus.log"; exit 1

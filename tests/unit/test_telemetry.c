@@ -129,3 +129,50 @@ TEST(telemetry_bad_config_file)
 	buf_free(&err);
 	ev_loop_free(l);
 }
+
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+TEST(telemetry_sd_notify_ready)
+{
+	void *lib = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "    libsystemd.so.0 not installed: readiness is skipped by design, nothing to check\n");
+		return;
+	}
+	dlclose(lib);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	REQUIRE(fd >= 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof a.sun_path, "%s/notify", test_tmpdir());
+	REQUIRE(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
+	setenv("NOTIFY_SOCKET", a.sun_path, 1);
+	fixture_tick("basic", "t0");
+	struct telemetry_config c;
+	telemetry_config_defaults(&c);
+	c.procfs_root = fixture_path("proc");
+	c.sysfs_root = fixture_path("sys");
+	c.use_json = false;
+	struct ev_loop *l = ev_loop_new();
+	struct buf err = BUF_INIT;
+	struct telemetry *t = telemetry_start(l, &c, &err);
+	REQUIRE(t);
+	char msg[256];
+	struct timeval tv = {5, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	ssize_t n = recv(fd, msg, sizeof msg - 1, 0);
+	REQUIRE(n > 0);
+	msg[n] = 0;
+	CHECK(strstr(msg, "READY=1") != NULL);
+	telemetry_reload(t);
+	n = recv(fd, msg, sizeof msg - 1, 0);
+	REQUIRE(n > 0);
+	msg[n] = 0;
+	CHECK(strstr(msg, "RELOADING=1") != NULL);
+	telemetry_stop(t);
+	unsetenv("NOTIFY_SOCKET");
+	close(fd);
+	buf_free(&err);
+	ev_loop_free(l);
+}

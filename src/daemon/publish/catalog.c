@@ -6,6 +6,7 @@
  */
 #include "catalog.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define G MK_GAUGE
@@ -167,19 +168,68 @@ static const struct metric_desc cat[] = {
 #undef G
 #undef C
 
+/* Lookup: entry indices sorted by (key, suffixed), built on first use, so a
+ * tick with thousands of keys costs a binary search each. */
+static size_t order[sizeof cat / sizeof cat[0]];
+static const char *help_of[sizeof cat / sizeof cat[0]];
+static bool ready;
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct metric_desc *x = &cat[*(const size_t *)a], *y = &cat[*(const size_t *)b];
+	int c = strcmp(x->key, y->key);
+	return c ? c : (int)x->suffixed - (int)y->suffixed;
+}
+
+static void init(void)
+{
+	size_t n = sizeof cat / sizeof cat[0];
+	for (size_t i = 0; i < n; i++) {
+		order[i] = i;
+		/* a family's HELP is given once, on its first entry */
+		help_of[i] = cat[i].help;
+		for (size_t j = 0; j < i && !help_of[i]; j++)
+			if (cat[j].prom && cat[i].prom && strcmp(cat[j].prom, cat[i].prom) == 0)
+				help_of[i] = cat[j].help;
+	}
+	qsort(order, n, sizeof order[0], cmp_entry);
+	ready = true;
+}
+
 const struct metric_desc *catalog_find(const char *key, const char **suffix)
 {
+	if (!ready)
+		init();
 	const char *dot = strchr(key, '.');
 	size_t bl = dot ? (size_t)(dot - key) : strlen(key);
-	for (size_t i = 0; i < sizeof cat / sizeof cat[0]; i++) {
-		if (cat[i].suffixed != (dot != NULL) || strlen(cat[i].key) != bl || memcmp(cat[i].key, key, bl) != 0)
-			continue;
-		if (dot && !dot[1])
-			return NULL;
-		*suffix = dot ? dot + 1 : NULL;
-		return &cat[i];
+	if (dot && !dot[1])
+		return NULL;
+	bool suffixed = dot != NULL;
+	size_t lo = 0, hi = sizeof cat / sizeof cat[0];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct metric_desc *m = &cat[order[mid]];
+		int c = strncmp(m->key, key, bl);
+		if (c == 0)
+			c = m->key[bl] ? 1 : (int)m->suffixed - (int)suffixed;
+		if (c == 0) {
+			*suffix = dot ? dot + 1 : NULL;
+			return m;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return NULL;
+}
+
+const char *catalog_help(const struct metric_desc *d)
+{
+	if (!ready)
+		init();
+	const char *h = help_of[d - cat];
+	return h ? h : "dynolog metric.";
 }
 
 const struct metric_desc *catalog_all(size_t *n)

@@ -38,6 +38,8 @@ struct metric_desc {
 /* The entry for a frame key, NULL when the catalog does not know it.  On
  * success *suffix points into key (after the '.') or is NULL. */
 const struct metric_desc *catalog_find(const char *key, const char **suffix);
+/* The HELP text of d's Prometheus family. */
+const char *catalog_help(const struct metric_desc *d);
 /* All entries, for docs and tests. */
 const struct metric_desc *catalog_all(size_t *n);
 

@@ -10,7 +10,6 @@
  */
 #include "otlp.h"
 
-#include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,9 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/publish/catalog.h"
+#include "daemon/publish/libs.h"
+
+static const struct curl_api *C; /* set by otlp_new */
 
 struct payload {
 	char *data;
@@ -251,15 +253,15 @@ static void finish(struct otlp_sink *s, CURLcode rc)
 {
 	long status = 0;
 	curl_off_t retry_after = 0;
-	curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_getinfo(s->easy, CURLINFO_RETRY_AFTER, &retry_after);
-	curl_multi_remove_handle(s->multi, s->easy);
-	curl_easy_cleanup(s->easy);
+	C->easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &status);
+	C->easy_getinfo(s->easy, CURLINFO_RETRY_AFTER, &retry_after);
+	C->multi_remove_handle(s->multi, s->easy);
+	C->easy_cleanup(s->easy);
 	s->easy = NULL;
 	bool retry = false;
 	if (rc != CURLE_OK) {
 		LOG_ONCE(LOG_LEVEL_WARN, "otlp: POST %s failed: %s (will retry with backoff)", s->url,
-			 curl_easy_strerror(rc));
+			 C->easy_strerror(rc));
 		s->st.failures++;
 		retry = true;
 	} else if (status >= 200 && status < 300) {
@@ -293,7 +295,7 @@ static void check_done(struct otlp_sink *s)
 {
 	CURLMsg *m;
 	int left;
-	while ((m = curl_multi_info_read(s->multi, &left)))
+	while ((m = C->multi_info_read(s->multi, &left)))
 		if (m->msg == CURLMSG_DONE && m->easy_handle == s->easy)
 			finish(s, m->data.result);
 }
@@ -303,25 +305,25 @@ static void start_next(struct otlp_sink *s)
 	if (s->easy || s->in_backoff || !s->qlen)
 		return;
 	struct payload *p = &s->q[s->qhead];
-	CURL *e = curl_easy_init();
+	CURL *e = C->easy_init();
 	if (!e) {
 		LOG_ONCE(LOG_LEVEL_ERROR, "otlp: curl_easy_init failed");
 		return;
 	}
-	curl_easy_setopt(e, CURLOPT_URL, s->url);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, p->data);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->headers);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)s->timeout_ms);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "dynolog/" DYNO_VERSION);
+	C->easy_setopt(e, CURLOPT_URL, s->url);
+	C->easy_setopt(e, CURLOPT_POST, 1L);
+	C->easy_setopt(e, CURLOPT_POSTFIELDS, p->data);
+	C->easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
+	C->easy_setopt(e, CURLOPT_HTTPHEADER, s->headers);
+	C->easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)s->timeout_ms);
+	C->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)s->timeout_ms);
+	C->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	C->easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+	C->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	C->easy_setopt(e, CURLOPT_USERAGENT, "dynolog/" DYNO_VERSION);
 	s->easy = e;
-	if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
-		curl_easy_cleanup(e);
+	if (C->multi_add_handle(s->multi, e) != CURLM_OK) {
+		C->easy_cleanup(e);
 		s->easy = NULL;
 		LOG_ONCE(LOG_LEVEL_ERROR, "otlp: curl_multi_add_handle failed");
 	}
@@ -341,7 +343,7 @@ static void on_curl_timer(struct ev_loop *l, struct ev_timer *t, void *ud)
 	(void)l;
 	(void)t;
 	struct otlp_sink *s = ud;
-	curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &s->running);
+	C->multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &s->running);
 	check_done(s);
 }
 
@@ -356,7 +358,7 @@ static void on_curl_io(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		mask |= CURL_CSELECT_OUT;
 	if (events & (EPOLLERR | EPOLLHUP))
 		mask |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(s->multi, fd, mask, &s->running);
+	C->multi_socket_action(s->multi, fd, mask, &s->running);
 	check_done(s);
 }
 
@@ -367,14 +369,14 @@ static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socke
 	if (what == CURL_POLL_REMOVE) {
 		if (socketp)
 			ev_io_del(s->loop, fd);
-		curl_multi_assign(s->multi, fd, NULL);
+		C->multi_assign(s->multi, fd, NULL);
 		return 0;
 	}
 	uint32_t ev = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
 	if (socketp) {
 		ev_io_mod(s->loop, fd, ev);
 	} else if (ev_io_add(s->loop, fd, ev, on_curl_io, s) == 0) {
-		curl_multi_assign(s->multi, fd, s);
+		C->multi_assign(s->multi, fd, s);
 	}
 	return 0;
 }
@@ -421,14 +423,8 @@ void otlp_options_from_env(struct otlp_options *o)
 
 struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt, struct buf *err)
 {
-	static bool global;
-	if (!global) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			buf_puts(err, "curl_global_init failed");
-			return NULL;
-		}
-		global = true;
-	}
+	if (!(C = curl_api(err)))
+		return NULL;
 	struct otlp_options o = *opt;
 	otlp_options_from_env(&o);
 	struct otlp_sink *s = xcalloc(1, sizeof *s);
@@ -457,8 +453,8 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 	s->backoff_max_ms = o.backoff_max_ms;
 	s->qcap = o.max_queue;
 	s->q = xcalloc(s->qcap, sizeof *s->q);
-	s->headers = curl_slist_append(NULL, "Content-Type: application/json");
-	s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+	s->headers = C->slist_append(NULL, "Content-Type: application/json");
+	s->headers = C->slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
 	if (o.headers) {
 		/* "k=v,k2=v2" -> "k: v" (values may be URL-encoded per the spec; passed as given) */
 		const char *p = o.headers;
@@ -469,7 +465,7 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 			if (eq && eq > p && !memchr(p, '\n', l) && !memchr(p, '\r', l)) {
 				struct buf h = BUF_INIT;
 				buf_printf(&h, "%.*s: %.*s", (int)(eq - p), p, (int)(l - (size_t)(eq - p) - 1), eq + 1);
-				s->headers = curl_slist_append(s->headers, h.data);
+				s->headers = C->slist_append(s->headers, h.data);
 				buf_free(&h);
 			} else if (l) {
 				log_warn("otlp: ignoring malformed header entry '%.*s' (want key=value)", (int)l, p);
@@ -479,7 +475,7 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 			p = c + 1;
 		}
 	}
-	s->multi = curl_multi_init();
+	s->multi = C->multi_init();
 	s->curl_timer = ev_timer_add(loop, 0, 0, on_curl_timer, s);
 	s->retry_timer = ev_timer_add(loop, 0, 0, on_retry, s);
 	if (s->curl_timer)
@@ -491,10 +487,10 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 		otlp_free(s);
 		return NULL;
 	}
-	curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
-	curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-	curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
+	C->multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	C->multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+	C->multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	C->multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
 	return s;
 }
 
@@ -503,11 +499,11 @@ void otlp_free(struct otlp_sink *s)
 	if (!s)
 		return;
 	if (s->easy) {
-		curl_multi_remove_handle(s->multi, s->easy);
-		curl_easy_cleanup(s->easy);
+		C->multi_remove_handle(s->multi, s->easy);
+		C->easy_cleanup(s->easy);
 	}
 	if (s->multi)
-		curl_multi_cleanup(s->multi);
+		C->multi_cleanup(s->multi);
 	if (s->curl_timer)
 		ev_timer_del(s->loop, s->curl_timer);
 	if (s->retry_timer)
@@ -515,7 +511,7 @@ void otlp_free(struct otlp_sink *s)
 	while (s->qlen)
 		q_pop(s);
 	free(s->q);
-	curl_slist_free_all(s->headers);
+	C->slist_free_all(s->headers);
 	free(s->url);
 	free(s->service);
 	free(s);

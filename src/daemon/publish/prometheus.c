@@ -3,7 +3,7 @@
  *
  * Serving: libmicrohttpd runs with MHD_USE_EPOLL and no internal thread.
  * Its epoll descriptor joins our loop; when it is readable we call
- * MHD_run() once, then arm a one-shot timer for MHD's own connection
+ * M->run() once, then arm a one-shot timer for MHD's own connection
  * timeouts (none when no connection is open, so an idle daemon is never
  * woken).  Connection count, per-connection memory and idle time are capped
  * by MHD options, which bounds what slow or malicious clients can hold.
@@ -22,7 +22,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,9 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/publish/catalog.h"
+#include "daemon/publish/libs.h"
+
+static const struct mhd_api *M; /* set by prom_new */
 
 struct total {
 	char *key;
@@ -207,16 +209,6 @@ static double frame_num(const struct frame_value *v)
 	}
 }
 
-static const char *family_help(const char *family)
-{
-	size_t n;
-	const struct metric_desc *all = catalog_all(&n);
-	for (size_t i = 0; i < n; i++)
-		if (all[i].prom && all[i].help && strcmp(all[i].prom, family) == 0)
-			return all[i].help;
-	return "dynolog metric.";
-}
-
 static void render_process_info(const struct frame *f, struct buf *o)
 {
 	/* proc_job_id.<pid> / proc_cgroup.<pid> strings become one info series per pid */
@@ -335,7 +327,7 @@ static void render_frame(const struct frame *f, struct buf *o)
 		if (!cur || strcmp(cur, w->family) != 0) {
 			cur = w->family;
 			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", cur,
-				   w->d ? family_help(cur) : "dynolog metric without a catalog entry.", cur,
+				   w->d ? catalog_help(w->d) : "dynolog metric without a catalog entry.", cur,
 				   counter ? "counter" : "gauge");
 		}
 		if (w->d)
@@ -412,26 +404,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	if (strcmp(url, "/metrics") != 0) {
 		static const char nf[] = "not found: metrics are at /metrics\n";
-		r = MHD_create_response_from_buffer(sizeof nf - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
+		r = M->create_response_from_buffer(sizeof nf - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
 		status = MHD_HTTP_NOT_FOUND;
 	} else if (!get) {
 		static const char na[] = "method not allowed\n";
-		r = MHD_create_response_from_buffer(sizeof na - 1, (void *)na, MHD_RESPMEM_PERSISTENT);
+		r = M->create_response_from_buffer(sizeof na - 1, (void *)na, MHD_RESPMEM_PERSISTENT);
 		if (r)
-			MHD_add_response_header(r, "Allow", "GET, HEAD");
+			M->add_response_header(r, "Allow", "GET, HEAD");
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
 	} else if (!p->page) {
 		static const char su[] = "no sample collected yet\n";
-		r = MHD_create_response_from_buffer(sizeof su - 1, (void *)su, MHD_RESPMEM_PERSISTENT);
+		r = M->create_response_from_buffer(sizeof su - 1, (void *)su, MHD_RESPMEM_PERSISTENT);
 		status = MHD_HTTP_SERVICE_UNAVAILABLE;
 	} else {
-		enum MHD_Result q = MHD_queue_response(c, MHD_HTTP_OK, p->page);
+		enum MHD_Result q = M->queue_response(c, MHD_HTTP_OK, p->page);
 		return q;
 	}
 	if (!r)
 		return MHD_NO;
-	enum MHD_Result q = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	enum MHD_Result q = M->queue_response(c, status, r);
+	M->destroy_response(r);
 	return q;
 }
 
@@ -455,9 +447,9 @@ static void on_epoll(struct ev_loop *l, int fd, uint32_t events, void *ud)
 /* Let MHD do its work, then arm our timer for its next timeout, if any. */
 static void drive(struct prom_sink *p)
 {
-	MHD_run(p->mhd);
+	M->run(p->mhd);
 	MHD_UNSIGNED_LONG_LONG ms;
-	if (MHD_get_timeout(p->mhd, &ms) == MHD_YES) {
+	if (M->get_timeout(p->mhd, &ms) == MHD_YES) {
 		int64_t ns = ms > 86400000ull ? 86400 * NS_PER_SEC : (int64_t)ms * NS_PER_MS;
 		ev_timer_set(p->timer, ns > 0 ? ns : 1, 0);
 	} else {
@@ -510,11 +502,13 @@ struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt,
 		buf_printf(err, "prometheus address '%s' is not an IPv4 or IPv6 literal", addr);
 		return NULL;
 	}
+	if (!(M = mhd_api(err)))
+		return NULL;
 	struct prom_sink *p = prom_new_offline();
 	p->loop = loop;
 	unsigned maxc = opt->max_connections ? opt->max_connections : 256;
 	unsigned tmo = opt->timeout_s ? opt->timeout_s : 10;
-	p->mhd = MHD_start_daemon(flags, (uint16_t)opt->port, NULL, NULL, on_request, p,
+	p->mhd = M->start_daemon(flags, (uint16_t)opt->port, NULL, NULL, on_request, p,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, maxc,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
@@ -529,8 +523,8 @@ struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt,
 		prom_free(p);
 		return NULL;
 	}
-	const union MHD_DaemonInfo *ei = MHD_get_daemon_info(p->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	const union MHD_DaemonInfo *pi = MHD_get_daemon_info(p->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	const union MHD_DaemonInfo *ei = M->get_daemon_info(p->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	const union MHD_DaemonInfo *pi = M->get_daemon_info(p->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	p->epfd = ei ? ei->epoll_fd : -1;
 	p->port = pi ? pi->port : opt->port;
 	p->timer = ev_timer_add(loop, 0, 0, on_timer, p);
@@ -553,9 +547,9 @@ void prom_free(struct prom_sink *p)
 	if (p->loop && p->timer)
 		ev_timer_del(p->loop, p->timer);
 	if (p->mhd)
-		MHD_stop_daemon(p->mhd);
+		M->stop_daemon(p->mhd);
 	if (p->page)
-		MHD_destroy_response(p->page);
+		M->destroy_response(p->page);
 	for (size_t i = 0; i < p->nslots; i++)
 		free(p->tot[i].key);
 	free(p->tot);
@@ -569,18 +563,20 @@ uint64_t prom_requests(const struct prom_sink *p) { return p->requests; }
 
 void prom_publish(struct prom_sink *p, const struct prom_self *self, size_t nself)
 {
+	if (!p->mhd)
+		return; /* an offline sink (tests) serves nothing */
 	struct buf page = BUF_INIT;
 	prom_render(p, self, nself, &page);
 	size_t len;
 	char *data = buf_detach(&page, &len);
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = M->create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(data);
 		LOG_ONCE(LOG_LEVEL_ERROR, "prometheus: cannot create a response; keeping the previous page");
 		return;
 	}
-	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	M->add_response_header(r, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	if (p->page)
-		MHD_destroy_response(p->page); /* connections still sending it keep their reference */
+		M->destroy_response(p->page); /* connections still sending it keep their reference */
 	p->page = r;
 }

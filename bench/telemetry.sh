@@ -11,7 +11,7 @@
 # 10 ms-granular utime/stime.  Usage: bench/telemetry.sh [BUILD_DIR] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-O=${1:-build}
+O=${O:-${1:-build}}
 SECS=${2:-20}
 DYNOLOG=$PWD/$O/dynolog
 T=$(mktemp -d)

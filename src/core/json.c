@@ -715,6 +715,12 @@ bool json_num_u64(const struct json_num *n, uint64_t *out)
 	int32_t e = n->exp10;
 	if (n->neg && m != 0)
 		return false;
+	if (m == 0) { /* 0e999999999 is 0: no loop over the exponent */
+		*out = 0;
+		return true;
+	}
+	if (e > 19 || e < -19)
+		return false; /* a non-zero 64-bit mantissa cannot absorb that */
 	while (e > 0) {
 		if (m > UINT64_MAX / 10)
 			return false;
@@ -821,10 +827,15 @@ static enum json_tok scan_number(struct json_reader *r)
 		}
 		if (n == 0)
 			return fail(r, where, "%s", why);
-		const char *keep = r->tstart;
-		ssize_t got = refill(r, &keep);
-		if (got < 0)
-			return JSON_ERROR;
+		/* The number runs past the window.  Rescanning it from its start
+		 * after every small read would be quadratic in its length, so read
+		 * until the bytes available past its start have doubled. */
+		size_t have = (size_t)(r->end - r->tstart);
+		do {
+			const char *keep = r->tstart;
+			if (refill(r, &keep) < 0)
+				return JSON_ERROR;
+		} while (!r->eof && (size_t)(r->end - r->tstart) < 2 * have);
 	}
 }
 

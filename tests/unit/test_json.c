@@ -288,6 +288,17 @@ TEST(json_numbers_integers)
 	CHECK(json_num_i64(&n, &i) && i == 0);
 	n = num_of("-1");
 	CHECK(!json_num_u64(&n, &u));
+	/* found by the fuzzer: a zero with a huge exponent must not loop over it */
+	n = num_of("0e9974376821145");
+	CHECK(json_num_i64(&n, &i) && i == 0);
+	n = num_of("0.0e-99999999999");
+	CHECK(json_num_u64(&n, &u) && u == 0);
+	n = num_of("1e99999999999");
+	CHECK(!json_num_u64(&n, &u));
+	n = num_of("1000000000000000000000e-3");
+	CHECK(!json_num_u64(&n, &u)); /* 22 digits: beyond the mantissa, flagged big */
+	n = num_of("12300e-2");
+	CHECK(json_num_i64(&n, &i) && i == 123);
 }
 
 TEST(json_numbers_huge)
@@ -325,6 +336,17 @@ TEST(json_numbers_huge)
 	char *got = tokens_n(big, 5002, 0);
 	CHECK(strncmp(got, "[ n:7777", 8) == 0 && strstr(got, "] EOF"));
 	free(got);
+	free(big);
+	/* a 2 MB number streamed a byte at a time stays linear (this would
+	 * take minutes if each read rescanned the number from its start) */
+	size_t len = 2u << 20;
+	big = malloc(len);
+	memset(big, '9', len);
+	struct chunk_src src = {big, len, 1};
+	json_reader_init_stream(&r, chunk_read, &src, 1, 0);
+	CHECK(json_next(&r) == JSON_NUMBER && r.tlen == len && r.num.big);
+	CHECK(json_next(&r) == JSON_EOF);
+	json_reader_free(&r);
 	free(big);
 }
 

@@ -38,6 +38,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	atable_render(st, AFMT_TABLE, &out);
 	atable_free(t);
 	atable_free(st);
+	struct kernel_opts ko = {0.8, 3, true};
+	struct atable *m = NULL;
+	t = analyze_kernels(&set, NULL, &ko, &m);
+	struct atable *d = analyze_kernel_distribution(m);
+	atable_render(t, AFMT_CSV, &out);
+	atable_render(d, AFMT_TABLE, &out);
+	atable_free(t);
+	atable_free(m);
+	atable_free(d);
+	t = analyze_overlap(&set, NULL);
+	atable_render(t, AFMT_JSON, &out);
+	atable_free(t);
 	struct launch_opts lo = {50, 100, true};
 	struct atable **ts;
 	size_t n = analyze_launch(&set, NULL, &lo, &ts);

@@ -196,7 +196,8 @@ static void kernel_stats(const struct trace_rank *r, enum trace_ktype kt, double
 		free(k->durs);
 		k->durs = NULL;
 	}
-	qsort(ks, nk, sizeof *ks, kstat_by_sum);
+	if (nk)
+		qsort(ks, nk, sizeof *ks, kstat_by_sum);
 	size_t first_other = nk;
 	if (nk > num_kernels) {
 		double *cum = xmalloc(nk * sizeof *cum);

@@ -41,12 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kernel_opts ko = {0.8, 3, true};
 	struct atable *m = NULL;
 	t = analyze_kernels(&set, NULL, &ko, &m);
-	struct atable *d = analyze_kernel_distribution(m);
+	struct atable *kd = analyze_kernel_distribution(m);
 	atable_render(t, AFMT_CSV, &out);
-	atable_render(d, AFMT_TABLE, &out);
+	atable_render(kd, AFMT_TABLE, &out);
 	atable_free(t);
 	atable_free(m);
-	atable_free(d);
+	atable_free(kd);
 	t = analyze_overlap(&set, NULL);
 	atable_render(t, AFMT_JSON, &out);
 	atable_free(t);

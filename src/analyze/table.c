@@ -110,10 +110,18 @@ void atable_fmt_float(struct buf *out, double v)
 		buf_puts(out, signbit(v) ? "-0.0" : "0.0");
 		return;
 	}
-	/* shortest round-trip digits */
+	/* integral values (most times in µs): no digit search */
+	if (v == floor(v) && fabs(v) < 1e15) {
+		buf_printf(out, "%.0f.0", v);
+		return;
+	}
+	/* shortest round-trip digits: if 15 significant digits read back,
+	 * they are the shortest form with trailing zeros (a shorter
+	 * round-tripping decimal is a point of the 15-digit grid nearer than
+	 * half its spacing); else 16, else 17 */
 	char tmp[40];
 	int prec;
-	for (prec = 1; prec <= 17; prec++) {
+	for (prec = 15; prec <= 17; prec++) {
 		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
 		if (strtod(tmp, NULL) == v)
 			break;

@@ -261,13 +261,13 @@ static bool has_row_named(const struct trace_rank *r, const char *name)
 	return false;
 }
 
-void trace_rank_classify_names(struct trace_rank *r);
-void trace_rank_classify_names(struct trace_rank *r)
+static void classify_names(struct trace_rank *r, bool fixed)
 {
 	free(r->str_ktype);
 	r->str_ktype = xmalloc(r->strs.n ? r->strs.n : 1);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		r->str_ktype[id] = (uint8_t)trace_classify(r->strs.s[id], r->strs.len[id]);
+		r->str_ktype[id] = (uint8_t)(fixed ? trace_classify_fixed(r->strs.s[id], r->strs.len[id])
+						   : trace_classify(r->strs.s[id], r->strs.len[id]));
 }
 
 struct sk {
@@ -332,7 +332,7 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 		r->kind[i] = kind_of[c];
 	}
 	free(kind_of);
-	trace_rank_classify_names(r);
+	classify_names(r, opts->fixed_classification);
 	trace_rank_link(r);
 	assign_iterations(r);
 	trace_rank_list_iterations(r);

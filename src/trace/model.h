@@ -264,6 +264,9 @@ struct trace_load_opts {
 	 * most of the memory and time of a load.  Their ts still counts for
 	 * the alignment (trace_rank.skipped_min_ts). */
 	bool skip_cpu_ops;
+	/* Classify names with trace_classify_fixed() (HTA's bugs corrected)
+	 * instead of HTA's rules: numbers then differ from HTA's on purpose. */
+	bool fixed_classification;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

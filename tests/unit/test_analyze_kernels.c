@@ -175,7 +175,7 @@ TEST(analyze_overlap_conformance)
 			continue;
 		}
 		struct overlap_result ov;
-		overlap_run(&set, false, &ov);
+		overlap_run(&set, &ov);
 		char what[200];
 		snprintf(what, sizeof what, "%.120s comm_comp_overlap", cases[c].name);
 		CHECK_STR(csv.cells[0][1], "comp_comm_overlap_pctg");
@@ -477,7 +477,7 @@ TEST(analyze_kernels_overlap_synthetic)
 	kernel_breakdown_free(&kb);
 
 	struct overlap_result ov;
-	overlap_run(&set, false, &ov);
+	overlap_run(&set, &ov);
 	REQUIRE(ov.nrows == 1);
 	CHECK_INT(ov.rows[0].rank, 3);
 	CHECK_NEAR(ov.rows[0].comm_time, 150, 1e-12);
@@ -528,21 +528,26 @@ TEST(analyze_kernels_nan_and_fixed_rules)
 	CHECK_STR(trace_ktype_name(kb.metrics[0].type), "COMMUNICATION");
 	kernel_breakdown_free(&kb);
 
-	o.fixed_classify = true;
+	struct overlap_result ov;
+	overlap_run(&set, &ov);
+	REQUIRE(ov.nrows == 2);
+	CHECK_NEAR(ov.rows[0].pctg, 0.0, 1e-12); /* hip "communication" alone */
+	CHECK(isnan(ov.rows[1].pctg));          /* no GPU rows at all */
+	overlap_free(&ov);
+	trace_set_free(&set);
+
+	/* the same traces loaded with the fixed classification */
+	struct trace_load_opts lo = {.fixed_classification = true};
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, dir, &lo, &err) == 0);
+	buf_free(&err);
 	kernel_breakdown_run(&set, &o, &kb);
 	CHECK(type_row(&kb, "COMMUNICATION") == NULL);
 	CHECK_NEAR(type_row(&kb, "MEMORY")->sum, 10, 1e-12);
 	CHECK_NEAR(type_row(&kb, "COMPUTATION")->sum, 20, 1e-12);
 	CHECK_INT(kb.nmetrics, 3);
 	kernel_breakdown_free(&kb);
-
-	struct overlap_result ov;
-	overlap_run(&set, false, &ov);
-	REQUIRE(ov.nrows == 2);
-	CHECK_NEAR(ov.rows[0].pctg, 0.0, 1e-12); /* hip "communication" alone */
-	CHECK(isnan(ov.rows[1].pctg));          /* no GPU rows at all */
-	overlap_free(&ov);
-	overlap_run(&set, true, &ov);
+	overlap_run(&set, &ov);
 	CHECK(isnan(ov.rows[0].pctg)); /* fixed: no communication left */
 	CHECK(isnan(ov.rows[1].pctg));
 	overlap_free(&ov);
@@ -580,7 +585,7 @@ TEST(analyze_kernels_ns_rounding)
 	CHECK_NEAR(type_row(&kb, "COMPUTATION overlapping COMMUNICATION")->sum, 49, 1e-12);
 	CHECK(type_row(&kb, "COMPUTATION overlapping COMMUNICATION overlapping MEMORY") == NULL);
 	struct overlap_result ov;
-	overlap_run(&set, false, &ov);
+	overlap_run(&set, &ov);
 	CHECK_NEAR(ov.rows[0].pctg, 100.0, 1e-12); /* [1,50) inside [1,100) */
 	overlap_free(&ov);
 	kernel_breakdown_free(&kb);

@@ -504,3 +504,24 @@ TEST(trace_two_thread_parse_bad_guess)
 	same_load(p, false, 1);
 	free(p);
 }
+
+TEST(trace_fixed_classification_option)
+{
+	const char *s = "{\"traceEvents\":["
+			"{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"hipMemcpyAsync\",\"pid\":0,\"tid\":1,\"ts\":10,"
+			"\"dur\":5,\"args\":{\"stream\":1}},"
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"SyncBatchNormKernel\",\"pid\":0,\"tid\":1,\"ts\":20,"
+			"\"dur\":5,\"args\":{\"stream\":1}}]}";
+	struct buf err = BUF_INIT;
+	struct trace_load_opts hta = {0}, fixed = {.fixed_classification = true};
+	struct trace_rank *a = trace_rank_load_mem("c.json", s, strlen(s), &hta, &err);
+	struct trace_rank *b = trace_rank_load_mem("c.json", s, strlen(s), &fixed, &err);
+	REQUIRE(a && b);
+	CHECK_INT(trace_ktype(a, 0), TRACE_KT_COMMUNICATION);
+	CHECK_INT(trace_ktype(a, 1), TRACE_KT_OTHER);
+	CHECK_INT(trace_ktype(b, 0), TRACE_KT_MEMORY);
+	CHECK_INT(trace_ktype(b, 1), TRACE_KT_COMPUTATION);
+	trace_rank_free(a);
+	trace_rank_free(b);
+	buf_free(&err);
+}

@@ -12,8 +12,10 @@ fail=0 compared=0
 while IFS=$'\t' read -r name kind input; do
 	[ "$kind" = file ] || [ "$kind" = dir ] || continue
 	rm -rf "$T/out" && mkdir "$T/out"
-	if ! "$DYNO" analyze summary "$SHARED/traces/$input" --csv-dir "$T/out" -q >"$T/stdout" 2>"$T/stderr"; then
-		echo "FAIL $name: exit status $?"; cat "$T/stderr"; fail=1; continue
+	"$DYNO" analyze summary "$SHARED/traces/$input" --csv-dir "$T/out" -q >"$T/stdout" 2>"$T/stderr"
+	rc=$?
+	if [ $rc -ne 0 ] || [ -s "$T/stderr" ]; then
+		echo "FAIL $name: exit status $rc"; cat "$T/stderr"; fail=1; continue
 	fi
 	for f in "$T"/out/*.csv; do
 		ref="$SHARED/conformance/$name/$(basename "$f")"

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 
 		struct overlap_result ov;
 		t = now();
-		overlap_run(&set, false, &ov);
+		overlap_run(&set, &ov);
 		best[4] = fmin(best[4], now() - t);
 		overlap_free(&ov);
 

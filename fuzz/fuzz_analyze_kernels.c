@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct buf err = BUF_INIT;
-	struct trace_load_opts o = {.keep_last_step = (size & 2) != 0};
+	uint8_t last = size ? data[size - 1] : 0;
+	struct trace_load_opts o = {.keep_last_step = (size & 2) != 0, .fixed_classification = (last & 32) != 0};
 	struct trace_rank *r = trace_rank_load_mem("fuzz_rank-2.json", data, size, &o, &err);
 	buf_free(&err);
 	if (!r)
@@ -33,12 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	set.warnings = xstrdup("");
 	trace_set_finish(&set, &o);
 
-	uint8_t last = size ? data[size - 1] : 0;
 	struct kernel_breakdown_opts ko = {
 		.duration_ratio = (double)(last % 11) / 10.0,
 		.num_kernels = 1 + last % 4,
 		.include_memory = (last & 16) == 0,
-		.fixed_classify = (last & 32) != 0,
 	};
 	struct kernel_breakdown kb;
 	kernel_breakdown_run(&set, &ko, &kb);
@@ -53,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	kernel_breakdown_free(&kb);
 
 	struct overlap_result ov;
-	overlap_run(&set, ko.fixed_classify, &ov);
+	overlap_run(&set, &ov);
 	/* no range check: with dur -1 intervals (ns rounding) the merged
 	 * communication time can be shorter than its overlap, as in HTA */
 	for (size_t i = 0; i < ov.nrows; i++)
@@ -73,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	atable_render(b, AFMT_TABLE, &out);
 	atable_free(a);
 	atable_free(b);
-	a = analyze_overlap(&set, NULL, ko.fixed_classify);
+	a = analyze_overlap(&set, NULL);
 	atable_render(a, AFMT_CSV, &out);
 	atable_free(a);
 	buf_free(&out);

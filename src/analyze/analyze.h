@@ -55,8 +55,7 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 				 const struct kernel_breakdown_opts *o, struct atable **dist,
 				 struct atable **spread);
 
-/* 6. comm_comp_overlap.csv (overlap.c).  fixed_classify: HTA's
- * classification mistakes fixed (trace_classify_fixed). */
-struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel, bool fixed_classify);
+/* 6. comm_comp_overlap.csv (overlap.c) */
+struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);
 
 #endif

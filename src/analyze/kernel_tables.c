@@ -183,11 +183,11 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 	*spread = s;
 }
 
-struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel, bool fixed_classify)
+struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel)
 {
 	struct trace_set v = select_view(set, sel);
 	struct overlap_result ov;
-	overlap_run(&v, fixed_classify, &ov);
+	overlap_run(&v, &ov);
 	static const char *const cols[] = {"rank:i", "comp_comm_overlap_pctg:f", NULL};
 	struct atable *t = atable_new("comm_comp_overlap",
 				      "Share of communication kernel time overlapped by computation (%)", cols);

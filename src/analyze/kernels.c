@@ -88,6 +88,7 @@ static void welford(uint64_t *n, double *mean, double *m2, double v)
 
 struct kname {
 	uint32_t id;
+	const char *name;
 	double sum, max, min, mean, stddev;
 	uint64_t count;
 };
@@ -98,8 +99,8 @@ static int cmp_kname_sum(const void *a, const void *b)
 	if (x->sum != y->sum)
 		return x->sum > y->sum ? -1 : 1;
 	/* HTA's sort is unstable here: ties are in no defined order; ours is
-	 * first-interned first */
-	return (x->id > y->id) - (x->id < y->id);
+	 * by name (set by type_metrics before sorting) */
+	return strcmp(x->name, y->name);
 }
 
 struct rows {
@@ -206,13 +207,9 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 			   struct rows *out)
 {
 	size_t nstr = r->strs.n;
-	uint8_t *kt = r->str_ktype, *own = NULL;
-	if (o->fixed_classify) {
-		own = xmalloc(nstr ? nstr : 1);
-		for (size_t i = 0; i < nstr; i++)
-			own[i] = (uint8_t)trace_classify_fixed(r->strs.s[i], r->strs.len[i]);
-		kt = own;
-	}
+	/* the loader's classification: HTA's, or the fixed rules when loaded
+	 * with trace_load_opts.fixed_classification */
+	const uint8_t *kt = r->str_ktype;
 	int ntypes = o->include_memory ? 3 : 2; /* COMPUTATION, COMMUNICATION[, MEMORY] */
 	struct ival_list iv[3];
 	memset(iv, 0, sizeof iv);
@@ -263,6 +260,7 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 				continue;
 			struct kname *k = &names[n++];
 			k->id = id;
+			k->name = trace_strtab_get(&r->strs, id);
 			k->count = a->count;
 			k->sum = a->sum;
 			k->max = a->max;
@@ -274,7 +272,6 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 	}
 	free(names);
 	free(acc);
-	free(own);
 }
 
 static int cmp_type_row(const void *a, const void *b)

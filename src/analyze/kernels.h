@@ -23,7 +23,6 @@ struct kernel_breakdown_opts {
 	double duration_ratio; /* HTA default 0.8 */
 	uint64_t num_kernels;  /* HTA default 10 */
 	bool include_memory;   /* HTA facade default true */
-	bool fixed_classify;   /* trace_classify_fixed() instead of HTA's rules */
 };
 #define KERNEL_BREAKDOWN_OPTS_DEFAULT {.duration_ratio = 0.8, .num_kernels = 10, .include_memory = true}
 

@@ -16,7 +16,7 @@
 #include "analyze/table.h"
 #include "core/buf.h"
 
-static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_row *row)
+static void rank_overlap(const struct trace_rank *r, struct overlap_row *row)
 {
 	struct ival_list iv[2];
 	memset(iv, 0, sizeof iv);
@@ -25,8 +25,7 @@ static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->stream[i] == -1)
 			continue;
-		enum trace_ktype t = fixed ? trace_classify_fixed(r->strs.s[r->name[i]], r->strs.len[r->name[i]])
-					   : trace_ktype(r, i);
+		enum trace_ktype t = trace_ktype(r, i);
 		if (t == TRACE_KT_COMMUNICATION) {
 			ival_push(&iv[0], r->ts[i], r->ts[i] + r->dur[i]);
 			row->comm_kernels++;
@@ -58,12 +57,12 @@ static void rank_overlap(const struct trace_rank *r, bool fixed, struct overlap_
 		row->pctg = NAN;
 }
 
-void overlap_run(const struct trace_set *set, bool fixed_classify, struct overlap_result *out)
+void overlap_run(const struct trace_set *set, struct overlap_result *out)
 {
 	out->nrows = set->nranks;
 	out->rows = xcalloc(set->nranks ? set->nranks : 1, sizeof *out->rows);
 	for (size_t k = 0; k < set->nranks; k++)
-		rank_overlap(set->ranks[k], fixed_classify, &out->rows[k]);
+		rank_overlap(set->ranks[k], &out->rows[k]);
 }
 
 void overlap_free(struct overlap_result *o)

@@ -27,8 +27,9 @@ struct overlap_result {
 	size_t nrows;
 };
 
-/* fixed_classify: trace_classify_fixed() instead of HTA's rules. */
-void overlap_run(const struct trace_set *set, bool fixed_classify, struct overlap_result *out);
+/* Kernel types are the loader's (trace_ktype: HTA's rules, or the fixed
+ * ones with trace_load_opts.fixed_classification). */
+void overlap_run(const struct trace_set *set, struct overlap_result *out);
 void overlap_free(struct overlap_result *o);
 
 #endif

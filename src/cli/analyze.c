@@ -28,9 +28,10 @@ struct aopts {
 	bool rank_seen;
 	double delay, runtime_cutoff, launch_delay_cutoff;
 	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
+	bool fixed; /* --fixed-classification, a load option */
 	int64_t threads;
 	/* kernels, kernel-distribution, overlap */
-	bool top, no_memory_kernels, fixed_rules, all_kernels;
+	bool top, no_memory_kernels, all_kernels;
 	int64_t num_kernels;
 	double duration_ratio;
 };
@@ -62,10 +63,11 @@ static int parse_ranks(const char *s, int **out, size_t *n)
 	return 0;
 }
 
-/* Print one table to stdout (and DIR/<name>.csv with --csv-dir). */
+/* Print one table to stdout (and DIR/<name>.csv with --csv-dir).  The
+ * per-launch table is long: in the terminal view only its counts (notes)
+ * are printed. */
 static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first_json)
 {
-	/* the per-launch table is long: in the terminal view only its counts (notes) are printed */
 	struct buf b = BUF_INIT;
 	bool counts_only = fmt == AFMT_TABLE && strncmp(t->name, "cuda_kernel_launch_stats", 24) == 0;
 	if (fmt == AFMT_JSON && !*first_json)
@@ -155,9 +157,8 @@ int cmd_analyze(int argc, char **argv)
 		 0, 0, NULL},
 		{"no-memory-kernels", 0, ARG_BOOL, &o.no_memory_kernels, NULL,
 		 "kernels, kernel-distribution: leave out memcpy/memset (HTA includes them)", 0, 0, NULL},
-		{"fixed-rules", 0, ARG_BOOL, &o.fixed_rules, NULL,
-		 "kernels, overlap: classify with HTA's mistakes fixed (hip*, *Sync*; docs/analyze-kernels.md)",
-		 0, 0, NULL},
+		{"fixed-classification", 0, ARG_BOOL, &o.fixed, NULL,
+		 "classify kernels with HTA's bugs fixed (hip*, *Sync* names; see docs/trace-model.md)", 0, 0, NULL},
 		{"keep-last-step", 0, ARG_BOOL, &o.keep_last_step, NULL,
 		 "do not drop the last ProfilerStep (HTA drops it)", 0, 0, NULL},
 		{"no-ns-rounding", 0, ARG_BOOL, &o.no_ns_rounding, NULL,
@@ -234,7 +235,7 @@ int cmd_analyze(int argc, char **argv)
 	struct trace_load_opts lo = {.rank = (int)o.rank, .rank_given = o.rank_seen,
 				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
 				     .threads = (int)o.threads, .skip_cpu_ops = true,
-				     .no_flows = true, .no_counters = true};
+				     .no_flows = true, .no_counters = true, .fixed_classification = o.fixed};
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();
@@ -276,7 +277,7 @@ int cmd_analyze(int argc, char **argv)
 	struct kernel_breakdown_opts ko = {.duration_ratio = o.duration_ratio,
 					   .num_kernels = (uint64_t)o.num_kernels,
 					   .include_memory = !o.no_memory_kernels,
-					   .fixed_classify = o.fixed_rules};
+					   };
 	if (all || strcmp(what, "kernels") == 0) {
 		struct atable *types, *metrics;
 		analyze_kernels(&set, &sel, &ko, &types, &metrics);
@@ -298,7 +299,7 @@ int cmd_analyze(int argc, char **argv)
 		atable_free(spread);
 	}
 	if (all || strcmp(what, "overlap") == 0) {
-		struct atable *t = analyze_overlap(&set, &sel, o.fixed_rules);
+		struct atable *t = analyze_overlap(&set, &sel);
 		rc |= emit(t, fmt, &o, &first);
 		atable_free(t);
 	}

@@ -180,7 +180,7 @@ TEST(analyze_kernel_tables_conformance) { for_each_case(kernels_case, 20); }
 
 static void overlap_case(const struct tt_case *c, const struct trace_set *set, int *checked)
 {
-	struct atable *t = analyze_overlap(set, NULL, false);
+	struct atable *t = analyze_overlap(set, NULL);
 	REQUIRE(has_file(c->name, "comm_comp_overlap.csv"));
 	compare(c->name, "comm_comp_overlap.csv", t);
 	(*checked)++;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "analyze/distribution.h"
 #include "analyze/kernels.h"
 #include "analyze/overlap.h"
@@ -175,7 +176,7 @@ TEST(analyze_overlap_conformance)
 			continue;
 		}
 		struct overlap_result ov;
-		overlap_run(&set, false, &ov);
+		overlap_run(&set, &ov);
 		char what[200];
 		snprintf(what, sizeof what, "%.120s comm_comp_overlap", cases[c].name);
 		CHECK_STR(csv.cells[0][1], "comp_comm_overlap_pctg");
@@ -477,7 +478,7 @@ TEST(analyze_kernels_overlap_synthetic)
 	kernel_breakdown_free(&kb);
 
 	struct overlap_result ov;
-	overlap_run(&set, false, &ov);
+	overlap_run(&set, &ov);
 	REQUIRE(ov.nrows == 1);
 	CHECK_INT(ov.rows[0].rank, 3);
 	CHECK_NEAR(ov.rows[0].comm_time, 150, 1e-12);
@@ -528,21 +529,26 @@ TEST(analyze_kernels_nan_and_fixed_rules)
 	CHECK_STR(trace_ktype_name(kb.metrics[0].type), "COMMUNICATION");
 	kernel_breakdown_free(&kb);
 
-	o.fixed_classify = true;
+	struct overlap_result ov;
+	overlap_run(&set, &ov);
+	REQUIRE(ov.nrows == 2);
+	CHECK_NEAR(ov.rows[0].pctg, 0.0, 1e-12); /* hip "communication" alone */
+	CHECK(isnan(ov.rows[1].pctg));          /* no GPU rows at all */
+	overlap_free(&ov);
+	trace_set_free(&set);
+
+	/* the same traces loaded with the fixed classification */
+	struct trace_load_opts lo = {.fixed_classification = true};
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, dir, &lo, &err) == 0);
+	buf_free(&err);
 	kernel_breakdown_run(&set, &o, &kb);
 	CHECK(type_row(&kb, "COMMUNICATION") == NULL);
 	CHECK_NEAR(type_row(&kb, "MEMORY")->sum, 10, 1e-12);
 	CHECK_NEAR(type_row(&kb, "COMPUTATION")->sum, 20, 1e-12);
 	CHECK_INT(kb.nmetrics, 3);
 	kernel_breakdown_free(&kb);
-
-	struct overlap_result ov;
-	overlap_run(&set, false, &ov);
-	REQUIRE(ov.nrows == 2);
-	CHECK_NEAR(ov.rows[0].pctg, 0.0, 1e-12); /* hip "communication" alone */
-	CHECK(isnan(ov.rows[1].pctg));          /* no GPU rows at all */
-	overlap_free(&ov);
-	overlap_run(&set, true, &ov);
+	overlap_run(&set, &ov);
 	CHECK(isnan(ov.rows[0].pctg)); /* fixed: no communication left */
 	CHECK(isnan(ov.rows[1].pctg));
 	overlap_free(&ov);
@@ -580,10 +586,72 @@ TEST(analyze_kernels_ns_rounding)
 	CHECK_NEAR(type_row(&kb, "COMPUTATION overlapping COMMUNICATION")->sum, 49, 1e-12);
 	CHECK(type_row(&kb, "COMPUTATION overlapping COMMUNICATION overlapping MEMORY") == NULL);
 	struct overlap_result ov;
-	overlap_run(&set, false, &ov);
+	overlap_run(&set, &ov);
 	CHECK_NEAR(ov.rows[0].pctg, 100.0, 1e-12); /* [1,50) inside [1,100) */
 	overlap_free(&ov);
 	kernel_breakdown_free(&kb);
+	trace_set_free(&set);
+	buf_free(&path);
+}
+
+/* The tables honour --ranks (a view of the set), and say so when none of
+ * the asked ranks is in the trace instead of printing an empty result. */
+TEST(analyze_kernel_tables_rank_selection)
+{
+	const struct ev ev0[] = {{"gemm", 0, 10, 7}, {"ncclKernel_x", 5, 10, 8}};
+	const struct ev ev1[] = {{"gemm", 0, 30, 7}, {"ncclKernel_x", 40, 10, 8}};
+	char dir[600];
+	snprintf(dir, sizeof dir, "%s/sel", test_tmpdir());
+	struct buf cmd = BUF_INIT;
+	buf_printf(&cmd, "mkdir -p '%s'", dir);
+	REQUIRE(system(cmd.data) == 0);
+	buf_free(&cmd);
+	struct buf path = BUF_INIT;
+	write_trace(dir, "rank0.json", 0, ev0, 2, &path);
+	write_trace(dir, "rank1.json", 1, ev1, 2, &path);
+	struct trace_set set;
+	load_path(dir, &set);
+	REQUIRE(set.nranks == 2);
+
+	const int one[] = {1}, none[] = {7};
+	struct analyze_ranks sel1 = {one, 1}, sel7 = {none, 1};
+	struct atable *t = analyze_overlap(&set, &sel1);
+	REQUIRE(t->nrows == 1);
+	CHECK_INT(atable_cell(t, 0, 0)->i, 1);
+	CHECK_NEAR(atable_cell(t, 0, 1)->f, 0.0, 1e-12); /* comm [40,50) after gemm [0,30) */
+	atable_free(t);
+	t = analyze_overlap(&set, NULL);
+	REQUIRE(t->nrows == 2);
+	CHECK_NEAR(atable_cell(t, 0, 1)->f, 50.0, 1e-12); /* rank 0: [5,10) of [5,15) */
+	atable_free(t);
+
+	struct kernel_breakdown_opts o = KERNEL_BREAKDOWN_OPTS_DEFAULT;
+	struct atable *types, *metrics;
+	analyze_kernels(&set, &sel7, &o, &types, &metrics);
+	CHECK_INT(types->nrows, 0);
+	CHECK_INT(metrics->nrows, 0);
+	CHECK(strstr(types->notes.data, "none of the selected ranks") != NULL);
+	atable_free(types);
+	atable_free(metrics);
+	analyze_kernels(&set, &sel1, &o, &types, &metrics);
+	CHECK_INT(metrics->nrows, 2);
+	for (size_t i = 0; i < metrics->nrows; i++)
+		CHECK_INT(atable_cell(metrics, i, 7)->i, 1);
+	atable_free(types);
+	atable_free(metrics);
+
+	struct atable *dist, *spread;
+	analyze_kernel_distribution(&set, NULL, &o, &dist, &spread);
+	CHECK_INT(dist->nrows, 4);
+	REQUIRE(spread->nrows == 2);
+	/* gemm: rank 0 mean 10, rank 1 mean 30 -> spread 3, first */
+	CHECK_STR(atable_cell(spread, 0, 0)->s, "gemm");
+	CHECK_INT(atable_cell(spread, 0, 3)->i, 0);
+	CHECK_INT(atable_cell(spread, 0, 5)->i, 1);
+	CHECK_NEAR(atable_cell(spread, 0, 7)->f, 3.0, 1e-12);
+	CHECK_NEAR(atable_cell(spread, 1, 7)->f, 1.0, 1e-12);
+	atable_free(dist);
+	atable_free(spread);
 	trace_set_free(&set);
 	buf_free(&path);
 }

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "daemon/ipc_wire.h"
+#include "daemon/security.h"
 
 #define FAR_FUTURE_NS (3650ll * 86400 * NS_PER_SEC)
 
@@ -100,7 +101,8 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	}
 	if (m.kind == IPC_OTHER) {
 		e->st.unknown++;
-		log_debug("IPC: unknown message type '%s'", m.type);
+		char safe[IPC_TYPE_LEN + 1];
+		log_debug("IPC: unknown message type '%s'", sec_printable(m.type, strlen(m.type), safe, sizeof safe));
 		return;
 	}
 	e->st.req++;

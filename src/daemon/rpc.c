@@ -118,8 +118,9 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
 	s->st.requests++;
 	if (!json_parse(c->in.body.data, c->in.body.len, &doc, &jerr)) {
 		s->st.bad_json++;
+		char safe[sizeof jerr.msg];
 		log_warn("RPC from %s: invalid JSON at byte %llu: %s", c->peer, (unsigned long long)jerr.offset,
-			 jerr.msg);
+			 sec_printable(jerr.msg, strlen(jerr.msg), safe, sizeof safe));
 		return false;
 	}
 	bool answered = false;
@@ -136,8 +137,9 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
 		if (!json_get_str(doc.root, "token", &tok, &toklen) ||
 		    !sec_token_eq(tok, toklen, s->token, strlen(s->token))) {
 			s->st.unauthorized++;
-			log_warn("RPC from %s: %.*s refused: missing or wrong token", c->peer, (int)(fnlen > 64 ? 64 : fnlen),
-				 fn);
+			char safe[65];
+			log_warn("RPC from %s: %s refused: missing or wrong token", c->peer,
+				 sec_printable(fn, fnlen, safe, sizeof safe));
 			/* Answer so an honest client learns why; nothing else leaks. */
 			buf_puts(resp, "{\"error\":\"unauthorized: this daemon requires a valid \\\"token\\\"\","
 				       "\"status\":\"failed\"}");
@@ -148,7 +150,8 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
 	const struct handler_entry *h = find_fn(s, fn, fnlen);
 	if (!h) {
 		s->st.unknown_fn++;
-		log_warn("RPC from %s: unknown RPC call '%.*s'", c->peer, (int)(fnlen > 64 ? 64 : fnlen), fn);
+		char safe[65];
+		log_warn("RPC from %s: unknown RPC call '%s'", c->peer, sec_printable(fn, fnlen, safe, sizeof safe));
 		goto out;
 	}
 	answered = h->fn(doc.root, resp, h->ud);

@@ -111,7 +111,8 @@ bool rpc_set_on_demand(const struct json_value *req, struct buf *resp, void *ud)
 	}
 	struct buf why = BUF_INIT;
 	if (!path_policy_check(t->policy, config->u.str, config->len, &why)) {
-		log_warn("on-demand request refused: %s", why.data);
+		char safe[512];
+		log_warn("on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
 		status_str(resp, "failed", why.data);
 		buf_free(&why);
 		return true;

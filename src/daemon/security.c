@@ -46,6 +46,16 @@ bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn)
 	return d == 0;
 }
 
+const char *sec_printable(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + 1 < cap; i++)
+		out[k++] = (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f ? s[i] : '?';
+	if (cap)
+		out[k] = 0;
+	return out;
+}
+
 bool path_policy_parse(struct path_policy *p, const char *spec, struct buf *err)
 {
 	memset(p, 0, sizeof *p);

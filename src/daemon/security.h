@@ -27,6 +27,11 @@ bool sec_load_token(const char *path, char **token, struct buf *err);
 /* Constant-time equality of two byte strings. */
 bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn);
 
+/* Client-controlled text made safe for a log line: at most cap-1 bytes,
+ * control and non-ASCII bytes shown as '?', so a request cannot forge log
+ * lines.  Returns out. */
+const char *sec_printable(const char *s, size_t n, char *out, size_t cap);
+
 struct path_policy {
 	char **prefixes; /* each absolute and ending in '/' */
 	size_t n;

@@ -474,7 +474,7 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 
 int main(int argc, char **argv)
 {
-	const char *daemon_name = IPC_DAEMON_NAME, *job_s = NULL;
+	const char *daemon_name = IPC_DAEMON_NAME, *job_s = NULL, *raw_hex = NULL;
 	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1;
 	bool legacy = false, restrict_paths = false;
 	const struct arg_opt opts[] = {
@@ -489,6 +489,8 @@ int main(int argc, char **argv)
 		{"ctxt_gpu", 0, ARG_INT, &ctxt_gpu, "GPU", "send one legacy ctxt message for this GPU at start", -1,
 		 1024, NULL},
 		{"legacy", 0, ARG_BOOL, &legacy, NULL, "old Kineto poll types: 3 idle, 1 busy", 0, 0, NULL},
+		{"raw", 0, ARG_STRING, &raw_hex, "HEX",
+		 "send these bytes as one datagram, print the answer's size (or 'no reply'), exit", 0, 0, NULL},
 		{"restrict_paths", 0, ARG_BOOL, &restrict_paths, NULL,
 		 "newer Kineto: trace paths only under /tmp/ or $KINETO_ONDEMAND_TRACE_DIR", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
@@ -532,12 +534,34 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	buf_free(&err);
+	struct buf msg = BUF_INIT;
+	if (raw_hex) {
+		/* test mode: any bytes at all, to probe the daemon's validation */
+		for (const char *h = raw_hex; h[0] && h[1]; h += 2) {
+			unsigned v;
+			if (sscanf(h, "%2x", &v) != 1)
+				break;
+			buf_putc(&msg, (char)v);
+		}
+		int status = 1;
+		if (send_dgram(&c, &msg)) {
+			ssize_t r = recv_reply(&c);
+			if (r < 0)
+				printf("no reply\n");
+			else
+				printf("reply %zd bytes\n", r);
+			status = 0;
+		}
+		buf_free(&msg);
+		close(c.fd);
+		args_free(&a);
+		return status;
+	}
 	printf("fake-kineto %d: job %lld, ancestry", pid, (long long)job);
 	for (int i = 0; i < npids; i++)
 		printf(" %d", (int)pids[i]);
 	printf(", endpoint %s\n", name);
 
-	struct buf msg = BUF_INIT;
 	if (ctxt_gpu >= 0) {
 		ipc_encode_ctxt(&msg, (int32_t)ctxt_gpu, pid, job);
 		if (send_dgram(&c, &msg)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/net.h"
+#include "daemon/security.h"
 #include "test.h"
 
 TEST(rpc_net_frame_feed_split_and_whole)
@@ -109,4 +110,11 @@ TEST(rpc_net_listen_rejects_bad_bind_address)
 	if (fd >= 0)
 		close(fd);
 	buf_free(&err);
+}
+
+TEST(rpc_log_text_from_clients_is_made_printable)
+{
+	char out[8];
+	CHECK_STR(sec_printable("ab\ncd\x1b\xff", 7, out, sizeof out), "ab?cd??");
+	CHECK_STR(sec_printable("0123456789", 10, out, sizeof out), "0123456");
 }

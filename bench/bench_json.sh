@@ -8,7 +8,7 @@ raw=$(zcat -f "$largest" | wc -c)
 best=1e9
 for _ in 1 2 3 4 5; do
 	s=$(date +%s.%N); zcat -f "$largest" >/dev/null; e=$(date +%s.%N)
-	best=$(awk -v a="$best" -v b="$(echo "$e - $s" | bc)" 'BEGIN{print (b<a)?b:a}')
+	best=$(awk -v a="$best" -v s="$s" -v e="$e" 'BEGIN{b = e - s; print (b < a) ? b : a}')
 done
 mem=$(awk '/memory mode/ {print $4}' /tmp/bench_json.$$)
 rm -f /tmp/bench_json.$$

@@ -35,12 +35,6 @@ static int kev_cmp(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int i64cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void one_rank(const struct trace_rank *r, double delay, struct atable *t, struct atable *st)
 {
 	/* ts of event id 0 (HTA looks index_correlation 0 up as an event id) */
@@ -80,7 +74,6 @@ static void one_rank(const struct trace_rank *r, double delay, struct atable *t,
 		sorted[lo] = s;
 		streams[ns++] = s;
 	}
-	(void)i64cmp;
 	struct kev *kv = xmalloc(nk * sizeof *kv);
 	double *gaps[NCAT];
 	for (int c = 0; c < NCAT; c++)

@@ -889,7 +889,7 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 			sp = split_start(name, opts, size);
 	}
 
-	bool ok = false, stopped = false;
+	bool ok = false;
 	enum json_tok t = json_next(jr);
 	if (t != JSON_OBJ_BEGIN) {
 		if (t != JSON_ERROR)
@@ -990,7 +990,6 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	goto done;
 broken:
 	/* the stream broke off or became invalid: keep what was read */
-	stopped = true;
 	if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
 		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
 	if (rest_src)
@@ -1010,7 +1009,6 @@ done:
 	}
 	if (!ok)
 		goto fail;
-	(void)stopped;
 	split_free(sp);
 	if (r->stats.parse_threads == 0)
 		r->stats.parse_threads = 1;

@@ -271,8 +271,12 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);
-	if (!o.quiet && fmt == AFMT_TABLE)
+	if (!o.quiet && fmt == AFMT_TABLE) {
 		fprintf(stderr, "loaded %zu rank(s) in %.3f s\n", set.nranks, load_s);
+		for (size_t k = 0; k < set.nranks && k < 16; k++)
+			fprintf(stderr, "  rank %d (from %s): %s, %zu rows\n", set.ranks[k]->rank,
+				trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path, set.ranks[k]->n);
+	}
 	trace_set_free(&set);
 	free(sel_ranks);
 	args_free(&a);

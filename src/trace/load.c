@@ -1100,6 +1100,7 @@ void trace_load_stats_describe(const struct trace_rank *r, struct buf *out)
 	SAY(s->neg_dur_after_rounding, "events with dur -1 after ns rounding (kept, as HTA)");
 	SAY(s->stream_overlaps, "GPU events overlapping the previous one on their stream (kept)");
 	SAY(s->replaced_utf8, "invalid UTF-8 sequences replaced");
+	SAY(s->dup_correlation_capped, "duplicate GPU rows not made (correlation shared by over 16 CPU rows)");
 #undef SAY
 	if (s->truncated)
 		buf_printf(out, "%sinput stopped early, events before it kept: %s", out->len > start ? "; " : "",

@@ -215,6 +215,8 @@ static bool is_step_name(const char *s)
 	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
 }
 
+#define MAX_DUP 16
+
 static int cmp64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -275,6 +277,17 @@ static void filter_rank(struct trace_rank *r)
 		size_t cnt = 0;
 		while (lo + cnt < m && cc[lo + cnt] == key)
 			cnt++;
+		/* a GPU row without a correlation (an Event/Context Sync with -1)
+		 * would be copied once per uncorrelated CPU row by HTA's join:
+		 * quadratic; keep it once */
+		if (key == -1 && cnt > 1)
+			cnt = 1;
+		/* likewise a correlation id shared by many CPU rows (a broken
+		 * trace): at most MAX_DUP copies, counted */
+		if (cnt > MAX_DUP) {
+			r->stats.dup_correlation_capped += cnt - MAX_DUP;
+			cnt = MAX_DUP;
+		}
 		mult[i] = (uint32_t)cnt;
 		out_n += cnt;
 	}

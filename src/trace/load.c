@@ -8,10 +8,11 @@
  * window, never the text.  Only the args HTA reads are decoded; everything
  * else is skipped by the tokenizer.
  *
- * After the parse, rank_finish() applies HTA's per-file steps in order
- * (semantics doc 1.2): ns rounding, CPU<->GPU correlation links, the
- * iteration column, device type.  Cross-rank steps (alignment, last-step
- * filter) live in set.c.
+ * A big plain file may be parsed by two threads (see "two-thread parse"
+ * below).  After the parse, trace_rank_finish() (finish.c) applies HTA's
+ * per-file steps in order (semantics doc 1.2): ns rounding, CPU<->GPU
+ * correlation links, the iteration column, device type.  Cross-rank steps
+ * (alignment, last-step filter) live in set.c.
  *
  * Bad input never aborts a load that produced events: a malformed element
  * is skipped and counted, and a stream that breaks off (truncated gzip or

@@ -218,6 +218,21 @@ int cmd_analyze(int argc, char **argv)
 	if (!o.quiet && set.warnings[0])
 		fprintf(stderr, "%s", set.warnings);
 	struct analyze_ranks sel = {sel_ranks, nsel};
+	for (size_t i = 0; i < nsel; i++) {
+		bool found = false;
+		for (size_t k = 0; k < set.nranks; k++)
+			found |= set.ranks[k]->rank == sel_ranks[i];
+		if (!found) {
+			fprintf(stderr, "dyno analyze: --ranks: rank %d is not in %s (ranks:", sel_ranks[i], path);
+			for (size_t k = 0; k < set.nranks; k++)
+				fprintf(stderr, " %d", set.ranks[k]->rank);
+			fprintf(stderr, ")\n");
+			trace_set_free(&set);
+			free(sel_ranks);
+			args_free(&a);
+			return 2;
+		}
+	}
 	bool all = strcmp(what, "summary") == 0;
 	bool first = true;
 	rc = 0;

@@ -127,7 +127,7 @@ void atable_fmt_float(struct buf *out, double v)
 			break;
 	}
 	/* tmp = [-]d.ddde[+-]XX; take digits and exponent */
-	char digits[24];
+	char digits[24] = "0";
 	int nd = 0, exp10;
 	const char *p = tmp;
 	bool neg = *p == '-';

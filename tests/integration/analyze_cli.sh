@@ -46,6 +46,10 @@ grep -q "^Temporal breakdown" "$T/t.txt" || { echo "FAIL: table output"; fail=1;
 [ $rc -eq 2 ] && grep -q "unknown analysis" "$T/e2" || { echo "FAIL: unknown analysis ($rc)"; fail=1; }
 "$DYNO" analyze temporal "$SHARED/traces/trace_filter" --format xml 2>"$T/e3"; rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: bad format ($rc)"; fail=1; }
+"$DYNO" analyze idle "$SHARED/traces/trace_filter" --ranks 0,7 2>"$T/e6"; rc=$?
+[ $rc -eq 2 ] && grep -q "rank 7 is not in" "$T/e6" || { echo "FAIL: --ranks with a missing rank ($rc)"; fail=1; }
+"$DYNO" analyze idle "$SHARED/traces/trace_filter" --ranks 1 --format csv >"$T/r1.csv" 2>/dev/null
+[ "$(cut -d, -f1 "$T/r1.csv" | sort -u | tr '\n' ' ')" = "1 rank " ] || { echo "FAIL: --ranks 1"; cat "$T/r1.csv"; fail=1; }
 printf '{"traceEvents": [{"ph": "X", "cat": "kernel"' >"$T/cut.json"
 "$DYNO" analyze temporal "$T/cut.json" 2>"$T/e4"; rc=$?
 [ $rc -eq 1 ] && grep -q "cut.json: byte " "$T/e4" || { echo "FAIL: truncated json ($rc)"; cat "$T/e4"; fail=1; }

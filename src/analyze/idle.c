@@ -23,22 +23,30 @@ enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
 static const char *const cat_name[NCAT] = {"host_wait", "kernel_wait", "other"};
 
 struct kev {
+	int64_t stream;
 	double ts, end, runtime;
 	size_t pos; /* row, for a deterministic order among equal ts */
 };
 
+struct group {
+	size_t start, n, first_pos;
+};
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	return x->first_pos < y->first_pos ? -1 : x->first_pos > y->first_pos;
+}
+
+/* by stream, then ts, then row: one sort gives every stream's kernels in order */
 static int kev_cmp(const void *a, const void *b)
 {
 	const struct kev *x = a, *y = b;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int i64cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
 }
 
 static void one_rank(const struct trace_rank *r, double delay, struct atable *t, struct atable *st)
@@ -58,46 +66,38 @@ static void one_rank(const struct trace_rank *r, double delay, struct atable *t,
 		atable_note(t, "rank %d: no kernels on any stream: idle time breakdown unavailable", r->rank);
 		return;
 	}
-	int64_t *streams = xmalloc(nk * sizeof *streams);
-	int64_t *sorted = xmalloc(nk * sizeof *sorted);
-	size_t ns = 0;
+	struct kev *all = xmalloc(nk * sizeof *all);
+	size_t m = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		if (!trace_is_idle_kernel(r, i))
 			continue;
-		int64_t s = r->stream[i];
-		/* binary search in the sorted set of seen streams */
-		size_t lo = 0, hi = ns;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (sorted[mid] < s)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < ns && sorted[lo] == s)
-			continue;
-		memmove(sorted + lo + 1, sorted + lo, (ns - lo) * sizeof *sorted);
-		sorted[lo] = s;
-		streams[ns++] = s;
+		double rt = NAN;
+		if (r->link[i] >= 0)
+			rt = r->ts[r->link[i]];
+		else if (r->correlation[i] >= 0)
+			rt = ts_ev0; /* index_correlation 0 */
+		all[m++] = (struct kev){r->stream[i], r->ts[i], r->ts[i] + r->dur[i], rt, i};
 	}
-	(void)i64cmp;
-	struct kev *kv = xmalloc(nk * sizeof *kv);
+	qsort(all, nk, sizeof *all, kev_cmp);
+	/* streams in order of first appearance in the table, as HTA lists them */
+	struct group *gr = xmalloc(nk * sizeof *gr);
+	size_t ns = 0;
+	for (size_t j = 0; j < nk; j++) {
+		if (j == 0 || all[j].stream != all[j - 1].stream)
+			gr[ns++] = (struct group){j, 0, all[j].pos};
+		struct group *g = &gr[ns - 1];
+		g->n++;
+		if (all[j].pos < g->first_pos)
+			g->first_pos = all[j].pos;
+	}
+	qsort(gr, ns, sizeof *gr, group_cmp);
 	double *gaps[NCAT];
 	for (int c = 0; c < NCAT; c++)
 		gaps[c] = xmalloc(nk * sizeof *gaps[c]);
 	for (size_t si = 0; si < ns; si++) {
-		size_t m = 0;
-		for (size_t i = 0; i < r->n; i++) {
-			if (!trace_is_idle_kernel(r, i) || r->stream[i] != streams[si])
-				continue;
-			double rt = NAN;
-			if (r->link[i] >= 0)
-				rt = r->ts[r->link[i]];
-			else if (r->correlation[i] >= 0)
-				rt = ts_ev0; /* index_correlation 0 */
-			kv[m++] = (struct kev){r->ts[i], r->ts[i] + r->dur[i], rt, i};
-		}
-		qsort(kv, m, sizeof *kv, kev_cmp);
+		const struct kev *kv = all + gr[si].start;
+		m = gr[si].n;
+		int64_t stream = kv[0].stream;
 		size_t ng[NCAT] = {0};
 		size_t nkern[NCAT] = {0};
 		double sum[NCAT] = {0};
@@ -124,7 +124,7 @@ static void one_rank(const struct trace_rank *r, double delay, struct atable *t,
 				continue;
 			size_t row = atable_add_row(t);
 			atable_set_i(t, row, 0, r->rank);
-			atable_set_i(t, row, 1, streams[si]);
+			atable_set_i(t, row, 1, stream);
 			atable_set_s(t, row, 2, cat_name[c]);
 			atable_set_f(t, row, 3, atable_round(sum[c], 2));
 			atable_set_f(t, row, 4, total == 0 ? NAN : atable_round(sum[c] / total, 2));
@@ -134,7 +134,7 @@ static void one_rank(const struct trace_rank *r, double delay, struct atable *t,
 				row = atable_add_row(st);
 				atable_set_s(st, row, 0, cat_name[c]);
 				atable_set_i(st, row, 1, r->rank);
-				atable_set_i(st, row, 2, streams[si]);
+				atable_set_i(st, row, 2, stream);
 				double v[8] = {d.count, d.mean, d.std, d.min, d.q25, d.q50, d.q75, d.max};
 				for (int q = 0; q < 8; q++)
 					atable_set_f(st, row, 3 + (size_t)q, atable_round(v[q], 2));
@@ -143,9 +143,8 @@ static void one_rank(const struct trace_rank *r, double delay, struct atable *t,
 	}
 	for (int c = 0; c < NCAT; c++)
 		free(gaps[c]);
-	free(kv);
-	free(streams);
-	free(sorted);
+	free(all);
+	free(gr);
 }
 
 struct atable *analyze_idle(const struct trace_set *set, const struct analyze_ranks *sel, double delay,

@@ -67,8 +67,10 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 		ids[i] = trace_strtab_find(&r->strs, launch_names[i], strlen(launch_names[i]));
 	int64_t *s = xmalloc((r->n ? r->n : 1) * sizeof *s);
 	size_t ns = 0;
+	/* a launch without a correlation pairs with nothing; HTA would pair
+	 * every uncorrelated CPU row with every uncorrelated GPU row */
 	for (size_t i = 0; i < r->n; i++)
-		for (size_t j = 0; j < nl; j++)
+		for (size_t j = 0; j < nl && r->correlation[i] != -1; j++)
 			if (r->name[i] == ids[j]) {
 				s[ns++] = r->correlation[i];
 				break;
@@ -86,7 +88,7 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 	}
 	qsort(cpu, nc, sizeof *cpu, cr_cmp);
 	qsort(gpu, ng, sizeof *gpu, cr_cmp);
-	size_t shortk = 0, rt_out = 0, ld_out = 0;
+	size_t shortk = 0, rt_out = 0, ld_out = 0, capped = 0;
 	double sum_cpu = 0, sum_gpu = 0, sum_ld = 0, max_ld = NAN;
 	for (size_t a = 0, b = 0; a < nc && b < ng;) {
 		if (cpu[a].corr < gpu[b].corr) {
@@ -102,8 +104,13 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 			a2++;
 		while (b2 < ng && gpu[b2].corr == gpu[b].corr)
 			b2++;
-		for (size_t x = a; x < a2; x++)
-			for (size_t y = b; y < b2; y++) {
+		/* a correlation shared by many rows on both sides (a broken
+		 * trace) would give a quadratic number of pairs: at most 16 x 16 */
+		if ((a2 - a) * (b2 - b) > 256)
+			capped++;
+		size_t ae = a2 - a > 16 ? a + 16 : a2, be = b2 - b > 16 ? b + 16 : b2;
+		for (size_t x = a; x < ae; x++)
+			for (size_t y = b; y < be; y++) {
 				size_t c = cpu[x].row, g = gpu[y].row;
 				double cd = r->dur[c], gd = r->dur[g];
 				double ld = r->ts[g] - r->ts[c] - r->dur[c];
@@ -135,6 +142,10 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 		atable_note(t, "rank %d: sum cpu_duration %.17g, sum gpu_duration %.17g, sum launch_delay %.17g, "
 			       "mean launch_delay %.17g, max launch_delay %.17g",
 			    r->rank, sum_cpu, sum_gpu, sum_ld, sum_ld / (double)t->nrows, max_ld);
+	if (capped)
+		atable_note(t, "rank %d: %zu correlation ids shared by many CPU and GPU rows: only 16 x 16 pairs "
+			       "each",
+			    r->rank, capped);
 	free(s);
 	free(cpu);
 	free(gpu);

@@ -127,30 +127,30 @@ int cmd_analyze(int argc, char **argv)
 	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100,
 			  .num_kernels = 10, .duration_ratio = 0.8};
 	const struct arg_opt opts[] = {
-		{"format", 'f', ARG_STRING, &o.format, "FMT", "table (default), csv or json", 0, 0, NULL},
+		{"format", 'f', ARG_STRING, &o.format, "FMT", "table, csv or json", 0, 0, NULL},
 		{"rank", 0, ARG_INT, &o.rank, "N",
 		 "rank of a trace without distributedInfo.rank and without rank-N in its name", 0, INT32_MAX,
 		 &o.rank_seen},
 		{"ranks", 0, ARG_STRING, &o.ranks, "LIST", "analyse only these ranks (e.g. 0,3); default all", 0, 0,
 		 NULL},
 		{"consecutive-kernel-delay", 0, ARG_DOUBLE, &o.delay, "US",
-		 "idle: gaps shorter than this are kernel_wait (default 30 us)", 0, 0, NULL},
+		 "idle: gaps shorter than this are kernel_wait", 0, 0, NULL},
 		{"interval-stats", 0, ARG_BOOL, &o.interval_stats, NULL,
 		 "idle: also print the idle interval statistics", 0, 0, NULL},
 		{"runtime-cutoff", 0, ARG_DOUBLE, &o.runtime_cutoff, "US",
-		 "launch: CPU launch calls longer than this are outliers (default 50)", 0, 0, NULL},
+		 "launch: CPU launch calls longer than this are outliers", 0, 0, NULL},
 		{"launch-delay-cutoff", 0, ARG_DOUBLE, &o.launch_delay_cutoff, "US",
-		 "launch: launch delays longer than this are outliers (default 100)", 0, 0, NULL},
+		 "launch: launch delays longer than this are outliers", 0, 0, NULL},
 		{"no-memory-events", 0, ARG_BOOL, &o.no_memory_events, NULL,
 		 "launch: leave out cudaMemcpyAsync/cudaMemsetAsync", 0, 0, NULL},
 		{"top", 0, ARG_BOOL, &o.top, NULL,
 		 "kernels: print the per-kernel table (kernel_metrics) instead of the type breakdown", 0, 0,
 		 NULL},
 		{"num-kernels", 0, ARG_INT, &o.num_kernels, "N",
-		 "kernels: keep at most N kernels per type and rank, fold the rest into 'others' (HTA's default)", 1,
+		 "kernels: keep at most N kernels per type and rank, fold the rest into 'others'", 1,
 		 INT64_MAX, NULL},
 		{"duration-ratio", 0, ARG_DOUBLE, &o.duration_ratio, "R",
-		 "kernels: fold kernels past this quantile of the cumulative time (HTA's default)", 0, 0, NULL},
+		 "kernels: fold kernels past this quantile of the cumulative time", 0, 0, NULL},
 		{"all-kernels", 0, ARG_BOOL, &o.all_kernels, NULL,
 		 "kernels, kernel-distribution: no folding into 'others', true per-call statistics "
 		 "(= --num-kernels 1000000000000 --duration-ratio 1)",
@@ -163,7 +163,7 @@ int cmd_analyze(int argc, char **argv)
 		 "do not drop the last ProfilerStep (HTA drops it)", 0, 0, NULL},
 		{"no-ns-rounding", 0, ARG_BOOL, &o.no_ns_rounding, NULL,
 		 "keep fractional microseconds (HTA_DISABLE_NS_ROUNDING=1)", 0, 0, NULL},
-		{"threads", 'j', ARG_INT, &o.threads, "N", "ranks loaded in parallel (default: cores)", 0, 1024, NULL},
+		{"threads", 'j', ARG_INT, &o.threads, "N", "threads for loading (0 = number of cores)", 0, 1024, NULL},
 		{"csv-dir", 0, ARG_STRING, &o.csv_dir, "DIR",
 		 "also write each table as DIR/<name>.csv (HTA's file names)", 0, 0, NULL},
 		{"quiet", 'q', ARG_BOOL, &o.quiet, NULL, "no load warnings on stderr", 0, 0, NULL},
@@ -315,8 +315,12 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);
-	if (!o.quiet && fmt == AFMT_TABLE)
+	if (!o.quiet && fmt == AFMT_TABLE) {
 		fprintf(stderr, "loaded %zu rank(s) in %.3f s\n", set.nranks, load_s);
+		for (size_t k = 0; k < set.nranks && k < 16; k++)
+			fprintf(stderr, "  rank %d (from %s): %s, %zu rows\n", set.ranks[k]->rank,
+				trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path, set.ranks[k]->n);
+	}
 	trace_set_free(&set);
 	free(sel_ranks);
 	args_free(&a);

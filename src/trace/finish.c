@@ -153,6 +153,54 @@ static int step_cmp(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
+struct query {
+	double t;
+	size_t row;
+};
+
+static int query_cmp(const void *a, const void *b)
+{
+	const struct query *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* max-heap of step indices, ordered by the step's row (trace order) */
+static void heap_push(size_t *h, size_t *n, const struct step *st, size_t v)
+{
+	size_t i = (*n)++;
+	h[i] = v;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (st[h[p]].row >= st[h[i]].row)
+			break;
+		size_t x = h[p];
+		h[p] = h[i];
+		h[i] = x;
+		i = p;
+	}
+}
+
+static void heap_pop(size_t *h, size_t *n, const struct step *st)
+{
+	h[0] = h[--(*n)];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, rr = l + 1, m = i;
+		if (l < *n && st[h[l]].row > st[h[m]].row)
+			m = l;
+		if (rr < *n && st[h[rr]].row > st[h[m]].row)
+			m = rr;
+		if (m == i)
+			break;
+		size_t x = h[m];
+		h[m] = h[i];
+		h[i] = x;
+		i = m;
+	}
+}
+
 static int i32_cmp(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -178,36 +226,31 @@ static void assign_iterations(struct trace_rank *r)
 	}
 	if (ns)
 		qsort(st, ns, sizeof *st, step_cmp);
-	/* prefix maximum of end, to know how far back a containing step can be */
-	double *pmax = xmalloc((ns ? ns : 1) * sizeof *pmax);
-	for (size_t j = 0; j < ns; j++)
-		pmax[j] = j && pmax[j - 1] > st[j].end ? pmax[j - 1] : st[j].end;
-	for (size_t i = 0; i < r->n; i++) {
-		bool cpu = r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP);
-		if (!cpu)
-			continue;
-		double t = r->ts[i];
-		/* last step with ts <= t */
-		size_t lo = 0, hi = ns;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (st[mid].ts <= t)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		int32_t it = TRACE_ITER_NONE;
-		size_t best = SIZE_MAX;
-		for (size_t j = lo; j-- > 0;) {
-			if (pmax[j] <= t)
-				break;
-			if (t < st[j].end && (best == SIZE_MAX || st[j].row > best)) {
-				best = st[j].row;
-				it = st[j].n;
-			}
-		}
-		r->iteration[i] = it;
+	/* Sweep the CPU rows in ts order; a max-heap (by trace order) holds the
+	 * steps started so far; a top that has ended is dropped (ts only grows,
+	 * so it never contains a later row).  O((rows + steps) log), whatever
+	 * the steps look like. */
+	size_t nq = 0;
+	for (size_t i = 0; i < r->n; i++)
+		nq += r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP);
+	struct query *qs = xmalloc((nq ? nq : 1) * sizeof *qs);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP))
+			qs[k++] = (struct query){r->ts[i], i};
+	if (nq)
+		qsort(qs, nq, sizeof *qs, query_cmp);
+	size_t *heap = xmalloc((ns ? ns : 1) * sizeof *heap), nh = 0, j = 0;
+	for (size_t q = 0; q < nq; q++) {
+		double t = qs[q].t;
+		for (; j < ns && st[j].ts <= t; j++)
+			heap_push(heap, &nh, st, j);
+		while (nh && st[heap[0]].end <= t)
+			heap_pop(heap, &nh, st);
+		r->iteration[qs[q].row] = nh ? st[heap[0]].n : TRACE_ITER_NONE;
 	}
+	free(heap);
+	free(qs);
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->stream[i] > 0) {
 			int32_t l = r->link[i];
@@ -219,7 +262,6 @@ static void assign_iterations(struct trace_rank *r)
 			r->iteration[i] = TRACE_ITER_NAN;
 		}
 	}
-	free(pmax);
 	free(st);
 	free(num);
 }

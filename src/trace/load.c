@@ -8,10 +8,11 @@
  * window, never the text.  Only the args HTA reads are decoded; everything
  * else is skipped by the tokenizer.
  *
- * After the parse, rank_finish() applies HTA's per-file steps in order
- * (semantics doc 1.2): ns rounding, CPU<->GPU correlation links, the
- * iteration column, device type.  Cross-rank steps (alignment, last-step
- * filter) live in set.c.
+ * A big plain file may be parsed by two threads (see "two-thread parse"
+ * below).  After the parse, trace_rank_finish() (finish.c) applies HTA's
+ * per-file steps in order (semantics doc 1.2): ns rounding, CPU<->GPU
+ * correlation links, the iteration column, device type.  Cross-rank steps
+ * (alignment, last-step filter) live in set.c.
  *
  * Bad input never aborts a load that produced events: a malformed element
  * is skipped and counted, and a stream that breaks off (truncated gzip or
@@ -889,7 +890,7 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 			sp = split_start(name, opts, size);
 	}
 
-	bool ok = false, stopped = false;
+	bool ok = false;
 	enum json_tok t = json_next(jr);
 	if (t != JSON_OBJ_BEGIN) {
 		if (t != JSON_ERROR)
@@ -990,7 +991,6 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	goto done;
 broken:
 	/* the stream broke off or became invalid: keep what was read */
-	stopped = true;
 	if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
 		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
 	if (rest_src)
@@ -1010,7 +1010,6 @@ done:
 	}
 	if (!ok)
 		goto fail;
-	(void)stopped;
 	split_free(sp);
 	if (r->stats.parse_threads == 0)
 		r->stats.parse_threads = 1;
@@ -1102,6 +1101,7 @@ void trace_load_stats_describe(const struct trace_rank *r, struct buf *out)
 	SAY(s->neg_dur_after_rounding, "events with dur -1 after ns rounding (kept, as HTA)");
 	SAY(s->stream_overlaps, "GPU events overlapping the previous one on their stream (kept)");
 	SAY(s->replaced_utf8, "invalid UTF-8 sequences replaced");
+	SAY(s->dup_correlation_capped, "duplicate GPU rows not made (correlation shared by over 16 CPU rows)");
 #undef SAY
 	if (s->truncated)
 		buf_printf(out, "%sinput stopped early, events before it kept: %s", out->len > start ? "; " : "",

@@ -138,6 +138,8 @@ struct trace_load_stats {
 	uint64_t replaced_utf8;       /* invalid UTF-8 replaced by U+FFFD */
 	uint64_t skipped_cpu_ops;     /* rows dropped by trace_load_opts.skip_cpu_ops */
 	uint32_t parse_threads;       /* 2 when a big plain file was parsed in two halves */
+	uint64_t dup_correlation_capped; /* GPU row copies the filter's join left out (a
+					  * correlation shared by more than 16 CPU rows) */
 	bool truncated;               /* input ended early; rows read so far are kept */
 	char truncated_msg[200];      /* what and where (file, byte offset) */
 };

@@ -71,11 +71,9 @@ static int rank_cmp(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static void warn(struct trace_set *set, struct buf *w, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void warn(struct trace_set *set, struct buf *w, const char *fmt, ...)
+static void warn(struct buf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct buf *w, const char *fmt, ...)
 {
-	(void)set;
 	va_list ap;
 	va_start(ap, fmt);
 	buf_vprintf(w, fmt, ap);
@@ -177,7 +175,7 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 	size_t k = 0;
 	for (size_t i = 0; i < np; i++) {
 		if (k > 0 && j.out[k - 1]->rank == j.out[i]->rank) {
-			warn(set, &w, "rank %d is in both %s and %s; using %s", j.out[i]->rank, j.out[k - 1]->path,
+			warn(&w, "rank %d is in both %s and %s; using %s", j.out[i]->rank, j.out[k - 1]->path,
 			     j.out[i]->path, j.out[i]->path);
 			trace_rank_free(j.out[k - 1]);
 			j.out[k - 1] = j.out[i];
@@ -190,11 +188,11 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 	for (size_t i = 0; i < k; i++) {
 		struct trace_rank *r = set->ranks[i];
 		if (r->rank_rule != TRACE_RANK_DISTINFO)
-			warn(set, &w, "%s: rank %d from %s", r->path, r->rank, trace_rank_rule_name(r->rank_rule));
+			warn(&w, "%s: rank %d from %s", r->path, r->rank, trace_rank_rule_name(r->rank_rule));
 		struct buf d = BUF_INIT;
 		trace_load_stats_describe(r, &d);
 		if (d.len)
-			warn(set, &w, "%s: %s", r->path, d.data);
+			warn(&w, "%s: %s", r->path, d.data);
 		buf_free(&d);
 	}
 	set->warnings = buf_detach(&w, NULL);
@@ -217,13 +215,16 @@ static bool is_step_name(const char *s)
 	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
 }
 
+#define MAX_DUP 16
+
 static int cmp64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-/* Copy row src of r into row dst of the new columns c (same layout). */
+/* HTA 1.3 on one rank: keep CPU rows before the last step start and the GPU
+ * rows a kept CPU row launched (once per such row), GPU rows first. */
 static void filter_rank(struct trace_rank *r)
 {
 	/* CPU rows (not the correlation-GPU rule) named ProfilerStep#N */
@@ -276,6 +277,17 @@ static void filter_rank(struct trace_rank *r)
 		size_t cnt = 0;
 		while (lo + cnt < m && cc[lo + cnt] == key)
 			cnt++;
+		/* a GPU row without a correlation (an Event/Context Sync with -1)
+		 * would be copied once per uncorrelated CPU row by HTA's join:
+		 * quadratic; keep it once */
+		if (key == -1 && cnt > 1)
+			cnt = 1;
+		/* likewise a correlation id shared by many CPU rows (a broken
+		 * trace): at most MAX_DUP copies, counted */
+		if (cnt > MAX_DUP) {
+			r->stats.dup_correlation_capped += cnt - MAX_DUP;
+			cnt = MAX_DUP;
+		}
 		mult[i] = (uint32_t)cnt;
 		out_n += cnt;
 	}

@@ -525,3 +525,58 @@ TEST(trace_fixed_classification_option)
 	trace_rank_free(b);
 	buf_free(&err);
 }
+
+TEST(trace_iteration_overlapping_steps)
+{
+	/* HTA: the containing ProfilerStep that comes last in the trace wins */
+	const char *s = "{\"traceEvents\":[" EV_STEP(0, 100, 1) "," EV_STEP(10, 40, 2) ","
+			EV_LAUNCH(20, 1, 5) "," EV_LAUNCH(60, 1, 6) "," EV_STEP(150, 10, 4) ","
+			EV_LAUNCH(155, 1, 7) "," EV_LAUNCH(300, 1, 8) ","
+			"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k0\",\"ts\":20,\"dur\":1,\"args\":{\"stream\":0}},"
+			EV_KERNEL(21, 1, 5, "k") "]}";
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = load_str("it.json", s, &err);
+	REQUIRE(r);
+	REQUIRE(r->n == 9);
+	CHECK_INT(r->iteration[2], 2);
+	CHECK_INT(r->iteration[3], 1);
+	CHECK_INT(r->iteration[5], 4);
+	CHECK_INT(r->iteration[6], TRACE_ITER_NONE);
+	CHECK_INT(r->iteration[7], TRACE_ITER_NAN);
+	CHECK_INT(r->iteration[8], 2); /* the kernel takes its launcher's */
+	trace_rank_free(r);
+	buf_free(&err);
+}
+
+#include "analyze/analyze.h"
+
+TEST(trace_shared_correlation_is_not_quadratic)
+{
+	/* 3000 launches and 3000 kernels all with correlation 0, two steps:
+	 * HTA's joins would make 9 million rows; we cap and say so */
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "{\"traceEvents\":[" EV_STEP(0, 100000, 1) "," EV_STEP(100000, 100000, 2));
+	/* the macros stringify "%d", which buf_printf then fills in */
+	for (int i = 0; i < 3000; i++)
+		buf_printf(&b, "," EV_LAUNCH(%d, 1, 0) "," EV_KERNEL(%d, 1, 0, "k"), 10 + i * 20, 15 + i * 20);
+	buf_puts(&b, "]}");
+	char *path = write_tmp("dup.json", b.data, b.len);
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, path, NULL, &err) == 0);
+	struct trace_rank *r = set.ranks[0];
+	CHECK(r->n < 3000 + 3000 * 16 + 10);
+	CHECK(r->stats.dup_correlation_capped > 0);
+	struct launch_opts lo = {50, 100, true};
+	struct atable **ts;
+	size_t n = analyze_launch(&set, NULL, &lo, &ts);
+	REQUIRE(n == 1);
+	CHECK(ts[0]->nrows <= 256);
+	CHECK(strstr(ts[0]->notes.data, "16 x 16") != NULL);
+	atable_free(ts[0]);
+	free(ts);
+	trace_set_free(&set);
+	free(path);
+	buf_free(&b);
+	buf_free(&err);
+}

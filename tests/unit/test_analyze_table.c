@@ -1,0 +1,78 @@
+/*
+ * test_analyze_table.c - the result-table renderer: Python-repr float text
+ * (what pandas writes into HTA's CSVs), CSV quoting, NaN as an empty field,
+ * JSON output readable by the core parser, the terminal table's truncation.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "analyze/table.h"
+#include "core/json.h"
+#include "test.h"
+
+static const char *fmt(double v)
+{
+	static struct buf b;
+	buf_free(&b);
+	buf_init(&b);
+	atable_fmt_float(&b, v);
+	return b.data;
+}
+
+TEST(analyze_float_text_is_python_repr)
+{
+	CHECK_STR(fmt(4), "4.0");
+	CHECK_STR(fmt(-3), "-3.0");
+	CHECK_STR(fmt(0.17), "0.17");
+	CHECK_STR(fmt(0.1 + 0.2), "0.30000000000000004");
+	CHECK_STR(fmt(19143.608027224123), "19143.608027224123");
+	CHECK_STR(fmt(1e-5), "1e-05");
+	CHECK_STR(fmt(0.0001), "0.0001");
+	CHECK_STR(fmt(1.5e-7), "1.5e-07");
+	CHECK_STR(fmt(1e16), "1e+16");
+	CHECK_STR(fmt(1234567890123456.0), "1234567890123456.0");
+	CHECK_STR(fmt(2.5e20), "2.5e+20");
+	CHECK_STR(fmt(0.0), "0.0");
+	CHECK_STR(fmt(NAN), "");
+	CHECK_STR(fmt(INFINITY), "inf");
+	CHECK_NEAR(atable_round(53.555, 2), 53.56, 1e-12);
+	CHECK_NEAR(atable_round(0.125, 2), 0.12, 1e-12); /* half to even, like numpy */
+}
+
+TEST(analyze_table_csv_json_table)
+{
+	static const char *const cols[] = {"name:s", "n:i", "v:f", "w:f", NULL};
+	struct atable *t = atable_new("demo", "Demo table", cols);
+	atable_int_text(t, 3);
+	size_t r = atable_add_row(t);
+	atable_set_s(t, r, 0, "void f<a, b>(\"x\")");
+	atable_set_i(t, r, 1, 7);
+	atable_set_f(t, r, 2, 2.5);
+	atable_set_f(t, r, 3, 4);
+	r = atable_add_row(t);
+	atable_set_s(t, r, 0, "plain");
+	atable_set_i(t, r, 1, -1);
+	atable_note(t, "a note");
+	struct buf b = BUF_INIT;
+	atable_render(t, AFMT_CSV, &b);
+	CHECK_STR(b.data, "name,n,v,w\n\"void f<a, b>(\"\"x\"\")\",7,2.5,4\nplain,-1,,\n");
+	buf_reset(&b);
+	atable_render(t, AFMT_JSON, &b);
+	struct json_doc doc;
+	struct json_error e;
+	REQUIRE(json_parse(b.data, b.len, &doc, &e));
+	const struct json_value *rows = json_get(doc.root, "rows");
+	REQUIRE(rows && rows->len == 2);
+	CHECK(json_get(&rows->u.items[1], "v")->type == JV_NULL);
+	const char *s;
+	size_t n;
+	CHECK(json_get_str(&rows->u.items[0], "name", &s, &n) && strcmp(s, "void f<a, b>(\"x\")") == 0);
+	json_doc_free(&doc);
+	buf_reset(&b);
+	atable_render(t, AFMT_TABLE, &b);
+	CHECK(strncmp(b.data, "Demo table\n", 11) == 0);
+	CHECK(strstr(b.data, "a note\n") != NULL);
+	CHECK(strstr(b.data, "  -") != NULL); /* NaN shows as '-' */
+	buf_free(&b);
+	atable_free(t);
+}

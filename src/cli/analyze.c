@@ -147,10 +147,10 @@ int cmd_analyze(int argc, char **argv)
 		 "kernels: print the per-kernel table (kernel_metrics) instead of the type breakdown", 0, 0,
 		 NULL},
 		{"num-kernels", 0, ARG_INT, &o.num_kernels, "N",
-		 "kernels: keep at most N kernels per type and rank, fold the rest into 'others' (HTA's default)", 1,
+		 "kernels: keep at most N kernels per type and rank, fold the rest into 'others'", 1,
 		 INT64_MAX, NULL},
 		{"duration-ratio", 0, ARG_DOUBLE, &o.duration_ratio, "R",
-		 "kernels: fold kernels past this quantile of the cumulative time (HTA's default)", 0, 0, NULL},
+		 "kernels: fold kernels past this quantile of the cumulative time", 0, 0, NULL},
 		{"all-kernels", 0, ARG_BOOL, &o.all_kernels, NULL,
 		 "kernels, kernel-distribution: no folding into 'others', true per-call statistics "
 		 "(= --num-kernels 1000000000000 --duration-ratio 1)",

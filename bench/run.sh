@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# `make bench`: run every benchmark program in BUILD/bench and every
-# bench/*.sh script (except this one).  Benchmarks print figures and ratios
-# against baselines measured in the same run; they never fail on speed.
+# Run every benchmark script bench/*.sh (this one excepted).  A script runs
+# its programs from $O/bench/ and prints figures and ratios against a
+# baseline measured in the same run.  Benchmarks never fail on speed: a
+# non-zero exit means the benchmark itself broke.
+# Usage: bench/run.sh [BUILD_DIR] [NAME-SUBSTRING]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-O=${1:-build}
-for b in "$O"/bench/*; do
-	[ -x "$b" ] || continue
-	echo "### $(basename "$b")"
-	"$b"
+export O=${1:-build} SHARED=${DYNO_SHARED:-$(cd .. && pwd)/shared}
+rc=0
+for b in bench/*.sh; do
+	name=$(basename "$b" .sh)
+	[ "$name" = run ] && continue
+	[ -n "${2:-}" ] && [[ "$name" != *"$2"* ]] && continue
+	echo "=== $name"
+	bash "$b" || { echo "bench $name failed (exit $?)"; rc=1; }
 	echo
 done
-for s in bench/*.sh; do
-	[ "$(basename "$s")" = run.sh ] && continue
-	echo "### $(basename "$s" .sh)"
-	bash "$s" "$O"
-	echo
-done
+exit $rc

@@ -8,7 +8,8 @@
 #   - wake-ups per second while idle (context switches of all threads;
 #     dynolog must have none between its ticks)
 # CPU time comes from /proc/<pid>/task/*/schedstat (ns), not from the
-# 10 ms-granular utime/stime.  Usage: bench/telemetry.sh [BUILD_DIR] [SECONDS]
+# 10 ms-granular utime/stime.  build/bench/collect_cycle (run first) gives
+# the in-process figure per cycle.  Usage: bench/telemetry.sh [BUILD_DIR] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${O:-${1:-build}}
@@ -51,6 +52,12 @@ scrape_for() { # scrape_for PORT SECONDS
 
 # --history_window_s=60 at 1 s keeps as many history slots as the default
 # (1 h at 60 s), so memory is what a default daemon holds
+if [ -x "$O/bench/collect_cycle" ]; then
+	echo "== in-process CPU per collection cycle (live /proc)"
+	"$O/bench/collect_cycle" 2000
+	echo
+fi
+
 echo "== dynolog A: host collectors only (procfs + JSON log), 1 s interval, ${SECS} s"
 "$DYNOLOG" --kernel_monitor_reporting_interval_s=1 --history_window_s=60 --json_log_file="$T/a.jsonl" 2>"$T/a.log" &
 AP=$!

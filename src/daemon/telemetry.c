@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -100,6 +101,7 @@ void telemetry_config_defaults(struct telemetry_config *c)
 	c->otlp_max_queue = 1000;
 	c->history_window_s = 3600;
 	c->history_max_series = 20000;
+	c->history_max_mb = 32;
 	c->config_file = "";
 	c->compat_int[0] = 10;
 	c->compat_str[0] = c->compat_str[1] = c->compat_str[2] = "";
@@ -153,6 +155,9 @@ int telemetry_opts(struct telemetry_config *c, struct arg_opt *o)
 	    "how far back getMetrics can look (default 3600)", 1, 30 * 86400);
 	ROW("history_max_series", ARG_INT, &c->history_max_series, "N",
 	    "most metric keys kept in history (default 20000)", 1, 10000000);
+	ROW("history_max_mb", ARG_INT, &c->history_max_mb, "MB",
+	    "memory cap of the history ring; fewer keys are kept when window/interval needs more (default 32)", 1,
+	    65536);
 	ROW("config", ARG_STRING, &c->config_file, "FILE",
 	    "JSON config file {\"flag_name\": value, ...}; re-read on SIGHUP; the command line wins", 0, 0);
 	ROW("exit_after_ticks", ARG_INT, &c->exit_after_ticks, "N", "stop after N kernel ticks (0: run forever)", 0,
@@ -188,7 +193,7 @@ static bool name_eq(const char *a, const char *b, size_t bl)
 {
 	/* '-' and '_' are interchangeable, as in the args parser */
 	size_t i = 0;
-	for (; a[i] && i < bl; i++) {
+	for (; i < bl && a[i]; i++) {
 		char x = a[i] == '-' ? '_' : a[i], y = b[i] == '-' ? '_' : b[i];
 		if (x != y)
 			return false;
@@ -286,24 +291,26 @@ static void free_argv(char **argv, int argc)
 	free(argv);
 }
 
-/* Effective config = defaults, then the config file, then what the command
- * line set.  On success the new file strings replace t's old ones. */
+/* Effective config = what the caller gave (defaults plus the command line),
+ * with the config file's values for every option the command line did not
+ * set.  On success the new file strings replace t's old ones. */
 static bool build_config(struct telemetry *t, struct telemetry_config *out, struct buf *err)
 {
-	telemetry_config_defaults(out);
-	struct arg_opt fo[TELEMETRY_MAX_OPTS + 1], co[TELEMETRY_MAX_OPTS + 1];
-	int n = telemetry_opts(out, fo);
-	telemetry_opts(&t->cli, co);
-	memset(&fo[n], 0, sizeof fo[n]);
+	*out = t->cli;
 	char **argv = NULL;
 	int argc = 0;
 	struct args fa;
 	memset(&fa, 0, sizeof fa);
-	bool have_file = t->cli.config_file && *t->cli.config_file;
-	if (have_file) {
+	if (t->cli.config_file && *t->cli.config_file) {
+		struct telemetry_config fc;
+		telemetry_config_defaults(&fc);
+		struct arg_opt fo[TELEMETRY_MAX_OPTS + 1], oo[TELEMETRY_MAX_OPTS + 1];
+		int n = telemetry_opts(&fc, fo);
+		telemetry_opts(out, oo);
+		memset(&fo[n], 0, sizeof fo[n]);
 		if (!config_to_argv(t->cli.config_file, fo, n, &argv, &argc, err))
 			return false;
-		int rc = args_parse(fo, argc, argv, &fa);
+		int rc = args_parse(fo, argc, argv, &fa); /* sets fc.seen[] for the keys present */
 		if (rc != ARGS_OK) {
 			buf_printf(err, "config file %s: %s", t->cli.config_file,
 				   rc == ARGS_HELP ? "help requested" : fa.error.data);
@@ -311,12 +318,10 @@ static bool build_config(struct telemetry *t, struct telemetry_config *out, stru
 			free_argv(argv, argc);
 			return false;
 		}
+		for (int i = 0; i < n; i++)
+			if (fc.seen[i] && !t->cli.seen[i])
+				memcpy(oo[i].ptr, fo[i].ptr, opt_size(fo[i].type));
 	}
-	for (int i = 0; i < n; i++)
-		if (t->cli.seen[i])
-			memcpy(fo[i].ptr, co[i].ptr, opt_size(fo[i].type));
-	memcpy(out->seen, t->cli.seen, sizeof out->seen);
-	out->config_file = t->cli.config_file;
 	/* keep the strings the new config points into; free the old ones */
 	if (t->file_argv)
 		free_argv(t->file_argv, t->file_argc);
@@ -501,9 +506,12 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 				return false;
 			}
 		} else {
-			/* a pipe or terminal on stdout must not stall the loop either */
+			/* a pipe or socket whose reader stalls must not stall the loop:
+			 * make it non-blocking.  Not a terminal: the flag would be shared
+			 * with the shell that owns it. */
+			struct stat st;
 			int fl = fcntl(fd, F_GETFL);
-			if (fl >= 0)
+			if (fl >= 0 && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 				fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 		}
 		if (!first && t->json_fd != STDOUT_FILENO && t->json_fd >= 0)
@@ -583,14 +591,21 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 	int64_t per_window = n->history_window_s / n->kernel_interval_s + 1;
 	if (n->enable_perf)
 		per_window += n->history_window_s / n->perf_interval_s + 1;
+	/* 8 bytes per key per tick: cap the keys so the ring fits --history_max_mb */
+	size_t max_series = (size_t)n->history_max_series;
+	size_t by_mem = (size_t)((n->history_max_mb << 20) / (per_window * 8));
+	if (by_mem < max_series) {
+		max_series = by_mem ? by_mem : 1;
+		log_info("history: %lld ticks per window fit %zu keys in %lld MB (--history_max_mb)",
+			 (long long)per_window, max_series, (long long)n->history_max_mb);
+	}
 	if (!t->hist || t->hist_window != n->history_window_s || t->hist_interval != per_window ||
-	    t->hist_cap_series != (size_t)n->history_max_series) {
+	    t->hist_cap_series != max_series) {
 		history_free(t->hist);
-		t->hist = history_new(n->history_window_s, n->kernel_interval_s, (size_t)per_window,
-				      (size_t)n->history_max_series);
+		t->hist = history_new(n->history_window_s, n->kernel_interval_s, (size_t)per_window, max_series);
 		t->hist_window = n->history_window_s;
 		t->hist_interval = per_window;
-		t->hist_cap_series = (size_t)n->history_max_series;
+		t->hist_cap_series = max_series;
 	}
 
 	/* timers: the first kernel tick right away (it sets the baselines) */

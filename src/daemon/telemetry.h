@@ -36,7 +36,7 @@ struct telemetry_config {
 	bool use_otlp;
 	const char *otlp_endpoint, *otlp_headers, *otlp_service;
 	int64_t otlp_timeout_ms, otlp_max_queue;
-	int64_t history_window_s, history_max_series;
+	int64_t history_window_s, history_max_series, history_max_mb;
 	const char *config_file;
 	int64_t exit_after_ticks;
 	/* upstream flags accepted so existing unit files keep working */

@@ -35,6 +35,7 @@ TEST(telemetry_ticks_reach_get_metrics)
 	telemetry_config_defaults(&c);
 	struct arg_opt o[TELEMETRY_MAX_OPTS + 1];
 	int n = telemetry_opts(&c, o);
+	REQUIRE(n <= TELEMETRY_MAX_OPTS);
 	memset(&o[n], 0, sizeof o[n]);
 	char cfgpath[512];
 	snprintf(cfgpath, sizeof cfgpath, "%s/cfg.json", test_tmpdir());
@@ -173,6 +174,37 @@ TEST(telemetry_sd_notify_ready)
 	telemetry_stop(t);
 	unsetenv("NOTIFY_SOCKET");
 	close(fd);
+	buf_free(&err);
+	ev_loop_free(l);
+}
+
+TEST(telemetry_history_memory_cap)
+{
+	fixture_tick("basic", "t0");
+	struct telemetry_config c;
+	telemetry_config_defaults(&c);
+	c.procfs_root = fixture_path("proc");
+	c.sysfs_root = fixture_path("sys");
+	c.use_json = false;
+	c.kernel_interval_s = 1;
+	c.history_window_s = 3600; /* 3601 slots x 8 B = 28 KiB per key */
+	c.history_max_mb = 1;      /* -> 37 keys */
+	c.exit_after_ticks = 1;
+	struct ev_loop *l = ev_loop_new();
+	struct buf err = BUF_INIT;
+	struct telemetry *t = telemetry_start(l, &c, &err);
+	REQUIRE(t);
+	REQUIRE(ev_run(l) == 0);
+	struct json_doc d;
+	struct json_error e;
+	char *r = rpc("{\"fn\":\"getMetrics\"}");
+	REQUIRE(r && json_parse(r, strlen(r), &d, &e));
+	const struct json_value *m = json_get(d.root, "metrics");
+	REQUIRE(m && m->type == JV_OBJECT);
+	CHECK(m->len > 0 && m->len <= 1048576 / (3601 * 8));
+	json_doc_free(&d);
+	free(r);
+	telemetry_stop(t);
 	buf_free(&err);
 	ev_loop_free(l);
 }

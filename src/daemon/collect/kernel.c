@@ -186,14 +186,15 @@ static void collect_uptime(struct kernel_collector *k, struct frame *f)
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/uptime: uptime unavailable", k->root);
 }
 
-static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *suffix, const uint64_t *d, bool aggregate)
+/* suffix NULL: the aggregate line (upstream's keys); else one CPU ("cpu3"). */
+static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *suffix, const uint64_t *d)
 {
 	uint64_t total = 0;
 	for (int i = CPU_USER; i <= CPU_STEAL; i++)
 		total += d[i];
 	char key[64];
 	double ms_per_tick = 1000.0 / (double)k->hz;
-	if (aggregate) {
+	if (!suffix) {
 		if (total == 0)
 			return; /* no time passed: a ratio would be 0/0 */
 		double t = (double)total;
@@ -278,7 +279,7 @@ static void collect_stat(struct kernel_collector *k, struct frame *f)
 				memcpy(k->cpu, c, sizeof c);
 				k->have_cpu = true;
 				if (ok)
-					emit_cpu(k, f, NULL, d, true);
+					emit_cpu(k, f, NULL, d);
 			} else {
 				ncpu++;
 				if (!k->opt.per_cpu)
@@ -290,7 +291,7 @@ static void collect_stat(struct kernel_collector *k, struct frame *f)
 				e->seen = true;
 				uint64_t d[CPU_N];
 				if (!fresh && cpu_deltas(e->v, c, d))
-					emit_cpu(k, f, name, d, false);
+					emit_cpu(k, f, name, d);
 				memcpy(e->v, c, sizeof c);
 			}
 			continue;

@@ -139,6 +139,7 @@ struct parser {
 	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
 	size_t is_step_cap;
 	double skipped_min_ts;
+	bool mid_file; /* a two-thread helper: its local index 0 is not event 0 */
 };
 
 /* pid/tid: an integer, or the interned text of anything else. */
@@ -468,8 +469,9 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	}
 	/* a cpu_op can carry a stream (inductor/triton launches have stream 0)
 	 * or a correlation: then the analyses see it, so it stays */
-	if (p->opts->skip_cpu_ops && index != 0 && (e.cat == p->str_cpu_op || e.cat == p->str_user_ann) &&
-	    e.stream == -1 && e.corr == -1 && !name_is_step(p, e.name)) {
+	bool cpu_cat = e.cat == p->str_cpu_op || e.cat == p->str_user_ann;
+	if (p->opts->skip_cpu_ops && (index != 0 || p->mid_file) && cpu_cat && e.stream == -1 && e.corr == -1 &&
+	    !name_is_step(p, e.name)) {
 		r->stats.skipped_cpu_ops++;
 		if (e.ts < p->skipped_min_ts)
 			p->skipped_min_ts = e.ts;
@@ -740,6 +742,7 @@ static struct split *split_start(const char *path, const struct trace_load_opts 
 	atomic_init(&sp->abort, false);
 	sp->h = rank_new(path);
 	parser_init(&sp->hp, sp->h, opts);
+	sp->hp.mid_file = true;
 	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
 		parser_free(&sp->hp);
 		trace_rank_free(sp->h);

@@ -13,6 +13,7 @@ PKGS=(
 	cppcheck            # make lint
 	clang-format        # make format
 	procps              # ps/pgrep in integration tests
+	time                # GNU time: wall clock and peak RSS in bench/trace_bench.sh
 )
 
 missing=()

@@ -58,31 +58,27 @@ read -r HTA_LOAD HTA_PROC HTA_RSS < <(awk -F'|' -v n="$HTA_NAME" '
 	/^## Load/ {s=1} s && $2 ~ " "n" " {gsub(/ /,""); print $3, $4, $5; exit}' "$SHARED/conformance/hta-timings.md")
 HTA_BYTES=$(awk -F'|' -v n="$HTA_NAME" '$2 ~ " "n" " {gsub(/[ ,]/,"",$4); print $4; exit}' "$SHARED/conformance/hta-timings.md")
 
-python3 - "$RAW" "$GZ" "$ZCAT" "$CAT" "$JSON" "$JSONGZ" "$DIR1" "$DIR2" "$HTA_LOAD" "$HTA_PROC" "$HTA_RSS" "$HTA_BYTES" "$TOK" "$JSON1" "$LOAD" <<'PY'
-import sys
-raw, gz = int(sys.argv[1]), int(sys.argv[2])
-def p(s): a, b = s.split(); return float(a), int(b) / 1024
-zc, ct, js, jg, d1, d2 = (p(x) for x in sys.argv[3:9])
-hl, hp, hr, hb = float(sys.argv[9]), float(sys.argv[10]), float(sys.argv[11]), int(sys.argv[12])
-tok, j1 = p(sys.argv[13]), p(sys.argv[14])
-print(f"(load average at the end: {sys.argv[15]} on this 2-core machine; timings are noisy when it is above 1)")
-scale = raw / hb
-mb = raw / 1e6
-print(f"\ntrace: {mb:.0f} MB JSON, {gz/1e6:.0f} MB gzip ({scale:.0f}x the HTA reference trace)")
-print(f"{'command':44} {'wall s':>8} {'peak RSS MB':>12}")
-rows = [("cat t.json >/dev/null", ct), ("zcat t.json.gz >/dev/null", zc),
-        ("dyno json t.json (core tokenizer only)", tok),
-        ("dyno analyze summary t.json --threads 1", j1),
-        ("dyno analyze summary t.json", js), ("dyno analyze summary t.json.gz", jg),
-        ("dyno analyze summary dir (2 ranks) -j1", d1), ("dyno analyze summary dir (2 ranks) -j2", d2)]
-for n, (s, r) in rows:
-    print(f"{n:44} {s:8.2f} {r:12.0f}")
-print(f"{'HTA load, extrapolated (x' + format(scale, '.0f') + ')':44} {hl*scale:8.2f} {hr*scale:12.0f}")
-print()
-print(f"load+summary speed on .json:     {mb/js[0]:8.0f} MB/s   (target >= 1000; tokenizer alone {mb/tok[0]:.0f} MB/s)")
-print(f".json.gz time / zcat time:       {jg[0]/zc[0]:8.2f}        (target <= 1.25)")
-print(f"peak RSS / uncompressed size:    {js[1]*1024*1024/raw:8.3f}        (target <= 0.3)")
-print(f"2-rank dir, -j1 time / -j2 time: {d1[0]/d2[0]:8.2f}        (target ~2 on 2 cores)")
-print(f"HTA load time / ours (.json):    {hl*scale/js[0]:8.1f}x       (HTA {hb/1e6/hl:.0f} MB/s measured on {hb/1e6:.0f} MB)")
-print(f"HTA RSS / ours:                  {hr*scale/js[1]:8.1f}x")
-PY
+# report (awk: no dependency beyond the base system)
+awk -v raw="$RAW" -v gz="$GZ" -v zc="$ZCAT" -v ct="$CAT" -v js="$JSON" -v jg="$JSONGZ" \
+	-v d1="$DIR1" -v d2="$DIR2" -v hl="$HTA_LOAD" -v hr="$HTA_RSS" -v hb="$HTA_BYTES" \
+	-v tok="$TOK" -v j1="$JSON1" -v load="$LOAD" 'BEGIN {
+	split(zc, ZC, " "); split(ct, CT, " "); split(js, JS, " "); split(jg, JG, " ")
+	split(d1, D1, " "); split(d2, D2, " "); split(tok, TK, " "); split(j1, J1, " ")
+	scale = raw / hb; mb = raw / 1e6
+	printf "(load average at the end: %s on this 2-core machine; timings are noisy when it is above 1)\n", load
+	printf "\ntrace: %.0f MB JSON, %.0f MB gzip (%.0fx the HTA reference trace)\n", mb, gz / 1e6, scale
+	printf "%-44s %8s %12s\n", "command", "wall s", "peak RSS MB"
+	row("cat t.json >/dev/null", CT); row("zcat t.json.gz >/dev/null", ZC)
+	row("dyno json t.json (core tokenizer only)", TK)
+	row("dyno analyze summary t.json --threads 1", J1)
+	row("dyno analyze summary t.json", JS); row("dyno analyze summary t.json.gz", JG)
+	row("dyno analyze summary dir (2 ranks) -j1", D1); row("dyno analyze summary dir (2 ranks) -j2", D2)
+	printf "%-44s %8.2f %12.0f\n", sprintf("HTA load, extrapolated (x%.0f)", scale), hl * scale, hr * scale
+	printf "\nload+summary speed on .json:     %8.0f MB/s   (target >= 1000; tokenizer alone %.0f MB/s)\n", mb / JS[1], mb / TK[1]
+	printf ".json.gz time / zcat time:       %8.2f        (target <= 1.25)\n", JG[1] / ZC[1]
+	printf "peak RSS / uncompressed size:    %8.3f        (target <= 0.3)\n", JS[2] * 1024 / raw
+	printf "2-rank dir, -j1 time / -j2 time: %8.2f        (target ~2 on 2 cores)\n", D1[1] / D2[1]
+	printf "HTA load time / ours (.json):    %8.1fx       (HTA %.0f MB/s measured on %.0f MB)\n", hl * scale / JS[1], hb / 1e6 / hl, hb / 1e6
+	printf "HTA RSS / ours:                  %8.1fx\n", hr * scale / (JS[2] / 1024)
+}
+function row(name, a) { printf "%-44s %8.2f %12.0f\n", name, a[1], a[2] / 1024 }'

@@ -17,6 +17,7 @@ PKGS=(
 	libcurl4-openssl-dev # OTLP push of dynolog
 	prometheus          # integration test: a real Prometheus scrapes dynolog (and promtool)
 	curl                # integration tests: HTTP requests to the daemon
+	time                # GNU time: wall clock and peak RSS in bench/trace_bench.sh
 )
 
 missing=()

@@ -109,6 +109,7 @@ struct ev {
 	char ph;
 	bool has_ts, has_dur, has_cat, has_name, bad;
 	bool ts_float, dur_float;
+	bool name_deferred; /* the name is in parser.name_tmp, not interned yet */
 	double ts, dur;
 	uint32_t name, cat;
 	int64_t pid, tid;
@@ -139,6 +140,8 @@ struct parser {
 	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
 	size_t is_step_cap;
 	double skipped_min_ts;
+	bool mid_file; /* a two-thread helper: its local index 0 is not event 0 */
+	struct buf name_tmp;
 };
 
 /* pid/tid: an integer, or the interned text of anything else. */
@@ -366,8 +369,18 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 				return false;
 			break;
 		case 5:
-			if (t == JSON_STRING) {
+			if (t == JSON_STRING && p->opts->skip_cpu_ops &&
+			    (e.cat == p->str_cpu_op || e.cat == p->str_user_ann) &&
+			    !(jr->slen > 13 && memcmp(jr->sval, "ProfilerStep#", 13) == 0)) {
+				/* most likely a row skip_cpu_ops drops: keep a copy of
+				 * the name, intern it only if the row stays */
+				buf_reset(&p->name_tmp);
+				buf_append(&p->name_tmp, jr->sval, jr->slen);
+				e.name_deferred = true;
+				e.has_name = true;
+			} else if (t == JSON_STRING) {
 				e.name = trace_strtab_intern(&r->strs, jr->sval, jr->slen);
+				e.name_deferred = false;
 				e.has_name = true;
 			} else if (t == JSON_NUMBER) {
 				e.name = trace_strtab_intern(&r->strs, jr->tstart, jr->tlen);
@@ -407,6 +420,8 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 		p->any_nonint_time = true;
 
 	if (!(e.has_dur && e.has_cat)) {
+		if (e.name_deferred) /* not a row after all: counters need the name */
+			e.name = trace_strtab_intern(&r->strs, p->name_tmp.data, p->name_tmp.len);
 		switch (e.ph) {
 		case 's':
 		case 'f':
@@ -468,13 +483,16 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	}
 	/* a cpu_op can carry a stream (inductor/triton launches have stream 0)
 	 * or a correlation: then the analyses see it, so it stays */
-	if (p->opts->skip_cpu_ops && index != 0 && (e.cat == p->str_cpu_op || e.cat == p->str_user_ann) &&
-	    e.stream == -1 && e.corr == -1 && !name_is_step(p, e.name)) {
+	bool cpu_cat = e.cat == p->str_cpu_op || e.cat == p->str_user_ann;
+	if (p->opts->skip_cpu_ops && (index != 0 || p->mid_file) && cpu_cat && e.stream == -1 && e.corr == -1 &&
+	    (e.name_deferred || !name_is_step(p, e.name))) {
 		r->stats.skipped_cpu_ops++;
 		if (e.ts < p->skipped_min_ts)
 			p->skipped_min_ts = e.ts;
 		return true;
 	}
+	if (e.name_deferred)
+		e.name = trace_strtab_intern(&r->strs, p->name_tmp.data, p->name_tmp.len);
 	rows_grow(r, r->n + 1);
 	size_t i = r->n++;
 	r->ts[i] = e.ts;
@@ -601,6 +619,7 @@ static void parser_init(struct parser *p, struct trace_rank *r, const struct tra
 	p->str_cpu_op = trace_strtab_intern(&r->strs, "cpu_op", 6);
 	p->str_user_ann = trace_strtab_intern(&r->strs, "user_annotation", 15);
 	p->skipped_min_ts = INFINITY;
+	buf_init(&p->name_tmp);
 }
 
 static void parser_free(struct parser *p)
@@ -608,6 +627,7 @@ static void parser_free(struct parser *p)
 	json_reader_free(&p->jr);
 	free(p->cv);
 	free(p->is_step);
+	buf_free(&p->name_tmp);
 	p->cv = NULL;
 	p->is_step = NULL;
 }
@@ -740,6 +760,7 @@ static struct split *split_start(const char *path, const struct trace_load_opts 
 	atomic_init(&sp->abort, false);
 	sp->h = rank_new(path);
 	parser_init(&sp->hp, sp->h, opts);
+	sp->hp.mid_file = true;
 	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
 		parser_free(&sp->hp);
 		trace_rank_free(sp->h);

@@ -431,7 +431,10 @@ static char *write_big(const char *name, int kind, size_t cut_pct)
 				buf_puts(&b, ",\n {\"b\": [{\"c\": 2},\n {\"d\": 3}]}");
 			buf_puts(&b, "]");
 		}
-		buf_printf(&b, "}\n  },\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, "
+		buf_printf(&b, "}\n  },\n  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", "
+			       "\"pid\": 1, \"tid\": 2,\n    \"ts\": %d.25, \"dur\": 2,\n    \"args\": {\"External id\": %d}",
+			   1000 + i * 20 + 1, i);
+		buf_printf(&b, "\n  },\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, "
 			       "\"tid\": 7,\n    \"ts\": %d.5, \"dur\": 10.25,\n    \"args\": {\"stream\": 7, "
 			       "\"correlation\": %d, \"padding\": \"%0100d\"}\n  }",
 			   i % 50, 1000 + i * 20 + 6, i, i);
@@ -447,9 +450,9 @@ static char *write_big(const char *name, int kind, size_t cut_pct)
 	return path;
 }
 
-static void same_load(const char *path, bool expect_truncated, unsigned threads)
+static void same_load_opts(const char *path, bool expect_truncated, unsigned threads, bool skip)
 {
-	struct trace_load_opts o1 = {.threads = 1}, o2 = {.threads = 2};
+	struct trace_load_opts o1 = {.threads = 1, .skip_cpu_ops = skip}, o2 = {.threads = 2, .skip_cpu_ops = skip};
 	struct buf err = BUF_INIT;
 	struct trace_rank *a = trace_rank_load(path, &o1, &err);
 	struct trace_rank *b = trace_rank_load(path, &o2, &err);
@@ -478,6 +481,12 @@ static void same_load(const char *path, bool expect_truncated, unsigned threads)
 	buf_free(&err);
 }
 
+static void same_load(const char *path, bool expect_truncated, unsigned threads)
+{
+	same_load_opts(path, expect_truncated, threads, false);
+	same_load_opts(path, expect_truncated, threads, true);
+}
+
 TEST(trace_two_thread_parse_equals_one)
 {
 	char *p = write_big("big.json", 0, 0);
@@ -490,7 +499,7 @@ TEST(trace_two_thread_parse_truncated)
 	char *p = write_big("big_cut.json", 0, 80);
 	same_load(p, true, 2);
 	free(p);
-	p = write_big("big_cut2.json", 0, 40); /* under 32 MB: one thread */
+	p = write_big("big_cut2.json", 0, 20); /* under 32 MB: one thread */
 	same_load(p, true, 1);
 	free(p);
 }

@@ -46,6 +46,12 @@ PORT=$(prom_port_from_log "$T/d.log")
 [ -n "$PORT" ]
 wait_for bash -c "curl -sf http://127.0.0.1:$PORT/metrics | grep -q node_load1"
 
+# SIGHUP reopens the JSON log (logrotate moved it away)
+mv "$T/metrics.jsonl" "$T/metrics.jsonl.1"
+echo '{"use_prometheus": true, "json_format": "jsonl"}' >"$T/cfg.json"
+kill -HUP $PID
+wait_for test -s "$T/metrics.jsonl"
+
 # SIGHUP with a broken config: rejected, the daemon keeps running and serving
 echo '{"use_prometheus": tru' >"$T/cfg.json"
 kill -HUP $PID

@@ -2,9 +2,9 @@
  * fixture.h - helpers for tests that drive collectors over the fixture
  * procfs/sysfs trees in tests/data/procfs/<scenario>/<tick>/{proc,sys}.
  *
- * fixture_root() makes <tmp>/proc and <tmp>/sys symlinks; fixture_tick()
- * re-points them at the next tick's tree, so one collector instance sees
- * the files change between reads exactly as on a live host.
+ * fixture_tick() lays the tick's tree out under <tmp>/proc and <tmp>/sys,
+ * rewriting files in place, so one collector instance (which keeps its
+ * files open) sees the contents change between reads as on a live host.
  */
 #ifndef DYNO_TEST_FIXTURE_H
 #define DYNO_TEST_FIXTURE_H
@@ -21,21 +21,24 @@
 
 static inline void fixture_tick(const char *scenario, const char *tick)
 {
-	char src[2 * PATH_MAX], dst[2 * PATH_MAX], tmp[2 * PATH_MAX + 8], data[PATH_MAX];
+	/* Files are rewritten in place (same inode), as procfs contents change
+	 * under an open descriptor: the kernel collector keeps its files open.
+	 * A file the new tick lacks is emptied (unreadable content), not removed. */
+	char data[PATH_MAX], cmd[4 * PATH_MAX];
 	if (!realpath("tests/data/procfs", data)) {
 		test_fail(__FILE__, __LINE__, "tests/data/procfs not found (run from the repository root)");
 		test_abort();
 	}
-	const char *parts[2] = {"proc", "sys"};
-	for (int i = 0; i < 2; i++) {
-		snprintf(src, sizeof src, "%s/%s/%s/%s", data, scenario, tick, parts[i]);
-		snprintf(dst, sizeof dst, "%s/%s", test_tmpdir(), parts[i]);
-		snprintf(tmp, sizeof tmp, "%s.new", dst);
-		unlink(tmp);
-		if (symlink(src, tmp) != 0 || rename(tmp, dst) != 0) {
-			test_fail(__FILE__, __LINE__, "cannot link %s", dst);
-			test_abort();
-		}
+	snprintf(cmd, sizeof cmd,
+		 "set -e; src='%s/%s/%s'; dst='%s'; mkdir -p \"$dst/proc\" \"$dst/sys\"; "
+		 "(cd \"$src\" && find . -type f) | while read -r f; do "
+		 "mkdir -p \"$dst/$(dirname \"$f\")\"; cat \"$src/$f\" >\"$dst/$f\"; done; "
+		 "(cd \"$dst\" && find proc sys -type f) | while read -r f; do "
+		 "[ -e \"$src/$f\" ] || : >\"$dst/$f\"; done",
+		 data, scenario, tick, test_tmpdir());
+	if (system(cmd) != 0) {
+		test_fail(__FILE__, __LINE__, "cannot lay out fixture %s/%s", scenario, tick);
+		test_abort();
 	}
 }
 

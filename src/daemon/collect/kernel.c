@@ -4,8 +4,9 @@
  * Sources, relative to the procfs root: uptime, stat (aggregate and
  * per-CPU lines, ctxt, intr, processes, procs_running/blocked), loadavg,
  * meminfo, net/dev, diskstats; relative to the sysfs root:
- * devices/system/cpu/online.  Every file is read whole into one reused
- * buffer and parsed in place, so a tick costs a handful of read() calls.
+ * devices/system/cpu/online.  Every file is kept open and re-read whole
+ * with pread() into one reused buffer and parsed in place, so a tick costs
+ * one syscall per file.
  *
  * Counters are reported as per-interval deltas between consecutive ticks,
  * as upstream reports them (counter.h decides wrap vs reset).  Things that
@@ -54,6 +55,7 @@ struct kernel_collector {
 	struct entset cpus, nets, disks;
 	struct buf b;
 	struct kernel_options opt;
+	int fd[7]; /* SRC_N cached descriptors, -1 when closed */
 };
 
 struct kernel_collector *kernel_collector_new(const char *procfs_root, const char *sysfs_root,
@@ -69,6 +71,8 @@ struct kernel_collector *kernel_collector_new(const char *procfs_root, const cha
 	else
 		k->opt.per_cpu = true;
 	buf_init(&k->b);
+	for (int i = 0; i < 7; i++)
+		k->fd[i] = -1;
 	return k;
 }
 
@@ -84,37 +88,57 @@ void kernel_collector_free(struct kernel_collector *k)
 	free(k->nets.e);
 	free(k->disks.e);
 	buf_free(&k->b);
+	for (int i = 0; i < 7; i++)
+		if (k->fd[i] >= 0)
+			close(k->fd[i]);
 	free(k);
 }
 
-/* Read root/rel whole into b.  Files in procfs report size 0, so read until EOF. */
-static bool slurp_at(const char *root, const char *rel, struct buf *b)
+/* The files read every tick.  Their descriptors stay open and are re-read
+ * with pread() at offset 0 (procfs and sysfs regenerate the contents): it
+ * halves the syscalls of a tick and skips the path walk.  A descriptor that
+ * fails is closed and reopened next tick. */
+enum { SRC_UPTIME, SRC_STAT, SRC_ONLINE, SRC_LOADAVG, SRC_MEMINFO, SRC_NETDEV, SRC_DISKSTATS, SRC_N };
+static const struct {
+	const char *rel;
+	bool sys;
+} sources[SRC_N] = {{"uptime", false},  {"stat", false},    {"devices/system/cpu/online", true},
+		    {"loadavg", false}, {"meminfo", false}, {"net/dev", false},
+		    {"diskstats", false}};
+_Static_assert(SRC_N == 7, "kernel_collector.fd has one slot per source");
+
+static bool slurp(struct kernel_collector *k, int src)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", root, rel);
+	struct buf *b = &k->b;
 	buf_reset(b);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
+	if (k->fd[src] < 0) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", sources[src].sys ? k->sysroot : k->root, sources[src].rel);
+		k->fd[src] = open(path, O_RDONLY | O_CLOEXEC);
+		if (k->fd[src] < 0)
+			return false;
+	}
 	for (;;) {
-		buf_reserve(b, 4096);
-		ssize_t n = read(fd, b->data + b->len, b->cap - b->len - 1);
+		/* all the room we have (a file that filled it last time grows it below) */
+		buf_reserve(b, b->cap > b->len + 4096 ? b->cap - b->len - 1 : 4096);
+		size_t space = b->cap - b->len - 1;
+		ssize_t n = pread(k->fd[src], b->data + b->len, space, (off_t)b->len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			close(fd);
-			return n == 0;
+		if (n < 0) {
+			close(k->fd[src]);
+			k->fd[src] = -1;
+			return false;
 		}
 		b->len += (size_t)n;
 		b->data[b->len] = 0;
-		if (b->len > (64u << 20)) { /* no procfs file is this big: refuse, don't grow forever */
-			close(fd);
+		/* procfs/sysfs fill the buffer unless the file ended: a short read is EOF */
+		if ((size_t)n < space)
+			return true;
+		if (b->len > (64u << 20)) /* no procfs file is this big: refuse, don't grow forever */
 			return false;
-		}
 	}
 }
-
-static bool slurp(struct kernel_collector *k, const char *rel) { return slurp_at(k->root, rel, &k->b); }
 
 /* Embedded NULs would end our string scans early; make them spaces. */
 static void denul(struct buf *b)
@@ -180,7 +204,7 @@ static int parse_u64s(const char *p, uint64_t *out, int max)
 static void collect_uptime(struct kernel_collector *k, struct frame *f)
 {
 	double up;
-	if (slurp(k, "uptime") && sscanf(k->b.data, "%lf", &up) == 1 && up >= 0 && up < 1e12)
+	if (slurp(k, SRC_UPTIME) && sscanf(k->b.data, "%lf", &up) == 1 && up >= 0 && up < 1e12)
 		frame_int(f, "uptime", (int64_t)up);
 	else
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/uptime: uptime unavailable", k->root);
@@ -244,7 +268,7 @@ static bool cpu_deltas(const uint64_t *prev, const uint64_t *c, uint64_t *d)
 
 static void collect_stat(struct kernel_collector *k, struct frame *f)
 {
-	if (!slurp(k, "stat")) {
+	if (!slurp(k, SRC_STAT)) {
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/stat: CPU metrics unavailable", k->root);
 		return;
 	}
@@ -357,7 +381,7 @@ static long cpulist_count(const char *s)
 
 static void collect_cpus_online(struct kernel_collector *k, struct frame *f)
 {
-	if (!slurp_at(k->sysroot, "devices/system/cpu/online", &k->b)) {
+	if (!slurp(k, SRC_ONLINE)) {
 		LOG_ONCE(LOG_LEVEL_INFO, "cannot read %s/devices/system/cpu/online: cpus_online unavailable", k->sysroot);
 		return;
 	}
@@ -371,7 +395,7 @@ static void collect_cpus_online(struct kernel_collector *k, struct frame *f)
 static void collect_load(struct kernel_collector *k, struct frame *f)
 {
 	double l[3];
-	if (slurp(k, "loadavg") && sscanf(k->b.data, "%lf %lf %lf", &l[0], &l[1], &l[2]) == 3 && l[0] >= 0 &&
+	if (slurp(k, SRC_LOADAVG) && sscanf(k->b.data, "%lf %lf %lf", &l[0], &l[1], &l[2]) == 3 && l[0] >= 0 &&
 	    l[1] >= 0 && l[2] >= 0) {
 		frame_float(f, "load1", l[0]);
 		frame_float(f, "load5", l[1]);
@@ -383,7 +407,7 @@ static void collect_load(struct kernel_collector *k, struct frame *f)
 
 static void collect_mem(struct kernel_collector *k, struct frame *f)
 {
-	if (!slurp(k, "meminfo")) {
+	if (!slurp(k, SRC_MEMINFO)) {
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/meminfo: memory metrics unavailable", k->root);
 		return;
 	}
@@ -457,7 +481,7 @@ static void emit_deltas(struct frame *f, struct ent *e, bool fresh, const uint64
 
 static void collect_net(struct kernel_collector *k, struct frame *f)
 {
-	if (!slurp(k, "net/dev")) {
+	if (!slurp(k, SRC_NETDEV)) {
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/net/dev: network metrics unavailable", k->root);
 		return;
 	}
@@ -500,7 +524,7 @@ static bool disk_wanted(const char *name)
 
 static void collect_disk(struct kernel_collector *k, struct frame *f)
 {
-	if (!slurp(k, "diskstats")) {
+	if (!slurp(k, SRC_DISKSTATS)) {
 		LOG_ONCE(LOG_LEVEL_WARN, "cannot read %s/diskstats: disk metrics unavailable", k->root);
 		return;
 	}

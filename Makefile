@@ -100,7 +100,8 @@ check: deps
 test: all
 	@tests/run.sh $(O) $(T)
 
-RUN_ARGS ?= --kernel_monitor_reporting_interval_s=5
+# loopback only: RPC refuses every client outside 127.0.0.0/8 and ::1
+RUN_ARGS ?= --kernel_monitor_reporting_interval_s=5 --enable_ipc_monitor --rpc_allow=127.0.0.0/8,::1/128
 run: deps
 	@$(MAKE) --no-print-directory $(DYNOLOG)
 	exec $(DYNOLOG) $(RUN_ARGS)

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ struct telemetry {
 	struct frame frame;
 	struct buf line;
 	int json_fd;
+	int json_pipe_cap; /* capacity when the JSON log is a pipe, else -1 */
 	enum jsonlog_mode json_mode;
 	uint64_t json_dropped;
 	struct prom_sink *prom;
@@ -356,6 +358,17 @@ static void write_json(struct telemetry *t)
 {
 	if (t->json_fd < 0)
 		return;
+	if (t->json_pipe_cap > 0 && t->line.len <= (size_t)t->json_pipe_cap) {
+		/* a pipe: drop the whole line rather than write half of it */
+		int unread = 0;
+		if (ioctl(t->json_fd, FIONREAD, &unread) == 0 && unread >= 0 &&
+		    t->line.len > (size_t)(t->json_pipe_cap - unread)) {
+			t->json_dropped++;
+			LOG_ONCE(LOG_LEVEL_WARN, "JSON metric log: output would block; dropping lines (counted in "
+						 "dynolog_json_lines_dropped_total)");
+			return;
+		}
+	}
 	size_t off = 0;
 	while (off < t->line.len) {
 		ssize_t w = write(t->json_fd, t->line.data + off, t->line.len - off);
@@ -515,6 +528,8 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 			if (fl >= 0 && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 				fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 		}
+		struct stat st;
+		t->json_pipe_cap = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) ? fcntl(fd, F_GETPIPE_SZ) : -1;
 		if (!first && t->json_fd != STDOUT_FILENO && t->json_fd >= 0)
 			close(t->json_fd);
 		t->json_fd = fd;

@@ -206,6 +206,9 @@ static bool name_eq(const char *a, const char *b, size_t bl)
 /* Parse the JSON config file into argv "--name=value" for our option table.
  * Unknown keys are a warning (another part of the daemon may own them, or a
  * typo); bad values are an error. */
+static bool config_text_to_argv(const char *path, const char *text, size_t len, const struct arg_opt *opts,
+				int nopts, char ***argv_out, int *argc_out, struct buf *err);
+
 static bool config_to_argv(const char *path, const struct arg_opt *opts, int nopts, char ***argv_out, int *argc_out,
 			   struct buf *err)
 {
@@ -225,15 +228,21 @@ static bool config_to_argv(const char *path, const struct arg_opt *opts, int nop
 		buf_free(&text);
 		return false;
 	}
+	bool ok = config_text_to_argv(path, text.data, text.len, opts, nopts, argv_out, argc_out, err);
+	buf_free(&text);
+	return ok;
+}
+
+static bool config_text_to_argv(const char *path, const char *text, size_t len, const struct arg_opt *opts,
+				int nopts, char ***argv_out, int *argc_out, struct buf *err)
+{
 	struct json_doc doc;
 	struct json_error je;
-	if (!json_parse(text.data, text.len, &doc, &je)) {
+	if (!json_parse(text, len, &doc, &je)) {
 		buf_printf(err, "config file %s:%llu:%llu: %s", path, (unsigned long long)je.line,
 			   (unsigned long long)je.column, je.msg);
-		buf_free(&text);
 		return false;
 	}
-	buf_free(&text);
 	bool ok = true;
 	const struct json_value *root = doc.root;
 	if (root->type != JV_OBJECT) {
@@ -350,6 +359,27 @@ static bool validate(const struct telemetry_config *c, struct buf *err)
 		p = *end ? end + 1 : end;
 	}
 	return true;
+}
+
+bool telemetry_config_check(const char *text, size_t len, struct buf *err)
+{
+	struct telemetry_config c;
+	telemetry_config_defaults(&c);
+	struct arg_opt o[TELEMETRY_MAX_OPTS + 1];
+	int n = telemetry_opts(&c, o);
+	memset(&o[n], 0, sizeof o[n]);
+	char **argv = NULL;
+	int argc = 0;
+	if (!config_text_to_argv("(text)", text, len, o, n, &argv, &argc, err))
+		return false;
+	struct args a;
+	int rc = args_parse(o, argc, argv, &a);
+	bool ok = rc == ARGS_OK && validate(&c, err);
+	if (rc != ARGS_OK)
+		buf_puts(err, rc == ARGS_HELP ? "help requested" : a.error.data);
+	args_free(&a);
+	free_argv(argv, argc);
+	return ok;
 }
 
 /* ---------------- sinks ---------------- */

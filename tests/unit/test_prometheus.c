@@ -332,3 +332,27 @@ TEST(prom_bad_address_is_an_error)
 	buf_free(&err);
 	ev_loop_free(l);
 }
+
+TEST(prom_ipv6_loopback)
+{
+	int s6 = socket(AF_INET6, SOCK_STREAM, 0);
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	bool have6 = s6 >= 0 && bind(s6, (struct sockaddr *)&a6, sizeof a6) == 0;
+	if (s6 >= 0)
+		close(s6);
+	if (!have6) {
+		fprintf(stderr, "    no IPv6 loopback on this machine: nothing to check\n");
+		return;
+	}
+	struct ev_loop *l = ev_loop_new();
+	struct buf err = BUF_INIT;
+	struct prom_options o = {"::1", 0, 4, 1};
+	struct prom_sink *p = prom_new(l, &o, &err);
+	if (!p)
+		test_fail(__FILE__, __LINE__, "%s", err.data);
+	REQUIRE(p);
+	CHECK(prom_port(p) > 0);
+	prom_free(p);
+	buf_free(&err);
+	ev_loop_free(l);
+}

@@ -626,9 +626,12 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 			log_warn("cannot track pid %ld", v);
 		p = *end ? end + 1 : end;
 	}
-	if (n->enable_perf && !t->perf)
+	if (n->enable_perf) {
+		/* (re)open on every reload: picks up CPUs that came online since
+		 * (the next perf tick re-establishes the baseline) */
+		perf_collector_free(t->perf);
 		t->perf = perf_collector_new();
-	else if (!n->enable_perf && t->perf) {
+	} else if (t->perf) {
 		perf_collector_free(t->perf);
 		t->perf = NULL;
 	}

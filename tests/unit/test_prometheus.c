@@ -46,6 +46,8 @@ TEST(prom_render_families_and_counters)
 	frame_uint(&f, "mem_total_bytes", 1024);
 	frame_int(&f, "cpu_u_ms", 99); /* upstream aggregate: not exported */
 	frame_float(&f, "gpu_power.0", 250.5); /* uncatalogued: generic gauge */
+	frame_float(&f, "build_info", 3);       /* would clash with dynolog_build_info: dropped */
+	frame_float(&f, "swap_used_bytes.x", 3); /* catalogued without a label: as uncatalogued it would clash */
 	frame_str(&f, "proc_job_id.12", "77\"x");
 	frame_str(&f, "proc_cgroup.12", "/a\\b");
 	prom_update(p, 0, &f);
@@ -61,6 +63,8 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "dynolog_gpu_power{key=\"0\"} 250.5\n") != NULL);
 	CHECK(strstr(page, "dynolog_process_info{pid=\"12\",job_id=\"77\\\"x\",cgroup=\"/a\\\\b\"} 1\n") != NULL);
 	CHECK(strstr(page, "dynolog_build_info{version=\"") != NULL);
+	CHECK(strstr(page, "dynolog_build_info 3") == NULL);
+	CHECK(strstr(page, "dynolog_swap_used_bytes{") == NULL);
 	CHECK(strstr(page, "dynolog_collector_success{collector=\"kernel\"} 1\n") != NULL);
 	/* one HELP per family */
 	const char *h = strstr(page, "# HELP node_cpu_seconds_total");

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,7 @@ struct telemetry {
 	struct frame frame;
 	struct buf line;
 	int json_fd;
+	int json_pipe_cap; /* capacity when the JSON log is a pipe, else -1 */
 	enum jsonlog_mode json_mode;
 	uint64_t json_dropped;
 	struct prom_sink *prom;
@@ -204,6 +206,9 @@ static bool name_eq(const char *a, const char *b, size_t bl)
 /* Parse the JSON config file into argv "--name=value" for our option table.
  * Unknown keys are a warning (another part of the daemon may own them, or a
  * typo); bad values are an error. */
+static bool config_text_to_argv(const char *path, const char *text, size_t len, const struct arg_opt *opts,
+				int nopts, char ***argv_out, int *argc_out, struct buf *err);
+
 static bool config_to_argv(const char *path, const struct arg_opt *opts, int nopts, char ***argv_out, int *argc_out,
 			   struct buf *err)
 {
@@ -223,15 +228,21 @@ static bool config_to_argv(const char *path, const struct arg_opt *opts, int nop
 		buf_free(&text);
 		return false;
 	}
+	bool ok = config_text_to_argv(path, text.data, text.len, opts, nopts, argv_out, argc_out, err);
+	buf_free(&text);
+	return ok;
+}
+
+static bool config_text_to_argv(const char *path, const char *text, size_t len, const struct arg_opt *opts,
+				int nopts, char ***argv_out, int *argc_out, struct buf *err)
+{
 	struct json_doc doc;
 	struct json_error je;
-	if (!json_parse(text.data, text.len, &doc, &je)) {
+	if (!json_parse(text, len, &doc, &je)) {
 		buf_printf(err, "config file %s:%llu:%llu: %s", path, (unsigned long long)je.line,
 			   (unsigned long long)je.column, je.msg);
-		buf_free(&text);
 		return false;
 	}
-	buf_free(&text);
 	bool ok = true;
 	const struct json_value *root = doc.root;
 	if (root->type != JV_OBJECT) {
@@ -350,12 +361,44 @@ static bool validate(const struct telemetry_config *c, struct buf *err)
 	return true;
 }
 
+bool telemetry_config_check(const char *text, size_t len, struct buf *err)
+{
+	struct telemetry_config c;
+	telemetry_config_defaults(&c);
+	struct arg_opt o[TELEMETRY_MAX_OPTS + 1];
+	int n = telemetry_opts(&c, o);
+	memset(&o[n], 0, sizeof o[n]);
+	char **argv = NULL;
+	int argc = 0;
+	if (!config_text_to_argv("(text)", text, len, o, n, &argv, &argc, err))
+		return false;
+	struct args a;
+	int rc = args_parse(o, argc, argv, &a);
+	bool ok = rc == ARGS_OK && validate(&c, err);
+	if (rc != ARGS_OK)
+		buf_puts(err, rc == ARGS_HELP ? "help requested" : a.error.data);
+	args_free(&a);
+	free_argv(argv, argc);
+	return ok;
+}
+
 /* ---------------- sinks ---------------- */
 
 static void write_json(struct telemetry *t)
 {
 	if (t->json_fd < 0)
 		return;
+	if (t->json_pipe_cap > 0 && t->line.len <= (size_t)t->json_pipe_cap) {
+		/* a pipe: drop the whole line rather than write half of it */
+		int unread = 0;
+		if (ioctl(t->json_fd, FIONREAD, &unread) == 0 && unread >= 0 &&
+		    t->line.len > (size_t)(t->json_pipe_cap - unread)) {
+			t->json_dropped++;
+			LOG_ONCE(LOG_LEVEL_WARN, "JSON metric log: output would block; dropping lines (counted in "
+						 "dynolog_json_lines_dropped_total)");
+			return;
+		}
+	}
 	size_t off = 0;
 	while (off < t->line.len) {
 		ssize_t w = write(t->json_fd, t->line.data + off, t->line.len - off);
@@ -515,6 +558,8 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 			if (fl >= 0 && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
 				fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 		}
+		struct stat st;
+		t->json_pipe_cap = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) ? fcntl(fd, F_GETPIPE_SZ) : -1;
 		if (!first && t->json_fd != STDOUT_FILENO && t->json_fd >= 0)
 			close(t->json_fd);
 		t->json_fd = fd;
@@ -581,9 +626,12 @@ static bool apply(struct telemetry *t, const struct telemetry_config *n, bool fi
 			log_warn("cannot track pid %ld", v);
 		p = *end ? end + 1 : end;
 	}
-	if (n->enable_perf && !t->perf)
+	if (n->enable_perf) {
+		/* (re)open on every reload: picks up CPUs that came online since
+		 * (the next perf tick re-establishes the baseline) */
+		perf_collector_free(t->perf);
 		t->perf = perf_collector_new();
-	else if (!n->enable_perf && t->perf) {
+	} else if (t->perf) {
 		perf_collector_free(t->perf);
 		t->perf = NULL;
 	}

@@ -51,6 +51,10 @@ void telemetry_config_defaults(struct telemetry_config *c);
  * returns how many.  The rows point into c. */
 int telemetry_opts(struct telemetry_config *c, struct arg_opt *out);
 
+/* Parse and validate a config file's text without applying it (fuzzing,
+ * checks).  False with the reason in err. */
+bool telemetry_config_check(const char *text, size_t len, struct buf *err);
+
 struct telemetry;
 
 /* Validate the configuration, read --config if any, open the sinks and arm

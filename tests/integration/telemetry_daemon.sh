@@ -29,6 +29,7 @@ if tail -1 "$T/json.txt" | grep -q '"cpu_util"'; then echo "cpu_util made up fro
 echo '--kernel_monitor_reporting_interval_s=1' >"$T/flags"
 echo '{"use_prometheus": false, "json_format": "jsonl", "kernel_monitor_reporting_interval_s": 30}' >"$T/cfg.json"
 "$DYNOLOG" --flagfile="$T/flags" --config="$T/cfg.json" --prometheus_port=0 --json_log_file="$T/metrics.jsonl" \
+	--enable_perf_monitor --perf_monitor_reporting_interval_s=1 \
 	--log_level=debug 2>"$T/d.log" &
 PID=$!
 PIDS+=($PID)

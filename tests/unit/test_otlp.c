@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -307,4 +308,129 @@ TEST(otlp_bad_endpoint)
 	CHECK(strstr(err.data, "ftp://x") != NULL);
 	buf_free(&err);
 	ev_loop_free(l);
+}
+
+/* ---------- end to end: the real dynolog binary pushing to our receiver ---------- */
+
+#include <limits.h>
+#include <time.h>
+
+static bool dynolog_path(char *out, size_t cap)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return false;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	snprintf(out, cap, "%s/dynolog", self); /* built next to unit-tests */
+	return access(out, X_OK) == 0;
+}
+
+static pid_t spawn_dynolog(const char *bin, char *const *args)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		char log[600];
+		snprintf(log, sizeof log, "%s/dynolog.log", test_tmpdir());
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(bin, args);
+		_exit(127);
+	}
+	return p;
+}
+
+TEST(otlp_end_to_end_real_daemon)
+{
+	char bin[PATH_MAX + 16];
+	REQUIRE(dynolog_path(bin, sizeof bin));
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	char url[80], root[600];
+	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
+	snprintf(root, sizeof root, "--procfs_root=%s/tests/data/procfs/basic/t0/proc", getcwd((char[PATH_MAX]){0}, PATH_MAX));
+	char *args[] = {bin, "--use_otlp", url, root, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=1",
+			"--otlp_service_name=e2e", NULL};
+	pid_t d = spawn_dynolog(bin, args);
+	REQUIRE(d > 0);
+	struct timeval tv = {10, 0};
+	setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	int c = accept(lfd, NULL, NULL);
+	REQUIRE(c >= 0);
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	static char buf[1 << 17];
+	size_t len = 0;
+	long clen = -1;
+	char *body = NULL;
+	for (;;) {
+		ssize_t r = recv(c, buf + len, sizeof buf - 1 - len, 0);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = 0;
+		char *e = strstr(buf, "\r\n\r\n");
+		if (e && !body) {
+			char *cl = strcasestr(buf, "Content-Length:");
+			clen = cl ? strtol(cl + 15, NULL, 10) : 0;
+			body = e + 4;
+		}
+		if (body && (long)(len - (size_t)(body - buf)) >= clen)
+			break;
+	}
+	const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+	send(c, ok, sizeof ok - 1, MSG_NOSIGNAL);
+	close(c);
+	CHECK(strncmp(buf, "POST /v1/metrics HTTP/1.1", 25) == 0);
+	CHECK(strcasestr(buf, "Content-Type: application/json") != NULL);
+	REQUIRE(body);
+	struct json_doc doc;
+	struct json_error je;
+	REQUIRE(json_parse(body, (size_t)clen, &doc, &je));
+	const struct json_value *lim = metric(doc.root, "system.memory.limit");
+	REQUIRE(lim);
+	CHECK_NEAR(json_value_f64(json_get(&json_get(json_get(lim, "gauge"), "dataPoints")->u.items[0], "asDouble")),
+		   16384000.0 * 1024, 1e-12);
+	CHECK(has_attr(json_get(&json_get(doc.root, "resourceMetrics")->u.items[0], "resource"), "service.name", "e2e"));
+	json_doc_free(&doc);
+	kill(d, SIGTERM);
+	int st;
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(lfd);
+}
+
+TEST(otlp_dead_receiver_does_not_delay_collection)
+{
+	char bin[PATH_MAX + 16];
+	REQUIRE(dynolog_path(bin, sizeof bin));
+	int port, lfd = listen_any(&port); /* a listener that never accepts: connects hang in the backlog */
+	REQUIRE(lfd >= 0);
+	char url[80], out[600];
+	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
+	snprintf(out, sizeof out, "--json_log_file=%s/m.json", test_tmpdir());
+	char *args[] = {bin, "--use_otlp", url, out, "--kernel_monitor_reporting_interval_s=1", "--otlp_timeout_ms=60000",
+			NULL};
+	pid_t d = spawn_dynolog(bin, args);
+	REQUIRE(d > 0);
+	struct timespec ts = {4, 500000000};
+	nanosleep(&ts, NULL);
+	kill(d, SIGTERM);
+	int st;
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	char path[700];
+	snprintf(path, sizeof path, "%s/m.json", test_tmpdir());
+	FILE *f = fopen(path, "r");
+	REQUIRE(f);
+	int lines = 0, ch;
+	while ((ch = fgetc(f)) != EOF)
+		lines += ch == '\n';
+	fclose(f);
+	CHECK(lines >= 4); /* ticks at 0,1,2,3,4 s kept coming while the POST hung */
+	close(lfd);
 }

@@ -46,6 +46,8 @@ TEST(prom_render_families_and_counters)
 	frame_uint(&f, "mem_total_bytes", 1024);
 	frame_int(&f, "cpu_u_ms", 99); /* upstream aggregate: not exported */
 	frame_float(&f, "gpu_power.0", 250.5); /* uncatalogued: generic gauge */
+	frame_float(&f, "build_info", 3);       /* would clash with dynolog_build_info: dropped */
+	frame_float(&f, "swap_used_bytes.x", 3); /* catalogued without a label: as uncatalogued it would clash */
 	frame_str(&f, "proc_job_id.12", "77\"x");
 	frame_str(&f, "proc_cgroup.12", "/a\\b");
 	prom_update(p, 0, &f);
@@ -61,6 +63,8 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "dynolog_gpu_power{key=\"0\"} 250.5\n") != NULL);
 	CHECK(strstr(page, "dynolog_process_info{pid=\"12\",job_id=\"77\\\"x\",cgroup=\"/a\\\\b\"} 1\n") != NULL);
 	CHECK(strstr(page, "dynolog_build_info{version=\"") != NULL);
+	CHECK(strstr(page, "dynolog_build_info 3") == NULL);
+	CHECK(strstr(page, "dynolog_swap_used_bytes{") == NULL);
 	CHECK(strstr(page, "dynolog_collector_success{collector=\"kernel\"} 1\n") != NULL);
 	/* one HELP per family */
 	const char *h = strstr(page, "# HELP node_cpu_seconds_total");
@@ -329,6 +333,30 @@ TEST(prom_bad_address_is_an_error)
 	struct prom_options o = {"not-an-ip", 0, 0, 0};
 	CHECK(prom_new(l, &o, &err) == NULL);
 	CHECK(strstr(err.data, "not-an-ip") != NULL);
+	buf_free(&err);
+	ev_loop_free(l);
+}
+
+TEST(prom_ipv6_loopback)
+{
+	int s6 = socket(AF_INET6, SOCK_STREAM, 0);
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	bool have6 = s6 >= 0 && bind(s6, (struct sockaddr *)&a6, sizeof a6) == 0;
+	if (s6 >= 0)
+		close(s6);
+	if (!have6) {
+		fprintf(stderr, "    no IPv6 loopback on this machine: nothing to check\n");
+		return;
+	}
+	struct ev_loop *l = ev_loop_new();
+	struct buf err = BUF_INIT;
+	struct prom_options o = {"::1", 0, 4, 1};
+	struct prom_sink *p = prom_new(l, &o, &err);
+	if (!p)
+		test_fail(__FILE__, __LINE__, "%s", err.data);
+	REQUIRE(p);
+	CHECK(prom_port(p) > 0);
+	prom_free(p);
 	buf_free(&err);
 	ev_loop_free(l);
 }

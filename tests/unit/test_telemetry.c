@@ -208,3 +208,18 @@ TEST(telemetry_history_memory_cap)
 	buf_free(&err);
 	ev_loop_free(l);
 }
+
+TEST(telemetry_config_check_text)
+{
+	struct buf err = BUF_INIT;
+	const char *good = "{\"use_prometheus\": true, \"prometheus_port\": 9400, \"track_pids\": \"1,2\", \"other\": 1}";
+	CHECK(telemetry_config_check(good, strlen(good), &err));
+	const char *bad[] = {"{\"track_pids\": \"1,x\"}", "{\"json_format\": \"xml\"}", "{\"prometheus_port\": 70000}",
+			     "{\"use_otlp\": \"yes\"}", "nope", "{\"history_window_s\": 1e99}"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		buf_reset(&err);
+		CHECK(!telemetry_config_check(bad[i], strlen(bad[i]), &err));
+		CHECK(err.len > 0);
+	}
+	buf_free(&err);
+}

@@ -232,6 +232,17 @@ const char *catalog_help(const struct metric_desc *d)
 	return h ? h : "dynolog metric.";
 }
 
+bool catalog_prom_family_taken(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof cat / sizeof cat[0]; i++)
+		if (cat[i].prom && strlen(cat[i].prom) == len && memcmp(cat[i].prom, name, len) == 0)
+			return true;
+	/* the sink's own families */
+	return len >= 8 && (strncmp(name, "dynolog_process_", 16) == 0 || strncmp(name, "dynolog_collector_", 18) == 0 ||
+			    strncmp(name, "dynolog_build_info", 18) == 0 || strncmp(name, "dynolog_otlp_", 13) == 0 ||
+			    strncmp(name, "dynolog_history_", 16) == 0 || strncmp(name, "dynolog_json_", 13) == 0);
+}
+
 const struct metric_desc *catalog_all(size_t *n)
 {
 	*n = sizeof cat / sizeof cat[0];

@@ -53,7 +53,6 @@ struct orow {
 	const struct metric_desc *d;
 	const char *suffix;
 	size_t idx;
-	struct buf *gen; /* not used for sorting */
 };
 
 static int orow_cmp(const void *a, const void *b)

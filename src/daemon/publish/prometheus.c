@@ -304,9 +304,16 @@ static void render_frame(const struct frame *f, struct buf *o)
 		} else {
 			/* an uncatalogued key (e.g. another collector's): generic gauge */
 			const char *dot = strchr(key, '.');
-			genoff[nr] = gen.len;
+			size_t start = gen.len;
+			genoff[nr] = start;
 			buf_puts(&gen, "dynolog_");
 			put_sanitized(&gen, key, dot ? (size_t)(dot - key) : strlen(key));
+			if (catalog_prom_family_taken(gen.data + start, gen.len - start)) {
+				/* would duplicate a family's HELP/TYPE and make the page invalid */
+				LOG_ONCE(LOG_LEVEL_WARN, "prometheus: key '%s' clashes with a known family; not exported", key);
+				buf_truncate(&gen, start);
+				continue;
+			}
 			buf_putc(&gen, 0);
 			rows[nr].suffix = dot && dot[1] ? dot + 1 : NULL;
 			rows[nr].family = NULL;

@@ -110,49 +110,49 @@ int telemetry_opts(struct telemetry_config *c, struct arg_opt *o)
 	int n = 0;
 #define ROW(name, type, ptr, mv, help, lo, hi) o[n] = (struct arg_opt){name, 0, type, ptr, mv, help, lo, hi, &c->seen[n]}, n++
 	ROW("kernel_monitor_reporting_interval_s", ARG_INT, &c->kernel_interval_s, "SECONDS",
-	    "kernel (procfs) collection period (default 60)", 1, 86400);
-	ROW("use_JSON", ARG_BOOL, &c->use_json, NULL, "write metric samples as JSON lines (default on)", 0, 0);
+	    "kernel (procfs) collection period", 1, 86400);
+	ROW("use_JSON", ARG_BOOL, &c->use_json, NULL, "write metric samples as JSON lines", 0, 0);
 	ROW("json_format", ARG_STRING, &c->json_format, "upstream|jsonl",
 	    "JSON line format: upstream's 'time = T data = {...}' or plain JSON objects", 0, 0);
 	ROW("json_log_file", ARG_STRING, &c->json_file, "PATH", "JSON metric log destination ('-': stdout)", 0, 0);
 	ROW("procfs_root", ARG_STRING, &c->procfs_root, "DIR", "where procfs is mounted (tests use fixture trees)", 0,
 	    0);
 	ROW("sysfs_root", ARG_STRING, &c->sysfs_root, "DIR", "where sysfs is mounted", 0, 0);
-	ROW("per_cpu_metrics", ARG_BOOL, &c->per_cpu, NULL, "also report CPU time per CPU (default on)", 0, 0);
+	ROW("per_cpu_metrics", ARG_BOOL, &c->per_cpu, NULL, "also report CPU time per CPU", 0, 0);
 	ROW("filter_nic_interfaces", ARG_BOOL, &c->filter_nics, NULL,
 	    "only report interfaces matching --allow_interface_prefixes", 0, 0);
 	ROW("allow_interface_prefixes", ARG_STRING, &c->nic_prefixes, "LIST",
-	    "comma-separated interface name prefixes (default eno,ens,enp,enx,eth)", 0, 0);
+	    "comma-separated interface name prefixes", 0, 0);
 	ROW("track_pids", ARG_STRING, &c->track_pids, "PID,...", "also report CPU/RSS/IO of these processes", 0, 0);
 	ROW("enable_perf_monitor", ARG_BOOL, &c->enable_perf, NULL,
 	    "count instructions/cycles/cache misses with perf_event", 0, 0);
 	ROW("perf_monitor_reporting_interval_s", ARG_INT, &c->perf_interval_s, "SECONDS",
-	    "perf collection period (default 60)", 1, 86400);
+	    "perf collection period", 1, 86400);
 	ROW("use_prometheus", ARG_BOOL, &c->use_prometheus, NULL, "serve Prometheus metrics over HTTP", 0, 0);
 	ROW("prometheus_address", ARG_STRING, &c->prom_address, "ADDR",
-	    "Prometheus listen address (IPv4/IPv6 literal, default 127.0.0.1)", 0, 0);
-	ROW("prometheus_port", ARG_INT, &c->prom_port, "PORT", "Prometheus listen port (default 8080; 0: any)", 0,
+	    "Prometheus listen address (IPv4/IPv6 literal)", 0, 0);
+	ROW("prometheus_port", ARG_INT, &c->prom_port, "PORT", "Prometheus listen port (0: any)", 0,
 	    65535);
 	ROW("prometheus_max_connections", ARG_INT, &c->prom_max_conn, "N",
-	    "concurrent HTTP connections served (default 1024; more wait in the kernel backlog)", 1, 100000);
+	    "concurrent HTTP connections served (more wait in the kernel backlog)", 1, 100000);
 	ROW("prometheus_timeout_s", ARG_INT, &c->prom_timeout_s, "SECONDS",
-	    "close idle HTTP connections after this long (default 10)", 1, 3600);
+	    "close idle HTTP connections after this long", 1, 3600);
 	ROW("use_otlp", ARG_BOOL, &c->use_otlp, NULL, "push metrics as OTLP/HTTP JSON", 0, 0);
 	ROW("otlp_endpoint", ARG_STRING, &c->otlp_endpoint, "URL",
 	    "OTLP base URL (default $OTEL_EXPORTER_OTLP_ENDPOINT or http://localhost:4318)", 0, 0);
 	ROW("otlp_headers", ARG_STRING, &c->otlp_headers, "K=V,...",
 	    "extra HTTP headers (default $OTEL_EXPORTER_OTLP_HEADERS)", 0, 0);
-	ROW("otlp_service_name", ARG_STRING, &c->otlp_service, "NAME", "OTLP resource service.name (default dynolog)",
-	    0, 0);
-	ROW("otlp_timeout_ms", ARG_INT, &c->otlp_timeout_ms, "MS", "OTLP request timeout (default 10000)", 1,
+	ROW("otlp_service_name", ARG_STRING, &c->otlp_service, "NAME",
+	    "OTLP resource service.name (default $OTEL_SERVICE_NAME, else dynolog)", 0, 0);
+	ROW("otlp_timeout_ms", ARG_INT, &c->otlp_timeout_ms, "MS", "OTLP request timeout", 1,
 	    600000);
 	ROW("otlp_max_queue_size", ARG_INT, &c->otlp_max_queue, "N",
-	    "OTLP payloads kept while the receiver is slow or down; the oldest is dropped beyond (default 1000)", 1,
+	    "OTLP payloads kept while the receiver is slow or down; the oldest is dropped beyond", 1,
 	    1000000);
 	ROW("history_window_s", ARG_INT, &c->history_window_s, "SECONDS",
-	    "how far back getMetrics can look (default 3600)", 1, 30 * 86400);
+	    "how far back getMetrics can look", 1, 30 * 86400);
 	ROW("history_max_series", ARG_INT, &c->history_max_series, "N",
-	    "most metric keys kept in history (default 20000)", 1, 10000000);
+	    "most metric keys kept in history", 1, 10000000);
 	ROW("config", ARG_STRING, &c->config_file, "FILE",
 	    "JSON config file {\"flag_name\": value, ...}; re-read on SIGHUP; the command line wins", 0, 0);
 	ROW("exit_after_ticks", ARG_INT, &c->exit_after_ticks, "N", "stop after N kernel ticks (0: run forever)", 0,

@@ -48,12 +48,19 @@ static bool rpc_get_metrics(const struct json_value *req, struct buf *resp, void
 }
 
 /* A training process registered over IPC: report its CPU, RSS and I/O
- * like a --track_pids one.  Telemetry drops it when it exits.  (A full
- * table is already logged once by the collector.) */
-static void track_kineto_process(int32_t pid, const char *job, void *ud)
+ * like a --track_pids one, under the pid the kernel gave us for it (its
+ * reported one differs inside a container).  Telemetry drops it when it
+ * exits.  (A full table is already logged once by the collector.) */
+static void track_kineto_process(int32_t pid, int32_t reported, const char *job, void *ud)
 {
 	(void)ud;
-	if (!telemetry_track_pid(pid))
+	if (pid > 0 && pid != reported)
+		log_info("Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
+			 (int)pid);
+	if (pid <= 0)
+		log_info("not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
+			 (int)reported, job);
+	else if (!telemetry_track_pid(pid))
 		log_debug("not tracking Kineto process %d (job %s)", (int)pid, job);
 }
 

@@ -213,8 +213,6 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 		r->stats.registered++;
 		created = 1;
 		log_info("registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
-		if (r->on_new)
-			r->on_new(p->leaf, js, r->on_new_ud);
 	}
 	if ((type & REG_EVENTS) && p->pending_evt) {
 		d->evt = p->pending_evt;

@@ -20,8 +20,6 @@
  * Beyond upstream: a delivery whose reply could not be sent can be put back
  * (registry_restore), so a config is never lost to a full socket, and the
  * number of processes is capped so a local flood cannot exhaust memory.
- * Whoever wires the daemon may set on_new (e.g. to have host telemetry
- * track each training process); the registry knows nothing of the callee.
  */
 #ifndef DYNO_REGISTRY_H
 #define DYNO_REGISTRY_H
@@ -70,10 +68,6 @@ struct reg_stats {
 	uint64_t registered, expired, delivered, restored, refused_full, triggered, busy;
 };
 
-/* Called by registry_poll once per newly registered process, with its own
- * pid (pids[0] of its first poll) and job id; never for a refresh. */
-typedef void (*reg_new_proc_fn)(int32_t pid, const char *job, void *ud);
-
 struct registry {
 	struct reg_job *jobs; /* unordered; few per host */
 	size_t njobs;
@@ -81,8 +75,6 @@ struct registry {
 	uint64_t trace_seq;
 	char host[64];
 	struct reg_stats stats;
-	reg_new_proc_fn on_new; /* NULL: nobody listens */
-	void *on_new_ud;
 };
 
 /* What one poll takes away: malloc'ed texts or NULL. */

@@ -18,7 +18,7 @@
 #include "core/args.h"
 #include "core/buf.h"
 #include "core/loop.h"
-#include "daemon/registry.h"
+#include "daemon/ipc.h"
 #include "daemon/rpc.h"
 
 struct tracing_flags {
@@ -70,9 +70,10 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 void tracing_stop(struct tracing *t);
 /* NULL when RPC is disabled or could not listen. */
 struct rpc_server *tracing_rpc(struct tracing *t);
-/* Call fn(pid, job, ud) for every Kineto process registered from now on
- * (once per process, on its first poll).  fn runs on the loop thread in the
- * middle of an IPC wake-up: it must be quick and must not block. */
-void tracing_on_new_process(struct tracing *t, reg_new_proc_fn fn, void *ud);
+/* Call fn for every Kineto process registered from now on (once per
+ * process, on its first poll; see ipc_new_proc_fn for the pids).  fn runs
+ * on the loop thread in the middle of an IPC wake-up: it must be quick and
+ * must not block.  No-op without --enable_ipc_monitor. */
+void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud);
 
 #endif

@@ -5,7 +5,6 @@
  * capacity, and the getProcesses states (wire-protocols.md section 4 and
  * conformance items 10-13).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -381,51 +380,5 @@ TEST(registry_caps_jobs_and_gpus_against_floods)
 	for (int32_t g = 1; g < REG_MAX_GPUS; g++)
 		registry_ctxt(&r, 7, g, 1);
 	CHECK_INT(registry_ctxt(&r, 7, REG_MAX_GPUS + 5, 1), -1);
-	registry_free(&r);
-}
-
-/* The on_new hook (main.c points it at telemetry_track_pid): once per new
- * process with its own pid and job, never on a refresh, not for a refused
- * poll, again after expiry (a new registration). */
-struct new_seen {
-	int calls;
-	int32_t pid[8];
-	char job[8][24];
-};
-
-static void record_new(int32_t pid, const char *job, void *ud)
-{
-	struct new_seen *s = ud;
-	if (s->calls < 8) {
-		s->pid[s->calls] = pid;
-		snprintf(s->job[s->calls], sizeof s->job[0], "%s", job);
-	}
-	s->calls++;
-}
-
-TEST(registry_on_new_hook_once_per_process)
-{
-	quiet();
-	struct registry r;
-	registry_init(&r, 2);
-	struct new_seen seen = {0};
-	r.on_new = record_new;
-	r.on_new_ud = &seen;
-	struct reg_delivery d;
-	int32_t a[] = {500, 400, 1}, b[] = {501, 400, 1}, c[] = {502, 400, 1};
-	CHECK_INT(registry_poll(&r, 77, a, 3, 2, 0, &d), 1);
-	CHECK_INT(registry_poll(&r, 77, a, 3, 2, S, &d), 0); /* refresh */
-	CHECK_INT(registry_poll(&r, -3, b, 3, 2, S, &d), 1);
-	CHECK_INT(registry_poll(&r, 77, c, 3, 2, S, &d), -1); /* table full (2) */
-	CHECK_INT(registry_poll(&r, 77, a, 0, 2, S, &d), -1);  /* n = 0 */
-	REQUIRE(seen.calls == 2);
-	CHECK_INT(seen.pid[0], 500);
-	CHECK_STR(seen.job[0], "77");
-	CHECK_INT(seen.pid[1], 501);
-	CHECK_STR(seen.job[1], "-3");
-	CHECK_INT(registry_expire(&r, 100 * S, 60), 2);
-	CHECK_INT(registry_poll(&r, 77, a, 3, 2, 101 * S, &d), 1);
-	CHECK_INT(seen.calls, 3);
-	CHECK_INT(seen.pid[2], 500);
 	registry_free(&r);
 }

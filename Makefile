@@ -7,6 +7,7 @@
 #   make check SAN=1          the same under ASan + UBSan (into build/san)
 #   make fuzz / fuzz-smoke    libFuzzer targets (clang)
 #   make bench                benchmarks (print figures, never fail on speed)
+#   make demo                 on-demand tracing end to end, no GPU needed
 #   make format / lint
 #
 # Sources are found by directory, so a new collector, analysis or
@@ -59,7 +60,7 @@ BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 # small helper programs (fake Kineto client, RPC client): src/tools/<name>.c -> $(O)/<name>
 TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 
-.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo-tracing
+.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo
 
 all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS)
 
@@ -126,9 +127,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(O)
 
-# on-demand tracing end to end with fake Kineto processes (no GPU needed)
-demo-tracing: all
-	@scripts/demo-tracing.sh $(O)
+# on-demand tracing end to end: daemon, two fake Kineto ranks, dyno
+# gputrace --wait, dyno analyze, dyno metrics (no GPU needed)
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(O)
 
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')

@@ -26,6 +26,8 @@ struct ipc_endpoint {
 	uint8_t *rx;   /* IPC_MAX_DGRAM */
 	struct buf tx, text;
 	struct ipc_stats st;
+	ipc_new_proc_fn on_new;
+	void *on_new_ud;
 };
 
 static void arm_gc(struct ipc_endpoint *e)
@@ -76,8 +78,10 @@ static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, soc
 	}
 }
 
+/* sender: the kernel's pid of the datagram's sender (SCM_CREDENTIALS), 0
+ * when not visible in our pid namespace, -1 when no credentials came. */
 static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un *from, socklen_t fromlen,
-		   int64_t now)
+		   int64_t now, int32_t sender)
 {
 	struct ipc_msg m;
 	const char *why = NULL;
@@ -108,8 +112,16 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	e->st.req++;
 	struct reg_delivery d;
 	bool was_empty = e->reg->nprocs == 0;
-	if (registry_poll(e->reg, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d) < 0)
+	int polled = registry_poll(e->reg, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d);
+	if (polled < 0)
 		return;
+	if (polled == 1 && e->on_new) {
+		char job[24];
+		registry_job_str(m.jobid, job);
+		/* Without credentials (SO_PASSCRED refused, never seen on Linux)
+		 * the reported pid is all there is. */
+		e->on_new(sender >= 0 ? sender : m.pids[0], m.pids[0], job, e->on_new_ud);
+	}
 	buf_reset(&e->text);
 	registry_delivery_text(&d, &e->text);
 	if (send_reply(e, from, fromlen, "req", e->text.data, e->text.len)) {
@@ -124,6 +136,18 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 		arm_gc(e);
 }
 
+static int32_t sender_pid(struct msghdr *mh)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred uc;
+			memcpy(&uc, CMSG_DATA(c), sizeof uc);
+			return uc.pid > 0 ? (int32_t)uc.pid : 0;
+		}
+	return -1;
+}
+
 static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
 	(void)l;
@@ -136,7 +160,12 @@ static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	for (int i = 0; i < 4096; i++) {
 		struct sockaddr_un from;
 		struct iovec iov = {.iov_base = e->rx, .iov_len = IPC_MAX_DGRAM};
-		struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1};
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(struct ucred))];
+		} ctl;
+		struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = &ctl, .msg_controllen = sizeof ctl};
 		memset(&from, 0, sizeof from);
 		ssize_t r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_TRUNC);
 		if (r < 0) {
@@ -152,7 +181,7 @@ static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 			log_debug("IPC: dropped oversized datagram (%zd bytes)", r);
 			continue;
 		}
-		handle(e, (size_t)r, &from, mh.msg_namelen, now);
+		handle(e, (size_t)r, &from, mh.msg_namelen, now, sender_pid(&mh));
 	}
 }
 
@@ -174,6 +203,10 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 	e->rx = xmalloc(IPC_MAX_DGRAM);
 	buf_init(&e->tx);
 	buf_init(&e->text);
+	int one = 1;
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
+		log_warn("IPC: no sender credentials (SO_PASSCRED: %s); tracking processes by the pid they report",
+			 strerror(errno));
 	e->gc = ev_timer_add(l, FAR_FUTURE_NS, 0, on_gc, e);
 	if (!e->gc || ev_io_add(l, fd, EPOLLIN, on_readable, e) < 0) {
 		buf_printf(err, "cannot watch the IPC socket: %s", strerror(errno));
@@ -213,3 +246,9 @@ void ipc_stop(struct ipc_endpoint *e)
 }
 
 const struct ipc_stats *ipc_get_stats(const struct ipc_endpoint *e) { return &e->st; }
+
+void ipc_on_new_process(struct ipc_endpoint *e, ipc_new_proc_fn fn, void *ud)
+{
+	e->on_new = fn;
+	e->on_new_ud = ud;
+}

@@ -11,6 +11,14 @@
  * Malformed datagrams are dropped and counted.  A one-shot timer expires
  * silent processes at the moment the oldest one goes stale, so nothing
  * wakes the daemon while nobody polls.
+ *
+ * The socket has SO_PASSCRED on, so every datagram carries its sender's
+ * pid as the kernel sees it from the daemon's pid namespace.  The registry
+ * keeps the pids the process reported (upstream matches --pids on those),
+ * but the new-process hook gets the kernel's pid: a training process in a
+ * container (own pid namespace, host network) reports getpid() == 1 or 2,
+ * which is init or kthreadd here, and its CPU/RSS must not be read from
+ * those.
  */
 #ifndef DYNO_IPC_H
 #define DYNO_IPC_H
@@ -33,9 +41,18 @@ struct ipc_stats {
 
 struct ipc_endpoint;
 
+/* A Kineto process registered (its first poll).  pid: the sender as the
+ * kernel sees it in the daemon's pid namespace (0: not visible from here,
+ * e.g. the daemon runs in a container and the process on the host);
+ * reported: pids[0] of its poll; job: its decimal job id. */
+typedef void (*ipc_new_proc_fn)(int32_t pid, int32_t reported, const char *job, void *ud);
+
 struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const struct ipc_opts *o,
 			       struct buf *err);
 void ipc_stop(struct ipc_endpoint *e);
 const struct ipc_stats *ipc_get_stats(const struct ipc_endpoint *e);
+/* Call fn for every process registered from now on (on the loop thread,
+ * in the middle of a wake-up: it must be quick). */
+void ipc_on_new_process(struct ipc_endpoint *e, ipc_new_proc_fn fn, void *ud);
 
 #endif

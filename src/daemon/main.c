@@ -5,7 +5,9 @@
  * sinks, their flags and SIGHUP reload) lives in telemetry.c, on-demand
  * tracing (IPC fabric, registry, RPC server) in tracing.c; main only parses
  * the command line, starts the two parts, plugs telemetry's getMetrics into
- * the RPC server and runs the loop.  SIGINT and
+ * the RPC server and each newly registered Kineto process into telemetry's
+ * per-process collector (issue #4: CPU/RSS/IO of the training processes the
+ * daemon knows about), and runs the loop.  SIGINT and
  * SIGTERM stop the loop and the process exits 0.  Flag names follow
  * upstream Dynolog so existing unit files and --flagfile files keep working.
  */
@@ -43,6 +45,23 @@ static bool rpc_get_metrics(const struct json_value *req, struct buf *resp, void
 	(void)ud;
 	metrics_rpc_handle(req, resp);
 	return true;
+}
+
+/* A training process registered over IPC: report its CPU, RSS and I/O
+ * like a --track_pids one, under the pid the kernel gave us for it (its
+ * reported one differs inside a container).  Telemetry drops it when it
+ * exits.  (A full table is already logged once by the collector.) */
+static void track_kineto_process(int32_t pid, int32_t reported, const char *job, void *ud)
+{
+	(void)ud;
+	if (pid > 0 && pid != reported)
+		log_info("Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
+			 (int)pid);
+	if (pid <= 0)
+		log_info("not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
+			 (int)reported, job);
+	else if (!telemetry_track_pid(pid))
+		log_debug("not tracking Kineto process %d (job %s)", (int)pid, job);
 }
 
 int main(int argc, char **argv)
@@ -114,6 +133,7 @@ int main(int argc, char **argv)
 	}
 	if (tracing_rpc(tracing))
 		rpc_register_fn(tracing_rpc(tracing), "getMetrics", rpc_get_metrics, NULL);
+	tracing_on_new_process(tracing, track_kineto_process, NULL);
 	if (ev_signal_add(loop, SIGTERM, on_stop_signal, NULL) < 0 || ev_signal_add(loop, SIGINT, on_stop_signal, NULL) < 0 ||
 	    ev_signal_add(loop, SIGHUP, on_hup, tel) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));

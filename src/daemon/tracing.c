@@ -93,3 +93,9 @@ void tracing_stop(struct tracing *t)
 }
 
 struct rpc_server *tracing_rpc(struct tracing *t) { return t ? t->rpc : NULL; }
+
+void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud)
+{
+	if (t->ipc)
+		ipc_on_new_process(t->ipc, fn, ud);
+}

@@ -5,7 +5,9 @@
  *
  * main.c adds TRACING_FLAG_ROWS(&flags) to its option table, calls
  * tracing_start after the loop exists and tracing_stop at exit.  Other
- * modules add RPC functions with rpc_register_fn(tracing_rpc(t), ...).
+ * modules add RPC functions with rpc_register_fn(tracing_rpc(t), ...) and
+ * learn of new Kineto processes with tracing_on_new_process (main.c points
+ * it at telemetry_track_pid, so tracing never depends on telemetry).
  */
 #ifndef DYNO_TRACING_H
 #define DYNO_TRACING_H
@@ -16,6 +18,7 @@
 #include "core/args.h"
 #include "core/buf.h"
 #include "core/loop.h"
+#include "daemon/ipc.h"
 #include "daemon/rpc.h"
 
 struct tracing_flags {
@@ -67,5 +70,10 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 void tracing_stop(struct tracing *t);
 /* NULL when RPC is disabled or could not listen. */
 struct rpc_server *tracing_rpc(struct tracing *t);
+/* Call fn for every Kineto process registered from now on (once per
+ * process, on its first poll; see ipc_new_proc_fn for the pids).  fn runs
+ * on the loop thread in the middle of an IPC wake-up: it must be quick and
+ * must not block.  No-op without --enable_ipc_monitor. */
+void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud);
 
 #endif

@@ -12,6 +12,8 @@ for f in kernel_monitor_reporting_interval_s use_JSON enable_perf_monitor perf_m
 	allow_interface_prefixes track_pids procfs_root history_window_s config flagfile; do
 	grep -q -- "--$f" "$T/help.txt" || { echo "--help lacks --$f"; exit 1; }
 done
+# args_help appends "(default: X)": a help string repeating its default is a duplicate
+if grep -E '\(default[ :][^)]*\).*\(default: ' "$T/help.txt"; then echo "--help repeats a default"; exit 1; fi
 
 # upstream JSON lines from the fixture tree: first line absolute values, second deltas
 DATA=$PWD/tests/data/procfs/basic/t0

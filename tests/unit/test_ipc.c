@@ -520,3 +520,59 @@ TEST(ipc_endpoint_full_client_queue_keeps_config)
 	buf_free(&m);
 	fixture_stop(&f);
 }
+
+/* The new-process hook (main.c: telemetry_track_pid) gets the sender's pid
+ * as the kernel reports it (SCM_CREDENTIALS), not the pid the datagram
+ * claims; once per new process; not for a refresh or a refused datagram. */
+struct new_seen {
+	int calls;
+	int32_t pid[4], reported[4];
+	char job[4][24];
+};
+
+static void record_new(int32_t pid, int32_t reported, const char *job, void *ud)
+{
+	struct new_seen *s = ud;
+	if (s->calls < 4) {
+		s->pid[s->calls] = pid;
+		s->reported[s->calls] = reported;
+		snprintf(s->job[s->calls], sizeof s->job[0], "%s", job);
+	}
+	s->calls++;
+}
+
+TEST(ipc_endpoint_new_process_hook_gets_kernel_pid)
+{
+	struct fixture f;
+	fixture_start(&f, NULL, 60);
+	struct new_seen seen = {0};
+	ipc_on_new_process(f.ep, record_new, &seen);
+	int c = client("client_newhook", NULL);
+	REQUIRE(c >= 0);
+	struct buf m = BUF_INIT;
+	int32_t claimed[] = {2000000000, 1999999999}; /* as a process in another pid namespace would */
+	ipc_encode_req(&m, 2, 42, claimed, 2);
+	send_to(c, f.name, NULL, &m);
+	pump(&f, 20);
+	send_to(c, f.name, NULL, &m); /* refresh */
+	pump(&f, 20);
+	buf_reset(&m);
+	ipc_encode_req(&m, 2, 42, claimed, 0); /* n = 0: refused */
+	send_to(c, f.name, NULL, &m);
+	buf_reset(&m);
+	int32_t other = 7;
+	ipc_encode_req(&m, 2, -5, &other, 1);
+	send_to(c, f.name, NULL, &m);
+	pump(&f, 20);
+	REQUIRE(seen.calls == 2);
+	CHECK_INT(seen.pid[0], getpid());
+	CHECK_INT(seen.reported[0], 2000000000);
+	CHECK_STR(seen.job[0], "42");
+	CHECK_INT(seen.pid[1], getpid());
+	CHECK_INT(seen.reported[1], 7);
+	CHECK_STR(seen.job[1], "-5");
+	CHECK_INT(f.reg.nprocs, 2);
+	buf_free(&m);
+	close(c);
+	fixture_stop(&f);
+}

@@ -2,6 +2,7 @@
  * main.c - unit test runner: `unit-tests [SUBSTRING...]` runs the matching
  * tests, each in a forked child with its own temporary directory.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,9 @@ int main(int argc, char **argv)
 		fflush(stderr);
 		pid_t pid = fork();
 		if (pid == 0) {
+			/* a hanging test fails alone instead of blocking the suite
+			 * (SIGALRM's default action ends the child) */
+			alarm(300);
 			cases[i].fn();
 			exit(failures ? 1 : 0); /* exit(), not _exit(): LeakSanitizer runs at exit */
 		}
@@ -89,7 +93,9 @@ int main(int argc, char **argv)
 			printf("ok   %s\n", cases[i].name);
 			passed++;
 		} else {
-			if (WIFSIGNALED(st))
+			if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+				printf("FAIL %s (timed out after 300 s)\n", cases[i].name);
+			else if (WIFSIGNALED(st))
 				printf("FAIL %s (killed by signal %d)\n", cases[i].name, WTERMSIG(st));
 			else
 				printf("FAIL %s\n", cases[i].name);

@@ -14,6 +14,7 @@
  * raw pointers.
  */
 #include "json.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -281,39 +282,6 @@ static inline __attribute__((always_inline)) bool skip_ws(struct json_reader *r)
 		if (refill(r, &keep) <= 0)
 			return false;
 	}
-}
-
-/* Length of a valid UTF-8 sequence at s (s < e, *s >= 0x80); 0 if invalid,
- * -1 if it may be valid but is cut by e. */
-static int utf8_seq(const unsigned char *s, const unsigned char *e)
-{
-	unsigned c = s[0];
-	int n;
-	unsigned lo = 0x80, hi = 0xBF;
-	if (c >= 0xC2 && c <= 0xDF)
-		n = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		if (c == 0xE0)
-			lo = 0xA0;
-		else if (c == 0xED)
-			hi = 0x9F; /* no UTF-16 surrogates */
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;
-	} else
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if (s + i >= e)
-			return -1;
-		unsigned b = s[i];
-		if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF))
-			return 0;
-	}
-	return n;
 }
 
 static void put_utf8(struct buf *b, uint32_t cp)

@@ -4,38 +4,12 @@
  * RPC responses, the JSON metric line) write keys in sorted order.
  */
 #include "json.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int utf8_len(const unsigned char *s, const unsigned char *e)
-{
-	unsigned c = s[0];
-	int n;
-	unsigned lo = 0x80, hi = 0xBF;
-	if (c >= 0xC2 && c <= 0xDF)
-		n = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		n = 3;
-		lo = c == 0xE0 ? 0xA0 : 0x80;
-		hi = c == 0xED ? 0x9F : 0xBF;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		n = 4;
-		lo = c == 0xF0 ? 0x90 : 0x80;
-		hi = c == 0xF4 ? 0x8F : 0xBF;
-	} else
-		return 0;
-	if (e - s < n)
-		return 0;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return n;
-}
 
 void json_escape(struct buf *b, const char *str, size_t n)
 {
@@ -50,8 +24,8 @@ void json_escape(struct buf *b, const char *str, size_t n)
 			continue;
 		}
 		if (c >= 0x80) {
-			int l = utf8_len(s, e);
-			if (l) {
+			int l = utf8_seq(s, e);
+			if (l > 0) {
 				s += l;
 				continue;
 			}

@@ -188,7 +188,7 @@ static bool name_eq(const char *a, const char *b, size_t bl)
 {
 	/* '-' and '_' are interchangeable, as in the args parser */
 	size_t i = 0;
-	for (; a[i] && i < bl; i++) {
+	for (; i < bl && a[i]; i++) {
 		char x = a[i] == '-' ? '_' : a[i], y = b[i] == '-' ? '_' : b[i];
 		if (x != y)
 			return false;

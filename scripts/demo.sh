@@ -24,8 +24,8 @@ NAME=dynolog_demo_$$ # a private IPC endpoint: a real daemon on this host is not
 DPID= LAUNCHER=
 
 cleanup() {
-	[ -n "$LAUNCHER" ] && kill "$LAUNCHER" 2>/dev/null
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	if [ -n "$LAUNCHER" ]; then kill "$LAUNCHER" 2>/dev/null || true; fi
+	if [ -n "$DPID" ]; then kill "$DPID" 2>/dev/null || true; fi
 	wait 2>/dev/null || true
 }
 trap cleanup EXIT

@@ -64,7 +64,7 @@ grep -q '^all 2 trace files written$' "$WORK/g1" || fail "--wait: $(cat "$WORK/g
 for pr in "$R0 0" "$R1 1"; do
 	set -- $pr
 	f=$T/a/trace_$1.json
-	head -c 4096 "$f" | grep -q '^{"schemaVersion":1,' || fail "$f: no Kineto schemaVersion"
+	grep -q '^{"schemaVersion":1,' <<<"$(head -c 4096 "$f")" || fail "$f: no Kineto schemaVersion"
 	grep -q "\"distributedInfo\":{[^}]*\"rank\": $2, \"world_size\": 2}" "$f" || fail "$f: not rank $2 of 2"
 	grep -q "\"traceEvents\":\[{" "$f" || fail "$f: no traceEvents"
 	grep -q "\"cat\":\"kernel\"" "$f" || fail "$f: no GPU kernels"

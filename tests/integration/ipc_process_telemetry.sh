@@ -31,10 +31,10 @@ line=$(grep "\"proc_cpu_ms\\.$P\"" "$LOG" | tail -n 1)
 for k in proc_cpu_ms proc_threads proc_read_bytes proc_written_bytes; do
 	# I/O counters need privileges on some systems: absent is allowed, 0 is not faked
 	case $k in proc_read_bytes | proc_written_bytes) [ -r /proc/$P/io ] || continue ;; esac
-	echo "$line" | grep -q "\"$k\\.$P\":" || fail "$k.$P missing from $(echo "$line" | cut -c1-400)"
+	grep -q "\"$k\\.$P\":" <<<"$line" || fail "$k.$P missing from $(echo "$line" | cut -c1-400)"
 done
-echo "$line" | grep -q "\"proc_threads\\.$P\":1[,}]" || fail "fake-kineto has one thread: $line"
-echo "$line" | grep -q "\"proc_job_id\\.$P\":\"$JOB\"" || fail "proc_job_id.$P is not $JOB: $line"
+grep -q "\"proc_threads\\.$P\":1[,}]" <<<"$line" || fail "fake-kineto has one thread: $line"
+grep -q "\"proc_job_id\\.$P\":\"$JOB\"" <<<"$line" || fail "proc_job_id.$P is not $JOB: $line"
 # RSS as the kernel reports it now (pages x page size) within a factor 2 of the log's
 rss_log=$(echo "$line" | sed -n "s/.*\"proc_rss_bytes\\.$P\":\([0-9]*\).*/\1/p")
 rss_now=$(($(awk '{print $24}' /proc/$P/stat) * $(getconf PAGESIZE)))
@@ -49,7 +49,7 @@ kill -TERM "$P"
 wait "$P" 2>/dev/null || true
 n=$(lines)
 wait_for has_lines $((n + 2)) || fail "daemon stopped writing"
-tail -n 1 "$LOG" | grep -q "\\.$P\"" && fail "keys of exited $P still published: $(tail -n 1 "$LOG" | grep -o "\"proc_[a-z_]*\\.$P\"")"
+grep -q "\\.$P\"" <<<"$(tail -n 1 "$LOG")" && fail "keys of exited $P still published: $(tail -n 1 "$LOG" | grep -o "\"proc_[a-z_]*\\.$P\"")"
 grep -q "process $P is gone" "$WORK/daemon.log" || fail "no 'gone' log line for $P"
 stop_daemon
 echo ok

@@ -22,9 +22,9 @@ inner=$(sed -n 's/^fake-kineto \([0-9]*\):.*/\1/p' "$WORK/fake.log")
 [ -n "$inner" ] || fail "fake-kineto log: $(cat "$WORK/fake.log")"
 host=$(sed -n "s/.*Kineto process $inner (job $JOB) is pid \([0-9]*\) here.*/\1/p" "$WORK/daemon.log")
 [ -n "$host" ] && [ "$host" != "$inner" ] || fail "daemon did not map reported pid $inner: $(cat "$WORK/daemon.log")"
-tr '\0' ' ' </proc/"$host"/cmdline | grep -q fake-kineto || fail "host pid $host is not the fake-kineto process"
+grep -q fake-kineto <<<"$(tr '\0' ' ' </proc/"$host"/cmdline)" || fail "host pid $host is not the fake-kineto process"
 # the registry keeps what the process reported (upstream matching)
-rpc '{"fn":"getProcesses"}' | grep -q "\"jobId\":\"$JOB\",[^}]*\"pid\":$inner," || fail "registry: $(rpc '{"fn":"getProcesses"}')"
+grep -q "\"jobId\":\"$JOB\",[^}]*\"pid\":$inner," <<<"$(rpc '{"fn":"getProcesses"}')" || fail "registry: $(rpc '{"fn":"getProcesses"}')"
 
 seen() { grep -q "\"proc_rss_bytes\\.$host\":[1-9]" "$LOG"; }
 wait_for seen || fail "no proc_rss_bytes.$host in the JSON log"
@@ -36,6 +36,6 @@ wait "$U" 2>/dev/null || true
 n=$(wc -l <"$LOG")
 has_lines() { [ "$(wc -l <"$LOG")" -ge "$1" ]; }
 wait_for has_lines $((n + 2)) || fail "daemon stopped writing"
-tail -n 1 "$LOG" | grep -q "\\.$host\"" && fail "keys of exited $host still published"
+grep -q "\\.$host\"" <<<"$(tail -n 1 "$LOG")" && fail "keys of exited $host still published"
 stop_daemon
 echo ok

@@ -53,15 +53,13 @@ void frame_str(struct frame *f, const char *key, const char *v)
 	x->sval = intern(f, v);
 }
 
-static const char *sort_names;
-static int cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b, void *names)
 {
 	const struct frame_value *x = a, *y = b;
-	return strcmp(sort_names + x->key, sort_names + y->key);
+	return strcmp((const char *)names + x->key, (const char *)names + y->key);
 }
 
 void frame_sort(struct frame *f)
 {
-	sort_names = f->names.data; /* the daemon is single-threaded */
-	qsort(f->vals, f->n, sizeof *f->vals, cmp);
+	qsort_r(f->vals, f->n, sizeof *f->vals, cmp, f->names.data);
 }

@@ -113,6 +113,14 @@ int main(int argc, char **argv)
 		log_error("cannot create the event loop: %s", strerror(errno));
 		return 1;
 	}
+	/* Stop signals are blocked and queued from here on, so a SIGTERM that
+	 * arrives while the parts start still ends in a clean exit. */
+	if (ev_signal_add(loop, SIGTERM, on_stop_signal, NULL) < 0 || ev_signal_add(loop, SIGINT, on_stop_signal, NULL) < 0) {
+		log_error("cannot set up signal handling: %s", strerror(errno));
+		ev_loop_free(loop);
+		args_free(&a);
+		return 1;
+	}
 	struct buf err = BUF_INIT;
 	struct telemetry *tel = telemetry_start(loop, &tcfg, &err);
 	if (!tel) {
@@ -134,8 +142,7 @@ int main(int argc, char **argv)
 	if (tracing_rpc(tracing))
 		rpc_register_fn(tracing_rpc(tracing), "getMetrics", rpc_get_metrics, NULL);
 	tracing_on_new_process(tracing, track_kineto_process, NULL);
-	if (ev_signal_add(loop, SIGTERM, on_stop_signal, NULL) < 0 || ev_signal_add(loop, SIGINT, on_stop_signal, NULL) < 0 ||
-	    ev_signal_add(loop, SIGHUP, on_hup, tel) < 0) {
+	if (ev_signal_add(loop, SIGHUP, on_hup, tel) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		return 1;
 	}

@@ -61,5 +61,7 @@ static int cmp(const void *a, const void *b, void *names)
 
 void frame_sort(struct frame *f)
 {
+	if (f->n < 2)
+		return; /* and vals may still be NULL, which qsort_r must not see */
 	qsort_r(f->vals, f->n, sizeof *f->vals, cmp, f->names.data);
 }

@@ -5,10 +5,18 @@
 # without a GPU monitor ({"status":false} -> exit 1), unknown-fn handling.
 set -uo pipefail
 tmp=$(mktemp -d)
-port=$(( 20000 + RANDOM % 20000 ))
-"$DYNOLOG" --port=$port >"$tmp/daemon.out" 2>"$tmp/daemon.err" &
+# --port=0: the kernel picks a free port, the daemon logs it
+"$DYNOLOG" --port=0 >"$tmp/daemon.out" 2>"$tmp/daemon.err" &
 dpid=$!
 trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; rm -rf "$tmp"' EXIT
+port=
+for _ in $(seq 300); do
+	port=$(sed -n 's/.*RPC server listening on .* port \([0-9]*\).*/\1/p' "$tmp/daemon.err")
+	[ -n "$port" ] && break
+	kill -0 $dpid 2>/dev/null || { echo "daemon exited:"; cat "$tmp/daemon.err"; exit 1; }
+	sleep 0.1
+done
+[ -n "$port" ] || { echo "daemon did not start its RPC server"; cat "$tmp/daemon.err"; exit 1; }
 up=0
 for _ in $(seq 100); do
 	if "$DYNO" version --hostname 127.0.0.1 --port $port >"$tmp/v" 2>&1; then up=1; break; fi

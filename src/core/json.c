@@ -1035,6 +1035,8 @@ void json_raw_commit(struct json_reader *r, const char *q)
 	after_value(r);
 }
 
+bool json_raw_at_eof(const struct json_reader *r) { return r->eof; }
+
 uint64_t json_raw_offset(const struct json_reader *r, const char *q)
 {
 	return r->base_off + (uint64_t)(q - r->base);

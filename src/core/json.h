@@ -156,6 +156,8 @@ bool json_fail_at(struct json_reader *r, uint64_t offset, const char *fmt, ...)
  * only what the tokenizer accepts: the reader does not re-check. */
 bool json_raw_begin(struct json_reader *r, size_t want, const char **p, const char **end);
 void json_raw_commit(struct json_reader *r, const char *q);
+/* True when the window holds the rest of the input. */
+bool json_raw_at_eof(const struct json_reader *r);
 /* Absolute offset of a pointer into the current window. */
 uint64_t json_raw_offset(const struct json_reader *r, const char *q);
 

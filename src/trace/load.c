@@ -560,26 +560,43 @@ static bool fast_commit(struct parser *p, const struct fast_event *f, uint32_t i
  * through the tokenizer path, which refills the window. */
 #define FAST_WINDOW (8u << 10)
 
-/* Try the fast path on the next element of traceEvents (the reader is
- * inside the array); true when it took the element.  Elements at or past
- * stop_at are left to the caller (the two-thread split point). */
-static bool fast_try(struct parser *p, uint32_t index, uint64_t stop_at)
+/* Run the fast path over the next elements of traceEvents (the reader is
+ * inside the array), as many as the window holds; returns how many it
+ * took (0: the reader is untouched but for the separator, and json_next()
+ * reads the element).  Elements at or past stop_at are left to the caller
+ * (the two-thread split point).  One json_raw_begin/commit per batch, not
+ * per element. */
+static uint32_t fast_batch(struct parser *p, uint32_t index, uint64_t stop_at)
 {
 	if (p->opts->tokenizer_only)
-		return false;
+		return 0;
 	const char *fp, *fe;
 	if (!json_raw_begin(&p->jr, FAST_WINDOW, &fp, &fe))
-		return false;
-	if (json_raw_offset(&p->jr, fp) >= stop_at)
-		return false;
-	struct fast_event f;
-	const char *q = trace_fast_event(fp, fe, &f);
-	if (!q)
-		return false;
-	json_raw_commit(&p->jr, q);
-	p->r->stats.fast_path_events++;
-	fast_commit(p, &f, index);
-	return true;
+		return 0;
+	uint64_t off = json_raw_offset(&p->jr, fp);
+	if (off >= stop_at)
+		return 0;
+	const char *stop = stop_at - off < (uint64_t)(fe - fp) ? fp + (stop_at - off) : fe;
+	bool eof = json_raw_at_eof(&p->jr);
+	uint32_t n = 0;
+	const char *cur = fp, *last = NULL;
+	while (cur < stop) {
+		struct fast_event f;
+		const char *q = trace_fast_event(cur, fe, &f);
+		if (!q)
+			break;
+		fast_commit(p, &f, index + n);
+		n++;
+		last = q;
+		cur = trace_fast_next(q, fe);
+		if (!cur || ((size_t)(fe - cur) < FAST_WINDOW && !eof))
+			break;
+	}
+	if (n) {
+		json_raw_commit(&p->jr, last);
+		p->r->stats.fast_path_events += n;
+	}
+	return n;
 }
 
 /* Re-emit any JSON value as compact text (for distributedInfo). */
@@ -790,8 +807,9 @@ static void *split_worker(void *arg)
 	while (t == JSON_ARR_BEGIN) {
 		if ((index & 1023) == 0 && atomic_load(&sp->abort))
 			break;
-		if (fast_try(p, index, UINT64_MAX)) {
-			index++;
+		uint32_t took = fast_batch(p, index, UINT64_MAX);
+		if (took) {
+			index += took;
 			continue;
 		}
 		t = json_next(jr);
@@ -1008,8 +1026,9 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 			p.saw_events = true;
 			uint32_t index = 0;
 			for (;;) {
-				if (fast_try(&p, index, sp ? sp->S : UINT64_MAX)) {
-					index++;
+				uint32_t took = fast_batch(&p, index, sp ? sp->S : UINT64_MAX);
+				if (took) {
+					index += took;
 					continue;
 				}
 				t = json_next(jr);

@@ -41,6 +41,10 @@ struct fast_event {
  * unusual; returns the byte after it, or NULL: then the tokenizer path
  * must parse it (and reports any error). */
 const char *trace_fast_event(const char *p, const char *end, struct fast_event *ev);
+/* After an element ending at q: the next element's '{' when a ',' and
+ * only whitespace come first, else NULL (the array ends, or something the
+ * tokenizer must see). */
+const char *trace_fast_next(const char *q, const char *end);
 /* An integer from a number as every integer field is read: exact when it is
  * one, else the truncated double, else dflt. */
 int64_t trace_int_of_num(const struct json_num *n, const char *raw, size_t rawlen, int64_t dflt);

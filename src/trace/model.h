@@ -48,6 +48,10 @@ struct trace_strtab {
 	uint32_t n, cap;
 	uint32_t *hash; /* open addressing: slot -> id + 1 (0 = empty) */
 	uint32_t hcap;  /* power of two */
+	/* recently interned ids (id + 1) by a cheap fingerprint: a trace
+	 * repeats the same few hundred names, and hashing a 300-byte kernel
+	 * name costs more than comparing it */
+	uint32_t recent[512];
 };
 
 void trace_strtab_init(struct trace_strtab *t);

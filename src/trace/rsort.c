@@ -6,6 +6,7 @@
  */
 #include "trace/rsort.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "core/buf.h"
@@ -32,12 +33,84 @@ static void insertion(uint64_t *key, uint32_t *val, size_t n)
 	}
 }
 
+static void radix(uint64_t *key, uint32_t *val, size_t n);
+
+/* Nearly sorted input (the usual case: Kineto writes rows mostly in time
+ * and correlation order): the greedy non-decreasing run "main" stays in
+ * place, the few keys below it ("rest") are sorted alone and merged back.
+ * A rest key never ties with a main key that comes after it in the input
+ * (every later main key is greater), so on equal keys main goes first and
+ * the result is the stable order.  Returns false (nothing moved) when more
+ * than n/16 keys are out of order. */
+static bool nearly_sorted(uint64_t *key, uint32_t *val, size_t n)
+{
+	size_t nrest = 0;
+	uint64_t last = key[0];
+	for (size_t i = 1; i < n; i++) {
+		if (key[i] >= last)
+			last = key[i];
+		else
+			nrest++;
+	}
+	if (nrest == 0)
+		return true;
+	if (nrest > n / 16)
+		return false;
+	uint64_t *rk = xmalloc(nrest * sizeof *rk);
+	uint32_t *rv = val ? xmalloc(nrest * sizeof *rv) : NULL;
+	size_t nm = 1, nr = 0;
+	last = key[0];
+	for (size_t i = 1; i < n; i++) {
+		if (key[i] >= last) {
+			last = key[i];
+			key[nm] = key[i];
+			if (val)
+				val[nm] = val[i];
+			nm++;
+		} else {
+			rk[nr] = key[i];
+			if (val)
+				rv[nr] = val[i];
+			nr++;
+		}
+	}
+	if (nr < 64)
+		insertion(rk, rv, nr);
+	else
+		radix(rk, rv, nr);
+	/* merge from the back; on equal keys the rest element is the later one */
+	size_t i = nm, j = nr, o = n;
+	while (j > 0) {
+		if (i > 0 && key[i - 1] > rk[j - 1]) {
+			o--, i--;
+			key[o] = key[i];
+			if (val)
+				val[o] = val[i];
+		} else {
+			o--, j--;
+			key[o] = rk[j];
+			if (val)
+				val[o] = rv[j];
+		}
+	}
+	free(rk);
+	free(rv);
+	return true;
+}
+
 void rsort_kv(uint64_t *key, uint32_t *val, size_t n)
 {
 	if (n < 64) {
 		insertion(key, val, n);
 		return;
 	}
+	if (nearly_sorted(key, val, n))
+		return;
+	radix(key, val, n);
+}
+
+static void radix(uint64_t *key, uint32_t *val, size_t n)
+{
 	uint32_t(*hist)[RADIX] = xcalloc(NDIGITS, sizeof *hist);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t k = key[i];

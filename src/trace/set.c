@@ -257,9 +257,67 @@ static void count_matches(const struct trace_rank *r, const bool *gpu, double la
 	free(row);
 }
 
+/* The filter's new table: column c of the rank becomes col[src[j]] for
+ * j < n.  Gathered into a scratch array and copied back into the column's
+ * own memory (grown if the join added rows), so the peak is one column
+ * more, and the pages the loader touched are reused instead of faulting
+ * in fresh ones for every column. */
+struct gather_job {
+	struct trace_rank *r;
+	const uint32_t *src;
+	size_t n;
+	size_t ngroups;
+};
+
+#define NCOLS 15
+
+#define GATHER_INTO(col)                                                                             \
+	do {                                                                                         \
+		__typeof__(r->col) tmp = scratch;                                                    \
+		for (size_t j = 0; j < n; j++)                                                       \
+			tmp[j] = r->col[src[j]];                                                     \
+		if (n > r->cap)                                                                      \
+			r->col = xrealloc(r->col, n * sizeof *r->col);                               \
+		memcpy(r->col, tmp, n * sizeof *tmp);                                                \
+	} while (0)
+
+/* Columns c with c % ngroups == gi (alternate columns: the groups carry
+ * about the same bytes), through one scratch array; groups touch disjoint
+ * columns of the rank, so they can run on different threads. */
+static void gather_group(void *ctx, size_t gi)
+{
+	struct gather_job *g = ctx;
+	struct trace_rank *r = g->r;
+	const uint32_t *src = g->src;
+	size_t n = g->n;
+	void *scratch = xmalloc((n ? n : 1) * sizeof(double));
+	for (size_t c = gi; c < NCOLS; c += g->ngroups) {
+		switch (c) {
+		case 0: GATHER_INTO(ts); break;
+		case 1: GATHER_INTO(dur); break;
+		case 2: GATHER_INTO(name); break;
+		case 3: GATHER_INTO(cat); break;
+		case 4: GATHER_INTO(kind); break;
+		case 5: GATHER_INTO(pid); break;
+		case 6: GATHER_INTO(tid); break;
+		case 7: GATHER_INTO(stream); break;
+		case 8: GATHER_INTO(correlation); break;
+		case 9: GATHER_INTO(external_id); break;
+		case 10: GATHER_INTO(bytes); break;
+		case 11: GATHER_INTO(mem_bw_gbps); break;
+		case 12: GATHER_INTO(idx); break;
+		case 13: GATHER_INTO(link); break;
+		case 14: GATHER_INTO(iteration); break;
+		default: break;
+		}
+	}
+	free(scratch);
+}
+#undef GATHER_INTO
+
 /* HTA 1.3 on one rank: keep CPU rows before the last step start and the GPU
  * rows a kept CPU row launched (once per such row), GPU rows first. */
-static void filter_rank(struct trace_rank *r)
+static void filter_rank(struct trace_rank *r, int threads)
 {
 	/* CPU rows (not the correlation-GPU rule) named ProfilerStep#N */
 	bool *step = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *step);
@@ -311,45 +369,25 @@ static void filter_rank(struct trace_rank *r)
 		mult[i] = (uint32_t)cnt;
 		out_n += cnt;
 	}
-	/* source row of every output row; then gather column by column so the
-	 * peak is the old columns plus one new column, not two models */
-	size_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
+	/* source row of every output row */
+	uint32_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
 	size_t o = 0;
 	for (size_t i = 0; i < r->n; i++)
 		for (uint32_t k = 0; k < mult[i]; k++)
-			src[o++] = i;
+			src[o++] = (uint32_t)i;
 	for (size_t i = 0; i < r->n; i++)
 		if (!gpu[i] && r->ts[i] < last_start)
-			src[o++] = i;
+			src[o++] = (uint32_t)i;
 	free(mult);
 	free(gpu);
-#define GATHER(col)                                                                                  \
-	do {                                                                                         \
-		__typeof__(r->col) nc = xmalloc((out_n ? out_n : 1) * sizeof *nc);                  \
-		for (size_t j = 0; j < out_n; j++)                                                   \
-			nc[j] = r->col[src[j]];                                                      \
-		free(r->col);                                                                        \
-		r->col = nc;                                                                         \
-	} while (0)
-	GATHER(ts);
-	GATHER(dur);
-	GATHER(name);
-	GATHER(cat);
-	GATHER(kind);
-	GATHER(pid);
-	GATHER(tid);
-	GATHER(stream);
-	GATHER(correlation);
-	GATHER(external_id);
-	GATHER(bytes);
-	GATHER(mem_bw_gbps);
-	GATHER(idx);
-	GATHER(link);
-	GATHER(iteration);
-#undef GATHER
+	/* gather the columns, split over threads (columns are disjoint) */
+	struct gather_job g = {r, src, out_n, threads >= 2 ? 2 : 1};
+	par_for(g.ngroups, threads, gather_group, &g);
 	free(src);
 	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
-	r->n = r->cap = out_n;
+	if (out_n > r->cap)
+		r->cap = out_n;
+	r->n = out_n;
 	r->stats.kept = r->n;
 	trace_rank_link(r);
 	trace_rank_list_iterations(r);
@@ -359,6 +397,7 @@ struct finish_job {
 	struct trace_set *set;
 	double min_ts;
 	bool filter;
+	int col_threads; /* threads for one rank's column gather */
 };
 
 /* One rank's part of trace_set_finish: alignment, then the filter.  Runs
@@ -379,7 +418,7 @@ static void finish_rank(void *ctx, size_t k)
 		return;
 	if (r->gpu_device_mtia || strcmp(r->device_type, "MTIA") == 0)
 		return; /* HTA's MTIA rule is different; not implemented (docs) */
-	filter_rank(r);
+	filter_rank(r, j->col_threads);
 }
 
 /* Does rank r have a row named ProfilerStep#N other than *first (sets
@@ -430,7 +469,9 @@ void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
 		nsteps = step_names(set->ranks[k], &first, nsteps);
 	set->filtered = nsteps >= 2 && !opts->keep_last_step;
 	/* each rank aligned and filtered on its own thread: ranks share nothing */
-	struct finish_job j = {set, min_ts, set->filtered};
+	int threads = par_threads(opts->threads);
+	struct finish_job j = {set, min_ts, set->filtered,
+			       set->nranks < (size_t)threads ? threads / (int)(set->nranks ? set->nranks : 1) : 1};
 	par_for(set->nranks, opts->threads, finish_rank, &j);
 	set->finish_s = (double)(clock_mono_ns() - t0) / 1e9;
 }

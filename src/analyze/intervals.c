@@ -98,21 +98,29 @@ size_t ival_sweep_points(const struct ival_list *lists, const int *weight, size_
 			p[j++].delta = -weight[k];
 		}
 	}
-	/* by (t, delta): stable passes, delta first; equal pairs are equal
-	 * points, so any order among them is the same result */
+	/* by (t, delta).  Each merged list gives a run that is (nearly) in
+	 * time order, which the adaptive sort by t exploits; then points of
+	 * equal t are ordered by delta (short runs).  Equal (t, delta) pairs
+	 * are equal points, so this is the one sorted array. */
 	uint64_t *key = xmalloc((n ? n : 1) * sizeof *key);
 	uint32_t *pos = xmalloc((n ? n : 1) * sizeof *pos);
 	for (j = 0; j < n; j++) {
-		key[j] = rsort_key_i64(p[j].delta);
+		key[j] = rsort_key_f64(p[j].t);
 		pos[j] = (uint32_t)j;
 	}
-	rsort_kv(key, pos, n);
-	for (j = 0; j < n; j++)
-		key[j] = rsort_key_f64(p[pos[j]].t);
 	rsort_kv(key, pos, n);
 	struct ival_point *q = xmalloc((n ? n : 1) * sizeof *q);
 	for (j = 0; j < n; j++)
 		q[j] = p[pos[j]];
+	for (j = 1; j < n; j++) {
+		struct ival_point x = q[j];
+		size_t i = j;
+		while (i > 0 && q[i - 1].t == x.t && q[i - 1].delta > x.delta) {
+			q[i] = q[i - 1];
+			i--;
+		}
+		q[i] = x;
+	}
 	free(p);
 	free(key);
 	free(pos);

@@ -1,8 +1,10 @@
 /*
- * rsort.c - stable LSD radix sort (see rsort.h).  11-bit digits, six
- * passes at most; one counting pass builds every digit's histogram, and a
- * digit on which all keys agree is skipped.  Below 64 pairs an insertion
- * sort is faster and allocates nothing.
+ * rsort.c - adaptive stable sort of (key, value) pairs (see rsort.h): the
+ * in-order part of the input stays, the rest is sorted (recursively) and
+ * merged; input mostly out of order goes to an LSD radix sort with 11-bit
+ * digits, six passes at most, where one counting pass builds every digit's
+ * histogram and a digit on which all keys agree is skipped.  Below 64
+ * pairs an insertion sort is faster and allocates nothing.
  */
 #include "trace/rsort.h"
 
@@ -35,14 +37,18 @@ static void insertion(uint64_t *key, uint32_t *val, size_t n)
 
 static void radix(uint64_t *key, uint32_t *val, size_t n);
 
-/* Nearly sorted input (the usual case: Kineto writes rows mostly in time
- * and correlation order): the greedy non-decreasing run "main" stays in
- * place, the few keys below it ("rest") are sorted alone and merged back.
- * A rest key never ties with a main key that comes after it in the input
- * (every later main key is greater), so on equal keys main goes first and
- * the result is the stable order.  Returns false (nothing moved) when more
- * than n/16 keys are out of order. */
-static bool nearly_sorted(uint64_t *key, uint32_t *val, size_t n)
+static void sort_rec(uint64_t *key, uint32_t *val, size_t n, int depth);
+
+/* Mostly sorted input (the usual case: Kineto writes rows mostly in time
+ * and correlation order, and the filtered table is two sorted runs, GPU
+ * rows then CPU rows): the greedy non-decreasing subsequence "main" stays
+ * in place, the keys below it ("rest") are sorted on their own (the same
+ * way, recursively) and merged back.  A rest key never ties with a main
+ * key that comes after it in the input (every later main key is greater),
+ * so on equal keys main goes first and the result is the stable order.
+ * Returns false (nothing moved) when most keys are out of order: then the
+ * radix sort is cheaper. */
+static bool split_merge(uint64_t *key, uint32_t *val, size_t n, int depth)
 {
 	size_t nrest = 0;
 	uint64_t last = key[0];
@@ -54,7 +60,7 @@ static bool nearly_sorted(uint64_t *key, uint32_t *val, size_t n)
 	}
 	if (nrest == 0)
 		return true;
-	if (nrest > n / 16)
+	if (depth >= 4 || nrest > n / 4 * 3)
 		return false;
 	uint64_t *rk = xmalloc(nrest * sizeof *rk);
 	uint32_t *rv = val ? xmalloc(nrest * sizeof *rv) : NULL;
@@ -74,10 +80,7 @@ static bool nearly_sorted(uint64_t *key, uint32_t *val, size_t n)
 			nr++;
 		}
 	}
-	if (nr < 64)
-		insertion(rk, rv, nr);
-	else
-		radix(rk, rv, nr);
+	sort_rec(rk, rv, nr, depth + 1);
 	/* merge from the back; on equal keys the rest element is the later one */
 	size_t i = nm, j = nr, o = n;
 	while (j > 0) {
@@ -98,15 +101,20 @@ static bool nearly_sorted(uint64_t *key, uint32_t *val, size_t n)
 	return true;
 }
 
-void rsort_kv(uint64_t *key, uint32_t *val, size_t n)
+static void sort_rec(uint64_t *key, uint32_t *val, size_t n, int depth)
 {
 	if (n < 64) {
 		insertion(key, val, n);
 		return;
 	}
-	if (nearly_sorted(key, val, n))
+	if (split_merge(key, val, n, depth))
 		return;
 	radix(key, val, n);
+}
+
+void rsort_kv(uint64_t *key, uint32_t *val, size_t n)
+{
+	sort_rec(key, val, n, 0);
 }
 
 static void radix(uint64_t *key, uint32_t *val, size_t n)
@@ -155,13 +163,4 @@ static void radix(uint64_t *key, uint32_t *val, size_t n)
 	free(tk);
 	free(tv);
 	free(hist);
-}
-
-void rsort_idx(uint32_t *idx, size_t n, const uint64_t *key_of_row)
-{
-	uint64_t *k = xmalloc((n ? n : 1) * sizeof *k);
-	for (size_t i = 0; i < n; i++)
-		k[i] = key_of_row[idx[i]];
-	rsort_kv(k, idx, n);
-	free(k);
 }

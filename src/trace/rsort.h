@@ -18,13 +18,10 @@
 #include <string.h>
 
 /* Sort key[0..n) ascending, moving val[i] (may be NULL) with key[i]; equal
- * keys keep their order.  Digits where every key agrees are skipped, so
- * keys that differ only in a few bits cost a few passes. */
+ * keys keep their order.  Mostly sorted input costs a few linear passes (the
+ * keys out of order are sorted alone and merged back); otherwise radix
+ * passes, skipping digits where every key agrees.  n < 2^32. */
 void rsort_kv(uint64_t *key, uint32_t *val, size_t n);
-
-/* Reorder idx[0..n) (row numbers) stably by key[idx[i]]: the same as
- * rsort_kv on gathered keys, without the caller's copy. */
-void rsort_idx(uint32_t *idx, size_t n, const uint64_t *key_of_row);
 
 /* x < y as doubles <=> key(x) < key(y), and -0.0 == 0.0 like the
  * comparators it replaces (NaN never occurs in the model's times). */

@@ -30,6 +30,7 @@
 #include "trace/load_internal.h"
 #include "trace/par.h"
 #include "trace/rsort.h"
+#include "trace/set_internal.h"
 
 static bool has_suffix(const char *s, const char *suf)
 {
@@ -380,11 +381,16 @@ static void filter_rank(struct trace_rank *r, int threads)
 			src[o++] = (uint32_t)i;
 	free(mult);
 	free(gpu);
+	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
+	trace_rank_keep_rows(r, src, out_n, threads);
+	free(src);
+}
+
+void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
+{
 	/* gather the columns, split over threads (columns are disjoint) */
 	struct gather_job g = {r, src, out_n, threads >= 2 ? 2 : 1};
 	par_for(g.ngroups, threads, gather_group, &g);
-	free(src);
-	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
 	if (out_n > r->cap)
 		r->cap = out_n;
 	r->n = out_n;
@@ -417,8 +423,9 @@ static void finish_rank(void *ctx, size_t k)
 	if (!j->filter)
 		return;
 	if (r->gpu_device_mtia || strcmp(r->device_type, "MTIA") == 0)
-		return; /* HTA's MTIA rule is different; not implemented (docs) */
-	filter_rank(r, j->col_threads);
+		trace_rank_filter_mtia(r, j->col_threads); /* HTA's rule differs (filter_mtia.c) */
+	else
+		filter_rank(r, j->col_threads);
 }
 
 /* Does rank r have a row named ProfilerStep#N other than *first (sets

@@ -10,7 +10,9 @@
 # sees it.  Steps: trace_gen scales BASE (default the ns-resolution trace from
 # ../shared/traces) to MB megabytes of JSON, gzip -6 makes the .json.gz; each
 # command runs under GNU time (wall seconds, peak RSS).  Then a 2-rank
-# directory (two MB/2 files) with --threads 1 vs --threads 2.  HTA figures
+# directory (two MB/2 files) with --threads 1 vs --threads 2, and the
+# phases of each as `dyno analyze --timings` reports them (after-parse =
+# finish of the slowest rank + set finish + analyses + output).  HTA figures
 # come from ../shared/conformance/hta-timings.md for BASE, scaled linearly
 # to MB (HTA itself was not run here).
 set -euo pipefail
@@ -53,6 +55,28 @@ measure DIR1 "$DYNO" analyze summary "$TMP/dir" -q --threads 1
 measure DIR2 "$DYNO" analyze summary "$TMP/dir" -q --threads 2
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 
+# per-phase wall times from `dyno analyze --timings` (best of 3 runs by
+# total): parse and finish of the slowest rank, the set steps, the analyses
+phases() { # phases PATH THREADS -> "total parse finish set analyses output"
+	local best="" line
+	for _ in 1 2 3; do
+		line=$("$DYNO" analyze summary "$1" -q --timings --threads "$2" 2>&1 >/dev/null | awk '
+			/^    rank / { for (i = 1; i < NF; i++) { if ($i == "parse") p = $(i + 1); if ($i == "finish") f = $(i + 1) }
+				if (p > mp) mp = p; if (f > mf) mf = f }
+			/set finish/ { s = $NF }
+			/^  analyses/ { a = $2 }
+			/^  output/ { o = $2 }
+			/^  total/ { t = $2 }
+			END { print t, mp, mf, s, a, o }')
+		if [ -z "$best" ] || awk -v a="$line" -v b="$best" 'BEGIN { split(a, A, " "); split(b, B, " "); exit !(A[1] < B[1]) }'; then
+			best=$line
+		fi
+	done
+	echo "$best"
+}
+PH_F1=$(phases "$TMP/t.json" 1); PH_F2=$(phases "$TMP/t.json" 2)
+PH_D1=$(phases "$TMP/dir" 1); PH_D2=$(phases "$TMP/dir" 2)
+
 # HTA: load seconds, process seconds, RSS MB and uncompressed bytes of BASE
 read -r HTA_LOAD HTA_PROC HTA_RSS < <(awk -F'|' -v n="$HTA_NAME" '
 	/^## Load/ {s=1} s && $2 ~ " "n" " {gsub(/ /,""); print $3, $4, $5; exit}' "$SHARED/conformance/hta-timings.md")
@@ -61,7 +85,8 @@ HTA_BYTES=$(awk -F'|' -v n="$HTA_NAME" '$2 ~ " "n" " {gsub(/[ ,]/,"",$4); print 
 # report (awk: no dependency beyond the base system)
 awk -v raw="$RAW" -v gz="$GZ" -v zc="$ZCAT" -v ct="$CAT" -v js="$JSON" -v jg="$JSONGZ" \
 	-v d1="$DIR1" -v d2="$DIR2" -v hl="$HTA_LOAD" -v hr="$HTA_RSS" -v hb="$HTA_BYTES" \
-	-v tok="$TOK" -v j1="$JSON1" -v load="$LOAD" 'BEGIN {
+	-v tok="$TOK" -v j1="$JSON1" -v load="$LOAD" \
+	-v pf1="$PH_F1" -v pf2="$PH_F2" -v pd1="$PH_D1" -v pd2="$PH_D2" 'BEGIN {
 	split(zc, ZC, " "); split(ct, CT, " "); split(js, JS, " "); split(jg, JG, " ")
 	split(d1, D1, " "); split(d2, D2, " "); split(tok, TK, " "); split(j1, J1, " ")
 	scale = raw / hb; mb = raw / 1e6
@@ -80,5 +105,15 @@ awk -v raw="$RAW" -v gz="$GZ" -v zc="$ZCAT" -v ct="$CAT" -v js="$JSON" -v jg="$J
 	printf "2-rank dir, -j1 time / -j2 time: %8.2f        (target ~2 on 2 cores)\n", D1[1] / D2[1]
 	printf "HTA load time / ours (.json):    %8.1fx       (HTA %.0f MB/s measured on %.0f MB)\n", hl * scale / JS[1], hb / 1e6 / hl, hb / 1e6
 	printf "HTA RSS / ours:                  %8.1fx\n", hr * scale / (JS[2] / 1024)
+	printf "\nphases (dyno analyze --timings, wall s, best of 3; finish and parse: slowest rank)\n"
+	printf "%-30s %7s %7s %7s %7s %8s %7s %11s\n", "", "total", "parse", "finish", "set", "analyses", "output", "after-parse"
+	phase("t.json --threads 1", pf1); phase("t.json --threads 2", pf2)
+	phase("dir (2 ranks) --threads 1", pd1); phase("dir (2 ranks) --threads 2", pd2)
+	split(pd1, P1, " "); split(pd2, P2, " ")
+	printf "2-rank dir (--timings totals), -j1 / -j2: %.2f\n", P1[1] / P2[1]
+}
+function phase(name, s,   P) {
+	split(s, P, " ")
+	printf "%-30s %7.3f %7.3f %7.3f %7.3f %8.3f %7.3f %11.3f\n", name, P[1], P[2], P[3], P[4], P[5], P[6], P[3] + P[4] + P[5] + P[6]
 }
 function row(name, a) { printf "%-44s %8.2f %12.0f\n", name, a[1], a[2] / 1024 }'

@@ -55,7 +55,54 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 				 const struct kernel_breakdown_opts *o, struct atable **dist,
 				 struct atable **spread);
 
+/* The tables of the two above from a breakdown already computed on view
+ * (the selected ranks only), so that `summary` computes it once. */
+void analyze_kernels_tables(const struct trace_set *view, const struct kernel_breakdown_opts *o,
+			    const struct kernel_breakdown *kb, struct atable **types, struct atable **metrics);
+void analyze_kernel_distribution_tables(const struct trace_set *view, const struct kernel_breakdown_opts *o,
+					const struct kernel_breakdown *kb, struct atable **dist,
+					struct atable **spread);
+
 /* 6. comm_comp_overlap.csv (overlap.c) */
 struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);
+
+/* Several analyses at once, each rank of each on a thread of a pool
+ * (run.c): the tables are the same, byte for byte, as those of the
+ * functions above over the same selection, for any thread count. */
+enum {
+	AN_TEMPORAL = 1,
+	AN_IDLE = 2,
+	AN_KERNELS = 4, /* kernel_type_breakdown + kernel_metrics */
+	AN_KDIST = 8,   /* kernel_duration_distribution + kernel_rank_spread */
+	AN_OVERLAP = 16,
+	AN_LAUNCH = 32,
+	AN_ALL = 63,
+};
+struct analyze_run_opts {
+	unsigned which;   /* AN_* bits */
+	double delay;     /* idle: consecutive kernel delay, µs */
+	bool idle_stats;  /* idle: also idle_interval_stats */
+	struct kernel_breakdown_opts kernels;
+	struct launch_opts launch;
+	int threads;      /* <= 0: the number of online cores */
+};
+/* Wall time of one task: what ran, on which rank (-1: all ranks). */
+struct analyze_timing {
+	const char *what; /* static text */
+	int rank;
+	double s;
+};
+struct analyze_results {
+	/* NULL where not asked for */
+	struct atable *temporal, *idle, *idle_stats, *ktypes, *kmetrics, *kdist, *kspread, *overlap;
+	struct atable **launch; /* one per selected rank */
+	size_t nlaunch;
+	struct analyze_timing *timings;
+	size_t ntimings;
+	double wall_s; /* the whole of analyze_run */
+};
+void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, const struct analyze_run_opts *o,
+		 struct analyze_results *out);
+void analyze_results_free(struct analyze_results *r);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/stats.h"
+#include "trace/rsort.h"
 
 enum { HOST_WAIT, KERNEL_WAIT, OTHER, NCAT };
 static const char *const cat_name[NCAT] = {"host_wait", "kernel_wait", "other"};
@@ -38,15 +39,28 @@ static int group_cmp(const void *a, const void *b)
 	return x->first_pos < y->first_pos ? -1 : x->first_pos > y->first_pos;
 }
 
-/* by stream, then ts, then row: one sort gives every stream's kernels in order */
-static int kev_cmp(const void *a, const void *b)
+/* Sort the kernels by stream, then ts, then row: stable radix passes from
+ * the last key (they are collected in row order, so the row tie-break is
+ * free). */
+static void kev_sort(struct kev *all, size_t n)
 {
-	const struct kev *x = a, *y = b;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+	uint64_t *key = xmalloc(n * sizeof *key);
+	uint32_t *pos = xmalloc(n * sizeof *pos);
+	for (size_t j = 0; j < n; j++) {
+		key[j] = rsort_key_f64(all[j].ts);
+		pos[j] = (uint32_t)j;
+	}
+	rsort_kv(key, pos, n);
+	for (size_t j = 0; j < n; j++)
+		key[j] = rsort_key_i64(all[pos[j]].stream);
+	rsort_kv(key, pos, n);
+	struct kev *tmp = xmalloc(n * sizeof *tmp);
+	for (size_t j = 0; j < n; j++)
+		tmp[j] = all[pos[j]];
+	memcpy(all, tmp, n * sizeof *all);
+	free(tmp);
+	free(key);
+	free(pos);
 }
 
 static void one_rank(const struct trace_rank *r, double delay, struct atable *t, struct atable *st)
@@ -78,7 +92,7 @@ static void one_rank(const struct trace_rank *r, double delay, struct atable *t,
 			rt = ts_ev0; /* index_correlation 0 */
 		all[m++] = (struct kev){r->stream[i], r->ts[i], r->ts[i] + r->dur[i], rt, i};
 	}
-	qsort(all, nk, sizeof *all, kev_cmp);
+	kev_sort(all, nk);
 	/* streams in order of first appearance in the table, as HTA lists them */
 	struct group *gr = xmalloc(nk * sizeof *gr);
 	size_t ns = 0;

@@ -4,20 +4,42 @@
 #include "analyze/intervals.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/buf.h"
+#include "trace/rsort.h"
 
-static int ival_cmp(const void *a, const void *b)
+/* Sort v by ts, stably: intervals with equal ts keep their order, which
+ * matters when ns rounding left one with end < ts (it merges or not
+ * depending on what precedes it); qsort (glibc's merge sort) kept it too. */
+static void ival_sort(struct ival *v, size_t n)
 {
-	const struct ival *x = a, *y = b;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	size_t i = 1;
+	while (i < n && v[i - 1].ts <= v[i].ts)
+		i++;
+	if (i >= n)
+		return; /* already in order (often: rows come in time order) */
+	uint64_t *key = xmalloc(n * sizeof *key);
+	uint32_t *pos = xmalloc(n * sizeof *pos);
+	for (i = 0; i < n; i++) {
+		key[i] = rsort_key_f64(v[i].ts);
+		pos[i] = (uint32_t)i;
+	}
+	rsort_kv(key, pos, n);
+	free(key);
+	struct ival *tmp = xmalloc(n * sizeof *tmp);
+	for (i = 0; i < n; i++)
+		tmp[i] = v[pos[i]];
+	memcpy(v, tmp, n * sizeof *v);
+	free(tmp);
+	free(pos);
 }
 
 size_t ival_merge(struct ival *v, size_t n)
 {
 	if (n == 0)
 		return 0;
-	qsort(v, n, sizeof *v, ival_cmp);
+	ival_sort(v, n);
 	size_t k = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (v[i].ts > v[k].end) {
@@ -60,14 +82,6 @@ void ival_list_free(struct ival_list *l)
 	l->n = l->cap = 0;
 }
 
-static int point_cmp(const void *a, const void *b)
-{
-	const struct ival_point *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return (x->delta > y->delta) - (x->delta < y->delta);
-}
-
 size_t ival_sweep_points(const struct ival_list *lists, const int *weight, size_t nlists,
 			 struct ival_point **out)
 {
@@ -84,7 +98,32 @@ size_t ival_sweep_points(const struct ival_list *lists, const int *weight, size_
 			p[j++].delta = -weight[k];
 		}
 	}
-	qsort(p, n, sizeof *p, point_cmp);
-	*out = p;
+	/* by (t, delta).  Each merged list gives a run that is (nearly) in
+	 * time order, which the adaptive sort by t exploits; then points of
+	 * equal t are ordered by delta (short runs).  Equal (t, delta) pairs
+	 * are equal points, so this is the one sorted array. */
+	uint64_t *key = xmalloc((n ? n : 1) * sizeof *key);
+	uint32_t *pos = xmalloc((n ? n : 1) * sizeof *pos);
+	for (j = 0; j < n; j++) {
+		key[j] = rsort_key_f64(p[j].t);
+		pos[j] = (uint32_t)j;
+	}
+	rsort_kv(key, pos, n);
+	struct ival_point *q = xmalloc((n ? n : 1) * sizeof *q);
+	for (j = 0; j < n; j++)
+		q[j] = p[pos[j]];
+	for (j = 1; j < n; j++) {
+		struct ival_point x = q[j];
+		size_t i = j;
+		while (i > 0 && q[i - 1].t == x.t && q[i - 1].delta > x.delta) {
+			q[i] = q[i - 1];
+			i--;
+		}
+		q[i] = x;
+	}
+	free(p);
+	free(key);
+	free(pos);
+	*out = q;
 	return n;
 }

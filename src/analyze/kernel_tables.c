@@ -70,6 +70,16 @@ void analyze_kernels(const struct trace_set *set, const struct analyze_ranks *se
 	struct trace_set v = select_view(set, sel);
 	struct kernel_breakdown kb;
 	kernel_breakdown_run(&v, o, &kb);
+	analyze_kernels_tables(&v, o, &kb, types, metrics);
+	kernel_breakdown_free(&kb);
+	free(v.ranks);
+}
+
+void analyze_kernels_tables(const struct trace_set *view, const struct kernel_breakdown_opts *o,
+			    const struct kernel_breakdown *kbp, struct atable **types, struct atable **metrics)
+{
+	const struct trace_set v = *view;
+	const struct kernel_breakdown kb = *kbp;
 
 	/* HTA's sums are integers (µs after its rounding); keep that text
 	 * unless --no-ns-rounding left fractions */
@@ -101,8 +111,6 @@ void analyze_kernels(const struct trace_set *set, const struct analyze_ranks *se
 		    "top %llu kernels per type and rank, up to %g of the cumulative time; the rest is "
 		    "'others' (HTA: then sum = max = min = mean = each kernel's total)",
 		    (unsigned long long)o->num_kernels, o->duration_ratio);
-	kernel_breakdown_free(&kb);
-	free(v.ranks);
 	*types = t;
 	*metrics = m;
 }
@@ -125,6 +133,17 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 	struct trace_set v = select_view(set, sel);
 	struct kernel_breakdown kb;
 	kernel_breakdown_run(&v, o, &kb);
+	analyze_kernel_distribution_tables(&v, o, &kb, dist, spread);
+	kernel_breakdown_free(&kb);
+	free(v.ranks);
+}
+
+void analyze_kernel_distribution_tables(const struct trace_set *view, const struct kernel_breakdown_opts *o,
+					const struct kernel_breakdown *kbp, struct atable **dist,
+					struct atable **spread)
+{
+	const struct trace_set v = *view;
+	const struct kernel_breakdown kb = *kbp;
 	struct kernel_dist kd;
 	kernel_dist_run(&kb, &kd);
 
@@ -177,8 +196,6 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 	}
 	free(order);
 	kernel_dist_free(&kd);
-	kernel_breakdown_free(&kb);
-	free(v.ranks);
 	*dist = d;
 	*spread = s;
 }

@@ -293,14 +293,38 @@ static int cmp_metric(const void *a, const void *b)
 	return c;
 }
 
-void kernel_breakdown_run(const struct trace_set *set, const struct kernel_breakdown_opts *opts,
-			  struct kernel_breakdown *out)
+void kernel_breakdown_rank(const struct trace_rank *r, const struct kernel_breakdown_opts *opts,
+			   struct kernel_rank_part *out)
 {
 	memset(out, 0, sizeof *out);
-	double typesum[KB_MASK_MAX] = {0};
 	struct rows rows = {0};
-	for (size_t k = 0; k < set->nranks; k++)
-		rank_breakdown(set->ranks[k], opts, typesum, &rows);
+	rank_breakdown(r, opts, out->typesum, &rows);
+	out->rows = rows.v;
+	out->nrows = rows.n;
+}
+
+void kernel_breakdown_combine(struct kernel_rank_part *parts, size_t nparts, struct kernel_breakdown *out)
+{
+	memset(out, 0, sizeof *out);
+	/* the sums are of whole microseconds (trunc), exact in a double, so
+	 * summing per rank first gives the same value as one running sum */
+	double typesum[KB_MASK_MAX] = {0};
+	size_t nrows = 0;
+	for (size_t k = 0; k < nparts; k++) {
+		for (unsigned m = 0; m < KB_MASK_MAX; m++)
+			typesum[m] += parts[k].typesum[m];
+		nrows += parts[k].nrows;
+	}
+	struct kernel_metric_row *rows = xmalloc((nrows ? nrows : 1) * sizeof *rows);
+	size_t o = 0;
+	for (size_t k = 0; k < nparts; k++) {
+		if (parts[k].nrows)
+			memcpy(rows + o, parts[k].rows, parts[k].nrows * sizeof *rows);
+		o += parts[k].nrows;
+		free(parts[k].rows);
+		parts[k].rows = NULL;
+		parts[k].nrows = 0;
+	}
 
 	double total = 0;
 	for (unsigned m = 1; m < KB_MASK_MAX; m++)
@@ -320,10 +344,20 @@ void kernel_breakdown_run(const struct trace_set *set, const struct kernel_break
 	}
 	qsort(out->types, out->ntypes, sizeof *out->types, cmp_type_row);
 
-	if (rows.n > 1)
-		qsort(rows.v, rows.n, sizeof *rows.v, cmp_metric);
-	out->metrics = rows.v;
-	out->nmetrics = rows.n;
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof *rows, cmp_metric);
+	out->metrics = rows;
+	out->nmetrics = nrows;
+}
+
+void kernel_breakdown_run(const struct trace_set *set, const struct kernel_breakdown_opts *opts,
+			  struct kernel_breakdown *out)
+{
+	struct kernel_rank_part *parts = xcalloc(set->nranks ? set->nranks : 1, sizeof *parts);
+	for (size_t k = 0; k < set->nranks; k++)
+		kernel_breakdown_rank(set->ranks[k], opts, &parts[k]);
+	kernel_breakdown_combine(parts, set->nranks, out);
+	free(parts);
 }
 
 void kernel_breakdown_free(struct kernel_breakdown *kb)

@@ -60,4 +60,17 @@ void kernel_breakdown_run(const struct trace_set *set, const struct kernel_break
 			  struct kernel_breakdown *out);
 void kernel_breakdown_free(struct kernel_breakdown *kb);
 
+/* The same in two steps, so that ranks can run in parallel threads:
+ * kernel_breakdown_rank() reads one rank only; kernel_breakdown_combine()
+ * takes the parts in rank order (it frees their rows) and gives exactly
+ * kernel_breakdown_run()'s result. */
+struct kernel_rank_part {
+	double typesum[KB_MASK_MAX]; /* µs per label mask */
+	struct kernel_metric_row *rows;
+	size_t nrows;
+};
+void kernel_breakdown_rank(const struct trace_rank *r, const struct kernel_breakdown_opts *opts,
+			   struct kernel_rank_part *out);
+void kernel_breakdown_combine(struct kernel_rank_part *parts, size_t nparts, struct kernel_breakdown *out);
+
 #endif

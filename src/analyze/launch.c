@@ -15,37 +15,15 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "trace/rsort.h"
 
-struct cr {
-	int64_t corr;
-	size_t row;
-};
-
-static int cr_cmp(const void *a, const void *b)
+/* rows[0..n) (ascending) reordered by (correlation, row): a stable sort of
+ * the correlation over rows in order */
+static void sort_by_corr(const struct trace_rank *r, uint32_t *rows, size_t n, uint64_t *key)
 {
-	const struct cr *x = a, *y = b;
-	if (x->corr != y->corr)
-		return x->corr < y->corr ? -1 : 1;
-	return x->row < y->row ? -1 : x->row > y->row;
-}
-
-static int i64cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static bool in_sorted(const int64_t *v, size_t n, int64_t k)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid] < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo] == k;
+	for (size_t i = 0; i < n; i++)
+		key[i] = rsort_key_i64(r->correlation[rows[i]]);
+	rsort_kv(key, rows, n);
 }
 
 static struct atable *one_rank(const struct trace_rank *r, const struct launch_opts *o)
@@ -65,44 +43,59 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 	uint32_t ids[5];
 	for (size_t i = 0; i < nl; i++)
 		ids[i] = trace_strtab_find(&r->strs, launch_names[i], strlen(launch_names[i]));
-	int64_t *s = xmalloc((r->n ? r->n : 1) * sizeof *s);
-	size_t ns = 0;
-	/* a launch without a correlation pairs with nothing; HTA would pair
-	 * every uncorrelated CPU row with every uncorrelated GPU row */
+	bool *is_launch = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *is_launch);
+	for (size_t i = 0; i < nl; i++)
+		if (ids[i] != TRACE_NO_STR)
+			is_launch[ids[i]] = true;
+	/* rows with a correlation by (correlation, row); a run of one
+	 * correlation that holds a launch row gives its CPU rows (no stream)
+	 * and GPU rows, each in row order.  A launch without a correlation
+	 * pairs with nothing; HTA would pair every uncorrelated CPU row with
+	 * every uncorrelated GPU row. */
+	size_t m = 0;
 	for (size_t i = 0; i < r->n; i++)
-		for (size_t j = 0; j < nl && r->correlation[i] != -1; j++)
-			if (r->name[i] == ids[j]) {
-				s[ns++] = r->correlation[i];
-				break;
-			}
-	qsort(s, ns, sizeof *s, i64cmp);
-	struct cr *cpu = xmalloc((r->n ? r->n : 1) * sizeof *cpu), *gpu = xmalloc((r->n ? r->n : 1) * sizeof *gpu);
+		m += r->correlation[i] != -1;
+	uint32_t *rows = xmalloc((m ? m : 1) * sizeof *rows);
+	uint64_t *key = xmalloc((m ? m : 1) * sizeof *key);
+	m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->correlation[i] != -1)
+			rows[m++] = (uint32_t)i;
+	sort_by_corr(r, rows, m, key);
+	free(key);
+	uint32_t *cpu = xmalloc((m ? m : 1) * sizeof *cpu), *gpu = xmalloc((m ? m : 1) * sizeof *gpu);
 	size_t nc = 0, ng = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		if (!in_sorted(s, ns, r->correlation[i]))
-			continue;
-		if (r->stream[i] == -1)
-			cpu[nc++] = (struct cr){r->correlation[i], i};
-		else
-			gpu[ng++] = (struct cr){r->correlation[i], i};
+	for (size_t a = 0; a < m;) {
+		size_t b = a + 1;
+		bool launch = is_launch[r->name[rows[a]]];
+		while (b < m && r->correlation[rows[b]] == r->correlation[rows[a]])
+			launch |= is_launch[r->name[rows[b++]]];
+		for (size_t j = a; launch && j < b; j++) {
+			if (r->stream[rows[j]] == -1)
+				cpu[nc++] = rows[j];
+			else
+				gpu[ng++] = rows[j];
+		}
+		a = b;
 	}
-	qsort(cpu, nc, sizeof *cpu, cr_cmp);
-	qsort(gpu, ng, sizeof *gpu, cr_cmp);
+	free(rows);
+	free(is_launch);
 	size_t shortk = 0, rt_out = 0, ld_out = 0, capped = 0;
 	double sum_cpu = 0, sum_gpu = 0, sum_ld = 0, max_ld = NAN;
 	for (size_t a = 0, b = 0; a < nc && b < ng;) {
-		if (cpu[a].corr < gpu[b].corr) {
+		int64_t ca = r->correlation[cpu[a]], cb = r->correlation[gpu[b]];
+		if (ca < cb) {
 			a++;
 			continue;
 		}
-		if (cpu[a].corr > gpu[b].corr) {
+		if (ca > cb) {
 			b++;
 			continue;
 		}
 		size_t a2 = a, b2 = b;
-		while (a2 < nc && cpu[a2].corr == cpu[a].corr)
+		while (a2 < nc && r->correlation[cpu[a2]] == ca)
 			a2++;
-		while (b2 < ng && gpu[b2].corr == gpu[b].corr)
+		while (b2 < ng && r->correlation[gpu[b2]] == ca)
 			b2++;
 		/* a correlation shared by many rows on both sides (a broken
 		 * trace) would give a quadratic number of pairs: at most 16 x 16 */
@@ -111,13 +104,13 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 		size_t ae = a2 - a > 16 ? a + 16 : a2, be = b2 - b > 16 ? b + 16 : b2;
 		for (size_t x = a; x < ae; x++)
 			for (size_t y = b; y < be; y++) {
-				size_t c = cpu[x].row, g = gpu[y].row;
+				size_t c = cpu[x], g = gpu[y];
 				double cd = r->dur[c], gd = r->dur[g];
 				double ld = r->ts[g] - r->ts[c] - r->dur[c];
 				if (ld < 0)
 					ld = 0;
 				size_t row = atable_add_row(t);
-				atable_set_i(t, row, 0, cpu[x].corr);
+				atable_set_i(t, row, 0, ca);
 				atable_set_f(t, row, 1, cd);
 				atable_set_f(t, row, 2, gd);
 				atable_set_f(t, row, 3, ld);
@@ -146,7 +139,6 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 		atable_note(t, "rank %d: %zu correlation ids shared by many CPU and GPU rows: only 16 x 16 pairs "
 			       "each",
 			    r->rank, capped);
-	free(s);
 	free(cpu);
 	free(gpu);
 	return t;

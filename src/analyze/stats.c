@@ -5,11 +5,29 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-static int dcmp(const void *a, const void *b)
+#include "core/buf.h"
+#include "trace/rsort.h"
+
+/* Sort v ascending, stably (the order qsort's merge sort gave: the sum
+ * below runs in this order, and -0.0 stays where it was among zeros). */
+static void sort_doubles(double *v, size_t n)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
+	uint64_t *key = xmalloc(n * sizeof *key);
+	uint32_t *pos = xmalloc(n * sizeof *pos);
+	for (size_t i = 0; i < n; i++) {
+		key[i] = rsort_key_f64(v[i]);
+		pos[i] = (uint32_t)i;
+	}
+	rsort_kv(key, pos, n);
+	double *tmp = xmalloc(n * sizeof *tmp);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = v[pos[i]];
+	memcpy(v, tmp, n * sizeof *v);
+	free(tmp);
+	free(pos);
+	free(key);
 }
 
 double quantile_sorted(const double *v, size_t n, double q)
@@ -32,7 +50,7 @@ void describe(double *v, size_t n, struct describe *o)
 		o->mean = o->std = o->min = o->q25 = o->q50 = o->q75 = o->max = NAN;
 		return;
 	}
-	qsort(v, n, sizeof *v, dcmp);
+	sort_doubles(v, n);
 	double s = 0;
 	for (size_t i = 0; i < n; i++)
 		s += v[i];

@@ -92,6 +92,23 @@ void atable_note(struct atable *t, const char *fmt, ...)
 	buf_putc(&t->notes, '\n');
 }
 
+void atable_append(struct atable *dst, struct atable *src)
+{
+	for (size_t c = 0; c < dst->ncols && c < src->ncols; c++)
+		dst->cols[c].int_text &= src->cols[c].int_text;
+	for (size_t r = 0; r < src->nrows; r++) {
+		size_t row = atable_add_row(dst);
+		for (size_t c = 0; c < dst->ncols && c < src->ncols; c++) {
+			union acell *x = atable_cell(src, r, c);
+			*atable_cell(dst, row, c) = *x;
+			if (src->cols[c].type == ACOL_STR)
+				x->s = NULL; /* moved */
+		}
+	}
+	buf_append(&dst->notes, src->notes.data, src->notes.len);
+	atable_free(src);
+}
+
 double atable_round(double x, int ndigits)
 {
 	double p = pow(10.0, ndigits);

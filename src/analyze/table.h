@@ -57,6 +57,10 @@ static inline union acell *atable_cell(struct atable *t, size_t row, size_t col)
  * in HTA's frame). */
 void atable_int_text(struct atable *t, size_t col);
 void atable_note(struct atable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Move the rows and notes of src (same columns) to the end of dst and free
+ * src: the table of several ranks from per-rank tables computed in
+ * parallel.  A column prints as integers only if it did in both. */
+void atable_append(struct atable *dst, struct atable *src);
 
 /* Render one table.  For JSON, the table is an object
  * {"name":..., "columns":[...], "rows":[{...}], "notes":[...]}. */

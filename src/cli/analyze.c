@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 
 #include "analyze/analyze.h"
-#include "analyze/analyze.h"
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/clock.h"
+#include "trace/par.h"
 
 static const char *const analyses[] = {"temporal", "idle",    "kernels", "kernel-distribution",
 				       "overlap",  "launch", "summary", NULL};
@@ -29,6 +29,7 @@ struct aopts {
 	double delay, runtime_cutoff, launch_delay_cutoff;
 	bool no_memory_events, keep_last_step, no_ns_rounding, quiet, interval_stats;
 	bool fixed; /* --fixed-classification, a load option */
+	bool timings;
 	int64_t threads;
 	/* kernels, kernel-distribution, overlap */
 	bool top, no_memory_kernels, all_kernels;
@@ -122,6 +123,33 @@ static int emit_maybe(const struct atable *t, enum aformat fmt, const struct aop
 	return rc;
 }
 
+/* --timings: the wall time of each phase, on stderr (docs/analyze.md). */
+static void print_timings(const struct trace_set *set, const struct analyze_results *res, double load_s,
+			  double out_s, double total_s, int threads)
+{
+	fprintf(stderr, "timings (wall seconds):\n");
+	fprintf(stderr, "  load %.3f (ranks in parallel; then the set steps)\n", load_s);
+	for (size_t k = 0; k < set->nranks; k++) {
+		const struct trace_rank *r = set->ranks[k];
+		fprintf(stderr, "    rank %d: %.3f = parse %.3f (%u thread%s) + finish %.3f  %s\n", r->rank, r->load_s,
+			r->load_s - r->finish_s, r->stats.parse_threads, r->stats.parse_threads == 1 ? "" : "s",
+			r->finish_s, r->path);
+	}
+	fprintf(stderr, "    set finish (alignment, last-step filter%s): %.3f\n", set->filtered ? "" : " not applied",
+		set->finish_s);
+	fprintf(stderr, "  analyses %.3f (%d thread%s)\n", res->wall_s, par_threads(threads),
+		par_threads(threads) == 1 ? "" : "s");
+	for (size_t i = 0; i < res->ntimings; i++) {
+		const struct analyze_timing *t = &res->timings[i];
+		if (t->rank >= 0)
+			fprintf(stderr, "    %s, rank %d: %.3f\n", t->what, t->rank, t->s);
+		else
+			fprintf(stderr, "    %s: %.3f\n", t->what, t->s);
+	}
+	fprintf(stderr, "  output %.3f\n", out_s);
+	fprintf(stderr, "  total %.3f\n", total_s);
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct aopts o = {.format = "table", .delay = 30, .runtime_cutoff = 50, .launch_delay_cutoff = 100,
@@ -163,10 +191,13 @@ int cmd_analyze(int argc, char **argv)
 		 "do not drop the last ProfilerStep (HTA drops it)", 0, 0, NULL},
 		{"no-ns-rounding", 0, ARG_BOOL, &o.no_ns_rounding, NULL,
 		 "keep fractional microseconds (HTA_DISABLE_NS_ROUNDING=1)", 0, 0, NULL},
-		{"threads", 'j', ARG_INT, &o.threads, "N", "threads for loading (0 = number of cores)", 0, 1024, NULL},
+		{"threads", 'j', ARG_INT, &o.threads, "N",
+		 "threads for loading and for the analyses (0 = number of cores)", 0, 1024, NULL},
 		{"csv-dir", 0, ARG_STRING, &o.csv_dir, "DIR",
 		 "also write each table as DIR/<name>.csv (HTA's file names)", 0, 0, NULL},
 		{"quiet", 'q', ARG_BOOL, &o.quiet, NULL, "no load warnings on stderr", 0, 0, NULL},
+		{"timings", 0, ARG_BOOL, &o.timings, NULL,
+		 "print the wall time of each phase (load, parse, finish, each analysis) on stderr", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
@@ -267,67 +298,59 @@ int cmd_analyze(int argc, char **argv)
 		}
 	}
 	bool all = strcmp(what, "summary") == 0;
-	bool first = true;
-	rc = 0;
-	if (fmt == AFMT_JSON)
-		fputs("[", stdout);
-	if (all || strcmp(what, "temporal") == 0) {
-		struct atable *t = analyze_temporal(&set, &sel);
-		rc |= emit(t, fmt, &o, &first);
-		atable_free(t);
-	}
-	if (all || strcmp(what, "idle") == 0) {
-		struct atable *st = NULL;
-		struct atable *t = analyze_idle(&set, &sel, o.delay, &st);
-		rc |= emit(t, fmt, &o, &first);
-		if (all || o.interval_stats || o.csv_dir)
-			rc |= emit(st, fmt, &o, &first);
-		atable_free(t);
-		atable_free(st);
-	}
 	if (o.all_kernels) {
 		o.num_kernels = 1000000000000LL;
 		o.duration_ratio = 1.0;
 	}
-	struct kernel_breakdown_opts ko = {.duration_ratio = o.duration_ratio,
-					   .num_kernels = (uint64_t)o.num_kernels,
-					   .include_memory = !o.no_memory_kernels,
-					   };
-	if (all || strcmp(what, "kernels") == 0) {
-		struct atable *types, *metrics;
-		analyze_kernels(&set, &sel, &ko, &types, &metrics);
+	struct analyze_run_opts ro = {
+		.delay = o.delay,
+		.idle_stats = all || o.interval_stats || o.csv_dir,
+		.kernels = {.duration_ratio = o.duration_ratio, .num_kernels = (uint64_t)o.num_kernels,
+			    .include_memory = !o.no_memory_kernels},
+		.launch = {o.runtime_cutoff, o.launch_delay_cutoff, !o.no_memory_events},
+		.threads = (int)o.threads,
+	};
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} bits[] = {{"temporal", AN_TEMPORAL}, {"idle", AN_IDLE}, {"kernels", AN_KERNELS},
+		    {"kernel-distribution", AN_KDIST}, {"overlap", AN_OVERLAP}, {"launch", AN_LAUNCH}};
+	ro.which = all ? AN_ALL : 0;
+	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+		if (strcmp(what, bits[i].name) == 0)
+			ro.which = bits[i].bit;
+	/* every analysis of every rank on the thread pool; printed below in
+	 * the fixed order */
+	struct analyze_results res;
+	analyze_run(&set, &sel, &ro, &res);
+	int64_t t_out = clock_mono_ns();
+	bool first = true;
+	rc = 0;
+	if (fmt == AFMT_JSON)
+		fputs("[", stdout);
+	if (res.temporal)
+		rc |= emit(res.temporal, fmt, &o, &first);
+	if (res.idle) {
+		rc |= emit(res.idle, fmt, &o, &first);
+		if (res.idle_stats)
+			rc |= emit(res.idle_stats, fmt, &o, &first);
+	}
+	if (res.ktypes) {
 		/* one table on stdout (so the CSV diffs against HTA's file), both
 		 * into --csv-dir */
 		bool show_types = all || !o.top, show_metrics = all || o.top;
-		rc |= emit_maybe(types, fmt, &o, &first, show_types);
-		rc |= emit_maybe(metrics, fmt, &o, &first, show_metrics);
-		atable_free(types);
-		atable_free(metrics);
+		rc |= emit_maybe(res.ktypes, fmt, &o, &first, show_types);
+		rc |= emit_maybe(res.kmetrics, fmt, &o, &first, show_metrics);
 	}
-	if (all || strcmp(what, "kernel-distribution") == 0) {
-		struct atable *dist, *spread;
-		analyze_kernel_distribution(&set, &sel, &ko, &dist, &spread);
-		rc |= emit(dist, fmt, &o, &first);
+	if (res.kdist) {
+		rc |= emit(res.kdist, fmt, &o, &first);
 		if (fmt != AFMT_CSV || o.csv_dir)
-			rc |= emit_maybe(spread, fmt, &o, &first, fmt != AFMT_CSV);
-		atable_free(dist);
-		atable_free(spread);
+			rc |= emit_maybe(res.kspread, fmt, &o, &first, fmt != AFMT_CSV);
 	}
-	if (all || strcmp(what, "overlap") == 0) {
-		struct atable *t = analyze_overlap(&set, &sel);
-		rc |= emit(t, fmt, &o, &first);
-		atable_free(t);
-	}
-	if (all || strcmp(what, "launch") == 0) {
-		struct launch_opts lopt = {o.runtime_cutoff, o.launch_delay_cutoff, !o.no_memory_events};
-		struct atable **ts;
-		size_t n = analyze_launch(&set, &sel, &lopt, &ts);
-		for (size_t i = 0; i < n; i++) {
-			rc |= emit(ts[i], fmt, &o, &first);
-			atable_free(ts[i]);
-		}
-		free(ts);
-	}
+	if (res.overlap)
+		rc |= emit(res.overlap, fmt, &o, &first);
+	for (size_t i = 0; i < res.nlaunch; i++)
+		rc |= emit(res.launch[i], fmt, &o, &first);
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);
 	if (!o.quiet && fmt == AFMT_TABLE) {
@@ -336,6 +359,10 @@ int cmd_analyze(int argc, char **argv)
 			fprintf(stderr, "  rank %d (from %s): %s, %zu rows\n", set.ranks[k]->rank,
 				trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path, set.ranks[k]->n);
 	}
+	if (o.timings)
+		print_timings(&set, &res, load_s, (double)(clock_mono_ns() - t_out) / 1e9,
+			      (double)(clock_mono_ns() - t0) / 1e9, ro.threads);
+	analyze_results_free(&res);
 	trace_set_free(&set);
 	free(sel_ranks);
 	args_free(&a);

@@ -16,57 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "trace/load_internal.h"
-
-/* ---- int64 -> int32 open-addressing map (correlation -> row) ---- */
-
-struct i64map {
-	int64_t *keys;
-	int32_t *vals; /* -1 = empty slot */
-	size_t cap;
-};
-
-static void map_init(struct i64map *m, size_t n)
-{
-	m->cap = 16;
-	while (m->cap < n * 2)
-		m->cap *= 2;
-	m->keys = xmalloc(m->cap * sizeof *m->keys);
-	m->vals = xmalloc(m->cap * sizeof *m->vals);
-	memset(m->vals, 0xff, m->cap * sizeof *m->vals);
-}
-
-static void map_free(struct i64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-static inline size_t map_slot(const struct i64map *m, int64_t k)
-{
-	uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 17) & (m->cap - 1);
-}
-
-static void map_put(struct i64map *m, int64_t k, int32_t v)
-{
-	size_t s = map_slot(m, k);
-	while (m->vals[s] >= 0 && m->keys[s] != k)
-		s = (s + 1) & (m->cap - 1);
-	m->keys[s] = k;
-	m->vals[s] = v;
-}
-
-static int32_t map_get(const struct i64map *m, int64_t k)
-{
-	size_t s = map_slot(m, k);
-	while (m->vals[s] >= 0) {
-		if (m->keys[s] == k)
-			return m->vals[s];
-		s = (s + 1) & (m->cap - 1);
-	}
-	return -1;
-}
+#include "trace/rsort.h"
 
 bool trace_is_corr_gpu(const struct trace_rank *r, size_t i)
 {
@@ -76,43 +28,56 @@ bool trace_is_corr_gpu(const struct trace_rank *r, size_t i)
 	return strcmp(n, "Event Sync") == 0 || strcmp(n, "Context Sync") == 0;
 }
 
+/* Which side of a correlation row i is on: 0 none, 1 CPU, 2 GPU (the
+ * rule of trace_is_corr_gpu, with the sync names as ids). */
+static inline int corr_side(const struct trace_rank *r, size_t i, uint32_t ev_sync, uint32_t ctx_sync)
+{
+	if (r->correlation[i] == -1)
+		return 0;
+	if ((r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync || r->name[i] == ctx_sync)
+		return 2;
+	return 1;
+}
+
+/* Rows with a correlation, sorted by (correlation, row) with a stable
+ * radix sort; then each run of one correlation is a group: its CPU rows
+ * link to the group's last GPU row and its GPU rows to the last CPU row
+ * (HTA's dictionary lookups, where the last row of a key wins).  Linear
+ * after the sort, whatever the ids look like. */
 void trace_rank_link(struct trace_rank *r)
 {
-	size_t ngpu = 0, ncpu = 0;
 	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);
 	uint32_t ctx_sync = trace_strtab_find(&r->strs, "Context Sync", 12);
-	uint8_t *side = xmalloc(r->n ? r->n : 1); /* 0 none, 1 cpu, 2 gpu */
+	size_t m = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		r->link[i] = -1;
-		if (r->correlation[i] == -1) {
-			side[i] = 0;
-		} else if ((r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync ||
-			   r->name[i] == ctx_sync) {
-			side[i] = 2;
-			ngpu++;
-		} else {
-			side[i] = 1;
-			ncpu++;
+		m += r->correlation[i] != -1;
+	}
+	if (m == 0)
+		return;
+	uint64_t *key = xmalloc(m * sizeof *key);
+	uint32_t *row = xmalloc(m * sizeof *row);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->correlation[i] != -1) {
+			key[k] = rsort_key_i64(r->correlation[i]);
+			row[k++] = (uint32_t)i;
 		}
+	rsort_kv(key, row, m);
+	for (size_t a = 0; a < m;) {
+		size_t b = a + 1;
+		while (b < m && key[b] == key[a])
+			b++;
+		int32_t last[3] = {-1, -1, -1}; /* by side: 1 CPU, 2 GPU */
+		for (size_t j = a; j < b; j++)
+			last[corr_side(r, row[j], ev_sync, ctx_sync)] = (int32_t)row[j];
+		if (last[1] >= 0 && last[2] >= 0)
+			for (size_t j = a; j < b; j++)
+				r->link[row[j]] = last[3 - corr_side(r, row[j], ev_sync, ctx_sync)];
+		a = b;
 	}
-	struct i64map g, c;
-	map_init(&g, ngpu);
-	map_init(&c, ncpu);
-	for (size_t i = 0; i < r->n; i++) {
-		if (side[i] == 2)
-			map_put(&g, r->correlation[i], (int32_t)i);
-		else if (side[i] == 1)
-			map_put(&c, r->correlation[i], (int32_t)i);
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		if (side[i] == 1)
-			r->link[i] = map_get(&g, r->correlation[i]);
-		else if (side[i] == 2)
-			r->link[i] = map_get(&c, r->correlation[i]);
-	}
-	map_free(&g);
-	map_free(&c);
-	free(side);
+	free(key);
+	free(row);
 }
 
 long trace_step_number(const char *s)
@@ -150,19 +115,6 @@ static int step_cmp(const void *a, const void *b)
 	const struct step *x = a, *y = b;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
-	return x->row < y->row ? -1 : x->row > y->row;
-}
-
-struct query {
-	double t;
-	size_t row;
-};
-
-static int query_cmp(const void *a, const void *b)
-{
-	const struct query *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
@@ -233,24 +185,28 @@ static void assign_iterations(struct trace_rank *r)
 	size_t nq = 0;
 	for (size_t i = 0; i < r->n; i++)
 		nq += r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP);
-	struct query *qs = xmalloc((nq ? nq : 1) * sizeof *qs);
+	/* the CPU rows by (ts, row): a stable radix sort of ts over rows in order */
+	uint64_t *qk = xmalloc((nq ? nq : 1) * sizeof *qk);
+	uint32_t *qrow = xmalloc((nq ? nq : 1) * sizeof *qrow);
 	size_t k = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP))
-			qs[k++] = (struct query){r->ts[i], i};
-	if (nq)
-		qsort(qs, nq, sizeof *qs, query_cmp);
+		if (r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP)) {
+			qk[k] = rsort_key_f64(r->ts[i]);
+			qrow[k++] = (uint32_t)i;
+		}
+	rsort_kv(qk, qrow, nq);
+	free(qk);
 	size_t *heap = xmalloc((ns ? ns : 1) * sizeof *heap), nh = 0, j = 0;
 	for (size_t q = 0; q < nq; q++) {
-		double t = qs[q].t;
+		double t = r->ts[qrow[q]];
 		for (; j < ns && st[j].ts <= t; j++)
 			heap_push(heap, &nh, st, j);
 		while (nh && st[heap[0]].end <= t)
 			heap_pop(heap, &nh, st);
-		r->iteration[qs[q].row] = nh ? st[heap[0]].n : TRACE_ITER_NONE;
+		r->iteration[qrow[q]] = nh ? st[heap[0]].n : TRACE_ITER_NONE;
 	}
 	free(heap);
-	free(qs);
+	free(qrow);
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->stream[i] > 0) {
 			int32_t l = r->link[i];
@@ -292,15 +248,28 @@ void trace_rank_list_iterations(struct trace_rank *r)
 	free(num);
 }
 
-static bool has_row_named(const struct trace_rank *r, const char *name)
+/* HTA's device type from the launch API names present (one pass over the
+ * names for all three). */
+static const char *device_type_of(const struct trace_rank *r)
 {
-	uint32_t id = trace_strtab_find(&r->strs, name, strlen(name));
-	if (id == TRACE_NO_STR)
-		return false;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->name[i] == id)
-			return true;
-	return false;
+	static const char *const api[3] = {"cudaLaunchKernel", "hipLaunchKernel",
+					   "runFunction - job_prep_and_submit_for_execution"};
+	static const char *const type[3] = {"NVIDIA GPU", "AMD GPU", "MTIA"};
+	uint32_t id[3];
+	bool seen[3] = {false, false, false};
+	for (int a = 0; a < 3; a++)
+		id[a] = trace_strtab_find(&r->strs, api[a], strlen(api[a]));
+	if (id[0] != TRACE_NO_STR || id[1] != TRACE_NO_STR || id[2] != TRACE_NO_STR)
+		for (size_t i = 0; i < r->n; i++) {
+			uint32_t nm = r->name[i];
+			seen[0] |= nm == id[0];
+			seen[1] |= nm == id[1];
+			seen[2] |= nm == id[2];
+		}
+	for (int a = 0; a < 3; a++)
+		if (seen[a])
+			return type[a];
+	return "UNKNOWN GPU";
 }
 
 static void classify_names(struct trace_rank *r, bool fixed)
@@ -312,23 +281,9 @@ static void classify_names(struct trace_rank *r, bool fixed)
 						   : trace_classify(r->strs.s[id], r->strs.len[id]));
 }
 
-struct sk {
-	int64_t stream;
-	double ts, end;
-};
-
-static int sk_cmp(const void *a, const void *b)
-{
-	const struct sk *x = a, *y = b;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
 /* Kernels starting before the previous one on their stream ended (ROCm
- * traces have them): kept like HTA does, but counted so the user hears. */
+ * traces have them): kept like HTA does, but counted so the user hears.
+ * Order: stream, ts, end (stable radix passes from the last key). */
 static void count_stream_overlaps(struct trace_rank *r)
 {
 	size_t n = 0;
@@ -336,20 +291,33 @@ static void count_stream_overlaps(struct trace_rank *r)
 		n += trace_is_idle_kernel(r, i);
 	if (n < 2)
 		return;
-	struct sk *v = xmalloc(n * sizeof *v);
+	uint64_t *key = xmalloc(n * sizeof *key);
+	uint32_t *row = xmalloc(n * sizeof *row);
 	size_t k = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (trace_is_idle_kernel(r, i))
-			v[k++] = (struct sk){r->stream[i], r->ts[i], r->ts[i] + r->dur[i]};
-	qsort(v, n, sizeof *v, sk_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (v[i].stream == v[i - 1].stream && v[i].ts < v[i - 1].end)
+		if (trace_is_idle_kernel(r, i)) {
+			key[k] = rsort_key_f64(r->ts[i] + r->dur[i]);
+			row[k++] = (uint32_t)i;
+		}
+	rsort_kv(key, row, n);
+	for (size_t j = 0; j < n; j++)
+		key[j] = rsort_key_f64(r->ts[row[j]]);
+	rsort_kv(key, row, n);
+	for (size_t j = 0; j < n; j++)
+		key[j] = rsort_key_i64(r->stream[row[j]]);
+	rsort_kv(key, row, n);
+	for (size_t j = 1; j < n; j++) {
+		size_t a = row[j - 1], b = row[j];
+		if (r->stream[a] == r->stream[b] && r->ts[b] < r->ts[a] + r->dur[a])
 			r->stats.stream_overlaps++;
-	free(v);
+	}
+	free(key);
+	free(row);
 }
 
 void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 {
+	int64_t t0 = clock_mono_ns();
 	if (r->float_ts && !opts->no_ns_rounding) {
 		for (size_t i = 0; i < r->n; i++) {
 			double end = r->ts[i] + r->dur[i];
@@ -379,16 +347,9 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 	assign_iterations(r);
 	trace_rank_list_iterations(r);
 	count_stream_overlaps(r);
-	const char *dt = "UNKNOWN GPU";
-	if (r->gpu_device_mtia)
-		dt = "MTIA";
-	else if (has_row_named(r, "cudaLaunchKernel"))
-		dt = "NVIDIA GPU";
-	else if (has_row_named(r, "hipLaunchKernel"))
-		dt = "AMD GPU";
-	else if (has_row_named(r, "runFunction - job_prep_and_submit_for_execution"))
-		dt = "MTIA";
+	const char *dt = r->gpu_device_mtia ? "MTIA" : device_type_of(r);
 	free(r->device_type);
 	r->device_type = xstrdup(dt);
 	r->stats.kept = r->n;
+	r->finish_s = (double)(clock_mono_ns() - t0) / 1e9;
 }

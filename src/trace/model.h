@@ -222,6 +222,9 @@ struct trace_rank {
 	bool int_times;              /* every element of traceEvents had an integer ts and
 				      * dur: HTA's columns are then int64, and its CSVs
 				      * print times as "4", not "4.0" */
+	/* wall seconds, for `dyno analyze --timings` (additive) */
+	double load_s;               /* trace_rank_load of this file: parse + finish */
+	double finish_s;             /* trace_rank_finish alone (part of load_s) */
 };
 
 /* HTA's index_correlation of row i: the partner's event id, 0 when the row
@@ -304,6 +307,7 @@ struct trace_set {
 	double min_ts;             /* the alignment offset (HTA min_ts_subtracted) */
 	bool filtered;             /* the last-step filter was applied */
 	char *warnings;            /* one warning per line ("" when none) */
+	double finish_s;           /* wall seconds of trace_set_finish (additive) */
 };
 
 /* Load a file or a directory of traces (every *.json / *.json.gz entry, one

@@ -26,7 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "trace/load_internal.h"
+#include "trace/par.h"
+#include "trace/rsort.h"
+#include "trace/set_internal.h"
 
 static bool has_suffix(const char *s, const char *suf)
 {
@@ -59,7 +63,10 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		if (i >= j->npaths)
 			return NULL;
+		int64_t t0 = clock_mono_ns();
 		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
+		if (j->out[i])
+			j->out[i]->load_s = (double)(clock_mono_ns() - t0) / 1e9;
 	}
 }
 
@@ -217,25 +224,115 @@ static bool is_step_name(const char *s)
 
 #define MAX_DUP 16
 
-static int cmp64(const void *a, const void *b)
+/* mult[i] = how many kept CPU rows share GPU row i's correlation (0 for
+ * the other rows): the kept CPU rows and the GPU rows sorted together by
+ * correlation (stable radix sort), then one count per run. */
+static void count_matches(const struct trace_rank *r, const bool *gpu, double last_start, uint32_t *mult)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
+	size_t m = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		mult[i] = 0;
+		m += gpu[i] || r->ts[i] < last_start;
+	}
+	uint64_t *key = xmalloc((m ? m : 1) * sizeof *key);
+	uint32_t *row = xmalloc((m ? m : 1) * sizeof *row);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (gpu[i] || r->ts[i] < last_start) {
+			key[k] = rsort_key_i64(r->correlation[i]);
+			row[k++] = (uint32_t)i;
+		}
+	rsort_kv(key, row, m);
+	for (size_t a = 0; a < m;) {
+		size_t b = a + 1, ncpu = 0;
+		while (b < m && key[b] == key[a])
+			b++;
+		for (size_t j = a; j < b; j++)
+			ncpu += !gpu[row[j]];
+		for (size_t j = a; ncpu && j < b; j++)
+			if (gpu[row[j]])
+				mult[row[j]] = ncpu > UINT32_MAX ? UINT32_MAX : (uint32_t)ncpu;
+		a = b;
+	}
+	free(key);
+	free(row);
 }
+
+/* The filter's new table: column c of the rank becomes col[src[j]] for
+ * j < n.  Gathered into a scratch array and copied back into the column's
+ * own memory (grown if the join added rows), so the peak is one column
+ * more, and the pages the loader touched are reused instead of faulting
+ * in fresh ones for every column. */
+struct gather_job {
+	struct trace_rank *r;
+	const uint32_t *src;
+	size_t n;
+	size_t ngroups;
+};
+
+#define NCOLS 15
+
+#define GATHER_INTO(col)                                                                             \
+	do {                                                                                         \
+		__typeof__(r->col) tmp = scratch;                                                    \
+		for (size_t j = 0; j < n; j++)                                                       \
+			tmp[j] = r->col[src[j]];                                                     \
+		if (n > r->cap)                                                                      \
+			r->col = xrealloc(r->col, n * sizeof *r->col);                               \
+		memcpy(r->col, tmp, n * sizeof *tmp);                                                \
+	} while (0)
+
+/* Columns c with c % ngroups == gi (alternate columns: the groups carry
+ * about the same bytes), through one scratch array; groups touch disjoint
+ * columns of the rank, so they can run on different threads. */
+static void gather_group(void *ctx, size_t gi)
+{
+	struct gather_job *g = ctx;
+	struct trace_rank *r = g->r;
+	const uint32_t *src = g->src;
+	size_t n = g->n;
+	void *scratch = xmalloc((n ? n : 1) * sizeof(double));
+	for (size_t c = gi; c < NCOLS; c += g->ngroups) {
+		switch (c) {
+		case 0: GATHER_INTO(ts); break;
+		case 1: GATHER_INTO(dur); break;
+		case 2: GATHER_INTO(name); break;
+		case 3: GATHER_INTO(cat); break;
+		case 4: GATHER_INTO(kind); break;
+		case 5: GATHER_INTO(pid); break;
+		case 6: GATHER_INTO(tid); break;
+		case 7: GATHER_INTO(stream); break;
+		case 8: GATHER_INTO(correlation); break;
+		case 9: GATHER_INTO(external_id); break;
+		case 10: GATHER_INTO(bytes); break;
+		case 11: GATHER_INTO(mem_bw_gbps); break;
+		case 12: GATHER_INTO(idx); break;
+		case 13: GATHER_INTO(link); break;
+		case 14: GATHER_INTO(iteration); break;
+		default: break;
+		}
+	}
+	free(scratch);
+}
+#undef GATHER_INTO
 
 /* HTA 1.3 on one rank: keep CPU rows before the last step start and the GPU
  * rows a kept CPU row launched (once per such row), GPU rows first. */
-static void filter_rank(struct trace_rank *r)
+static void filter_rank(struct trace_rank *r, int threads)
 {
 	/* CPU rows (not the correlation-GPU rule) named ProfilerStep#N */
 	bool *step = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *step);
 	for (uint32_t id = 0; id < r->strs.n; id++)
 		step[id] = is_step_name(r->strs.s[id]);
+	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);
+	uint32_t ctx_sync = trace_strtab_find(&r->strs, "Context Sync", 12);
 	bool *gpu = xmalloc((r->n ? r->n : 1) * sizeof *gpu);
 	double last_start = -INFINITY;
 	bool any = false;
 	for (size_t i = 0; i < r->n; i++) {
-		gpu[i] = trace_is_corr_gpu(r, i);
+		/* trace_is_corr_gpu() with the sync names as ids */
+		gpu[i] = (r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync ||
+			 r->name[i] == ctx_sync;
 		if (!gpu[i] && step[r->name[i]] && (!any || r->ts[i] > last_start)) {
 			last_start = r->ts[i];
 			any = true;
@@ -247,40 +344,22 @@ static void filter_rank(struct trace_rank *r)
 		 * no CPU row, hence no GPU row either */
 		last_start = -INFINITY;
 	}
-	/* count kept CPU rows per correlation */
 	size_t nkeep_cpu = 0;
 	for (size_t i = 0; i < r->n; i++)
 		if (!gpu[i] && r->ts[i] < last_start)
 			nkeep_cpu++;
-	/* sort correlations of kept CPU rows to count matches per GPU row */
-	int64_t *cc = xmalloc((nkeep_cpu ? nkeep_cpu : 1) * sizeof *cc);
-	size_t m = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (!gpu[i] && r->ts[i] < last_start)
-			cc[m++] = r->correlation[i];
-	qsort(cc, m, sizeof *cc, cmp64);
+	/* count kept CPU rows per correlation, then the copies of each GPU row */
 	size_t out_n = nkeep_cpu;
 	uint32_t *mult = xmalloc((r->n ? r->n : 1) * sizeof *mult);
+	count_matches(r, gpu, last_start, mult);
 	for (size_t i = 0; i < r->n; i++) {
-		mult[i] = 0;
 		if (!gpu[i])
 			continue;
-		int64_t key = r->correlation[i];
-		size_t lo = 0, hi = m;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (cc[mid] < key)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t cnt = 0;
-		while (lo + cnt < m && cc[lo + cnt] == key)
-			cnt++;
+		size_t cnt = mult[i];
 		/* a GPU row without a correlation (an Event/Context Sync with -1)
 		 * would be copied once per uncorrelated CPU row by HTA's join:
 		 * quadratic; keep it once */
-		if (key == -1 && cnt > 1)
+		if (r->correlation[i] == -1 && cnt > 1)
 			cnt = 1;
 		/* likewise a correlation id shared by many CPU rows (a broken
 		 * trace): at most MAX_DUP copies, counted */
@@ -291,49 +370,84 @@ static void filter_rank(struct trace_rank *r)
 		mult[i] = (uint32_t)cnt;
 		out_n += cnt;
 	}
-	free(cc);
-	/* source row of every output row; then gather column by column so the
-	 * peak is the old columns plus one new column, not two models */
-	size_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
+	/* source row of every output row */
+	uint32_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
 	size_t o = 0;
 	for (size_t i = 0; i < r->n; i++)
 		for (uint32_t k = 0; k < mult[i]; k++)
-			src[o++] = i;
+			src[o++] = (uint32_t)i;
 	for (size_t i = 0; i < r->n; i++)
 		if (!gpu[i] && r->ts[i] < last_start)
-			src[o++] = i;
+			src[o++] = (uint32_t)i;
 	free(mult);
 	free(gpu);
-#define GATHER(col)                                                                                  \
-	do {                                                                                         \
-		__typeof__(r->col) nc = xmalloc((out_n ? out_n : 1) * sizeof *nc);                  \
-		for (size_t j = 0; j < out_n; j++)                                                   \
-			nc[j] = r->col[src[j]];                                                      \
-		free(r->col);                                                                        \
-		r->col = nc;                                                                         \
-	} while (0)
-	GATHER(ts);
-	GATHER(dur);
-	GATHER(name);
-	GATHER(cat);
-	GATHER(kind);
-	GATHER(pid);
-	GATHER(tid);
-	GATHER(stream);
-	GATHER(correlation);
-	GATHER(external_id);
-	GATHER(bytes);
-	GATHER(mem_bw_gbps);
-	GATHER(idx);
-	GATHER(link);
-	GATHER(iteration);
-#undef GATHER
-	free(src);
 	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
-	r->n = r->cap = out_n;
+	trace_rank_keep_rows(r, src, out_n, threads);
+	free(src);
+}
+
+void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
+{
+	/* gather the columns, split over threads (columns are disjoint) */
+	struct gather_job g = {r, src, out_n, threads >= 2 ? 2 : 1};
+	par_for(g.ngroups, threads, gather_group, &g);
+	if (out_n > r->cap)
+		r->cap = out_n;
+	r->n = out_n;
 	r->stats.kept = r->n;
 	trace_rank_link(r);
 	trace_rank_list_iterations(r);
+}
+
+struct finish_job {
+	struct trace_set *set;
+	double min_ts;
+	bool filter;
+	int col_threads; /* threads for one rank's column gather */
+};
+
+/* One rank's part of trace_set_finish: alignment, then the filter.  Runs
+ * in a par_for task; it writes only its own rank. */
+static void finish_rank(void *ctx, size_t k)
+{
+	struct finish_job *j = ctx;
+	struct trace_rank *r = j->set->ranks[k];
+	double min_ts = j->min_ts;
+	for (size_t i = 0; i < r->n; i++)
+		r->ts[i] -= min_ts;
+	for (size_t i = 0; i < r->nflows; i++)
+		r->flows[i].ts -= min_ts;
+	for (size_t i = 0; i < r->ncounters; i++)
+		r->counters[i].ts -= min_ts;
+	r->min_ts = min_ts;
+	if (!j->filter)
+		return;
+	if (r->gpu_device_mtia || strcmp(r->device_type, "MTIA") == 0)
+		trace_rank_filter_mtia(r, j->col_threads); /* HTA's rule differs (filter_mtia.c) */
+	else
+		filter_rank(r, j->col_threads);
+}
+
+/* Does rank r have a row named ProfilerStep#N other than *first (sets
+ * *first to the first one seen)?  Returns the distinct count, at most 2. */
+static size_t step_names(const struct trace_rank *r, const char **first, size_t nsteps)
+{
+	/* only names of rows count (the table may hold names of dropped events) */
+	bool *used = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *used);
+	for (size_t i = 0; i < r->n; i++)
+		used[r->name[i]] = true;
+	for (uint32_t id = 0; id < r->strs.n && nsteps < 2; id++) {
+		if (!used[id] || !is_step_name(r->strs.s[id]))
+			continue;
+		if (!*first) {
+			*first = r->strs.s[id];
+			nsteps = 1;
+		} else if (strcmp(*first, r->strs.s[id]) != 0) {
+			nsteps = 2;
+		}
+	}
+	free(used);
+	return nsteps;
 }
 
 void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
@@ -341,6 +455,7 @@ void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
 	static const struct trace_load_opts dflt;
 	if (!opts)
 		opts = &dflt;
+	int64_t t0 = clock_mono_ns();
 	double min_ts = INFINITY;
 	for (size_t k = 0; k < set->nranks; k++) {
 		struct trace_rank *r = set->ranks[k];
@@ -353,44 +468,17 @@ void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
 	if (min_ts == INFINITY)
 		min_ts = 0;
 	set->min_ts = min_ts;
-	for (size_t k = 0; k < set->nranks; k++) {
-		struct trace_rank *r = set->ranks[k];
-		for (size_t i = 0; i < r->n; i++)
-			r->ts[i] -= min_ts;
-		for (size_t i = 0; i < r->nflows; i++)
-			r->flows[i].ts -= min_ts;
-		for (size_t i = 0; i < r->ncounters; i++)
-			r->counters[i].ts -= min_ts;
-		r->min_ts = min_ts;
-	}
-	/* distinct ProfilerStep#N names over all ranks */
+	/* distinct ProfilerStep#N names over all ranks (alignment does not
+	 * change names) */
 	size_t nsteps = 0;
 	const char *first = NULL;
-	for (size_t k = 0; k < set->nranks && nsteps < 2; k++) {
-		struct trace_rank *r = set->ranks[k];
-		/* only names of rows count (the table may hold names of dropped events) */
-		bool *used = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *used);
-		for (size_t i = 0; i < r->n; i++)
-			used[r->name[i]] = true;
-		for (uint32_t id = 0; id < r->strs.n && nsteps < 2; id++) {
-			if (!used[id] || !is_step_name(r->strs.s[id]))
-				continue;
-			if (!first) {
-				first = r->strs.s[id];
-				nsteps = 1;
-			} else if (strcmp(first, r->strs.s[id]) != 0) {
-				nsteps = 2;
-			}
-		}
-		free(used);
-	}
-	set->filtered = false;
-	if (nsteps < 2 || opts->keep_last_step)
-		return;
-	set->filtered = true;
-	for (size_t k = 0; k < set->nranks; k++) {
-		if (set->ranks[k]->gpu_device_mtia || strcmp(set->ranks[k]->device_type, "MTIA") == 0)
-			continue; /* HTA's MTIA rule is different; not implemented (docs) */
-		filter_rank(set->ranks[k]);
-	}
+	for (size_t k = 0; k < set->nranks && nsteps < 2; k++)
+		nsteps = step_names(set->ranks[k], &first, nsteps);
+	set->filtered = nsteps >= 2 && !opts->keep_last_step;
+	/* each rank aligned and filtered on its own thread: ranks share nothing */
+	int threads = par_threads(opts->threads);
+	struct finish_job j = {set, min_ts, set->filtered,
+			       set->nranks < (size_t)threads ? threads / (int)(set->nranks ? set->nranks : 1) : 1};
+	par_for(set->nranks, opts->threads, finish_rank, &j);
+	set->finish_s = (double)(clock_mono_ns() - t0) / 1e9;
 }

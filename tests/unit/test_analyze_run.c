@@ -1,0 +1,226 @@
+/*
+ * test_analyze_run.c - the fast after-parse pieces against the plain ones
+ * they replace: the radix sort against qsort with a row tie-break (random,
+ * nearly sorted, duplicate and signed keys), par_for runs each task once,
+ * and analyze_run (every analysis of every rank on a thread pool) gives
+ * byte for byte the tables of the sequential analysis functions, on real
+ * traces (one file, a two-rank directory, a rank selection), for one and
+ * for several threads.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "test.h"
+#include "trace/par.h"
+#include "trace/rsort.h"
+
+struct kv {
+	uint64_t k;
+	uint32_t v;
+};
+
+static int kv_cmp(const void *a, const void *b)
+{
+	const struct kv *x = a, *y = b;
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+/* xorshift: deterministic, no global state */
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* rsort_kv over keys made by gen(i) must equal qsort by (key, input position) */
+static void check_sort(size_t n, int mode, uint64_t seed)
+{
+	uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+	uint32_t *val = malloc((n ? n : 1) * sizeof *val);
+	struct kv *want = malloc((n ? n : 1) * sizeof *want);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = next_rand(&seed);
+		switch (mode) {
+		case 0: key[i] = r; break;                                   /* random 64-bit */
+		case 1: key[i] = r % 7; break;                               /* many duplicates */
+		case 2: key[i] = i * 3 + (r % 50 == 0 ? r % 1000 : 0); break; /* nearly sorted */
+		case 3: key[i] = rsort_key_f64(((double)(int64_t)(r % 2001) - 1000) / 4); break;
+		case 4: key[i] = rsort_key_i64((int64_t)(r % 100) - 50); break;
+		default: key[i] = n - i; break;                              /* reversed */
+		}
+		val[i] = (uint32_t)i;
+		want[i] = (struct kv){key[i], (uint32_t)i};
+	}
+	qsort(want, n, sizeof *want, kv_cmp);
+	rsort_kv(key, val, n);
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += key[i] != want[i].k || val[i] != want[i].v;
+	CHECK_INT(bad, 0);
+	free(key);
+	free(val);
+	free(want);
+}
+
+TEST(rsort_matches_qsort_with_row_tiebreak)
+{
+	static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 100000};
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+		for (int mode = 0; mode <= 5; mode++)
+			check_sort(sizes[s], mode, 0x9E3779B97F4A7C15ull + sizes[s] * 31 + (uint64_t)mode);
+}
+
+TEST(rsort_keys_keep_double_and_int_order)
+{
+	const double d[] = {-INFINITY, -1e300, -2.5, -1, -1e-300, -0.0, 0.0, 1e-300, 1, 2.5, 1e300, INFINITY};
+	for (size_t i = 0; i + 1 < sizeof d / sizeof d[0]; i++) {
+		if (d[i] == d[i + 1])
+			CHECK(rsort_key_f64(d[i]) == rsort_key_f64(d[i + 1])); /* -0.0 == 0.0 */
+		else
+			CHECK(rsort_key_f64(d[i]) < rsort_key_f64(d[i + 1]));
+	}
+	const int64_t v[] = {INT64_MIN, -5, -1, 0, 1, 7, INT64_MAX};
+	for (size_t i = 0; i + 1 < sizeof v / sizeof v[0]; i++)
+		CHECK(rsort_key_i64(v[i]) < rsort_key_i64(v[i + 1]));
+	/* values without a payload */
+	uint64_t k[200];
+	for (size_t i = 0; i < 200; i++)
+		k[i] = (i * 7919) % 200;
+	rsort_kv(k, NULL, 200);
+	for (size_t i = 0; i < 200; i++)
+		CHECK_INT(k[i], i);
+}
+
+static void count_task(void *ctx, size_t i)
+{
+	int *hits = ctx;
+	__atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
+}
+
+TEST(par_for_runs_each_task_once)
+{
+	int hits[257];
+	for (int threads = 0; threads <= 4; threads++) {
+		memset(hits, 0, sizeof hits);
+		par_for(257, threads, count_task, hits);
+		for (int i = 0; i < 257; i++)
+			CHECK_INT(hits[i], 1);
+	}
+	par_for(0, 2, count_task, hits); /* nothing to do */
+}
+
+static void render(struct buf *b, const struct atable *t)
+{
+	if (!t) {
+		buf_puts(b, "(none)\n");
+		return;
+	}
+	atable_render(t, AFMT_CSV, b);
+	buf_append(b, t->notes.data, t->notes.len);
+	atable_render(t, AFMT_TABLE, b);
+}
+
+/* Everything the sequential functions print for this selection. */
+static void sequential(const struct trace_set *set, const struct analyze_ranks *sel,
+		       const struct analyze_run_opts *o, struct buf *b)
+{
+	struct atable *t = analyze_temporal(set, sel), *st = NULL;
+	render(b, t);
+	atable_free(t);
+	t = analyze_idle(set, sel, o->delay, &st);
+	render(b, t);
+	render(b, st);
+	atable_free(t);
+	atable_free(st);
+	struct atable *x, *y;
+	analyze_kernels(set, sel, &o->kernels, &x, &y);
+	render(b, x);
+	render(b, y);
+	atable_free(x);
+	atable_free(y);
+	analyze_kernel_distribution(set, sel, &o->kernels, &x, &y);
+	render(b, x);
+	render(b, y);
+	atable_free(x);
+	atable_free(y);
+	t = analyze_overlap(set, sel);
+	render(b, t);
+	atable_free(t);
+	struct atable **ls;
+	size_t n = analyze_launch(set, sel, &o->launch, &ls);
+	for (size_t i = 0; i < n; i++) {
+		render(b, ls[i]);
+		atable_free(ls[i]);
+	}
+	free(ls);
+}
+
+static void parallel(const struct trace_set *set, const struct analyze_ranks *sel, struct analyze_run_opts *o,
+		     struct buf *b)
+{
+	struct analyze_results r;
+	analyze_run(set, sel, o, &r);
+	render(b, r.temporal);
+	render(b, r.idle);
+	render(b, r.idle_stats);
+	render(b, r.ktypes);
+	render(b, r.kmetrics);
+	render(b, r.kdist);
+	render(b, r.kspread);
+	render(b, r.overlap);
+	for (size_t i = 0; i < r.nlaunch; i++)
+		render(b, r.launch[i]);
+	CHECK(r.ntimings > 0);
+	analyze_results_free(&r);
+}
+
+static void check_same(const char *rel, const int *ranks, size_t nranks, bool fold_all)
+{
+	struct buf path = BUF_INIT;
+	buf_printf(&path, "%s/traces/%s", test_shared_dir(), rel);
+	struct trace_load_opts lo = {.skip_cpu_ops = true, .no_flows = true, .no_counters = true};
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, path.data, &lo, &err) == 0);
+	struct analyze_ranks sel = {ranks, nranks};
+	struct analyze_run_opts o = {.which = AN_ALL, .delay = 30, .idle_stats = true,
+				     .kernels = KERNEL_BREAKDOWN_OPTS_DEFAULT,
+				     .launch = {50, 100, true}};
+	if (fold_all)
+		o.kernels.num_kernels = 3;
+	struct buf want = BUF_INIT;
+	sequential(&set, &sel, &o, &want);
+	CHECK(want.len > 1000);
+	for (int threads = 1; threads <= 3; threads++) {
+		o.threads = threads;
+		struct buf got = BUF_INIT;
+		parallel(&set, &sel, &o, &got);
+		CHECK_INT(got.len, want.len);
+		CHECK(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+		buf_free(&got);
+	}
+	buf_free(&want);
+	buf_free(&err);
+	buf_free(&path);
+	trace_set_free(&set);
+}
+
+TEST(analyze_run_same_tables_as_sequential_one_file)
+{
+	check_same("ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", NULL, 0, false);
+	check_same("critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", NULL, 0, true);
+}
+
+TEST(analyze_run_same_tables_as_sequential_two_ranks)
+{
+	check_same("trace_filter", NULL, 0, false);
+	check_same("trace_filter", NULL, 0, true);
+	static const int one[] = {1};
+	check_same("trace_filter", one, 1, false);
+}

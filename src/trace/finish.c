@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "trace/load_internal.h"
+#include "trace/par.h"
 #include "trace/rsort.h"
 
 bool trace_is_corr_gpu(const struct trace_rank *r, size_t i)
@@ -159,7 +160,11 @@ static int i32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void assign_iterations(struct trace_rank *r)
+/* CPU rows (and stream-0 cpu_ops): the last step in trace order whose
+ * [ts, ts + dur) holds their ts.  Reads ts, dur, stream, kind, names;
+ * writes iteration of those rows only (it may run beside
+ * trace_rank_link, which writes link only). */
+static void assign_cpu_iterations(struct trace_rank *r)
 {
 	/* step number per name id */
 	int32_t *num = xmalloc((r->strs.n ? r->strs.n : 1) * sizeof *num);
@@ -207,6 +212,14 @@ static void assign_iterations(struct trace_rank *r)
 	}
 	free(heap);
 	free(qrow);
+	free(st);
+	free(num);
+}
+
+/* GPU rows: their launcher's iteration (after the links and the CPU
+ * rows' iterations). */
+static void assign_gpu_iterations(struct trace_rank *r)
+{
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->stream[i] > 0) {
 			int32_t l = r->link[i];
@@ -218,8 +231,6 @@ static void assign_iterations(struct trace_rank *r)
 			r->iteration[i] = TRACE_ITER_NAN;
 		}
 	}
-	free(st);
-	free(num);
 }
 
 void trace_rank_list_iterations(struct trace_rank *r)
@@ -315,6 +326,17 @@ static void count_stream_overlaps(struct trace_rank *r)
 	free(row);
 }
 
+static void finish_part(void *ctx, size_t part)
+{
+	struct trace_rank *r = ctx;
+	if (part == 0) {
+		trace_rank_link(r);
+	} else {
+		assign_cpu_iterations(r);
+		count_stream_overlaps(r);
+	}
+}
+
 void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 {
 	int64_t t0 = clock_mono_ns();
@@ -343,10 +365,14 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 	}
 	free(kind_of);
 	classify_names(r, opts->fixed_classification);
-	trace_rank_link(r);
-	assign_iterations(r);
+	/* The links on one side; the CPU rows' iterations and the stream
+	 * overlap count on the other: they read the same columns and write
+	 * different ones (link vs iteration, stats.stream_overlaps).  Two
+	 * threads only when the loader split this file's parse, i.e. it saw a
+	 * free core (load.c allows that when no other rank is loading). */
+	par_for(2, r->stats.parse_threads >= 2 ? 2 : 1, finish_part, r);
+	assign_gpu_iterations(r);
 	trace_rank_list_iterations(r);
-	count_stream_overlaps(r);
 	const char *dt = r->gpu_device_mtia ? "MTIA" : device_type_of(r);
 	free(r->device_type);
 	r->device_type = xstrdup(dt);

@@ -39,6 +39,21 @@ grep -q "^Temporal breakdown" "$T/t.txt" || { echo "FAIL: table output"; fail=1;
 "$DYNO" analyze temporal "$SHARED/traces/cpu_only/"*.gz --format csv >"$T/c.csv" 2>"$T/c.err"
 [ "$(wc -l <"$T/c.csv")" -eq 1 ] && grep -q "unavailable" "$T/c.err" || { echo "FAIL: cpu_only"; fail=1; }
 
+# --threads never changes the output (analyses of every rank run in
+# parallel and are put together in rank order); --timings reports the
+# phases on stderr and leaves stdout alone
+D2="$SHARED/traces/trace_filter"
+"$DYNO" analyze summary "$D2" -q --threads 1 >"$T/j1" 2>&1 || { echo "FAIL: summary --threads 1"; fail=1; }
+for j in 2 3 0; do
+	"$DYNO" analyze summary "$D2" -q --threads $j >"$T/jn" 2>&1 || { echo "FAIL: summary --threads $j"; fail=1; }
+	cmp -s "$T/j1" "$T/jn" || { echo "FAIL: summary --threads $j differs from --threads 1"; fail=1; }
+done
+"$DYNO" analyze summary "$D2" -q --threads 2 --timings >"$T/jt" 2>"$T/timings" || { echo "FAIL: --timings"; fail=1; }
+cmp -s "$T/j1" "$T/jt" || { echo "FAIL: --timings changed stdout"; fail=1; }
+for want in "timings (wall seconds):" "rank 0: " "rank 1: " "set finish" "analyses " "launch, rank 1: " "total "; do
+	grep -qF "$want" "$T/timings" || { echo "FAIL: --timings output lacks '$want'"; cat "$T/timings"; fail=1; }
+done
+
 # bad input: clear messages, exit 1 (load) or 2 (usage)
 "$DYNO" analyze temporal /nonexistent.json 2>"$T/e1"; rc=$?
 [ $rc -eq 1 ] && grep -q "/nonexistent.json: No such file" "$T/e1" || { echo "FAIL: missing file ($rc)"; fail=1; }

@@ -42,11 +42,14 @@ static int run(const char *cmd, int argc, char **argv, bool pause)
 	if (!pause) /* resume takes the host options only */
 		opts[HOST_ARG_COUNT] = (struct arg_opt){0};
 	struct args a;
-	int rc = cli_parse(cmd, opts, argc, argv,
-			   pause ? "dyno dcgm-pause [--duration-s N] [host options]" : "dyno dcgm-resume [host options]",
-			   pause ? "Pause DCGM profiling metrics on the daemon(s) for N seconds (default 300)."
-				 : "Resume DCGM profiling metrics on the daemon(s).",
-			   &a);
+	const struct arg_cmd spec = {
+		.prog = pause ? "dyno dcgm-pause" : "dyno dcgm-resume",
+		.usage = pause ? "dyno dcgm-pause [--duration-s N] [host options]" : "dyno dcgm-resume [host options]",
+		.description = pause ? "Pause DCGM profiling metrics on the daemon(s) for N seconds (default 300)."
+				     : "Resume DCGM profiling metrics on the daemon(s).",
+		.opts = opts,
+	};
+	int rc = args_cmd(&spec, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	struct targets t;

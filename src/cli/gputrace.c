@@ -431,10 +431,14 @@ int cmd_gputrace(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = cli_parse("gputrace", opts, argc, argv, "dyno gputrace --log-file PATH [options] [host options]",
-			   "Trace the PyTorch processes registered with the daemon(s) (Kineto on-demand\n"
-			   "tracing; the processes must run with KINETO_USE_DAEMON=1).",
-			   &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno gputrace",
+		.usage = "dyno gputrace --log-file PATH [options] [host options]",
+		.description = "Trace the PyTorch processes registered with the daemon(s) (Kineto on-demand\n"
+			       "tracing; the processes must run with KINETO_USE_DAEMON=1).",
+		.opts = opts,
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	struct buf err = BUF_INIT, cfg_shown = BUF_INIT;

@@ -108,8 +108,13 @@ int cmd_metrics(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = cli_parse("metrics", opts, argc, argv, "dyno metrics [--since S] [--names K1,K2*] [host options]",
-			   "Print the daemon's recent metrics (dynolite daemons only: getMetrics extension).", &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno metrics",
+		.usage = "dyno metrics [--since S] [--names K1,K2*] [host options]",
+		.description = "Print the daemon's recent metrics (dynolite daemons only: getMetrics extension).",
+		.opts = opts,
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	struct targets t;

@@ -6,26 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_parse(const char *cmd, const struct arg_opt *opts, int argc, char **argv, const char *usage,
-	      const char *description, struct args *a)
-{
-	int rc = args_parse(opts, argc - 1, argv + 1, a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, usage, description, opts);
-		args_free(a);
-		return 0;
-	}
-	if (rc != ARGS_OK || a->npos > 0) {
-		if (rc != ARGS_OK)
-			fprintf(stderr, "dyno %s: %s\n", cmd, a->error.data);
-		else
-			fprintf(stderr, "dyno %s: unexpected argument '%s' (see --help)\n", cmd, a->pos[0]);
-		args_free(a);
-		return 2;
-	}
-	return -1;
-}
-
 bool cli_targets(const char *cmd, const struct host_opts *h, struct targets *t)
 {
 	struct buf err = BUF_INIT;

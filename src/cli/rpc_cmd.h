@@ -1,6 +1,6 @@
 /*
  * rpc_cmd.h - what the RPC subcommands (status, version, dcgm-*, gputrace,
- * metrics) share: option parsing with the host options, running one request
+ * metrics) share: turning the host options into targets, running one request
  * against every target, and the two output shapes: upstream's
  * "response length = N / response = JSON" for one daemon, a per-host table
  * and a summary line for many.
@@ -16,10 +16,6 @@
 #include "core/args.h"
 #include "core/json.h"
 
-/* Parse; returns -1 to go on, else the exit code (0 after --help, 2 on a
- * usage error, which has been printed).  No positional arguments allowed. */
-int cli_parse(const char *cmd, const struct arg_opt *opts, int argc, char **argv, const char *usage,
-	      const char *description, struct args *a);
 /* hosts_collect with the error printed as "dyno CMD: ..." */
 bool cli_targets(const char *cmd, const struct host_opts *h, struct targets *t);
 /* One request to every target; the jobs are returned (free with cli_jobs_free). */

@@ -63,10 +63,14 @@ int cmd_status(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = cli_parse("status", opts, argc, argv, "dyno status [host options]",
-			   "Print the daemon status (upstream getStatus: 1 = fine, 0 = DCGM saw blank values)\n"
-			   "and the Kineto (PyTorch) processes registered with each daemon.",
-			   &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno status",
+		.usage = "dyno status [host options]",
+		.description = "Print the daemon status (upstream getStatus: 1 = fine, 0 = DCGM saw blank values)\n"
+			       "and the Kineto (PyTorch) processes registered with each daemon.",
+		.opts = opts,
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	struct targets t;

@@ -22,8 +22,13 @@ int cmd_version(int argc, char **argv)
 	struct host_opts h = HOST_OPTS_INIT;
 	const struct arg_opt opts[] = {HOST_ARG_OPTS(&h), {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}};
 	struct args a;
-	int rc = cli_parse("version", opts, argc, argv, "dyno version [--hostname H] [--port P] [--hostnames ...]",
-			   "Print the version of the dynolog daemon(s).", &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno version",
+		.usage = "dyno version [--hostname H] [--port P] [--hostnames ...]",
+		.description = "Print the version of the dynolog daemon(s).",
+		.opts = opts,
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	struct targets t;

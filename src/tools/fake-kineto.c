@@ -496,20 +496,17 @@ int main(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "fake-kineto [options]",
-			  "Poll the dynolog daemon like a PyTorch process with KINETO_USE_DAEMON=1 and write a "
-			  "Kineto trace when asked.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK) {
-		fprintf(stderr, "fake-kineto: %s\n", a.error.data);
-		args_free(&a);
-		return 2;
-	}
+	const struct arg_cmd cmd = {
+		.prog = "fake-kineto",
+		.usage = "fake-kineto [options]",
+		.description = "Poll the dynolog daemon like a PyTorch process with KINETO_USE_DAEMON=1 and write a "
+			       "Kineto trace when asked.",
+		.opts = opts,
+		.max_pos = ARGS_ANY, /* ignored, as they always were */
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);

@@ -46,18 +46,16 @@ int main(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "rpc-send --port P [--body JSON]", "Send one dyno RPC request, print the answer.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK) {
-		fprintf(stderr, "rpc-send: %s\n", a.error.data);
-		args_free(&a);
-		return 2;
-	}
+	const struct arg_cmd cmd = {
+		.prog = "rpc-send",
+		.usage = "rpc-send --port P [--body JSON]",
+		.description = "Send one dyno RPC request, print the answer.",
+		.opts = opts,
+		.max_pos = ARGS_ANY, /* ignored, as they always were */
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	struct buf req = BUF_INIT, resp = BUF_INIT, err = BUF_INIT;
 	if (body)
 		buf_puts(&req, body);

@@ -451,7 +451,7 @@ int cmd_gputrace(int argc, char **argv)
 		fprintf(stderr, "dyno gputrace: %s\n", err.data);
 		goto out;
 	}
-	if (!cli_targets("gputrace", &h, &t))
+	if (!cli_targets(cmd.prog, &h, &t))
 		goto out;
 	g.job_id = (uint64_t)job_id;
 	if (h.slurm_job && !job_seen) /* the processes registered under this job */

@@ -114,14 +114,10 @@ int cmd_metrics(int argc, char **argv)
 		.description = "Print the daemon's recent metrics (dynolite daemons only: getMetrics extension).",
 		.opts = opts,
 	};
-	int rc = args_cmd(&cmd, argc, argv, &a);
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets("metrics", &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	struct buf req = BUF_INIT, d = BUF_INIT;
 	build_request(since_s, since_seen, names, &req);
 	struct rpc_job *jobs = cli_run(&t, &h, req.data, req.len);

@@ -6,14 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool cli_targets(const char *cmd, const struct host_opts *h, struct targets *t)
+bool cli_targets(const char *prog, const struct host_opts *h, struct targets *t)
 {
 	struct buf err = BUF_INIT;
 	bool ok = hosts_collect(h, t, &err);
 	if (!ok)
-		fprintf(stderr, "dyno %s: %s\n", cmd, err.data);
+		fprintf(stderr, "%s: %s\n", prog, err.data);
 	buf_free(&err);
 	return ok;
+}
+
+int cli_start(const struct arg_cmd *c, int argc, char **argv, const struct host_opts *h, struct args *a,
+	      struct targets *t)
+{
+	int rc = args_cmd(c, argc, argv, a);
+	if (rc >= 0)
+		return rc;
+	if (!cli_targets(c->prog, h, t)) {
+		args_free(a);
+		return 2;
+	}
+	return -1;
 }
 
 struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, const char *req, size_t len)
@@ -68,7 +81,7 @@ static bool judge(const struct rpc_job *j, cli_judge_fn fn, struct buf *detail)
 	return ok;
 }
 
-int cli_simple_output(const char *cmd, const struct targets *t, struct rpc_job *jobs, cli_judge_fn fn)
+int cli_simple_output(const char *prog, const struct targets *t, struct rpc_job *jobs, cli_judge_fn fn)
 {
 	struct buf d = BUF_INIT;
 	if (!t->many) {
@@ -76,7 +89,7 @@ int cli_simple_output(const char *cmd, const struct targets *t, struct rpc_job *
 		if (jobs[0].status == RPC_OK)
 			cli_print_response(stdout, &jobs[0]);
 		if (!ok)
-			fprintf(stderr, "dyno %s: %s%s%s\n", cmd, jobs[0].status == RPC_OK ? jobs[0].host : "",
+			fprintf(stderr, "%s: %s%s%s\n", prog, jobs[0].status == RPC_OK ? jobs[0].host : "",
 				jobs[0].status == RPC_OK ? ": " : "", d.data);
 		buf_free(&d);
 		return ok ? 0 : 1;

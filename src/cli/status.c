@@ -70,14 +70,10 @@ int cmd_status(int argc, char **argv)
 			       "and the Kineto (PyTorch) processes registered with each daemon.",
 		.opts = opts,
 	};
-	int rc = args_cmd(&cmd, argc, argv, &a);
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets("status", &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	static const char req[] = "{\"fn\":\"getStatus\"}";
 	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
 	/* getProcesses only where getStatus worked: a dead daemon costs one
@@ -109,7 +105,7 @@ int cmd_status(int argc, char **argv)
 	}
 	struct buf d = BUF_INIT;
 	if (!t.many) {
-		rc = cli_simple_output("status", &t, jobs, judge_status);
+		rc = cli_simple_output(cmd.prog, &t, jobs, judge_status);
 		if (pj && rc == 0) {
 			struct proc_list pl = {0};
 			bool have;

@@ -28,17 +28,13 @@ int cmd_version(int argc, char **argv)
 		.description = "Print the version of the dynolog daemon(s).",
 		.opts = opts,
 	};
-	int rc = args_cmd(&cmd, argc, argv, &a);
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets("version", &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	static const char req[] = "{\"fn\":\"getVersion\"}";
 	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
-	rc = cli_simple_output("version", &t, jobs, judge_version);
+	rc = cli_simple_output(cmd.prog, &t, jobs, judge_version);
 	cli_jobs_free(jobs, t.n);
 	targets_free(&t);
 	args_free(&a);

@@ -347,15 +347,14 @@ static bool print_single(const struct gt *g, const struct rpc_job *j, const stru
 static void print_table(const struct gt *g, const struct targets *t, struct host_result *res, char ***paths,
 			size_t *npaths)
 {
-	size_t w = 4, failed = 0, nomatch = 0, trig = 0;
+	int w = cli_host_width(t);
+	size_t failed = 0, nomatch = 0, trig = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		if (strlen(t->t[i].label) > w)
-			w = strlen(t->t[i].label);
 		failed += !res[i].ok;
 		nomatch += res[i].ok && res[i].nmatched == 0;
 		trig += res[i].ok ? res[i].ntriggered : 0;
 	}
-	printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY", "DETAIL");
+	printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY", "DETAIL");
 	struct buf one = BUF_INIT, p = BUF_INIT;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct host_result *r = &res[i];
@@ -368,9 +367,9 @@ static void print_table(const struct gt *g, const struct targets *t, struct host
 				buf_puts(&one, "; ");
 		}
 		if (!r->ok)
-			printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, t->t[i].label, "FAILED", "-", "-", "-", one.data);
+			printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", w, t->t[i].label, "FAILED", "-", "-", "-", one.data);
 		else
-			printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", (int)w, t->t[i].label,
+			printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", w, t->t[i].label,
 			       r->nmatched ? "ok" : "no-match", r->nmatched, r->ntriggered, r->busy, one.data);
 	}
 	printf("%zu host%s: %zu ok, %zu without a matching process, %zu failed; %zu process%s triggered\n", t->n,

@@ -52,6 +52,20 @@ void cli_print_response(FILE *f, const struct rpc_job *j)
 	fputc('\n', f);
 }
 
+int cli_host_width(const struct targets *t)
+{
+	size_t w = 4;
+	for (size_t i = 0; i < t->n; i++)
+		if (strlen(t->t[i].label) > w)
+			w = strlen(t->t[i].label);
+	return (int)w;
+}
+
+void cli_print_tally(const struct targets *t, size_t failed)
+{
+	printf("%zu host%s: %zu ok, %zu failed\n", t->n, t->n == 1 ? "" : "s", t->n - failed, failed);
+}
+
 bool cli_parse_answer(const struct rpc_job *j, struct json_doc *doc, struct buf *detail)
 {
 	struct json_error je;
@@ -94,18 +108,16 @@ int cli_simple_output(const char *prog, const struct targets *t, struct rpc_job 
 		buf_free(&d);
 		return ok ? 0 : 1;
 	}
-	size_t w = 4, failed = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (strlen(t->t[i].label) > w)
-			w = strlen(t->t[i].label);
-	printf("%-*s  %-6s  %s\n", (int)w, "HOST", "RESULT", "ANSWER");
+	int w = cli_host_width(t);
+	size_t failed = 0;
+	printf("%-*s  %-6s  %s\n", w, "HOST", "RESULT", "ANSWER");
 	for (size_t i = 0; i < t->n; i++) {
 		buf_reset(&d);
 		bool ok = judge(&jobs[i], fn, &d);
 		failed += !ok;
-		printf("%-*s  %-6s  %s\n", (int)w, t->t[i].label, ok ? "ok" : "FAILED", d.data);
+		printf("%-*s  %-6s  %s\n", w, t->t[i].label, ok ? "ok" : "FAILED", d.data);
 	}
-	printf("%zu host%s: %zu ok, %zu failed\n", t->n, t->n == 1 ? "" : "s", t->n - failed, failed);
+	cli_print_tally(t, failed);
 	buf_free(&d);
 	return failed ? 1 : 0;
 }

@@ -28,6 +28,10 @@ struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, cons
 void cli_jobs_free(struct rpc_job *jobs, size_t n);
 /* upstream's two lines */
 void cli_print_response(FILE *f, const struct rpc_job *j);
+/* Many daemons' tables: the HOST column's width (at least 4), and the last
+ * line "N hosts: N ok, N failed". */
+int cli_host_width(const struct targets *t);
+void cli_print_tally(const struct targets *t, size_t failed);
 
 /* Judge an answer: true when it is what was asked for; detail gets a short
  * text for the table (the value, or why it is wrong). */

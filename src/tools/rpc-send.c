@@ -19,19 +19,6 @@
 #include "core/buf.h"
 #include "core/net.h"
 
-static void read_all(int fd, struct buf *b)
-{
-	char tmp[65536];
-	for (;;) {
-		ssize_t r = read(fd, tmp, sizeof tmp);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return;
-		buf_append(b, tmp, (size_t)r);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const char *host = "localhost", *body = NULL;
@@ -60,7 +47,7 @@ int main(int argc, char **argv)
 	if (body)
 		buf_puts(&req, body);
 	else
-		read_all(STDIN_FILENO, &req);
+		buf_read_fd(&req, STDIN_FILENO, SIZE_MAX);
 	int fd = net_connect_tcp(host, (int)port, (int)timeout_ms, &err);
 	int ret = 1;
 	if (fd < 0) {
@@ -82,7 +69,7 @@ int main(int argc, char **argv)
 			ret = 4;
 			goto out;
 		}
-		read_all(fd, &resp);
+		buf_read_fd(&resp, fd, SIZE_MAX);
 		fwrite(resp.data, 1, resp.len, stdout);
 		ret = resp.len ? 0 : 3;
 		close(fd);

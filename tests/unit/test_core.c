@@ -47,6 +47,38 @@ TEST(buf_grows_and_stays_terminated)
 	free(s);
 }
 
+TEST(buf_read_fd_to_end_limit_error)
+{
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	char chunk[1000];
+	memset(chunk, 'a', sizeof chunk);
+	for (int i = 0; i < 50; i++) /* 50,000 bytes: fits the pipe buffer */
+		REQUIRE(write(p[1], chunk, sizeof chunk) == (ssize_t)sizeof chunk);
+	close(p[1]);
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "x");
+	CHECK_INT(buf_read_fd(&b, p[0], 50001), 0); /* exactly max: fine */
+	CHECK(b.len == 50001 && b.data[0] == 'x' && b.data[50000] == 'a' && b.data[50001] == 0);
+	close(p[0]);
+
+	REQUIRE(pipe(p) == 0);
+	for (int i = 0; i < 50; i++)
+		REQUIRE(write(p[1], chunk, sizeof chunk) == (ssize_t)sizeof chunk);
+	close(p[1]);
+	buf_reset(&b);
+	CHECK_INT(buf_read_fd(&b, p[0], 49999), 1); /* one byte over */
+	CHECK(b.len > 49999);
+	close(p[0]);
+
+	buf_reset(&b);
+	errno = 0;
+	CHECK_INT(buf_read_fd(&b, p[0], 100), -1); /* closed descriptor */
+	CHECK_INT(errno, EBADF);
+	CHECK_INT(b.len, 0);
+	buf_free(&b);
+}
+
 static int64_t g_port = 1778, g_interval = 60;
 static bool g_ipc, g_json = true, g_seen_port;
 static double g_ratio = 0.5;

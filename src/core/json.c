@@ -186,7 +186,13 @@ void json_reader_set_max_depth(struct json_reader *r, uint32_t depth)
  * rebased.  Returns bytes added, 0 at end of input, -1 on a read error or
  * an oversize token (r->err set).
  */
-static ssize_t refill(struct json_reader *r, const char **keep)
+static ssize_t refill_ex(struct json_reader *r, const char **keep, bool soft);
+static ssize_t refill(struct json_reader *r, const char **keep) { return refill_ex(r, keep, false); }
+
+/* soft: a read error is not reported (the reader stays as it was); the
+ * sources repeat an error on every later read, so the tokenizer meets it
+ * again, at the same place, when it really needs the bytes. */
+static ssize_t refill_ex(struct json_reader *r, const char **keep, bool soft)
 {
 	if (r->eof)
 		return 0;
@@ -202,6 +208,8 @@ static ssize_t refill(struct json_reader *r, const char **keep)
 	}
 	size_t live = (size_t)(r->end - k);
 	if (live >= JSON_MAX_TOKEN) {
+		if (soft)
+			return -1;
 		fail(r, k, "token longer than %zu bytes", JSON_MAX_TOKEN);
 		return -1;
 	}
@@ -231,6 +239,8 @@ static ssize_t refill(struct json_reader *r, const char **keep)
 		}
 		if (errno == EINTR && !emsg)
 			continue;
+		if (soft)
+			return -1;
 		fail(r, r->end, "read error: %s", emsg ? emsg : strerror(errno));
 		return -1;
 	}
@@ -516,6 +526,12 @@ static inline __attribute__((always_inline)) bool fast_string(struct json_reader
 	return scan_string(r);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+static const long double pow10_ld[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+					 1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+					 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+#endif
+
 static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -655,20 +671,24 @@ double json_num_f64(const struct json_num *n, const char *raw, size_t rawlen)
 		}
 #if defined(__x86_64__) || defined(__i386__)
 		if (e >= -27 && e <= 27) {
-			/* 64-bit mantissa and 10^27 are exact in x87 extended
-			 * precision; the only double-rounding hazard is a result
-			 * that lands exactly on a midpoint between doubles. */
-			long double lm = (long double)m, p = 1.0L;
-			for (int i = 0; i < (e < 0 ? -e : e); i++)
-				p *= 10.0L;
-			long double q = e >= 0 ? lm * p : lm / p;
+			/* A 64-bit mantissa and 10^27 are exact in x87 extended
+			 * precision, so q is x correctly rounded to 64 bits.  Rounding
+			 * q to double again gives x's correct rounding unless q landed
+			 * exactly on a midpoint between two doubles: its low 11
+			 * significand bits are then 100 0000 0000.  (Recent Kineto
+			 * writes 19-digit ts like 1712195495519689.047: every event
+			 * takes this path, so it avoids libm calls.) */
+			long double q = e >= 0 ? (long double)m * pow10_ld[e] : (long double)m / pow10_ld[-e];
+			union {
+				long double ld;
+				struct {
+					uint64_t sig;
+					uint16_t se;
+				} x;
+			} u = {.ld = q};
 			double d = (double)q;
-			if (isfinite(d)) {
-				double nb = nextafter(d, q > (long double)d ? INFINITY : -INFINITY);
-				long double mid = ((long double)d + (long double)nb) / 2.0L;
-				if (q != mid)
-					return sign * d;
-			}
+			if ((u.x.sig & 0x7FF) != 0x400 && isfinite(d))
+				return sign * d;
 		}
 #endif
 	}
@@ -969,6 +989,57 @@ enum json_tok json_next(struct json_reader *r)
 		return value(r);
 	}
 	return fail(r, r->p, "internal parser state error");
+}
+
+/*
+ * Raw element access (see json.h).  Only between elements of an array: the
+ * separator is consumed here, so a caller that declines the element leaves
+ * the reader in ST_VALUE and json_next() reads the element as usual.
+ */
+bool json_raw_begin(struct json_reader *r, size_t want, const char **p, const char **end)
+{
+	if (r->state != ST_ARR_FIRST && r->state != ST_ARR_NEXT)
+		return false;
+	if (!skip_ws(r))
+		return false;
+	if (r->state == ST_ARR_NEXT) {
+		if (*r->p != ',')
+			return false;
+		r->p++;
+		r->state = ST_VALUE;
+		if (!skip_ws(r))
+			return false;
+	} else if (*r->p == ']') {
+		return false;
+	}
+	r->state = ST_VALUE;
+	/* Read ahead softly: a read error (a corrupt gzip stream) must not
+	 * surface here, before elements that the tokenizer still delivers;
+	 * with what was read, the caller parses or declines. */
+	while ((size_t)(r->end - r->p) < want && !r->eof) {
+		const char *keep = r->p;
+		if (refill_ex(r, &keep, true) < 0)
+			break;
+	}
+	*p = r->p;
+	*end = r->end;
+	return true;
+}
+
+void json_raw_commit(struct json_reader *r, const char *q)
+{
+	r->tstart = r->p;
+	r->tlen = (size_t)(q - r->p);
+	r->p = q;
+	r->tok = JSON_OBJ_END;
+	after_value(r);
+}
+
+bool json_raw_at_eof(const struct json_reader *r) { return r->eof; }
+
+uint64_t json_raw_offset(const struct json_reader *r, const char *q)
+{
+	return r->base_off + (uint64_t)(q - r->base);
 }
 
 bool json_skip(struct json_reader *r)

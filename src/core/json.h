@@ -141,6 +141,26 @@ uint64_t json_tok_offset(const struct json_reader *r);
 bool json_fail_at(struct json_reader *r, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Raw element access, for a specialised parser of array elements (the
+ * trace loader's event fast path).  Between two elements of an array,
+ * json_raw_begin() consumes the separator, tries to have at least `want`
+ * bytes (or the rest of the input) in the window, and gives the element's
+ * first byte (*p) and the window's end (*end).  A read error met while
+ * reading ahead is not reported there: the tokenizer reports it when it
+ * needs those bytes.  It returns false when there is no element to hand out
+ * (the array ends, an error, the end of input); json_next() then reports
+ * what is there.  The caller either
+ * parses one complete, valid JSON value at *p (all of it in [*p, *end)) and
+ * calls json_raw_commit() with the byte after it, or declines and calls
+ * json_next(), which reads the element normally.  The caller must accept
+ * only what the tokenizer accepts: the reader does not re-check. */
+bool json_raw_begin(struct json_reader *r, size_t want, const char **p, const char **end);
+void json_raw_commit(struct json_reader *r, const char *q);
+/* True when the window holds the rest of the input. */
+bool json_raw_at_eof(const struct json_reader *r);
+/* Absolute offset of a pointer into the current window. */
+uint64_t json_raw_offset(const struct json_reader *r, const char *q);
+
 /* Number conversion.  f64 is correctly rounded (as strtod); i64/u64 fail
  * (return false) for non-integers and out-of-range values. */
 double json_num_f64(const struct json_num *n, const char *raw, size_t rawlen);

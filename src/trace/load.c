@@ -109,7 +109,7 @@ struct ev {
 	char ph;
 	bool has_ts, has_dur, has_cat, has_name, bad;
 	bool ts_float, dur_float;
-	bool name_deferred; /* the name is in parser.name_tmp, not interned yet */
+	bool name_deferred; /* the name is the text dname, not interned yet */
 	double ts, dur;
 	uint32_t name, cat;
 	int64_t pid, tid;
@@ -117,6 +117,8 @@ struct ev {
 	double bw;
 	uint64_t id;
 	bool has_id;
+	const char *dname; /* a deferred name's text (valid until the commit) */
+	size_t dname_len;
 };
 
 struct cval {
@@ -165,15 +167,8 @@ static int64_t read_id(struct parser *p, enum json_tok t)
 static int64_t read_int_arg(struct parser *p, enum json_tok t, int64_t dflt)
 {
 	struct json_reader *jr = &p->jr;
-	int64_t v;
-	if (t == JSON_NUMBER) {
-		if (json_num_i64(&jr->num, &v))
-			return v;
-		double d = json_f64(jr);
-		if (isfinite(d) && d > -9.2e18 && d < 9.2e18)
-			return (int64_t)d;
-		return dflt;
-	}
+	if (t == JSON_NUMBER)
+		return trace_int_of_num(&jr->num, jr->tstart, jr->tlen, dflt);
 	if (t == JSON_STRING && jr->slen > 0 && jr->slen < 24) {
 		char tmp[24];
 		memcpy(tmp, jr->sval, jr->slen);
@@ -292,6 +287,8 @@ static bool name_is_step(struct parser *p, uint32_t id)
 	return p->is_step[id] == 1;
 }
 
+static bool event_commit(struct parser *p, struct ev *ep, uint32_t index);
+
 /* Parse one element of traceEvents whose first token (t) was just read. */
 static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 {
@@ -377,6 +374,8 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 				buf_reset(&p->name_tmp);
 				buf_append(&p->name_tmp, jr->sval, jr->slen);
 				e.name_deferred = true;
+				e.dname = p->name_tmp.data;
+				e.dname_len = p->name_tmp.len;
 				e.has_name = true;
 			} else if (t == JSON_STRING) {
 				e.name = trace_strtab_intern(&r->strs, jr->sval, jr->slen);
@@ -413,6 +412,18 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 			return false;
 	}
 
+	return event_commit(p, &e, index);
+}
+
+/*
+ * Everything after the fields of one event are known, for both the
+ * tokenizer path (parse_event) and the fast path (load_fast.c): the parser
+ * flags, flows and counters, the filters, and the row.
+ */
+static bool event_commit(struct parser *p, struct ev *ep, uint32_t index)
+{
+	struct trace_rank *r = p->r;
+	struct ev e = *ep;
 	/* HTA: a missing ts makes the whole ts column float */
 	if (!e.has_ts || e.ts_float)
 		p->any_float_ts = true;
@@ -421,7 +432,7 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 
 	if (!(e.has_dur && e.has_cat)) {
 		if (e.name_deferred) /* not a row after all: counters need the name */
-			e.name = trace_strtab_intern(&r->strs, p->name_tmp.data, p->name_tmp.len);
+			e.name = trace_strtab_intern(&r->strs, e.dname, e.dname_len);
 		switch (e.ph) {
 		case 's':
 		case 'f':
@@ -492,7 +503,7 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 		return true;
 	}
 	if (e.name_deferred)
-		e.name = trace_strtab_intern(&r->strs, p->name_tmp.data, p->name_tmp.len);
+		e.name = trace_strtab_intern(&r->strs, e.dname, e.dname_len);
 	rows_grow(r, r->n + 1);
 	size_t i = r->n++;
 	r->ts[i] = e.ts;
@@ -511,6 +522,81 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 	r->link[i] = -1;
 	r->iteration[i] = TRACE_ITER_NONE;
 	return true;
+}
+
+/* The fast path's element (load_fast.c) as the tokenizer path would have
+ * decoded it: names and categories interned in the order of their keys,
+ * with the same deferral of likely dropped cpu_op names. */
+static bool fast_commit(struct parser *p, const struct fast_event *f, uint32_t index)
+{
+	struct trace_rank *r = p->r;
+	r->stats.events++;
+	struct ev e = {.ph = f->ph, .has_ts = f->has_ts, .has_dur = f->has_dur, .has_cat = f->has_cat,
+		       .has_name = f->has_name, .ts_float = f->ts_float, .dur_float = f->dur_float,
+		       .ts = f->ts, .dur = f->dur, .name = TRACE_NO_STR, .cat = TRACE_NO_STR,
+		       .pid = f->pid, .tid = f->tid, .stream = f->stream, .corr = f->corr, .ext = f->ext,
+		       .bytes = f->bytes, .bw = f->bw, .id = (uint64_t)f->id, .has_id = f->has_id};
+	bool cat_first = f->has_cat && !(f->has_name && f->name_first);
+	if (cat_first)
+		e.cat = trace_strtab_intern(&r->strs, f->cat, f->cat_len);
+	if (f->has_name) {
+		if (p->opts->skip_cpu_ops && cat_first && (e.cat == p->str_cpu_op || e.cat == p->str_user_ann) &&
+		    !(f->name_len > 13 && memcmp(f->name, "ProfilerStep#", 13) == 0)) {
+			e.name_deferred = true;
+			e.dname = f->name;
+			e.dname_len = f->name_len;
+		} else {
+			e.name = trace_strtab_intern(&r->strs, f->name, f->name_len);
+		}
+	}
+	if (f->has_cat && !cat_first)
+		e.cat = trace_strtab_intern(&r->strs, f->cat, f->cat_len);
+	return event_commit(p, &e, index);
+}
+
+/* Bytes the window must still hold for the fast path to start on an
+ * element: more than an ordinary event, small against the 1 MiB reads, so
+ * that under 1% of the elements (those near the end of each window) go
+ * through the tokenizer path, which refills the window. */
+#define FAST_WINDOW (8u << 10)
+
+/* Run the fast path over the next elements of traceEvents (the reader is
+ * inside the array), as many as the window holds; returns how many it
+ * took (0: the reader is untouched but for the separator, and json_next()
+ * reads the element).  Elements at or past stop_at are left to the caller
+ * (the two-thread split point).  One json_raw_begin/commit per batch, not
+ * per element. */
+static uint32_t fast_batch(struct parser *p, uint32_t index, uint64_t stop_at)
+{
+	if (p->opts->tokenizer_only)
+		return 0;
+	const char *fp, *fe;
+	if (!json_raw_begin(&p->jr, FAST_WINDOW, &fp, &fe))
+		return 0;
+	uint64_t off = json_raw_offset(&p->jr, fp);
+	if (off >= stop_at)
+		return 0;
+	const char *stop = stop_at - off < (uint64_t)(fe - fp) ? fp + (stop_at - off) : fe;
+	bool eof = json_raw_at_eof(&p->jr);
+	uint32_t n = 0;
+	const char *cur = fp, *last = NULL;
+	while (cur < stop) {
+		struct fast_event f;
+		const char *q = trace_fast_event(cur, fe, &f);
+		if (!q)
+			break;
+		fast_commit(p, &f, index + n);
+		n++;
+		last = q;
+		cur = trace_fast_next(q, fe);
+		if (!cur || ((size_t)(fe - cur) < FAST_WINDOW && !eof))
+			break;
+	}
+	if (n) {
+		json_raw_commit(&p->jr, last);
+		p->r->stats.fast_path_events += n;
+	}
+	return n;
 }
 
 /* Re-emit any JSON value as compact text (for distributedInfo). */
@@ -719,14 +805,19 @@ static void *split_worker(void *arg)
 	enum json_tok t = json_next(jr);
 	uint32_t index = 0;
 	while (t == JSON_ARR_BEGIN) {
+		if ((index & 1023) == 0 && atomic_load(&sp->abort))
+			break;
+		uint32_t took = fast_batch(p, index, UINT64_MAX);
+		if (took) {
+			index += took;
+			continue;
+		}
 		t = json_next(jr);
 		if (t == JSON_ARR_END) {
 			sp->reached_end = true;
 			sp->end_off = sp->S + json_tok_offset(jr) - 1;
 			break;
 		}
-		if ((index & 1023) == 0 && atomic_load(&sp->abort))
-			break;
 		if (t == JSON_ERROR || !parse_event(p, t, index)) {
 			if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
 				json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
@@ -873,6 +964,7 @@ static void split_merge(struct parser *p, struct split *sp, uint32_t base)
 	ADD(metadata);
 	ADD(replaced_utf8);
 	ADD(skipped_cpu_ops);
+	ADD(fast_path_events);
 #undef ADD
 	p->any_float_ts |= sp->any_float_ts;
 	p->any_nonint_time |= sp->any_nonint_time;
@@ -934,6 +1026,11 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 			p.saw_events = true;
 			uint32_t index = 0;
 			for (;;) {
+				uint32_t took = fast_batch(&p, index, sp ? sp->S : UINT64_MAX);
+				if (took) {
+					index += took;
+					continue;
+				}
 				t = json_next(jr);
 				if (t == JSON_ARR_END)
 					break;

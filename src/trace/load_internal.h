@@ -23,4 +23,30 @@ long trace_step_number(const char *name);
 struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, bool allow_split,
 				      struct buf *err);
 
+/* One traceEvents element as the fast path decoded it (load_fast.c): the
+ * fields the loader keeps, names and categories as text in the reader's
+ * window (valid until the reader moves on). */
+struct json_num;
+struct fast_event {
+	char ph;
+	bool has_ts, has_dur, has_cat, has_name, has_id;
+	bool ts_float, dur_float;
+	bool name_first; /* "name" came before "cat" */
+	double ts, dur, bw;
+	int64_t pid, tid, stream, corr, ext, bytes, id;
+	const char *name, *cat;
+	uint32_t name_len, cat_len;
+};
+/* Decode the element at p ('{') if it lies in [p, end) and needs nothing
+ * unusual; returns the byte after it, or NULL: then the tokenizer path
+ * must parse it (and reports any error). */
+const char *trace_fast_event(const char *p, const char *end, struct fast_event *ev);
+/* After an element ending at q: the next element's '{' when a ',' and
+ * only whitespace come first, else NULL (the array ends, or something the
+ * tokenizer must see). */
+const char *trace_fast_next(const char *q, const char *end);
+/* An integer from a number as every integer field is read: exact when it is
+ * one, else the truncated double, else dflt. */
+int64_t trace_int_of_num(const struct json_num *n, const char *raw, size_t rawlen, int64_t dflt);
+
 #endif

@@ -48,6 +48,10 @@ struct trace_strtab {
 	uint32_t n, cap;
 	uint32_t *hash; /* open addressing: slot -> id + 1 (0 = empty) */
 	uint32_t hcap;  /* power of two */
+	/* recently interned ids (id + 1) by a cheap fingerprint: a trace
+	 * repeats the same few hundred names, and hashing a 300-byte kernel
+	 * name costs more than comparing it */
+	uint32_t recent[512];
 };
 
 void trace_strtab_init(struct trace_strtab *t);
@@ -140,6 +144,8 @@ struct trace_load_stats {
 	uint32_t parse_threads;       /* 2 when a big plain file was parsed in two halves */
 	uint64_t dup_correlation_capped; /* GPU row copies the filter's join left out (a
 					  * correlation shared by more than 16 CPU rows) */
+	uint64_t fast_path_events;    /* elements decoded by the fast path (load_fast.c);
+				       * diagnostics only: the model is the same either way */
 	bool truncated;               /* input ended early; rows read so far are kept */
 	char truncated_msg[200];      /* what and where (file, byte offset) */
 };
@@ -269,7 +275,16 @@ struct trace_load_opts {
 	/* Classify names with trace_classify_fixed() (HTA's bugs corrected)
 	 * instead of HTA's rules: numbers then differ from HTA's on purpose. */
 	bool fixed_classification;
+	/* Parse every event with the general tokenizer, never the fast path
+	 * (load_fast.c); tests and the fuzzer compare the two. */
+	bool tokenizer_only;
 };
+
+/* True when a and b are the same model (every column bit for bit, the
+ * string table, flows, counters, stats); else false with the first
+ * difference in why (may be NULL).  Tests compare the loader's two parse
+ * paths with it. */
+bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, struct buf *why);
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
  * name).  No alignment, no filtering.  On failure returns NULL and writes

@@ -78,18 +78,39 @@ uint32_t trace_strtab_find(const struct trace_strtab *t, const char *s, size_t l
 	}
 }
 
+/* Fingerprint for the recent-ids cache: length and three 8-byte samples
+ * (names share long prefixes and suffixes, so the middle counts too). */
+static inline uint32_t recent_slot(const char *s, size_t len)
+{
+	uint64_t a = 0, b = 0, c = 0;
+	if (len >= 8) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + len - 8, 8);
+		memcpy(&c, s + len / 2 - 4, 8);
+	} else {
+		memcpy(&a, s, len);
+	}
+	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ull) ^ (c * 0xC2B2AE3D27D4EB4Full) ^ len) * 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 55); /* 9 bits: 512 slots */
+}
+
 uint32_t trace_strtab_intern(struct trace_strtab *t, const char *s, size_t len)
 {
 	if (!t->hash)
 		trace_strtab_init(t);
+	uint32_t rs = recent_slot(s, len), rv = t->recent[rs];
+	if (rv && t->len[rv - 1] == len && memcmp(t->s[rv - 1], s, len) == 0)
+		return rv - 1;
 	uint32_t slot = str_hash(s, len) & (t->hcap - 1);
 	for (;;) {
 		uint32_t v = t->hash[slot];
 		if (!v)
 			break;
 		uint32_t id = v - 1;
-		if (t->len[id] == len && memcmp(t->s[id], s, len) == 0)
+		if (t->len[id] == len && memcmp(t->s[id], s, len) == 0) {
+			t->recent[rs] = id + 1;
 			return id;
+		}
 		slot = (slot + 1) & (t->hcap - 1);
 	}
 	if (t->n == t->cap) {
@@ -104,6 +125,7 @@ uint32_t trace_strtab_intern(struct trace_strtab *t, const char *s, size_t len)
 	t->s[id][len] = 0;
 	t->len[id] = (uint32_t)len;
 	t->hash[slot] = id + 1;
+	t->recent[rs] = id + 1;
 	if ((uint64_t)t->n * 2 > t->hcap)
 		rehash(t);
 	return id;

@@ -18,6 +18,10 @@
 #define FAR_FUTURE_NS (3650ll * 86400 * NS_PER_SEC)
 /* Buffers an idle keep-alive connection may keep between requests. */
 #define KEEP_CAP 16384
+/* Answers up to this size leave at once with the FIN (a usual initial
+ * congestion window is 10 segments of 1448 bytes); bigger ones may still
+ * sit in the send queue when the server closes. */
+#define SMALL_ANSWER 14000
 
 struct rpc_conn {
 	struct rpc_server *s;
@@ -33,6 +37,7 @@ struct rpc_conn {
 	uint32_t watch;  /* events registered with the loop; 0: not registered */
 	bool keep;       /* keep-alive: read the next request once `out` is sent */
 	bool refused;    /* asked for keep-alive, closing at max_requests */
+	bool big;        /* the answer may still be queued unsent at close */
 	bool lingering;  /* answered and shut for writing; discarding input until EOF */
 	socklen_t peerlen;
 	struct sockaddr_storage peer; /* formatted only when a message needs it */
@@ -377,6 +382,7 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 		c->refused = keep && !c->keep;
 		s->st.request_limit += c->refused;
 		net_frame_reset(&c->in, KEEP_CAP);
+		c->big = s->scratch.len > SMALL_ANSWER;
 		w = conn_send(c, &s->scratch);
 	sent:
 		if (w < 0)
@@ -392,9 +398,11 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 			/* close() on a socket with unread bytes resets the
 			 * connection, which drops what is still unsent.  Upstream
 			 * clients send one frame and wait, but a keep-alive
-			 * client may have sent its next request already: read
-			 * until it closes (or the deadline) before closing. */
-			if (c->refused || c->rest_off < c->rest.len)
+			 * client may have sent its next request already, and any
+			 * client may send more while a big answer drains: then
+			 * read until the client closes (or the deadline) before
+			 * closing.  Small answers are on their way already. */
+			if (c->refused || c->big || c->rest_off < c->rest.len)
 				goto linger;
 			goto close;
 		}
@@ -456,16 +464,6 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	(void)events;
 	struct rpc_server *s = ud;
 	for (;;) {
-		if (s->nconns >= s->max_conns) {
-			/* Full: drop the connection that has waited longest for its
-			 * request (an idle keep-alive one, or one that has not
-			 * completed a request), so idle connections cannot lock real
-			 * clients out for a whole timeout. */
-			char a[72];
-			s->st.evicted++;
-			log_debug("RPC: %d connections open, dropping the oldest (%s)", s->nconns, peer(s->head, a));
-			conn_close(s->head);
-		}
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
 		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -483,6 +481,16 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 				 net_addr_str((struct sockaddr *)&ss, sl, a, sizeof a));
 			close(cfd);
 			continue;
+		}
+		if (s->nconns >= s->max_conns) {
+			/* Full: drop the connection that has waited longest (an idle
+			 * keep-alive one, or one that has not completed a request),
+			 * so idle connections cannot lock real clients out for a
+			 * whole timeout.  Only for a newcomer actually accepted. */
+			char a[72];
+			s->st.evicted++;
+			log_debug("RPC: %d connections open, dropping the oldest (%s)", s->nconns, peer(s->head, a));
+			conn_close(s->head);
 		}
 		struct rpc_conn *c = xcalloc(1, sizeof *c);
 		c->s = s;

@@ -4,7 +4,9 @@
  * 329-byte gputrace body) and byte-exact answers; every bad frame closed
  * without a byte and counted; upstream's type-error answers; a silent
  * client neither blocks others nor lives past its deadline; allow-list,
- * token and trace-path policy; getProcesses; the handler hook.
+ * token and trace-path policy; getProcesses; the handler hook; the
+ * keep-alive extension (several and pipelined requests, limits, idle
+ * deadline, cut frames, lingering close) and answers never lost to a reset.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -615,6 +617,31 @@ TEST(rpc_keepalive_several_requests_on_one_connection)
 	CHECK_INT(s.st.answered, 7);
 	CHECK_INT(s.st.reused, 6);
 	CHECK_INT(s.st.bad_frame, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_connection_in_the_only_slot_is_not_evicted_by_its_own_accept)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_conns = 1};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	int fd = ka_connect(&s);
+	for (int i = 0; i < 3; i++) {
+		send_frames(fd, (const char *[]){KA_STATUS}, 1);
+		REQUIRE(read_answer(fd, &r) == 0);
+		CHECK_STR(r.data, "{\"status\":1}");
+		usleep(50000);
+	}
+	/* a newcomer takes the slot: the idle kept-open connection goes */
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	CHECK(closed_cleanly(fd));
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.evicted, 1);
+	CHECK_INT(s.st.answered, 4);
 	registry_free(&s.reg);
 }
 

@@ -336,21 +336,26 @@ int main(void)
 	print_row("dynolog setKinetOnDemandRequest, 2 threads", trka);
 
 	double best_dyn = 0, best_base = 0, best_ka = 0;
+	int at_dyn = 0, at_base = 0, at_ka = 0;
 	for (int t = 0; t < 3; t++) {
-		best_dyn = dyn[t].rps > best_dyn ? dyn[t].rps : best_dyn;
-		best_base = base[t].rps > best_base ? base[t].rps : best_base;
-		best_ka = ka[t].rps > best_ka ? ka[t].rps : best_ka;
+		if (dyn[t].rps > best_dyn)
+			best_dyn = dyn[t].rps, at_dyn = threads[t];
+		if (base[t].rps > best_base)
+			best_base = base[t].rps, at_base = threads[t];
+		if (ka[t].rps > best_ka)
+			best_ka = ka[t].rps, at_ka = threads[t];
 	}
 	printf("  getStatus vs baseline, new connections: %.2fx (1 thread), %.2fx (2), %.2fx (4); server CPU per "
 	       "request %.2fx the baseline's (2 threads)\n",
 	       dyn[0].rps / base[0].rps, dyn[1].rps / base[1].rps, dyn[2].rps / base[2].rps,
 	       dyn[1].server_us / base[1].server_us);
-	printf("  target >= 20000 requests/s on 2 cores: upstream pattern (new connection per request): %.0f/s, %s; "
-	       "baseline server %.0f/s\n",
-	       best_dyn, best_dyn >= 20000 ? "met" : "MISSED", best_base);
-	printf("  target >= 20000 requests/s on 2 cores: keep-alive extension: %.0f/s, %s (%.1fx the upstream "
-	       "pattern)\n",
-	       best_ka, best_ka >= 20000 ? "met" : "MISSED", best_ka / best_dyn);
+	printf("  target >= 20000 requests/s on 2 cores, upstream pattern (new connection per request): %.0f/s with %d "
+	       "client threads, %s (%.0f/s with 2: %s); baseline server %.0f/s with %d\n",
+	       best_dyn, at_dyn, best_dyn >= 20000 ? "met" : "MISSED", dyn[1].rps, dyn[1].rps >= 20000 ? "met" : "MISSED",
+	       best_base, at_base);
+	printf("  target >= 20000 requests/s on 2 cores, keep-alive extension: %.0f/s with %d client threads, %s (%.1fx "
+	       "the upstream pattern)\n",
+	       best_ka, at_ka, best_ka >= 20000 ? "met" : "MISSED", best_ka / best_dyn);
 
 	if (write(pp[1], "x", 1) != 1)
 		return 1;

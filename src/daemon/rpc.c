@@ -31,13 +31,14 @@ struct rpc_conn {
 	struct net_frame in;
 	struct buf out; /* the part of an answer the socket did not take at once */
 	size_t out_off;
-	struct buf rest; /* bytes read past the current frame (keep-alive only) */
+	struct buf rest; /* bytes read past the current frame (a keep-alive client's next) */
 	size_t rest_off;
 	uint32_t nreq;   /* requests answered on this connection */
 	uint32_t watch;  /* events registered with the loop; 0: not registered */
 	bool keep;       /* keep-alive: read the next request once `out` is sent */
 	bool refused;    /* asked for keep-alive, closing at max_requests */
-	bool big;        /* the answer may still be queued unsent at close */
+	bool big;        /* the answer may still be queued unsent at close:
+			  * over SMALL_ANSWER, or the socket was full */
 	bool lingering;  /* answered and shut for writing; discarding input until EOF */
 	socklen_t peerlen;
 	struct sockaddr_storage peer; /* formatted only when a message needs it */
@@ -388,6 +389,7 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 		if (w < 0)
 			goto close;
 		if (w == 0) { /* the socket is full: finish when it drains */
+			c->big = true; /* (and linger after it) */
 			if (conn_watch(c, EPOLLOUT))
 				return true;
 			goto close;

@@ -3,8 +3,9 @@
  * the int32 frame reader (fed in two pieces at a fuzzer-chosen split), the
  * JSON request parser, and the tracing handlers (setKinetOnDemandRequest
  * with the trace-path policy, getProcesses) against a registry holding a
- * few processes.  Any crash, leak or sanitizer report is a bug; the
- * answers must always be valid JSON.
+ * few processes; and the input as a keep-alive stream of consecutive
+ * frames (net_frame_reset between them).  Any crash, leak or sanitizer
+ * report is a bug; the answers must always be valid JSON.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,6 +74,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		json_doc_free(&doc);
 	}
+	/* A keep-alive stream: consecutive frames, each read after
+	 * net_frame_reset, as the server reads pipelined requests. */
+	struct net_frame ka;
+	net_frame_init(&ka, 1 << 10);
+	size_t off = 0;
+	while (off < size) {
+		size_t u;
+		enum net_frame_status ks = net_frame_feed(&ka, data + off, size - off, &u);
+		if (u > size - off)
+			abort();
+		off += u;
+		if (ks != NET_FRAME_DONE)
+			break;
+		if (ka.body.len != (size_t)ka.len || u == 0)
+			abort();
+		net_frame_reset(&ka, 64);
+	}
+	net_frame_free(&ka);
 	struct buf why = BUF_INIT;
 	path_policy_check(&pol, body, blen, &why);
 	buf_free(&why);

@@ -29,7 +29,7 @@ static bool judge_bool(const struct json_value *root, struct buf *detail)
 	return b;
 }
 
-static int run(const char *cmd, int argc, char **argv, bool pause)
+static int run(int argc, char **argv, bool pause)
 {
 	struct host_opts h = HOST_OPTS_INIT;
 	int64_t duration_s = 300;
@@ -42,25 +42,24 @@ static int run(const char *cmd, int argc, char **argv, bool pause)
 	if (!pause) /* resume takes the host options only */
 		opts[HOST_ARG_COUNT] = (struct arg_opt){0};
 	struct args a;
-	int rc = cli_parse(cmd, opts, argc, argv,
-			   pause ? "dyno dcgm-pause [--duration-s N] [host options]" : "dyno dcgm-resume [host options]",
-			   pause ? "Pause DCGM profiling metrics on the daemon(s) for N seconds (default 300)."
-				 : "Resume DCGM profiling metrics on the daemon(s).",
-			   &a);
+	const struct arg_cmd cmd = {
+		.prog = pause ? "dyno dcgm-pause" : "dyno dcgm-resume",
+		.usage = pause ? "dyno dcgm-pause [--duration-s N] [host options]" : "dyno dcgm-resume [host options]",
+		.description = pause ? "Pause DCGM profiling metrics on the daemon(s) for N seconds (default 300)."
+				     : "Resume DCGM profiling metrics on the daemon(s).",
+		.opts = opts,
+	};
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets(cmd, &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	struct buf req = BUF_INIT;
 	if (pause)
 		dcgm_pause_request_build((int32_t)duration_s, &req);
 	else
 		buf_puts(&req, "{\"fn\":\"dcgmProfResume\"}");
 	struct rpc_job *jobs = cli_run(&t, &h, req.data, req.len);
-	rc = cli_simple_output(cmd, &t, jobs, judge_bool);
+	rc = cli_simple_output(cmd.prog, &t, jobs, judge_bool);
 	cli_jobs_free(jobs, t.n);
 	targets_free(&t);
 	buf_free(&req);
@@ -68,5 +67,5 @@ static int run(const char *cmd, int argc, char **argv, bool pause)
 	return rc;
 }
 
-int cmd_dcgm_pause(int argc, char **argv) { return run("dcgm-pause", argc, argv, true); }
-int cmd_dcgm_resume(int argc, char **argv) { return run("dcgm-resume", argc, argv, false); }
+int cmd_dcgm_pause(int argc, char **argv) { return run(argc, argv, true); }
+int cmd_dcgm_resume(int argc, char **argv) { return run(argc, argv, false); }

@@ -347,15 +347,14 @@ static bool print_single(const struct gt *g, const struct rpc_job *j, const stru
 static void print_table(const struct gt *g, const struct targets *t, struct host_result *res, char ***paths,
 			size_t *npaths)
 {
-	size_t w = 4, failed = 0, nomatch = 0, trig = 0;
+	int w = cli_host_width(t);
+	size_t failed = 0, nomatch = 0, trig = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		if (strlen(t->t[i].label) > w)
-			w = strlen(t->t[i].label);
 		failed += !res[i].ok;
 		nomatch += res[i].ok && res[i].nmatched == 0;
 		trig += res[i].ok ? res[i].ntriggered : 0;
 	}
-	printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY", "DETAIL");
+	printf("\n%-*s  %-8s  %7s  %9s  %4s  %s\n", w, "HOST", "RESULT", "MATCHED", "TRIGGERED", "BUSY", "DETAIL");
 	struct buf one = BUF_INIT, p = BUF_INIT;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct host_result *r = &res[i];
@@ -368,9 +367,9 @@ static void print_table(const struct gt *g, const struct targets *t, struct host
 				buf_puts(&one, "; ");
 		}
 		if (!r->ok)
-			printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", (int)w, t->t[i].label, "FAILED", "-", "-", "-", one.data);
+			printf("%-*s  %-8s  %7s  %9s  %4s  %s\n", w, t->t[i].label, "FAILED", "-", "-", "-", one.data);
 		else
-			printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", (int)w, t->t[i].label,
+			printf("%-*s  %-8s  %7zu  %9zu  %4" PRId64 "  %s\n", w, t->t[i].label,
 			       r->nmatched ? "ok" : "no-match", r->nmatched, r->ntriggered, r->busy, one.data);
 	}
 	printf("%zu host%s: %zu ok, %zu without a matching process, %zu failed; %zu process%s triggered\n", t->n,
@@ -431,10 +430,14 @@ int cmd_gputrace(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = cli_parse("gputrace", opts, argc, argv, "dyno gputrace --log-file PATH [options] [host options]",
-			   "Trace the PyTorch processes registered with the daemon(s) (Kineto on-demand\n"
-			   "tracing; the processes must run with KINETO_USE_DAEMON=1).",
-			   &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno gputrace",
+		.usage = "dyno gputrace --log-file PATH [options] [host options]",
+		.description = "Trace the PyTorch processes registered with the daemon(s) (Kineto on-demand\n"
+			       "tracing; the processes must run with KINETO_USE_DAEMON=1).",
+		.opts = opts,
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
 	struct buf err = BUF_INIT, cfg_shown = BUF_INIT;
@@ -447,7 +450,7 @@ int cmd_gputrace(int argc, char **argv)
 		fprintf(stderr, "dyno gputrace: %s\n", err.data);
 		goto out;
 	}
-	if (!cli_targets("gputrace", &h, &t))
+	if (!cli_targets(cmd.prog, &h, &t))
 		goto out;
 	g.job_id = (uint64_t)job_id;
 	if (h.slurm_job && !job_seen) /* the processes registered under this job */

@@ -176,28 +176,13 @@ static bool read_file(const char *path, struct buf *out, struct buf *err)
 		buf_printf(err, "%s: %s", path, strerror(errno));
 		return false;
 	}
-	for (;;) {
-		buf_reserve(out, 65536);
-		ssize_t r = read(fd, out->data + out->len, 65536);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			buf_printf(err, "%s: %s", path, strerror(errno));
-			close(fd);
-			return false;
-		}
-		if (r == 0)
-			break;
-		out->len += (size_t)r;
-		out->data[out->len] = 0;
-		if (out->len > MAX_HOSTFILE) {
-			buf_printf(err, "%s: larger than %u MiB, not a host file", path, MAX_HOSTFILE >> 20);
-			close(fd);
-			return false;
-		}
-	}
+	int rc = buf_read_fd(out, fd, MAX_HOSTFILE);
+	if (rc < 0)
+		buf_printf(err, "%s: %s", path, strerror(errno));
+	else if (rc > 0)
+		buf_printf(err, "%s: larger than %u MiB, not a host file", path, MAX_HOSTFILE >> 20);
 	close(fd);
-	return true;
+	return rc == 0;
 }
 
 int hosts_run_capture(char *const argv[], struct buf *out, struct buf *err)
@@ -221,22 +206,9 @@ int hosts_run_capture(char *const argv[], struct buf *out, struct buf *err)
 		_exit(127);
 	}
 	close(pfd[1]);
-	bool toobig = false;
-	for (;;) {
-		buf_reserve(out, 65536);
-		ssize_t r = read(pfd[0], out->data + out->len, 65536);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		out->len += (size_t)r;
-		out->data[out->len] = 0;
-		if (out->len > MAX_HOSTFILE) {
-			toobig = true;
-			kill(pid, SIGKILL);
-			break;
-		}
-	}
+	bool toobig = buf_read_fd(out, pfd[0], MAX_HOSTFILE) > 0; /* a read error: what came so far */
+	if (toobig)
+		kill(pid, SIGKILL);
 	close(pfd[0]);
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)

@@ -67,21 +67,20 @@ int cmd_json(int argc, char **argv)
 		{"lenient-utf8", 0, ARG_BOOL, &lenient, NULL, "replace invalid UTF-8 instead of failing", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
+	const struct arg_cmd cmd = {
+		.prog = "dyno json",
+		.usage = "dyno json [options] FILE...",
+		.description = "Check that each FILE ('-' for stdin) is valid JSON; on failure print\n"
+			       "FILE:LINE:COLUMN: error: MESSAGE (byte offset N) and exit 1.",
+		.opts = opts,
+		.min_pos = 1,
+		.max_pos = ARGS_ANY,
+		.pos_error = "no file given (see --help)",
+	};
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "dyno json [options] FILE...",
-			  "Check that each FILE ('-' for stdin) is valid JSON; on failure print\n"
-			  "FILE:LINE:COLUMN: error: MESSAGE (byte offset N) and exit 1.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK || a.npos == 0) {
-		fprintf(stderr, "dyno json: %s\n", rc != ARGS_OK ? a.error.data : "no file given (see --help)");
-		args_free(&a);
-		return 2;
-	}
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	int bad = 0;
 	for (int i = 0; i < a.npos; i++)
 		bad |= check_one(a.pos[i], quiet, lenient);

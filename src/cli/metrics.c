@@ -43,7 +43,7 @@ static void build_request(int64_t since_s, bool since_seen, const char *names, s
 }
 
 /* Print one host's metrics; false with detail when the answer is malformed. */
-static bool print_metrics(const char *host, const struct json_value *root, size_t w, struct buf *detail)
+static bool print_metrics(const char *host, const struct json_value *root, int w, struct buf *detail)
 {
 	const char *s;
 	size_t n;
@@ -83,7 +83,7 @@ static bool print_metrics(const char *host, const struct json_value *root, size_
 			}
 		}
 		if (host)
-			printf("%-*s  ", (int)w, host);
+			printf("%-*s  ", w, host);
 		if (series->len == 0)
 			printf("%-40s %7u  (no samples in the window)\n", mb->key, 0u);
 		else
@@ -108,25 +108,24 @@ int cmd_metrics(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = cli_parse("metrics", opts, argc, argv, "dyno metrics [--since S] [--names K1,K2*] [host options]",
-			   "Print the daemon's recent metrics (dynolite daemons only: getMetrics extension).", &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno metrics",
+		.usage = "dyno metrics [--since S] [--names K1,K2*] [host options]",
+		.description = "Print the daemon's recent metrics (dynolite daemons only: getMetrics extension).",
+		.opts = opts,
+	};
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets("metrics", &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	struct buf req = BUF_INIT, d = BUF_INIT;
 	build_request(since_s, since_seen, names, &req);
 	struct rpc_job *jobs = cli_run(&t, &h, req.data, req.len);
-	size_t w = 4, failed = 0;
-	for (size_t i = 0; i < t.n; i++)
-		if (strlen(t.t[i].label) > w)
-			w = strlen(t.t[i].label);
+	int w = cli_host_width(&t);
+	size_t failed = 0;
 	if (!json) {
 		if (t.many)
-			printf("%-*s  ", (int)w, "HOST");
+			printf("%-*s  ", w, "HOST");
 		printf("%-40s %7s %14s %14s %14s %14s\n", "METRIC", "SAMPLES", "LAST", "MIN", "MEAN", "MAX");
 	}
 	for (size_t i = 0; i < t.n; i++) {
@@ -162,7 +161,7 @@ int cmd_metrics(int argc, char **argv)
 		}
 	}
 	if (t.many)
-		printf("%zu host%s: %zu ok, %zu failed\n", t.n, t.n == 1 ? "" : "s", t.n - failed, failed);
+		cli_print_tally(&t, failed);
 	cli_jobs_free(jobs, t.n);
 	targets_free(&t);
 	buf_free(&req);

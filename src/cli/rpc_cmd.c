@@ -6,34 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_parse(const char *cmd, const struct arg_opt *opts, int argc, char **argv, const char *usage,
-	      const char *description, struct args *a)
-{
-	int rc = args_parse(opts, argc - 1, argv + 1, a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, usage, description, opts);
-		args_free(a);
-		return 0;
-	}
-	if (rc != ARGS_OK || a->npos > 0) {
-		if (rc != ARGS_OK)
-			fprintf(stderr, "dyno %s: %s\n", cmd, a->error.data);
-		else
-			fprintf(stderr, "dyno %s: unexpected argument '%s' (see --help)\n", cmd, a->pos[0]);
-		args_free(a);
-		return 2;
-	}
-	return -1;
-}
-
-bool cli_targets(const char *cmd, const struct host_opts *h, struct targets *t)
+bool cli_targets(const char *prog, const struct host_opts *h, struct targets *t)
 {
 	struct buf err = BUF_INIT;
 	bool ok = hosts_collect(h, t, &err);
 	if (!ok)
-		fprintf(stderr, "dyno %s: %s\n", cmd, err.data);
+		fprintf(stderr, "%s: %s\n", prog, err.data);
 	buf_free(&err);
 	return ok;
+}
+
+int cli_start(const struct arg_cmd *c, int argc, char **argv, const struct host_opts *h, struct args *a,
+	      struct targets *t)
+{
+	int rc = args_cmd(c, argc, argv, a);
+	if (rc >= 0)
+		return rc;
+	if (!cli_targets(c->prog, h, t)) {
+		args_free(a);
+		return 2;
+	}
+	return -1;
 }
 
 struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, const char *req, size_t len)
@@ -57,6 +50,20 @@ void cli_print_response(FILE *f, const struct rpc_job *j)
 	fprintf(f, "response length = %zu\nresponse = ", j->resp.len);
 	fwrite(j->resp.data, 1, j->resp.len, f);
 	fputc('\n', f);
+}
+
+int cli_host_width(const struct targets *t)
+{
+	size_t w = 4;
+	for (size_t i = 0; i < t->n; i++)
+		if (strlen(t->t[i].label) > w)
+			w = strlen(t->t[i].label);
+	return (int)w;
+}
+
+void cli_print_tally(const struct targets *t, size_t failed)
+{
+	printf("%zu host%s: %zu ok, %zu failed\n", t->n, t->n == 1 ? "" : "s", t->n - failed, failed);
 }
 
 bool cli_parse_answer(const struct rpc_job *j, struct json_doc *doc, struct buf *detail)
@@ -88,7 +95,7 @@ static bool judge(const struct rpc_job *j, cli_judge_fn fn, struct buf *detail)
 	return ok;
 }
 
-int cli_simple_output(const char *cmd, const struct targets *t, struct rpc_job *jobs, cli_judge_fn fn)
+int cli_simple_output(const char *prog, const struct targets *t, struct rpc_job *jobs, cli_judge_fn fn)
 {
 	struct buf d = BUF_INIT;
 	if (!t->many) {
@@ -96,23 +103,21 @@ int cli_simple_output(const char *cmd, const struct targets *t, struct rpc_job *
 		if (jobs[0].status == RPC_OK)
 			cli_print_response(stdout, &jobs[0]);
 		if (!ok)
-			fprintf(stderr, "dyno %s: %s%s%s\n", cmd, jobs[0].status == RPC_OK ? jobs[0].host : "",
+			fprintf(stderr, "%s: %s%s%s\n", prog, jobs[0].status == RPC_OK ? jobs[0].host : "",
 				jobs[0].status == RPC_OK ? ": " : "", d.data);
 		buf_free(&d);
 		return ok ? 0 : 1;
 	}
-	size_t w = 4, failed = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (strlen(t->t[i].label) > w)
-			w = strlen(t->t[i].label);
-	printf("%-*s  %-6s  %s\n", (int)w, "HOST", "RESULT", "ANSWER");
+	int w = cli_host_width(t);
+	size_t failed = 0;
+	printf("%-*s  %-6s  %s\n", w, "HOST", "RESULT", "ANSWER");
 	for (size_t i = 0; i < t->n; i++) {
 		buf_reset(&d);
 		bool ok = judge(&jobs[i], fn, &d);
 		failed += !ok;
-		printf("%-*s  %-6s  %s\n", (int)w, t->t[i].label, ok ? "ok" : "FAILED", d.data);
+		printf("%-*s  %-6s  %s\n", w, t->t[i].label, ok ? "ok" : "FAILED", d.data);
 	}
-	printf("%zu host%s: %zu ok, %zu failed\n", t->n, t->n == 1 ? "" : "s", t->n - failed, failed);
+	cli_print_tally(t, failed);
 	buf_free(&d);
 	return failed ? 1 : 0;
 }

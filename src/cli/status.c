@@ -63,17 +63,17 @@ int cmd_status(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = cli_parse("status", opts, argc, argv, "dyno status [host options]",
-			   "Print the daemon status (upstream getStatus: 1 = fine, 0 = DCGM saw blank values)\n"
-			   "and the Kineto (PyTorch) processes registered with each daemon.",
-			   &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno status",
+		.usage = "dyno status [host options]",
+		.description = "Print the daemon status (upstream getStatus: 1 = fine, 0 = DCGM saw blank values)\n"
+			       "and the Kineto (PyTorch) processes registered with each daemon.",
+		.opts = opts,
+	};
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets("status", &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	static const char req[] = "{\"fn\":\"getStatus\"}";
 	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
 	/* getProcesses only where getStatus worked: a dead daemon costs one
@@ -105,7 +105,7 @@ int cmd_status(int argc, char **argv)
 	}
 	struct buf d = BUF_INIT;
 	if (!t.many) {
-		rc = cli_simple_output("status", &t, jobs, judge_status);
+		rc = cli_simple_output(cmd.prog, &t, jobs, judge_status);
 		if (pj && rc == 0) {
 			struct proc_list pl = {0};
 			bool have;
@@ -119,11 +119,9 @@ int cmd_status(int argc, char **argv)
 			processes_free(&pl);
 		}
 	} else {
-		size_t w = 4, failed = 0;
-		for (size_t i = 0; i < t.n; i++)
-			if (strlen(t.t[i].label) > w)
-				w = strlen(t.t[i].label);
-		printf("%-*s  %-6s  %-6s  %s\n", (int)w, "HOST", "RESULT", "STATUS", pj ? "PROCESSES" : "");
+		int w = cli_host_width(&t);
+		size_t failed = 0;
+		printf("%-*s  %-6s  %-6s  %s\n", w, "HOST", "RESULT", "STATUS", pj ? "PROCESSES" : "");
 		for (size_t i = 0; i < t.n; i++) {
 			buf_reset(&d);
 			struct json_doc doc;
@@ -136,10 +134,10 @@ int cmd_status(int argc, char **argv)
 			}
 			failed += !ok;
 			if (!ok) {
-				printf("%-*s  %-6s  %s\n", (int)w, t.t[i].label, "FAILED", d.data);
+				printf("%-*s  %-6s  %s\n", w, t.t[i].label, "FAILED", d.data);
 				continue;
 			}
-			printf("%-*s  %-6s  %-6s  ", (int)w, t.t[i].label, "ok", d.data);
+			printf("%-*s  %-6s  %-6s  ", w, t.t[i].label, "ok", d.data);
 			if (pj) {
 				buf_reset(&d);
 				struct proc_list pl = {0};
@@ -150,7 +148,7 @@ int cmd_status(int argc, char **argv)
 			}
 			putchar('\n');
 		}
-		printf("%zu host%s: %zu ok, %zu failed\n", t.n, t.n == 1 ? "" : "s", t.n - failed, failed);
+		cli_print_tally(&t, failed);
 		rc = failed ? 1 : 0;
 	}
 	buf_free(&d);

@@ -22,18 +22,19 @@ int cmd_version(int argc, char **argv)
 	struct host_opts h = HOST_OPTS_INIT;
 	const struct arg_opt opts[] = {HOST_ARG_OPTS(&h), {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}};
 	struct args a;
-	int rc = cli_parse("version", opts, argc, argv, "dyno version [--hostname H] [--port P] [--hostnames ...]",
-			   "Print the version of the dynolog daemon(s).", &a);
+	const struct arg_cmd cmd = {
+		.prog = "dyno version",
+		.usage = "dyno version [--hostname H] [--port P] [--hostnames ...]",
+		.description = "Print the version of the dynolog daemon(s).",
+		.opts = opts,
+	};
+	struct targets t;
+	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct targets t;
-	if (!cli_targets("version", &h, &t)) {
-		args_free(&a);
-		return 2;
-	}
 	static const char req[] = "{\"fn\":\"getVersion\"}";
 	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
-	rc = cli_simple_output("version", &t, jobs, judge_version);
+	rc = cli_simple_output(cmd.prog, &t, jobs, judge_version);
 	cli_jobs_free(jobs, t.n);
 	targets_free(&t);
 	args_free(&a);

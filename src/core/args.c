@@ -264,3 +264,26 @@ void args_help(FILE *f, const char *usage, const char *description, const struct
 	}
 	fprintf(f, "  -h, --help                               show this help\n");
 }
+
+int args_cmd(const struct arg_cmd *c, int argc, char **argv, struct args *a)
+{
+	int rc = args_parse(c->opts, argc - 1, argv + 1, a);
+	if (rc == ARGS_HELP) {
+		args_help(stdout, c->usage, c->description, c->opts);
+		args_free(a);
+		return 0;
+	}
+	if (rc != ARGS_OK)
+		fprintf(stderr, "%s: %s\n", c->prog, a->error.data);
+	else if (a->npos < c->min_pos || (c->max_pos != ARGS_ANY && a->npos > c->max_pos)) {
+		if (c->pos_error)
+			fprintf(stderr, "%s: %s\n", c->prog, c->pos_error);
+		else if (a->npos < c->min_pos)
+			fprintf(stderr, "%s: missing argument (see --help)\n", c->prog);
+		else
+			fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", c->prog, a->pos[c->max_pos]);
+	} else
+		return -1;
+	args_free(a);
+	return 2;
+}

@@ -47,4 +47,23 @@ void args_free(struct args *a);
 /* Print "usage: ..." then the description and one line per option. */
 void args_help(FILE *f, const char *usage, const char *description, const struct arg_opt *opts);
 
+/* What every command does with its arguments, in one place: parse, print
+ * the help, reject a bad option or a wrong number of positional arguments. */
+enum { ARGS_ANY = -1 }; /* max_pos: no upper limit */
+struct arg_cmd {
+	const char *prog;        /* message prefix: "dyno json" -> "dyno json: ..." */
+	const char *usage;       /* for args_help */
+	const char *description; /* for args_help */
+	const struct arg_opt *opts;
+	int min_pos, max_pos;    /* positional arguments allowed; max_pos ARGS_ANY: no limit */
+	/* message when the count is wrong; NULL: "unexpected argument 'X' (see
+	 * --help)" for one too many, "missing argument (see --help)" for too few */
+	const char *pos_error;
+};
+/* args_parse(opts, argc - 1, argv + 1, out) (argv[0] is the command's
+ * name).  Returns -1 to go on (out is filled; the caller frees it), else the
+ * exit code to return with out already freed: 0 after --help (printed to
+ * stdout), 2 on a usage error (printed to stderr as "PROG: message"). */
+int args_cmd(const struct arg_cmd *c, int argc, char **argv, struct args *out);
+
 #endif

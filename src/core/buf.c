@@ -4,9 +4,11 @@
  */
 #include "buf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char buf_empty_[1];
 
@@ -156,4 +158,22 @@ char *buf_detach(struct buf *b, size_t *len)
 		*len = b->len;
 	buf_init(b);
 	return p;
+}
+
+int buf_read_fd(struct buf *b, int fd, size_t max)
+{
+	for (;;) {
+		buf_reserve(b, 65536);
+		ssize_t r = read(fd, b->data + b->len, 65536);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return 0;
+		b->len += (size_t)r;
+		b->data[b->len] = 0;
+		if (b->len > max)
+			return 1;
+	}
 }

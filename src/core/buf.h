@@ -43,6 +43,10 @@ static inline void buf_reset(struct buf *b) { buf_truncate(b, 0); }
 void buf_consume(struct buf *b, size_t n);
 /* Hand the malloc'ed string to the caller and reset b. Never NULL. */
 char *buf_detach(struct buf *b, size_t *len);
+/* Append what fd gives until end of file (EINTR retried).  Returns 0 at the
+ * end, 1 as soon as b->len exceeds max (reading stops there), -1 on a read
+ * error (errno says which; what came before it stays in b). */
+int buf_read_fd(struct buf *b, int fd, size_t max);
 
 /* Allocation helpers that never return NULL. */
 void *xmalloc(size_t n);

@@ -125,6 +125,16 @@ void net_frame_init(struct net_frame *f, uint32_t max)
 
 void net_frame_free(struct net_frame *f) { buf_free(&f->body); }
 
+void net_frame_reset(struct net_frame *f, size_t keep_cap)
+{
+	f->nhdr = 0;
+	f->len = 0;
+	if (f->body.cap > keep_cap)
+		buf_free(&f->body);
+	else
+		buf_reset(&f->body);
+}
+
 enum net_frame_status net_frame_feed(struct net_frame *f, const void *p, size_t n, size_t *used)
 {
 	const uint8_t *s = p;

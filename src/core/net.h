@@ -56,6 +56,10 @@ struct net_frame {
 
 void net_frame_init(struct net_frame *f, uint32_t max);
 void net_frame_free(struct net_frame *f);
+/* Ready f for the next frame on the same stream; the body's memory is kept
+ * when it is at most keep_cap bytes, freed otherwise (so an idle
+ * connection does not hold a big request's buffer). */
+void net_frame_reset(struct net_frame *f, size_t keep_cap);
 /* Read what is available on a non-blocking fd. */
 enum net_frame_status net_frame_read(struct net_frame *f, int fd);
 /* Feed bytes from memory (used by net_frame_read and the fuzzer); *used

@@ -83,22 +83,19 @@ int main(int argc, char **argv)
 
 	log_init("dynolog", LOG_LEVEL_INFO);
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "dynolog [options]",
-			  "The dynolite per-host telemetry daemon. Collects host metrics (procfs, perf_event, "
-			  "tracked processes) and publishes them as JSON lines, Prometheus, OTLP and over RPC "
-			  "(getMetrics). Options may also come from --flagfile=FILE (one per line) or --config=FILE "
-			  "(JSON). SIGHUP re-reads --config; SIGTERM exits cleanly. See docs/daemon.md.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK || a.npos) {
-		fprintf(stderr, "dynolog: %s\n", rc != ARGS_OK ? a.error.data : "unexpected positional argument");
-		args_free(&a);
-		return 2;
-	}
+	const struct arg_cmd cmd = {
+		.prog = "dynolog",
+		.usage = "dynolog [options]",
+		.description = "The dynolite per-host telemetry daemon. Collects host metrics (procfs, perf_event, "
+			       "tracked processes) and publishes them as JSON lines, Prometheus, OTLP and over RPC "
+			       "(getMetrics). Options may also come from --flagfile=FILE (one per line) or --config=FILE "
+			       "(JSON). SIGHUP re-reads --config; SIGTERM exits cleanly. See docs/daemon.md.",
+		.opts = opts,
+		.pos_error = "unexpected positional argument",
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	enum log_level lvl;
 	if (!log_parse_level(log_level, &lvl)) {
 		fprintf(stderr, "dynolog: --log_level: unknown level '%s'\n", log_level);

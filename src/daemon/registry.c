@@ -79,13 +79,16 @@ static int cmp_i32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sorted, de-duplicated copy: the pid-set identity of a process. */
-static uint32_t make_key(const int32_t *pids, uint32_t n, int32_t *key)
+/* Sorted, de-duplicated copy (key holds n): the pid-set identity of a
+ * process, and the set of pids a trigger asks for. */
+static size_t make_key(const int32_t *pids, size_t n, int32_t *key)
 {
+	if (n == 0)
+		return 0; /* pids may be NULL */
 	memcpy(key, pids, n * sizeof *key);
 	qsort(key, n, sizeof *key, cmp_i32);
-	uint32_t m = 0;
-	for (uint32_t i = 0; i < n; i++)
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
 		if (m == 0 || key[m - 1] != key[i])
 			key[m++] = key[i];
 	return m;
@@ -172,7 +175,7 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 	if (n < 1 || n > REG_MAX_PIDS)
 		return -1;
 	int32_t key[REG_MAX_PIDS];
-	uint32_t nkey = make_key(pids, n, key);
+	uint32_t nkey = (uint32_t)make_key(pids, n, key);
 	char js[24];
 	registry_job_str(job, js);
 	struct reg_job *j = registry_find_job(r, js);
@@ -258,7 +261,7 @@ void registry_restore(struct registry *r, int64_t job, const int32_t *pids, uint
 	struct reg_job *j = registry_find_job(r, js);
 	if (j && n >= 1 && n <= REG_MAX_PIDS && (d->evt || d->act)) {
 		int32_t key[REG_MAX_PIDS];
-		uint32_t nkey = make_key(pids, n, key);
+		uint32_t nkey = (uint32_t)make_key(pids, n, key);
 		ssize_t at = find_proc(j, key, nkey);
 		if (at >= 0) {
 			struct reg_proc *p = j->procs[at];
@@ -325,14 +328,7 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		return;
 	/* The requested pids as a set (upstream uses std::set). */
 	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
-	if (npids) {
-		memcpy(want, pids, npids * sizeof *want);
-		qsort(want, npids, sizeof *want, cmp_i32);
-	}
-	size_t nw = 0;
-	for (size_t i = 0; i < npids; i++)
-		if (nw == 0 || want[nw - 1] != want[i])
-			want[nw++] = want[i];
+	size_t nw = make_key(pids, npids, want);
 	bool all = nw == 0 || (nw == 1 && want[0] == 0);
 	for (size_t i = 0; i < j->n; i++) {
 		struct reg_proc *p = j->procs[i];

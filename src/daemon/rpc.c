@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -15,6 +16,12 @@
 #include "daemon/security.h"
 
 #define FAR_FUTURE_NS (3650ll * 86400 * NS_PER_SEC)
+/* Buffers an idle keep-alive connection may keep between requests. */
+#define KEEP_CAP 16384
+/* Answers up to this size leave at once with the FIN (a usual initial
+ * congestion window is 10 segments of 1448 bytes); bigger ones may still
+ * sit in the send queue when the server closes. */
+#define SMALL_ANSWER 14000
 
 struct rpc_conn {
 	struct rpc_server *s;
@@ -22,10 +29,19 @@ struct rpc_conn {
 	int64_t deadline;
 	struct rpc_conn *prev, *next; /* FIFO by deadline (constant timeout) */
 	struct net_frame in;
-	struct buf out;
+	struct buf out; /* the part of an answer the socket did not take at once */
 	size_t out_off;
-	bool watched; /* registered with the loop */
-	char peer[72];
+	struct buf rest; /* bytes read past the current frame (a keep-alive client's next) */
+	size_t rest_off;
+	uint32_t nreq;   /* requests answered on this connection */
+	uint32_t watch;  /* events registered with the loop; 0: not registered */
+	bool keep;       /* keep-alive: read the next request once `out` is sent */
+	bool refused;    /* asked for keep-alive, closing at max_requests */
+	bool big;        /* the answer may still be queued unsent at close:
+			  * over SMALL_ANSWER, or the socket was full */
+	bool lingering;  /* answered and shut for writing; discarding input until EOF */
+	socklen_t peerlen;
+	struct sockaddr_storage peer; /* formatted only when a message needs it */
 };
 
 struct handler_entry {
@@ -41,6 +57,7 @@ struct rpc_server {
 	char *token;
 	uint32_t max_frame;
 	int timeout_ms, max_conns, nconns;
+	uint32_t max_requests;
 	struct rpc_conn *head, *tail;
 	struct ev_timer *timer;
 	int64_t timer_at;
@@ -67,12 +84,15 @@ static void arm_timer(struct rpc_server *s)
 	s->timer_at = s->head->deadline;
 }
 
-static void conn_close(struct rpc_conn *c)
+/* Formatting the peer costs a printf per connection: only for messages. */
+static const char *peer(const struct rpc_conn *c, char out[72])
+{
+	return net_addr_str((const struct sockaddr *)&c->peer, c->peerlen, out, 72);
+}
+
+static void conn_unlink(struct rpc_conn *c)
 {
 	struct rpc_server *s = c->s;
-	if (c->watched)
-		ev_io_del(s->loop, c->fd);
-	close(c->fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -81,8 +101,30 @@ static void conn_close(struct rpc_conn *c)
 		c->next->prev = c->prev;
 	else
 		s->tail = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static void conn_append(struct rpc_conn *c)
+{
+	struct rpc_server *s = c->s;
+	c->prev = s->tail;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+}
+
+static void conn_close(struct rpc_conn *c)
+{
+	struct rpc_server *s = c->s;
+	if (c->watch)
+		ev_io_del(s->loop, c->fd);
+	close(c->fd);
+	conn_unlink(c);
 	net_frame_free(&c->in);
 	buf_free(&c->out);
+	buf_free(&c->rest);
 	free(c);
 	s->nconns--;
 }
@@ -96,7 +138,8 @@ static void on_timer(struct ev_loop *l, struct ev_timer *t, void *ud)
 	int64_t now = clock_mono_ns();
 	while (s->head && s->head->deadline <= now) {
 		s->st.timeouts++;
-		log_debug("RPC: %s timed out", s->head->peer);
+		char a[72];
+		log_debug("RPC: %s timed out", peer(s->head, a));
 		conn_close(s->head);
 	}
 	arm_timer(s);
@@ -110,16 +153,20 @@ static const struct handler_entry *find_fn(const struct rpc_server *s, const cha
 	return NULL;
 }
 
-/* Decide the answer for one complete request body; false: no answer. */
-static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
+/* Decide the answer for one complete request body; false: no answer.
+ * *keep: the client asked to keep the connection open ("keepalive": true,
+ * this server's extension; upstream clients never send it). */
+static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp, bool *keep)
 {
 	struct json_doc doc;
 	struct json_error jerr;
+	char a[72];
+	*keep = false;
 	s->st.requests++;
 	if (!json_parse(c->in.body.data, c->in.body.len, &doc, &jerr)) {
 		s->st.bad_json++;
 		char safe[sizeof jerr.msg];
-		log_warn("RPC from %s: invalid JSON at byte %llu: %s", c->peer, (unsigned long long)jerr.offset,
+		log_warn("RPC from %s: invalid JSON at byte %llu: %s", peer(c, a), (unsigned long long)jerr.offset,
 			 sec_printable(jerr.msg, strlen(jerr.msg), safe, sizeof safe));
 		return false;
 	}
@@ -128,7 +175,7 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
 	size_t fnlen;
 	if (!doc.root || doc.root->type != JV_OBJECT || !json_get_str(doc.root, "fn", &fn, &fnlen)) {
 		s->st.bad_json++;
-		log_warn("RPC from %s: request is not an object with a string \"fn\"", c->peer);
+		log_warn("RPC from %s: request is not an object with a string \"fn\"", peer(c, a));
 		goto out;
 	}
 	if (s->token) {
@@ -138,9 +185,10 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
 		    !sec_token_eq(tok, toklen, s->token, strlen(s->token))) {
 			s->st.unauthorized++;
 			char safe[65];
-			log_warn("RPC from %s: %s refused: missing or wrong token", c->peer,
+			log_warn("RPC from %s: %s refused: missing or wrong token", peer(c, a),
 				 sec_printable(fn, fnlen, safe, sizeof safe));
-			/* Answer so an honest client learns why; nothing else leaks. */
+			/* Answer so an honest client learns why; nothing else leaks
+			 * (and the connection closes: no keep-alive without the token). */
 			buf_puts(resp, "{\"error\":\"unauthorized: this daemon requires a valid \\\"token\\\"\","
 				       "\"status\":\"failed\"}");
 			answered = true;
@@ -151,95 +199,273 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp)
 	if (!h) {
 		s->st.unknown_fn++;
 		char safe[65];
-		log_warn("RPC from %s: unknown RPC call '%s'", c->peer, sec_printable(fn, fnlen, safe, sizeof safe));
+		log_warn("RPC from %s: unknown RPC call '%s'", peer(c, a), sec_printable(fn, fnlen, safe, sizeof safe));
 		goto out;
 	}
 	answered = h->fn(doc.root, resp, h->ud);
+	bool ka;
+	*keep = answered && json_get_bool(doc.root, "keepalive", &ka) && ka;
 out:
 	json_doc_free(&doc);
 	return answered;
 }
 
-/* Write what the socket takes; true while the connection stays open. */
-static bool conn_write(struct rpc_conn *c)
+/* Watch c for these events (add or change the registration). */
+static bool conn_watch(struct rpc_conn *c, uint32_t events)
+{
+	if (c->watch == events)
+		return true;
+	int rc = c->watch ? ev_io_mod(c->s->loop, c->fd, events) : ev_io_add(c->s->loop, c->fd, events, on_conn, c);
+	if (rc < 0)
+		return false;
+	c->watch = events;
+	arm_timer(c->s);
+	return true;
+}
+
+/* A connection that closes after this answer sends it with MSG_MORE: the
+ * kernel holds the last segment back and the shutdown() that follows sends
+ * it with the FIN in one segment (one segment and one ACK fewer for both
+ * sides).  A keep-alive answer must go out at once. */
+static int send_flags(const struct rpc_conn *c) { return MSG_NOSIGNAL | MSG_DONTWAIT | (c->keep ? 0 : MSG_MORE); }
+
+/* Send what is left in c->out: 1 all sent, 0 the socket is full, -1 error. */
+static int conn_flush(struct rpc_conn *c)
 {
 	while (c->out_off < c->out.len) {
-		ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t w = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, send_flags(c));
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				if (c->watched) {
-					ev_io_mod(c->s->loop, c->fd, EPOLLOUT);
-				} else if (ev_io_add(c->s->loop, c->fd, EPOLLOUT, on_conn, c) == 0) {
-					c->watched = true;
-					arm_timer(c->s);
-				} else {
-					break;
-				}
-				return true;
-			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
 			c->s->st.write_failed++;
-			break;
+			return -1;
 		}
 		c->out_off += (size_t)w;
 	}
+	if (c->out.cap > KEEP_CAP)
+		buf_free(&c->out);
+	else
+		buf_reset(&c->out);
+	c->out_off = 0;
+	return 1;
+}
+
+/* Send the framed answer (prefix and body) with one sendmsg, straight from
+ * the server's scratch buffer; only what the socket does not take is
+ * copied, to c->out.  Same results as conn_flush. */
+static int conn_send(struct rpc_conn *c, const struct buf *body)
+{
+	uint32_t n = (uint32_t)body->len; /* int32, native order, as upstream */
+	uint8_t hdr[4];
+	memcpy(hdr, &n, 4);
+	struct iovec iov[2] = {{hdr, 4}, {body->data, body->len}};
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t w;
+	do
+		w = sendmsg(c->fd, &m, send_flags(c));
+	while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			c->s->st.write_failed++;
+			return -1;
+		}
+		w = 0;
+	}
+	size_t sent = (size_t)w;
+	if (sent == 4 + body->len)
+		return 1;
+	buf_reset(&c->out);
+	c->out_off = 0;
+	if (sent < 4)
+		buf_append(&c->out, hdr + sent, 4 - sent);
+	size_t from = sent > 4 ? sent - 4 : 0;
+	buf_append(&c->out, body->data + from, body->len - from);
+	return 0;
+}
+
+/* The next frame: first from bytes a previous read took past the last
+ * frame (a keep-alive client may send its next request early), then from
+ * the socket.  Bytes past a frame are kept in c->rest; a connection that
+ * closes after its answer drops them, as upstream. */
+static enum net_frame_status conn_read(struct rpc_conn *c)
+{
+	size_t used;
+	if (c->rest_off < c->rest.len) {
+		enum net_frame_status st =
+			net_frame_feed(&c->in, c->rest.data + c->rest_off, c->rest.len - c->rest_off, &used);
+		c->rest_off += used;
+		if (c->rest_off == c->rest.len) {
+			buf_reset(&c->rest);
+			c->rest_off = 0;
+		}
+		if (st != NET_FRAME_MORE)
+			return st;
+	}
+	char tmp[16384];
+	for (;;) {
+		ssize_t r = read(c->fd, tmp, sizeof tmp);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return NET_FRAME_MORE;
+			return NET_FRAME_IO_ERROR;
+		}
+		if (r == 0)
+			return NET_FRAME_EOF;
+		enum net_frame_status st = net_frame_feed(&c->in, tmp, (size_t)r, &used);
+		if (st == NET_FRAME_DONE && used < (size_t)r)
+			buf_append(&c->rest, tmp + used, (size_t)r - used);
+		if (st != NET_FRAME_MORE)
+			return st;
+	}
+}
+
+/* After a keep-alive answer went out: a fresh deadline (the connection
+ * moves to the back of the FIFO), then the next request if its bytes are
+ * already here (1), else wait for them (0); -1 if the loop refuses. */
+static int keep_open(struct rpc_conn *c)
+{
+	struct rpc_server *s = c->s;
+	c->keep = false;
+	c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
+	conn_unlink(c);
+	conn_append(c);
+	if (c->rest_off < c->rest.len)
+		return 1;
+	return conn_watch(c, EPOLLIN | EPOLLRDHUP) ? 0 : -1;
+}
+
+/* Advance one connection as far as it goes without blocking: read a
+ * request, answer it, and on a keep-alive connection go on with the next
+ * one.  False when the connection was closed. */
+static bool serve(struct rpc_conn *c, uint32_t events)
+{
+	struct rpc_server *s = c->s;
+	char a[72];
+	int w;
+	for (;;) {
+		if (c->out_off < c->out.len) { /* the rest of an answer */
+			w = conn_flush(c);
+			goto sent;
+		}
+		enum net_frame_status st = conn_read(c);
+		if (st == NET_FRAME_MORE && !(events & (EPOLLHUP | EPOLLERR))) {
+			if (conn_watch(c, EPOLLIN | EPOLLRDHUP))
+				return true;
+			goto close;
+		}
+		if (st != NET_FRAME_DONE) {
+			if (st == NET_FRAME_EOF && c->nreq && c->in.nhdr == 0) {
+				/* a keep-alive client done with the connection */
+			} else if (st == NET_FRAME_TOO_BIG) {
+				s->st.too_big++;
+				log_warn("RPC from %s: frame of %d bytes over the %u-byte limit", peer(c, a), (int)c->in.len,
+					 s->max_frame);
+			} else {
+				s->st.bad_frame++;
+				log_debug("RPC from %s: %s", peer(c, a), net_frame_status_str(st));
+			}
+			goto close;
+		}
+		buf_reset(&s->scratch);
+		bool keep;
+		if (!dispatch(s, c, &s->scratch, &keep)) {
+			s->st.silent++;
+			goto close;
+		}
+		s->st.answered++;
+		if (c->nreq++)
+			s->st.reused++;
+		c->keep = keep && c->nreq < s->max_requests;
+		c->refused = keep && !c->keep;
+		s->st.request_limit += c->refused;
+		net_frame_reset(&c->in, KEEP_CAP);
+		c->big = s->scratch.len > SMALL_ANSWER;
+		w = conn_send(c, &s->scratch);
+	sent:
+		if (w < 0)
+			goto close;
+		if (w == 0) { /* the socket is full: finish when it drains */
+			c->big = true; /* (and linger after it) */
+			if (conn_watch(c, EPOLLOUT))
+				return true;
+			goto close;
+		}
+		if (!c->keep) {
+			/* Sends the answer's held-back last segment with the FIN. */
+			shutdown(c->fd, SHUT_WR);
+			/* close() on a socket with unread bytes resets the
+			 * connection, which drops what is still unsent.  Upstream
+			 * clients send one frame and wait, but a keep-alive
+			 * client may have sent its next request already, and any
+			 * client may send more while a big answer drains: then
+			 * read until the client closes (or the deadline) before
+			 * closing.  Small answers are on their way already. */
+			if (c->refused || c->big || c->rest_off < c->rest.len)
+				goto linger;
+			goto close;
+		}
+		int k = keep_open(c);
+		if (k <= 0) {
+			if (k == 0)
+				return true;
+			goto close;
+		}
+		events = 0;
+	}
+linger:
+	c->lingering = true;
+	buf_free(&c->rest);
+	c->rest_off = 0;
+	c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
+	conn_unlink(c);
+	conn_append(c);
+	if (conn_watch(c, EPOLLIN | EPOLLRDHUP))
+		return true;
+close:
 	conn_close(c);
 	return false;
 }
 
-/* Advance one connection; false when it was closed. */
-static bool serve(struct rpc_conn *c, uint32_t events)
+/* A lingering connection: drop what the client still sends; close at its
+ * EOF (or the deadline).  A few reads per wake-up, so a client that keeps
+ * sending cannot hold the loop. */
+static void drain(struct rpc_conn *c)
 {
-	struct rpc_server *s = c->s;
-	if (c->out.len) /* writing the answer */
-		return conn_write(c);
-	enum net_frame_status st = net_frame_read(&c->in, c->fd);
-	if (st == NET_FRAME_MORE && !(events & (EPOLLHUP | EPOLLERR)))
-		return true;
-	if (st != NET_FRAME_DONE) {
-		if (st == NET_FRAME_TOO_BIG) {
-			s->st.too_big++;
-			log_warn("RPC from %s: frame of %d bytes over the %u-byte limit", c->peer, (int)c->in.len,
-				 s->max_frame);
-		} else {
-			s->st.bad_frame++;
-			log_debug("RPC from %s: %s", c->peer, net_frame_status_str(st));
-		}
+	char tmp[16384];
+	for (int i = 0; i < 8; i++) {
+		ssize_t r = read(c->fd, tmp, sizeof tmp);
+		if (r > 0)
+			continue;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
 		conn_close(c);
-		return false;
+		return;
 	}
-	buf_reset(&s->scratch);
-	if (!dispatch(s, c, &s->scratch)) {
-		s->st.silent++;
-		conn_close(c);
-		return false;
-	}
-	s->st.answered++;
-	net_frame_put(&c->out, s->scratch.data, s->scratch.len);
-	return conn_write(c);
 }
 
 static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
 	(void)l;
 	(void)fd;
-	serve(ud, events);
+	struct rpc_conn *c = ud;
+	if (c->lingering)
+		drain(c);
+	else
+		serve(c, events);
 }
 
 static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
+	(void)l;
 	(void)events;
 	struct rpc_server *s = ud;
 	for (;;) {
-		if (s->nconns >= s->max_conns) {
-			/* Full of clients that have not completed a request: drop the
-			 * oldest, so idle connections cannot lock real clients out
-			 * for a whole timeout. */
-			s->st.evicted++;
-			log_debug("RPC: %d connections open, dropping the oldest (%s)", s->nconns, s->head->peer);
-			conn_close(s->head);
-		}
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
 		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -258,31 +484,31 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 			close(cfd);
 			continue;
 		}
+		if (s->nconns >= s->max_conns) {
+			/* Full: drop the connection that has waited longest (an idle
+			 * keep-alive one, or one that has not completed a request),
+			 * so idle connections cannot lock real clients out for a
+			 * whole timeout.  Only for a newcomer actually accepted. */
+			char a[72];
+			s->st.evicted++;
+			log_debug("RPC: %d connections open, dropping the oldest (%s)", s->nconns, peer(s->head, a));
+			conn_close(s->head);
+		}
 		struct rpc_conn *c = xcalloc(1, sizeof *c);
 		c->s = s;
 		c->fd = cfd;
 		net_frame_init(&c->in, s->max_frame);
 		buf_init(&c->out);
-		net_addr_str((struct sockaddr *)&ss, sl, c->peer, sizeof c->peer);
+		buf_init(&c->rest);
+		c->peer = ss;
+		c->peerlen = sl;
 		c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
-		c->prev = s->tail;
-		if (s->tail)
-			s->tail->next = c;
-		else
-			s->head = c;
-		s->tail = c;
+		conn_append(c);
 		s->nconns++;
 		s->st.accepted++;
-		/* Most requests are already there: serve them right away, without
-		 * ever adding the socket to epoll. */
-		if (!serve(c, 0) || c->watched)
-			continue; /* answered and closed, or waiting to write */
-		if (ev_io_add(l, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c) < 0) {
-			conn_close(c);
-			continue;
-		}
-		c->watched = true;
-		arm_timer(s);
+		/* With TCP_DEFER_ACCEPT the request is usually here already:
+		 * serve it now; the socket joins epoll only if it must wait. */
+		serve(c, 0);
 	}
 }
 
@@ -294,6 +520,7 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->max_frame = o->max_frame ? o->max_frame : 1u << 20;
 	s->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 5000;
 	s->max_conns = o->max_conns > 0 ? o->max_conns : 256;
+	s->max_requests = o->max_requests > 0 ? o->max_requests : 1000;
 	buf_init(&s->scratch);
 	if (!net_acl_parse(&s->acl, o->allow, err))
 		goto fail;

@@ -11,6 +11,13 @@
  * or silent clients cannot lock others out.  Upstream's error rules: bad length, bad JSON, no
  * "fn" or an unknown "fn" close the connection without an answer (counted).
  *
+ * Cost per upstream request (connect, send, read, close): accept4, read,
+ * sendmsg, shutdown, close - the socket never joins epoll when the request
+ * is there at accept (TCP_DEFER_ACCEPT), and the answer leaves with the FIN
+ * in one segment.  Extension: a request with "keepalive": true keeps the
+ * connection open for the next request (at most max_requests per
+ * connection, each waited for at most timeout_ms); see docs/rpc.md.
+ *
  * Handlers (the upstream functions, getProcesses, and other modules'
  * extensions such as the telemetry getMetrics) plug in with
  * rpc_register_fn; registering a name again replaces the handler, so a
@@ -38,11 +45,14 @@ struct rpc_opts {
 	uint32_t max_frame;      /* default 1 MiB */
 	int timeout_ms;          /* per connection, default 5000 */
 	int max_conns;           /* default 256 */
+	uint32_t max_requests;   /* per keep-alive connection, default 1000; 1: extension off */
 };
 
 struct rpc_stats {
 	uint64_t accepted, refused_peer, requests, answered, silent, bad_frame, too_big, bad_json,
-		unknown_fn, unauthorized, timeouts, evicted, write_failed;
+		unknown_fn, unauthorized, timeouts, evicted, write_failed,
+		reused,         /* requests after the first on a keep-alive connection */
+		request_limit;  /* keep-alive connections closed at max_requests */
 };
 
 struct rpc_server;

@@ -218,13 +218,11 @@ static bool config_to_argv(const char *path, const struct arg_opt *opts, int nop
 		return false;
 	}
 	struct buf text = BUF_INIT;
-	char tmp[4096];
-	ssize_t r;
-	while ((r = read(fd, tmp, sizeof tmp)) > 0 && text.len < (1u << 20))
-		buf_append(&text, tmp, (size_t)r);
+	int r = buf_read_fd(&text, fd, (1u << 20) - 1);
+	int read_errno = errno;
 	close(fd);
-	if (r < 0 || text.len >= (1u << 20)) {
-		buf_printf(err, "cannot read config file %s: %s", path, r < 0 ? strerror(errno) : "larger than 1 MiB");
+	if (r != 0) {
+		buf_printf(err, "cannot read config file %s: %s", path, r < 0 ? strerror(read_errno) : "larger than 1 MiB");
 		buf_free(&text);
 		return false;
 	}

@@ -40,7 +40,8 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 	}
 	if (f->enable_rpc) {
 		struct rpc_opts ro = {.bind = f->rpc_bind, .port = (int)f->port, .allow = f->rpc_allow, .token = token,
-				      .max_frame = (uint32_t)f->rpc_max_frame, .timeout_ms = (int)f->rpc_timeout_ms};
+				      .max_frame = (uint32_t)f->rpc_max_frame, .timeout_ms = (int)f->rpc_timeout_ms,
+				      .max_requests = (uint32_t)f->rpc_max_requests};
 		struct buf rerr = BUF_INIT;
 		/* A bad allow-list is a configuration error; a busy port is not
 		 * fatal (upstream logs and runs without RPC). */
@@ -70,11 +71,12 @@ void tracing_stop(struct tracing *t)
 	if (t->rpc) {
 		const struct rpc_stats *s = rpc_get_stats(t->rpc);
 		log_info("RPC: %llu connections, %llu answered, %llu unanswered, %llu bad frames, %llu oversized, "
-			 "%llu timeouts, %llu evicted, %llu refused peers, %llu unauthorized",
+			 "%llu timeouts, %llu evicted, %llu refused peers, %llu unauthorized, %llu keep-alive requests",
 			 (unsigned long long)s->accepted, (unsigned long long)s->answered,
 			 (unsigned long long)s->silent, (unsigned long long)s->bad_frame,
 			 (unsigned long long)s->too_big, (unsigned long long)s->timeouts, (unsigned long long)s->evicted,
-			 (unsigned long long)s->refused_peer, (unsigned long long)s->unauthorized);
+			 (unsigned long long)s->refused_peer, (unsigned long long)s->unauthorized,
+			 (unsigned long long)s->reused);
 	}
 	if (t->ipc) {
 		const struct ipc_stats *s = ipc_get_stats(t->ipc);

@@ -26,13 +26,14 @@ struct tracing_flags {
 	bool enable_rpc, enable_ipc;
 	const char *rpc_bind, *rpc_allow, *token_file, *trace_prefixes;
 	const char *ipc_name, *ipc_dir;
-	int64_t expiry_s, rpc_timeout_ms, rpc_max_frame, max_procs;
+	int64_t expiry_s, rpc_timeout_ms, rpc_max_frame, rpc_max_requests, max_procs;
 };
 
 #define TRACING_FLAGS_DEFAULT                                                                        \
 	{.port = 1778, .enable_rpc = true, .rpc_bind = "", .rpc_allow = "", .token_file = "",          \
 	 .trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60,                \
-	 .rpc_timeout_ms = 5000, .rpc_max_frame = 1 << 20, .max_procs = 65536}
+	 .rpc_timeout_ms = 5000, .rpc_max_frame = 1 << 20, .rpc_max_requests = 1000,                 \
+	 .max_procs = 65536}
 
 /* Option rows for the daemon's table (upstream names first). */
 #define TRACING_FLAG_ROWS(f)                                                                         \
@@ -50,6 +51,8 @@ struct tracing_flags {
 	 1, 3600000, NULL},                                                                          \
 	{"rpc_max_frame", 0, ARG_INT, &(f)->rpc_max_frame, "BYTES", "largest RPC request accepted", 64,  \
 	 1 << 30, NULL},                                                                             \
+	{"rpc_max_requests_per_connection", 0, ARG_INT, &(f)->rpc_max_requests, "N",                 \
+	 "requests one keep-alive RPC connection may make (1: no keep-alive)", 1, 1000000, NULL},     \
 	{"enable_ipc_monitor", 0, ARG_BOOL, &(f)->enable_ipc, NULL,                                 \
 	 "serve Kineto (PyTorch) processes on the IPC fabric socket", 0, 0, NULL},                   \
 	{"ipc_endpoint_name", 0, ARG_STRING, &(f)->ipc_name, "NAME",                               \

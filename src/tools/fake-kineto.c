@@ -227,47 +227,50 @@ static void output_path(const char *in, int pid, bool restrict_paths, struct buf
 	buf_puts(out, m);
 }
 
+/* One "key": value member; the trace writer below is mostly these. */
+static void kv_i64(struct jw *w, const char *k, int64_t v)
+{
+	jw_key(w, k);
+	jw_i64(w, v);
+}
+
+static void kv_f64(struct jw *w, const char *k, double v)
+{
+	jw_key(w, k);
+	jw_f64(w, v);
+}
+
+static void kv_str(struct jw *w, const char *k, const char *v)
+{
+	jw_key(w, k);
+	jw_str(w, v);
+}
+
 static void x_event(struct jw *w, const char *cat, const char *name, int64_t pid, int64_t tid, double ts_us,
 		    double dur_us)
 {
 	jw_obj_begin(w);
-	jw_key(w, "ph");
-	jw_str(w, "X");
-	jw_key(w, "cat");
-	jw_str(w, cat);
-	jw_key(w, "name");
-	jw_str(w, name);
-	jw_key(w, "pid");
-	jw_i64(w, pid);
-	jw_key(w, "tid");
-	jw_i64(w, tid);
-	jw_key(w, "ts");
-	jw_f64(w, ts_us);
-	jw_key(w, "dur");
-	jw_f64(w, dur_us);
+	kv_str(w, "ph", "X");
+	kv_str(w, "cat", cat);
+	kv_str(w, "name", name);
+	kv_i64(w, "pid", pid);
+	kv_i64(w, "tid", tid);
+	kv_f64(w, "ts", ts_us);
+	kv_f64(w, "dur", dur_us);
 }
 
 static void flow(struct jw *w, const char *ph, int64_t id, int64_t pid, int64_t tid, double ts)
 {
 	jw_obj_begin(w);
-	jw_key(w, "ph");
-	jw_str(w, ph);
-	jw_key(w, "id");
-	jw_i64(w, id);
-	jw_key(w, "pid");
-	jw_i64(w, pid);
-	jw_key(w, "tid");
-	jw_i64(w, tid);
-	jw_key(w, "ts");
-	jw_f64(w, ts);
-	jw_key(w, "cat");
-	jw_str(w, "ac2g");
-	jw_key(w, "name");
-	jw_str(w, "ac2g");
-	if (ph[0] == 'f') {
-		jw_key(w, "bp");
-		jw_str(w, "e");
-	}
+	kv_str(w, "ph", ph);
+	kv_i64(w, "id", id);
+	kv_i64(w, "pid", pid);
+	kv_i64(w, "tid", tid);
+	kv_f64(w, "ts", ts);
+	kv_str(w, "cat", "ac2g");
+	kv_str(w, "name", "ac2g");
+	if (ph[0] == 'f')
+		kv_str(w, "bp", "e");
 	jw_obj_end(w);
 }
 
@@ -275,14 +278,10 @@ static void meta(struct jw *w, const char *name, int64_t pid, int64_t tid, const
 		 int64_t ival)
 {
 	jw_obj_begin(w);
-	jw_key(w, "name");
-	jw_str(w, name);
-	jw_key(w, "ph");
-	jw_str(w, "M");
-	jw_key(w, "pid");
-	jw_i64(w, pid);
-	jw_key(w, "tid");
-	jw_i64(w, tid);
+	kv_str(w, "name", name);
+	kv_str(w, "ph", "M");
+	kv_i64(w, "pid", pid);
+	kv_i64(w, "tid", tid);
 	jw_key(w, "args");
 	jw_obj_begin(w);
 	jw_key(w, key);
@@ -308,23 +307,16 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 	jw_init(&w, &b);
 	int rank = envint("RANK", 0), world = envint("WORLD_SIZE", 1);
 	jw_obj_begin(&w);
-	jw_key(&w, "schemaVersion");
-	jw_i64(&w, 1);
+	kv_i64(&w, "schemaVersion", 1);
 	jw_key(&w, "deviceProperties");
 	jw_arr_begin(&w);
 	jw_obj_begin(&w);
-	jw_key(&w, "id");
-	jw_i64(&w, 0);
-	jw_key(&w, "name");
-	jw_str(&w, "fake-kineto simulated GPU");
-	jw_key(&w, "totalGlobalMem");
-	jw_i64(&w, 85899345920ll);
-	jw_key(&w, "computeMajor");
-	jw_i64(&w, 9);
-	jw_key(&w, "computeMinor");
-	jw_i64(&w, 0);
-	jw_key(&w, "numSms");
-	jw_i64(&w, 132);
+	kv_i64(&w, "id", 0);
+	kv_str(&w, "name", "fake-kineto simulated GPU");
+	kv_i64(&w, "totalGlobalMem", 85899345920ll);
+	kv_i64(&w, "computeMajor", 9);
+	kv_i64(&w, "computeMinor", 0);
+	kv_i64(&w, "numSms", 132);
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	/* Kineto pretty-prints this object; HTA finds a file's rank with the
@@ -333,12 +325,9 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 	char dist[160];
 	int dn = snprintf(dist, sizeof dist, "{\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d}", rank, world);
 	jw_raw(&w, dist, (size_t)dn);
-	jw_key(&w, "trace_id");
-	jw_str(&w, k->trace_id);
-	jw_key(&w, "displayTimeUnit");
-	jw_str(&w, "ms");
-	jw_key(&w, "baseTimeNanoseconds");
-	jw_i64(&w, (int64_t)(start_us * 1000.0));
+	kv_str(&w, "trace_id", k->trace_id);
+	kv_str(&w, "displayTimeUnit", "ms");
+	kv_i64(&w, "baseTimeNanoseconds", (int64_t)(start_us * 1000.0));
 	jw_key(&w, "traceEvents");
 	jw_arr_begin(&w);
 	/* One "training step" every 20 ms: forward matmul + relu, an NCCL
@@ -352,8 +341,7 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 		x_event(&w, "user_annotation", sname, pid, pid, t, step_us - 100);
 		jw_key(&w, "args");
 		jw_obj_begin(&w);
-		jw_key(&w, "External id");
-		jw_i64(&w, corr);
+		kv_i64(&w, "External id", corr);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
 		static const char *ops[] = {"aten::mm", "aten::relu", "c10d::allreduce_"};
@@ -368,21 +356,16 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 			x_event(&w, "cpu_op", ops[i], pid, pid, cpu, 40);
 			jw_key(&w, "args");
 			jw_obj_begin(&w);
-			jw_key(&w, "External id");
-			jw_i64(&w, corr);
-			jw_key(&w, "Record function id");
-			jw_i64(&w, 0);
+			kv_i64(&w, "External id", corr);
+			kv_i64(&w, "Record function id", 0);
 			jw_obj_end(&w);
 			jw_obj_end(&w);
 			x_event(&w, "cuda_runtime", "cudaLaunchKernel", pid, pid, cpu + 10, 8);
 			jw_key(&w, "args");
 			jw_obj_begin(&w);
-			jw_key(&w, "External id");
-			jw_i64(&w, corr);
-			jw_key(&w, "cbid");
-			jw_i64(&w, 211);
-			jw_key(&w, "correlation");
-			jw_i64(&w, corr);
+			kv_i64(&w, "External id", corr);
+			kv_i64(&w, "cbid", 211);
+			kv_i64(&w, "correlation", corr);
 			jw_obj_end(&w);
 			jw_obj_end(&w);
 			flow(&w, "s", corr, pid, pid, cpu + 10);
@@ -391,18 +374,12 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 			x_event(&w, "kernel", kernels[i], 0, stream, gpu, kdur[i]);
 			jw_key(&w, "args");
 			jw_obj_begin(&w);
-			jw_key(&w, "External id");
-			jw_i64(&w, corr);
-			jw_key(&w, "queued");
-			jw_i64(&w, 0);
-			jw_key(&w, "device");
-			jw_i64(&w, 0);
-			jw_key(&w, "context");
-			jw_i64(&w, 1);
-			jw_key(&w, "stream");
-			jw_i64(&w, stream);
-			jw_key(&w, "correlation");
-			jw_i64(&w, corr);
+			kv_i64(&w, "External id", corr);
+			kv_i64(&w, "queued", 0);
+			kv_i64(&w, "device", 0);
+			kv_i64(&w, "context", 1);
+			kv_i64(&w, "stream", stream);
+			kv_i64(&w, "correlation", corr);
 			jw_key(&w, "grid");
 			jw_arr_begin(&w);
 			jw_i64(&w, 132);
@@ -416,20 +393,13 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 			jw_i64(&w, 1);
 			jw_arr_end(&w);
 			if (i == 2) { /* what Kineto records for NCCL kernels */
-				jw_key(&w, "Collective name");
-				jw_str(&w, "allreduce");
-				jw_key(&w, "In msg nelems");
-				jw_i64(&w, 1048576);
-				jw_key(&w, "Out msg nelems");
-				jw_i64(&w, 1048576);
-				jw_key(&w, "Group size");
-				jw_i64(&w, world);
-				jw_key(&w, "dtype");
-				jw_str(&w, "Float");
-				jw_key(&w, "Process Group Name");
-				jw_str(&w, "0");
-				jw_key(&w, "Rank");
-				jw_i64(&w, rank);
+				kv_str(&w, "Collective name", "allreduce");
+				kv_i64(&w, "In msg nelems", 1048576);
+				kv_i64(&w, "Out msg nelems", 1048576);
+				kv_i64(&w, "Group size", world);
+				kv_str(&w, "dtype", "Float");
+				kv_str(&w, "Process Group Name", "0");
+				kv_i64(&w, "Rank", rank);
 			}
 			jw_obj_end(&w);
 			jw_obj_end(&w);
@@ -448,8 +418,7 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 	snprintf(tname, sizeof tname, "thread %d (python3)", pid);
 	meta(&w, "thread_name", pid, pid, "name", tname, 0);
 	jw_arr_end(&w);
-	jw_key(&w, "traceName");
-	jw_str(&w, path);
+	kv_str(&w, "traceName", path);
 	jw_obj_end(&w);
 	buf_putc(&b, '\n');
 
@@ -496,20 +465,17 @@ int main(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "fake-kineto [options]",
-			  "Poll the dynolog daemon like a PyTorch process with KINETO_USE_DAEMON=1 and write a "
-			  "Kineto trace when asked.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK) {
-		fprintf(stderr, "fake-kineto: %s\n", a.error.data);
-		args_free(&a);
-		return 2;
-	}
+	const struct arg_cmd cmd = {
+		.prog = "fake-kineto",
+		.usage = "fake-kineto [options]",
+		.description = "Poll the dynolog daemon like a PyTorch process with KINETO_USE_DAEMON=1 and write a "
+			       "Kineto trace when asked.",
+		.opts = opts,
+		.max_pos = ARGS_ANY, /* ignored, as they always were */
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);

@@ -19,19 +19,6 @@
 #include "core/buf.h"
 #include "core/net.h"
 
-static void read_all(int fd, struct buf *b)
-{
-	char tmp[65536];
-	for (;;) {
-		ssize_t r = read(fd, tmp, sizeof tmp);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return;
-		buf_append(b, tmp, (size_t)r);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const char *host = "localhost", *body = NULL;
@@ -46,23 +33,21 @@ int main(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "rpc-send --port P [--body JSON]", "Send one dyno RPC request, print the answer.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK) {
-		fprintf(stderr, "rpc-send: %s\n", a.error.data);
-		args_free(&a);
-		return 2;
-	}
+	const struct arg_cmd cmd = {
+		.prog = "rpc-send",
+		.usage = "rpc-send --port P [--body JSON]",
+		.description = "Send one dyno RPC request, print the answer.",
+		.opts = opts,
+		.max_pos = ARGS_ANY, /* ignored, as they always were */
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	struct buf req = BUF_INIT, resp = BUF_INIT, err = BUF_INIT;
 	if (body)
 		buf_puts(&req, body);
 	else
-		read_all(STDIN_FILENO, &req);
+		buf_read_fd(&req, STDIN_FILENO, SIZE_MAX);
 	int fd = net_connect_tcp(host, (int)port, (int)timeout_ms, &err);
 	int ret = 1;
 	if (fd < 0) {
@@ -84,7 +69,7 @@ int main(int argc, char **argv)
 			ret = 4;
 			goto out;
 		}
-		read_all(fd, &resp);
+		buf_read_fd(&resp, fd, SIZE_MAX);
 		fwrite(resp.data, 1, resp.len, stdout);
 		ret = resp.len ? 0 : 3;
 		close(fd);

@@ -529,11 +529,15 @@ static inline __attribute__((always_inline)) const char *field(enum fkey f, cons
 			return NULL;
 		if (f == F_TS) {
 			ev->has_ts = true;
-			ev->ts = json_num_f64(&n, p, (size_t)(q - p));
+			ev->ts_num = n;
+			ev->ts_raw = p;
+			ev->ts_len = (uint32_t)(q - p);
 			ev->ts_float = !n.is_int;
 		} else {
 			ev->has_dur = true;
-			ev->dur = json_num_f64(&n, p, (size_t)(q - p));
+			ev->dur_num = n;
+			ev->dur_raw = p;
+			ev->dur_len = (uint32_t)(q - p);
 			ev->dur_float = !n.is_int;
 		}
 		return q;

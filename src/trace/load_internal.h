@@ -5,6 +5,7 @@
 #ifndef DYNO_TRACE_LOAD_INTERNAL_H
 #define DYNO_TRACE_LOAD_INTERNAL_H
 
+#include "core/json.h"
 #include "trace/model.h"
 
 /* HTA's per-file steps after parsing: rounding, kinds, links, iterations,
@@ -26,13 +27,17 @@ struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_
 /* One traceEvents element as the fast path decoded it (load_fast.c): the
  * fields the loader keeps, names and categories as text in the reader's
  * window (valid until the reader moves on). */
-struct json_num;
 struct fast_event {
 	char ph;
 	bool has_ts, has_dur, has_cat, has_name, has_id;
 	bool ts_float, dur_float;
 	bool name_first; /* "name" came before "cat" */
-	double ts, dur, bw;
+	double bw;
+	/* ts and dur as decoded numbers: converted to double only when the
+	 * event needs them (flows that are not kept, metadata: never) */
+	struct json_num ts_num, dur_num;
+	const char *ts_raw, *dur_raw;
+	uint32_t ts_len, dur_len;
 	int64_t pid, tid, stream, corr, ext, bytes, id;
 	const char *name, *cat;
 	uint32_t name_len, cat_len;

@@ -47,6 +47,38 @@ TEST(buf_grows_and_stays_terminated)
 	free(s);
 }
 
+TEST(buf_read_fd_to_end_limit_error)
+{
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	char chunk[1000];
+	memset(chunk, 'a', sizeof chunk);
+	for (int i = 0; i < 50; i++) /* 50,000 bytes: fits the pipe buffer */
+		REQUIRE(write(p[1], chunk, sizeof chunk) == (ssize_t)sizeof chunk);
+	close(p[1]);
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "x");
+	CHECK_INT(buf_read_fd(&b, p[0], 50001), 0); /* exactly max: fine */
+	CHECK(b.len == 50001 && b.data[0] == 'x' && b.data[50000] == 'a' && b.data[50001] == 0);
+	close(p[0]);
+
+	REQUIRE(pipe(p) == 0);
+	for (int i = 0; i < 50; i++)
+		REQUIRE(write(p[1], chunk, sizeof chunk) == (ssize_t)sizeof chunk);
+	close(p[1]);
+	buf_reset(&b);
+	CHECK_INT(buf_read_fd(&b, p[0], 49999), 1); /* one byte over */
+	CHECK(b.len > 49999);
+	close(p[0]);
+
+	buf_reset(&b);
+	errno = 0;
+	CHECK_INT(buf_read_fd(&b, p[0], 100), -1); /* closed descriptor */
+	CHECK_INT(errno, EBADF);
+	CHECK_INT(b.len, 0);
+	buf_free(&b);
+}
+
 static int64_t g_port = 1778, g_interval = 60;
 static bool g_ipc, g_json = true, g_seen_port;
 static double g_ratio = 0.5;
@@ -147,6 +179,97 @@ TEST(args_flagfile)
 	fclose(f);
 	CHECK(parse(1, argv, &a) == ARGS_ERROR && strstr(a.error.data, "nested too deeply"));
 	args_free(&a);
+}
+
+/* args_cmd with stdout and stderr caught in files; out and err get what it printed. */
+static int run_cmd(const struct arg_cmd *c, int argc, char **argv, struct args *a, struct buf *out, struct buf *err)
+{
+	char of[512], ef[512];
+	snprintf(of, sizeof of, "%s/cmd.out", test_tmpdir());
+	snprintf(ef, sizeof ef, "%s/cmd.err", test_tmpdir());
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	FILE *fo = fopen(of, "w+"), *fe = fopen(ef, "w+");
+	dup2(fileno(fo), 1);
+	dup2(fileno(fe), 2);
+	int rc = args_cmd(c, argc, argv, a);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	for (int k = 0; k < 2; k++) {
+		FILE *f = k ? fe : fo;
+		char tmp[4096];
+		size_t n;
+		rewind(f);
+		while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+			buf_append(k ? err : out, tmp, n);
+		fclose(f);
+	}
+	return rc;
+}
+
+TEST(args_cmd_help_errors_positionals)
+{
+	const struct arg_opt opts[] = {
+		{"port", 'p', ARG_INT, &g_port, "PORT", "RPC port", 0, 65535, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	struct arg_cmd c = {.prog = "dyno x", .usage = "dyno x [options] A B", .description = "Does x.", .opts = opts,
+			    .min_pos = 1, .max_pos = 2};
+	struct args a;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char *help[] = {"x", "-p", "7", "--help"};
+	CHECK_INT(run_cmd(&c, 4, help, &a, &out, &err), 0);
+	const char *head = "usage: dyno x [options] A B\n\nDoes x.\n\noptions:\n";
+	CHECK(strncmp(out.data, head, strlen(head)) == 0);
+	CHECK(strstr(out.data, "--port=PORT") && strstr(out.data, "show this help"));
+	CHECK_STR(err.data, "");
+	CHECK(a.pos == NULL && a.owned == NULL); /* freed */
+
+	buf_truncate(&out, 0);
+	char *bad[] = {"x", "--port=x"};
+	CHECK_INT(run_cmd(&c, 2, bad, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: --port: 'x' is not an integer\n");
+	CHECK_STR(out.data, "");
+
+	buf_truncate(&err, 0);
+	char *few[] = {"x", "-p", "1"};
+	CHECK_INT(run_cmd(&c, 3, few, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: missing argument (see --help)\n");
+
+	buf_truncate(&err, 0);
+	char *many[] = {"x", "a", "b", "c", "d"};
+	CHECK_INT(run_cmd(&c, 5, many, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: unexpected argument 'c' (see --help)\n");
+
+	buf_truncate(&err, 0);
+	c.pos_error = "expected A and B";
+	CHECK_INT(run_cmd(&c, 5, many, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: expected A and B\n");
+
+	buf_truncate(&err, 0);
+	char *ok[] = {"x", "a", "--port", "9", "b"};
+	REQUIRE(run_cmd(&c, 5, ok, &a, &out, &err) == -1);
+	CHECK_STR(err.data, "");
+	CHECK_STR(out.data, "");
+	CHECK(a.npos == 2 && strcmp(a.pos[0], "a") == 0 && strcmp(a.pos[1], "b") == 0);
+	CHECK_INT(g_port, 9);
+	args_free(&a);
+
+	c.max_pos = ARGS_ANY; /* any number, at least min_pos */
+	REQUIRE(run_cmd(&c, 5, many, &a, &out, &err) == -1);
+	CHECK_INT(a.npos, 4);
+	args_free(&a);
+	c.min_pos = c.max_pos = 0;
+	c.pos_error = NULL;
+	CHECK_INT(run_cmd(&c, 5, many, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: unexpected argument 'a' (see --help)\n");
+	buf_free(&out);
+	buf_free(&err);
 }
 
 TEST(clock_iso8601)

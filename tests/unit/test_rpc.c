@@ -4,7 +4,9 @@
  * 329-byte gputrace body) and byte-exact answers; every bad frame closed
  * without a byte and counted; upstream's type-error answers; a silent
  * client neither blocks others nor lives past its deadline; allow-list,
- * token and trace-path policy; getProcesses; the handler hook.
+ * token and trace-path policy; getProcesses; the handler hook; the
+ * keep-alive extension (several and pipelined requests, limits, idle
+ * deadline, cut frames, lingering close) and answers never lost to a reset.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -509,4 +511,447 @@ TEST(rpc_full_of_silent_clients_evicts_the_oldest)
 	CHECK(s.st.evicted >= 3);
 	CHECK_INT(s.st.answered, 1);
 	registry_free(&s.reg);
+}
+
+/* ---- keep-alive extension ("keepalive": true) ---- */
+
+static int ka_connect(struct srv *s)
+{
+	struct buf err = BUF_INIT;
+	int fd = net_connect_tcp("::1", s->port, 2000, &err);
+	buf_free(&err);
+	REQUIRE(fd >= 0);
+	return fd;
+}
+
+static void send_frames(int fd, const char *const *bodies, size_t n)
+{
+	struct buf out = BUF_INIT;
+	for (size_t i = 0; i < n; i++)
+		net_frame_put(&out, bodies[i], strlen(bodies[i]));
+	REQUIRE(write(fd, out.data, out.len) == (ssize_t)out.len);
+	buf_free(&out);
+}
+
+/* Read exactly n bytes within 3 s; the count read (short at EOF), -1 on
+ * an error such as a reset (errno kept). */
+static ssize_t read_n(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	while (got < n) {
+		if (poll(&pf, 1, 3000) != 1)
+			return (ssize_t)got;
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* One answer frame as upstream dyno reads it: 0 with the body, 1 at a
+ * clean EOF before any byte, -1 otherwise. */
+static int read_answer(int fd, struct buf *body)
+{
+	int32_t len;
+	ssize_t r = read_n(fd, &len, 4);
+	if (r == 0)
+		return 1;
+	if (r != 4 || len <= 0 || len > (1 << 26))
+		return -1;
+	buf_reset(body);
+	buf_reserve(body, (size_t)len + 1);
+	if (read_n(fd, body->data, (size_t)len) != len)
+		return -1;
+	body->len = (size_t)len;
+	body->data[len] = 0;
+	return 0;
+}
+
+/* The server closed cleanly (FIN, no reset) within 3 s. */
+static bool closed_cleanly(int fd)
+{
+	char c;
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	return poll(&pf, 1, 3000) == 1 && read(fd, &c, 1) == 0;
+}
+
+#define KA_STATUS "{\"fn\":\"getStatus\",\"keepalive\":true}"
+
+TEST(rpc_keepalive_several_requests_on_one_connection)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	int32_t pid = 4242;
+	struct reg_delivery d;
+	registry_poll(&s.reg, 0, &pid, 1, 2, fake_now(), &d);
+	srv_run(&s);
+	int fd = ka_connect(&s);
+	struct buf r = BUF_INIT;
+	for (int i = 0; i < 5; i++) {
+		const char *b[] = {KA_STATUS};
+		send_frames(fd, b, 1);
+		REQUIRE(read_answer(fd, &r) == 0);
+		CHECK_STR(r.data, "{\"status\":1}"); /* the same bytes as without the extension */
+	}
+	const char *tr[] = {"{\"fn\":\"setKinetOnDemandRequest\",\"config\":\"ACTIVITIES_LOG_FILE=/tmp/k.json\","
+			    "\"pids\":[0],\"keepalive\":true}"};
+	send_frames(fd, tr, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK_STR(r.data, "{\"activityProfilersBusy\":0,\"activityProfilersTriggered\":[4242],\"eventProfilersBusy\":0,"
+			  "\"eventProfilersTriggered\":[],\"processesMatched\":[4242]}");
+	/* a request without "keepalive" is the last: answered, then EOF */
+	const char *last[] = {"{\"fn\":\"getVersion\"}"};
+	send_frames(fd, last, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK(strncmp(r.data, "{\"version\":\"", 12) == 0);
+	CHECK(closed_cleanly(fd));
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.accepted, 1);
+	CHECK_INT(s.st.answered, 7);
+	CHECK_INT(s.st.reused, 6);
+	CHECK_INT(s.st.bad_frame, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_connection_in_the_only_slot_is_not_evicted_by_its_own_accept)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_conns = 1};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	int fd = ka_connect(&s);
+	for (int i = 0; i < 3; i++) {
+		send_frames(fd, (const char *[]){KA_STATUS}, 1);
+		REQUIRE(read_answer(fd, &r) == 0);
+		CHECK_STR(r.data, "{\"status\":1}");
+		usleep(50000);
+	}
+	/* a newcomer takes the slot: the idle kept-open connection goes */
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	CHECK(closed_cleanly(fd));
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.evicted, 1);
+	CHECK_INT(s.st.answered, 4);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_only_for_json_true_and_answered_requests)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	/* anything but JSON true: upstream behaviour, answer then close */
+	const char *not_true[] = {"{\"fn\":\"getStatus\",\"keepalive\":false}",
+				  "{\"fn\":\"getStatus\",\"keepalive\":1}",
+				  "{\"fn\":\"getStatus\",\"keepalive\":\"true\"}",
+				  "{\"fn\":\"getStatus\",\"keepalive\":null}",
+				  "{\"fn\":\"getStatus\",\"keepalive\":[true]}",
+				  "{\"fn\":\"getStatus\",\"Keepalive\":true}"};
+	for (size_t i = 0; i < sizeof not_true / sizeof *not_true; i++) {
+		int fd = ka_connect(&s);
+		send_frames(fd, &not_true[i], 1);
+		CHECK(read_answer(fd, &r) == 0);
+		CHECK_STR(r.data, "{\"status\":1}");
+		CHECK(closed_cleanly(fd));
+		close(fd);
+	}
+	/* silent errors still close without a byte */
+	const char *silent[] = {"{\"fn\":\"nope\",\"keepalive\":true}", "{\"keepalive\":true}",
+				"[{\"fn\":\"getStatus\",\"keepalive\":true}]"};
+	for (size_t i = 0; i < sizeof silent / sizeof *silent; i++) {
+		int fd = ka_connect(&s);
+		send_frames(fd, &silent[i], 1);
+		CHECK(read_answer(fd, &r) == 1);
+		close(fd);
+	}
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.answered, 6);
+	CHECK_INT(s.st.reused, 0);
+	CHECK_INT(s.st.silent, 3);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_needs_the_token_on_every_request)
+{
+	struct srv s;
+	struct rpc_opts o = {.token = "tok-1234567890"};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	int fd = ka_connect(&s);
+	const char *ok[] = {"{\"fn\":\"getStatus\",\"keepalive\":true,\"token\":\"tok-1234567890\"}"};
+	send_frames(fd, ok, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK_STR(r.data, "{\"status\":1}");
+	/* refused: answered with the reason and closed, keep-alive or not */
+	send_frames(fd, (const char *[]){KA_STATUS}, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK(strstr(r.data, "unauthorized") != NULL);
+	CHECK(closed_cleanly(fd));
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.unauthorized, 1);
+	CHECK_INT(s.st.answered, 2);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_pipelined_requests_answered_in_order)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	int fd = ka_connect(&s);
+	/* three requests in one write; the last one ends the connection */
+	const char *b[] = {KA_STATUS, "{\"fn\":\"getVersion\",\"keepalive\":true}", "{\"fn\":\"dcgmProfResume\"}"};
+	send_frames(fd, b, 3);
+	struct buf r = BUF_INIT;
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK_STR(r.data, "{\"status\":1}");
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK(strncmp(r.data, "{\"version\":", 11) == 0);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK_STR(r.data, "{\"status\":false}");
+	CHECK(closed_cleanly(fd));
+	close(fd);
+	/* without the extension, bytes past the first frame are dropped, as
+	 * upstream: one answer, then a clean close (no reset losing it) */
+	fd = ka_connect(&s);
+	const char *two[] = {"{\"fn\":\"getStatus\"}", "{\"fn\":\"getVersion\"}"};
+	send_frames(fd, two, 2);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK_STR(r.data, "{\"status\":1}");
+	CHECK(read_answer(fd, &r) == 1);
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.answered, 4);
+	CHECK_INT(s.st.reused, 2);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_request_limit_boundaries)
+{
+	struct buf r = BUF_INIT;
+	/* max_requests = 3: the third answer comes with the close; = 1: the
+	 * extension is off */
+	for (uint32_t max = 1; max <= 3; max += 2) {
+		struct srv s;
+		struct rpc_opts o = {.max_requests = max};
+		srv_init(&s, &o, "");
+		srv_run(&s);
+		int fd = ka_connect(&s);
+		for (uint32_t i = 0; i < max; i++) {
+			send_frames(fd, (const char *[]){KA_STATUS}, 1);
+			REQUIRE(read_answer(fd, &r) == 0);
+			CHECK_STR(r.data, "{\"status\":1}");
+		}
+		CHECK(closed_cleanly(fd));
+		close(fd);
+		/* pipelined past the limit: `max` answers, then a clean EOF, not
+		 * a reset (the server reads until the client closes) */
+		fd = ka_connect(&s);
+		const char *five[] = {KA_STATUS, KA_STATUS, KA_STATUS, KA_STATUS, KA_STATUS};
+		send_frames(fd, five, 5);
+		for (uint32_t i = 0; i < max; i++) {
+			REQUIRE(read_answer(fd, &r) == 0);
+			CHECK_STR(r.data, "{\"status\":1}");
+		}
+		CHECK(read_answer(fd, &r) == 1);
+		close(fd);
+		srv_stop(&s);
+		CHECK_INT(s.st.answered, 2 * max);
+		CHECK_INT(s.st.request_limit, 2);
+		CHECK_INT(s.st.reused, 2 * (max - 1));
+		registry_free(&s.reg);
+	}
+	buf_free(&r);
+}
+
+TEST(rpc_keepalive_lingering_connection_closes_at_client_eof)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_requests = 2, .max_conns = 1, .timeout_ms = 20000};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	int fd = ka_connect(&s);
+	const char *three[] = {KA_STATUS, KA_STATUS, KA_STATUS};
+	send_frames(fd, three, 3);
+	REQUIRE(read_answer(fd, &r) == 0);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK(read_answer(fd, &r) == 1);
+	/* the server lingers (reading) until this close ... */
+	close(fd);
+	usleep(200000);
+	/* ... also when the extra request comes after the server's last answer
+	 * went out (a closed socket would answer it with a reset) */
+	fd = ka_connect(&s);
+	send_frames(fd, (const char *[]){KA_STATUS}, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	send_frames(fd, (const char *[]){KA_STATUS}, 1);
+	usleep(100000); /* answered and shut for writing by now */
+	send_frames(fd, (const char *[]){KA_STATUS}, 1);
+	usleep(100000);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK(read_answer(fd, &r) == 1); /* a clean EOF, not ECONNRESET */
+	close(fd);
+	usleep(200000);
+	/* ... and then frees the only slot: no eviction for the next client */
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.evicted, 0);
+	CHECK_INT(s.st.timeouts, 0);
+	CHECK_INT(s.st.answered, 5);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_idle_timeout_and_refresh)
+{
+	struct srv s;
+	struct rpc_opts o = {.timeout_ms = 1000};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	int fd = ka_connect(&s);
+	/* each answer restarts the idle deadline: requests 600 ms apart go on
+	 * past the 1 s timeout counted from the first */
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			usleep(600000);
+		send_frames(fd, (const char *[]){KA_STATUS}, 1);
+		REQUIRE(read_answer(fd, &r) == 0);
+		CHECK_STR(r.data, "{\"status\":1}");
+	}
+	/* then silence: the server closes it (no answer pending) */
+	int64_t t0 = clock_mono_ns();
+	char c;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	CHECK(poll(&p, 1, 10000) == 1 && read(fd, &c, 1) == 0);
+	CHECK(clock_mono_ns() - t0 >= 500 * NS_PER_MS); /* not before half the timeout */
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.timeouts, 1);
+	CHECK_INT(s.st.answered, 3);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_second_request_cut_mid_frame)
+{
+	struct srv s;
+	struct rpc_opts o = {.timeout_ms = 5000};
+	srv_init(&s, &o, "");
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	/* cut in the length prefix, then in the body */
+	for (int cut = 2; cut <= 10; cut += 8) {
+		int fd = ka_connect(&s);
+		send_frames(fd, (const char *[]){KA_STATUS}, 1);
+		REQUIRE(read_answer(fd, &r) == 0);
+		struct buf f = BUF_INIT;
+		net_frame_put(&f, KA_STATUS, strlen(KA_STATUS));
+		REQUIRE(write(fd, f.data, (size_t)cut) == cut);
+		buf_free(&f);
+		shutdown(fd, SHUT_WR);
+		CHECK(read_answer(fd, &r) == 1); /* closed, nothing more */
+		close(fd);
+	}
+	/* a keep-alive client that closes between requests is no error */
+	int fd = ka_connect(&s);
+	send_frames(fd, (const char *[]){KA_STATUS}, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	close(fd);
+	usleep(100000);
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.bad_frame, 2);
+	CHECK_INT(s.st.answered, 4);
+	CHECK_INT(s.st.timeouts, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_keepalive_big_answer_waits_for_the_socket_then_goes_on)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	struct reg_delivery d;
+	for (int i = 0; i < 20000; i++) {
+		int32_t anc[] = {200000 + i, 7000 + i / 16, 4000};
+		registry_poll(&s.reg, 0, anc, 3, 2, fake_now(), &d);
+	}
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	int fd = ka_connect(&s);
+	send_frames(fd, (const char *[]){"{\"fn\":\"getProcesses\",\"keepalive\":true}"}, 1);
+	usleep(200000); /* the server meets a full socket and waits for EPOLLOUT */
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK(r.len > 1000000);
+	CHECK(strncmp(r.data, "{\"count\":20000,", 15) == 0);
+	CHECK(r.data[r.len - 1] == '}');
+	send_frames(fd, (const char *[]){"{\"fn\":\"getStatus\"}"}, 1);
+	REQUIRE(read_answer(fd, &r) == 0);
+	CHECK_STR(r.data, "{\"status\":1}");
+	CHECK(closed_cleanly(fd));
+	close(fd);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.answered, 2);
+	CHECK_INT(s.st.write_failed, 0);
+	registry_free(&s.reg);
+}
+
+/* A big answer still in the server's send queue when the client sends more
+ * bytes: a plain close() would reset the connection and drop the queued
+ * rest of the answer; the server shuts for writing and reads until the
+ * client closes.  With and without keep-alive (at the request limit). */
+TEST(rpc_big_answer_not_lost_when_client_sends_more)
+{
+	const char *req[] = {"{\"fn\":\"getProcesses\"}", "{\"fn\":\"getProcesses\",\"keepalive\":true}"};
+	for (int k = 0; k < 2; k++) {
+		struct srv s;
+		struct rpc_opts o = {.max_requests = 1};
+		srv_init(&s, &o, "");
+		struct reg_delivery d;
+		for (int i = 0; i < 20000; i++) {
+			int32_t anc[] = {200000 + i, 7000 + i / 16, 4000};
+			registry_poll(&s.reg, 0, anc, 3, 2, fake_now(), &d);
+		}
+		srv_run(&s);
+		int fd = ka_connect(&s);
+		send_frames(fd, &req[k], 1);
+		usleep(100000); /* the server fills the socket and waits */
+		send_frames(fd, (const char *[]){KA_STATUS}, 1);
+		struct buf r = BUF_INIT;
+		/* read slowly, so the end of the answer is still queued on the
+		 * server when it has written it all */
+		usleep(100000);
+		REQUIRE(read_answer(fd, &r) == 0);
+		CHECK(r.len > 1000000);
+		CHECK(strncmp(r.data, "{\"count\":20000,", 15) == 0);
+		CHECK(r.data[r.len - 1] == '}');
+		CHECK(read_answer(fd, &r) == 1);
+		close(fd);
+		buf_free(&r);
+		srv_stop(&s);
+		CHECK_INT(s.st.answered, 1);
+		registry_free(&s.reg);
+	}
 }

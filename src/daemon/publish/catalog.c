@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
+
 #define G MK_GAUGE
 #define C MK_COUNTER
 
@@ -247,4 +249,96 @@ const struct metric_desc *catalog_all(size_t *n)
 {
 	*n = sizeof cat / sizeof cat[0];
 	return cat;
+}
+
+/* ---------------- the sinks' walk over a frame ---------------- */
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct catalog_row *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Prometheus metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; anything else becomes '_'. */
+static void put_sanitized(struct buf *o, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+			  (i && c >= '0' && c <= '9');
+		buf_putc(o, ok ? c : '_');
+	}
+}
+
+/* The name of an uncatalogued key, appended NUL-terminated to names; false
+ * (names unchanged) when the sink must leave the key out. */
+static bool generic_name(enum catalog_sink sink, const char *key, size_t baselen, struct buf *names)
+{
+	if (sink == CATALOG_OTLP) {
+		buf_printf(names, "dynolog.%.*s", (int)baselen, key);
+	} else {
+		size_t start = names->len;
+		buf_puts(names, "dynolog_");
+		put_sanitized(names, key, baselen);
+		if (catalog_prom_family_taken(names->data + start, names->len - start)) {
+			/* would duplicate a family's HELP/TYPE and make the page invalid */
+			LOG_ONCE(LOG_LEVEL_WARN, "prometheus: key '%s' clashes with a known family; not exported", key);
+			buf_truncate(names, start);
+			return false;
+		}
+	}
+	buf_putc(names, 0);
+	return true;
+}
+
+void catalog_rows(const struct frame *f, enum catalog_sink sink, struct catalog_rows *out)
+{
+	out->row = xmalloc((f->n ? f->n : 1) * sizeof *out->row);
+	out->n = 0;
+	buf_init(&out->names);
+	size_t *genoff = xmalloc((f->n ? f->n : 1) * sizeof *genoff); /* names moves as it grows */
+	for (size_t i = 0; i < f->n; i++) {
+		const struct frame_value *v = &f->vals[i];
+		if (v->type == FV_STRING)
+			continue;
+		const char *key = frame_key(f, v), *suffix = NULL;
+		const struct metric_desc *d = catalog_find(key, &suffix);
+		const char *name = d ? (sink == CATALOG_PROM ? d->prom : d->otel) : NULL;
+		if (d && !name)
+			continue; /* catalogued, but not exported by this sink */
+		if (!d) {
+			/* an uncatalogued key (e.g. another collector's): generic gauge */
+			const char *dot = strchr(key, '.');
+			genoff[out->n] = out->names.len;
+			if (!generic_name(sink, key, dot ? (size_t)(dot - key) : strlen(key), &out->names))
+				continue;
+			suffix = dot && dot[1] ? dot + 1 : NULL;
+		}
+		struct catalog_row *r = &out->row[out->n++];
+		r->name = name;
+		r->d = d;
+		r->suffix = suffix;
+		r->label = suffix;
+		if (d && suffix && d->strip && strncmp(suffix, d->strip, strlen(d->strip)) == 0)
+			r->label += strlen(d->strip);
+		r->value = v->type == FV_INT ? (double)v->v.i : v->type == FV_UINT ? (double)v->v.u : v->v.f;
+		if (d)
+			r->value *= d->scale;
+		r->idx = i;
+	}
+	for (size_t r = 0; r < out->n; r++)
+		if (!out->row[r].name)
+			out->row[r].name = out->names.data + genoff[r];
+	free(genoff);
+	qsort(out->row, out->n, sizeof *out->row, row_cmp);
+}
+
+void catalog_rows_free(struct catalog_rows *r)
+{
+	free(r->row);
+	buf_free(&r->names);
+	memset(r, 0, sizeof *r);
 }

@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/buf.h"
+#include "daemon/frame.h"
+
 enum metric_kind {
 	MK_GAUGE,   /* the frame value is the current level */
 	MK_COUNTER, /* the frame value is the increase over the last interval */
@@ -45,5 +48,33 @@ const char *catalog_help(const struct metric_desc *d);
 bool catalog_prom_family_taken(const char *name, size_t len);
 /* All entries, for docs and tests. */
 const struct metric_desc *catalog_all(size_t *n);
+
+/* The walk both exporting sinks make over a frame: every numeric value the
+ * sink exports, with its name, catalog entry, label and scaled value,
+ * sorted by name (frame order within a name) so that a family's series
+ * stand together.  The sinks only differ in the names they read. */
+enum catalog_sink {
+	CATALOG_PROM, /* d->prom; others "dynolog_<base, sanitized>", dropped
+		       * when that would clash with a known family */
+	CATALOG_OTLP, /* d->otel; others "dynolog.<base>" */
+};
+
+struct catalog_row {
+	const char *name;            /* the sink's metric (family) name */
+	const struct metric_desc *d; /* NULL: an uncatalogued key, a generic gauge */
+	const char *suffix;          /* the key after its '.', NULL: none */
+	const char *label;           /* suffix less d->strip: the label value */
+	double value;                /* frame value * d->scale (may be NaN/Inf) */
+	size_t idx;                  /* index in the frame */
+};
+
+struct catalog_rows {
+	struct catalog_row *row;
+	size_t n;
+	struct buf names; /* storage of the generic names */
+};
+
+void catalog_rows(const struct frame *f, enum catalog_sink sink, struct catalog_rows *out);
+void catalog_rows_free(struct catalog_rows *r);
 
 #endif

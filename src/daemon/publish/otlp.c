@@ -48,22 +48,6 @@ struct otlp_sink {
 
 /* ---------------- rendering ---------------- */
 
-struct orow {
-	const char *name;
-	const struct metric_desc *d;
-	const char *suffix;
-	size_t idx;
-};
-
-static int orow_cmp(const void *a, const void *b)
-{
-	const struct orow *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 static void attr_str(struct jw *w, const char *k, const char *v, size_t vlen)
 {
 	jw_obj_begin(w);
@@ -94,35 +78,10 @@ static const char *frame_string(const struct frame *f, const char *key)
 
 void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, const char *host, struct buf *out)
 {
-	struct orow *rows = xmalloc((f->n ? f->n : 1) * sizeof *rows);
-	struct buf gen = BUF_INIT;
-	size_t *genoff = xmalloc((f->n ? f->n : 1) * sizeof *genoff);
-	size_t nr = 0;
-	for (size_t i = 0; i < f->n; i++) {
-		const struct frame_value *v = &f->vals[i];
-		if (v->type == FV_STRING)
-			continue;
-		const char *key = frame_key(f, v), *suffix = NULL;
-		const struct metric_desc *d = catalog_find(key, &suffix);
-		if (d && !d->otel)
-			continue;
-		rows[nr].d = d;
-		rows[nr].suffix = suffix;
-		rows[nr].idx = i;
-		rows[nr].name = d ? d->otel : NULL;
-		if (!d) {
-			const char *dot = strchr(key, '.');
-			genoff[nr] = gen.len;
-			buf_printf(&gen, "dynolog.%.*s", (int)(dot ? dot - key : (long)strlen(key)), key);
-			buf_putc(&gen, 0);
-			rows[nr].suffix = dot && dot[1] ? dot + 1 : NULL;
-		}
-		nr++;
-	}
-	for (size_t r = 0; r < nr; r++)
-		if (!rows[r].name)
-			rows[r].name = gen.data + genoff[r];
-	qsort(rows, nr, sizeof *rows, orow_cmp);
+	struct catalog_rows rows;
+	catalog_rows(f, CATALOG_OTLP, &rows);
+	const struct catalog_row *row = rows.row;
+	size_t nr = rows.n;
 
 	struct jw w;
 	jw_init(&w, out);
@@ -152,17 +111,17 @@ void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, co
 	jw_key(&w, "metrics");
 	jw_arr_begin(&w);
 	for (size_t r = 0; r < nr;) {
-		const char *name = rows[r].name;
-		bool sum = rows[r].d && rows[r].d->kind == MK_COUNTER;
+		const char *name = row[r].name;
+		bool sum = row[r].d && row[r].d->kind == MK_COUNTER;
 		jw_obj_begin(&w);
 		jw_key(&w, "name");
 		jw_str(&w, name);
-		if (rows[r].d && rows[r].d->help) {
+		if (row[r].d && row[r].d->help) {
 			jw_key(&w, "description");
-			jw_str(&w, rows[r].d->help);
+			jw_str(&w, row[r].d->help);
 		}
 		jw_key(&w, "unit");
-		jw_str(&w, rows[r].d ? rows[r].d->otel_unit : "1");
+		jw_str(&w, row[r].d ? row[r].d->otel_unit : "1");
 		jw_key(&w, sum ? "sum" : "gauge");
 		jw_obj_begin(&w);
 		if (sum) {
@@ -173,22 +132,15 @@ void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, co
 		}
 		jw_key(&w, "dataPoints");
 		jw_arr_begin(&w);
-		for (; r < nr && strcmp(rows[r].name, name) == 0; r++) {
-			const struct orow *o = &rows[r];
-			const struct frame_value *v = &f->vals[o->idx];
-			double x = v->type == FV_INT ? (double)v->v.i : v->type == FV_UINT ? (double)v->v.u : v->v.f;
-			if (o->d)
-				x *= o->d->scale;
-			if (!isfinite(x))
+		for (; r < nr && strcmp(row[r].name, name) == 0; r++) {
+			const struct catalog_row *o = &row[r];
+			if (!isfinite(o->value))
 				continue;
 			jw_obj_begin(&w);
 			jw_key(&w, "attributes");
 			jw_arr_begin(&w);
 			if (o->suffix) {
-				const char *sv = o->suffix;
-				if (o->d && o->d->strip && strncmp(sv, o->d->strip, strlen(o->d->strip)) == 0)
-					sv += strlen(o->d->strip);
-				attr_str(&w, o->d ? o->d->otel_attr : "dynolog.label", sv, strlen(sv));
+				attr_str(&w, o->d ? o->d->otel_attr : "dynolog.label", o->label, strlen(o->label));
 				if (o->d && strcmp(o->d->otel_attr, "process.pid") == 0) {
 					char k[64];
 					snprintf(k, sizeof k, "proc_job_id.%s", o->suffix);
@@ -211,7 +163,7 @@ void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, co
 			jw_key(&w, "timeUnixNano");
 			nano(&w, f->wall_ns);
 			jw_key(&w, "asDouble");
-			jw_f64(&w, x);
+			jw_f64(&w, o->value);
 			jw_obj_end(&w);
 		}
 		jw_arr_end(&w);
@@ -224,9 +176,7 @@ void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, co
 	jw_obj_end(&w);
 	jw_arr_end(&w);
 	jw_obj_end(&w);
-	free(rows);
-	free(genoff);
-	buf_free(&gen);
+	catalog_rows_free(&rows);
 }
 
 /* ---------------- queue and transfers ---------------- */

@@ -145,22 +145,6 @@ void prom_update(struct prom_sink *p, int src, const struct frame *f)
 
 /* ---------------- rendering ---------------- */
 
-struct row {
-	const char *family;
-	const struct metric_desc *d; /* NULL: uncatalogued key, generic gauge */
-	const char *suffix;
-	size_t idx; /* frame index */
-};
-
-static int row_cmp(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	int c = strcmp(x->family, y->family);
-	if (c)
-		return c;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 static void put_label_value(struct buf *o, const char *s)
 {
 	for (; *s; s++) {
@@ -185,27 +169,6 @@ static void put_value(struct buf *o, double v)
 		char t[40];
 		json_fmt_f64(t, v);
 		buf_puts(o, t);
-	}
-}
-
-/* Metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; anything else becomes '_'. */
-static void put_sanitized(struct buf *o, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-			  (i && c >= '0' && c <= '9');
-		buf_putc(o, ok ? c : '_');
-	}
-}
-
-static double frame_num(const struct frame_value *v)
-{
-	switch (v->type) {
-	case FV_INT: return (double)v->v.i;
-	case FV_UINT: return (double)v->v.u;
-	case FV_FLOAT: return v->v.f;
-	default: return NAN;
 	}
 }
 
@@ -284,69 +247,22 @@ void prom_render(struct prom_sink *p, const struct prom_self *self, size_t nself
 
 static void render_frame(const struct frame *f, struct buf *o)
 {
-	struct row *rows = xmalloc((f->n ? f->n : 1) * sizeof *rows);
-	size_t nr = 0;
-	struct buf gen = BUF_INIT; /* generic family names, NUL separated */
-	size_t *genoff = xmalloc((f->n ? f->n : 1) * sizeof *genoff);
-	for (size_t i = 0; i < f->n; i++) {
-		const struct frame_value *v = &f->vals[i];
-		if (v->type == FV_STRING)
-			continue;
-		const char *key = frame_key(f, v), *suffix = NULL;
-		const struct metric_desc *d = catalog_find(key, &suffix);
-		if (d && !d->prom)
-			continue;
-		rows[nr].d = d;
-		rows[nr].suffix = suffix;
-		rows[nr].idx = i;
-		if (d) {
-			rows[nr].family = d->prom;
-		} else {
-			/* an uncatalogued key (e.g. another collector's): generic gauge */
-			const char *dot = strchr(key, '.');
-			size_t start = gen.len;
-			genoff[nr] = start;
-			buf_puts(&gen, "dynolog_");
-			put_sanitized(&gen, key, dot ? (size_t)(dot - key) : strlen(key));
-			if (catalog_prom_family_taken(gen.data + start, gen.len - start)) {
-				/* would duplicate a family's HELP/TYPE and make the page invalid */
-				LOG_ONCE(LOG_LEVEL_WARN, "prometheus: key '%s' clashes with a known family; not exported", key);
-				buf_truncate(&gen, start);
-				continue;
-			}
-			buf_putc(&gen, 0);
-			rows[nr].suffix = dot && dot[1] ? dot + 1 : NULL;
-			rows[nr].family = NULL;
-		}
-		nr++;
-	}
-	for (size_t r = 0; r < nr; r++)
-		if (!rows[r].family)
-			rows[r].family = gen.data + genoff[r];
-	qsort(rows, nr, sizeof *rows, row_cmp);
-
+	struct catalog_rows rows;
+	catalog_rows(f, CATALOG_PROM, &rows);
 	const char *cur = NULL;
-	for (size_t r = 0; r < nr; r++) {
-		const struct row *w = &rows[r];
-		const struct frame_value *v = &f->vals[w->idx];
-		double x = frame_num(v);
-		bool counter = w->d && w->d->kind == MK_COUNTER;
-		if (!cur || strcmp(cur, w->family) != 0) {
-			cur = w->family;
+	for (size_t r = 0; r < rows.n; r++) {
+		const struct catalog_row *w = &rows.row[r];
+		if (!cur || strcmp(cur, w->name) != 0) {
+			cur = w->name;
 			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", cur,
 				   w->d ? catalog_help(w->d) : "dynolog metric without a catalog entry.", cur,
-				   counter ? "counter" : "gauge");
+				   w->d && w->d->kind == MK_COUNTER ? "counter" : "gauge");
 		}
-		if (w->d)
-			x *= w->d->scale;
 		buf_puts(o, cur);
 		bool any = false;
-		if (w->suffix) {
-			const char *lv = w->suffix;
-			if (w->d && w->d->strip && strncmp(lv, w->d->strip, strlen(w->d->strip)) == 0)
-				lv += strlen(w->d->strip);
+		if (w->label) {
 			buf_printf(o, "{%s=\"", w->d ? w->d->label : "key");
-			put_label_value(o, lv);
+			put_label_value(o, w->label);
 			buf_putc(o, '"');
 			any = true;
 		}
@@ -357,12 +273,10 @@ static void render_frame(const struct frame *f, struct buf *o)
 			any = true;
 		}
 		buf_puts(o, any ? "} " : " ");
-		put_value(o, x);
+		put_value(o, w->value);
 		buf_putc(o, '\n');
 	}
-	free(rows);
-	free(genoff);
-	buf_free(&gen);
+	catalog_rows_free(&rows);
 	render_process_info(f, o);
 }
 

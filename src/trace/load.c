@@ -30,6 +30,7 @@
 
 #include "core/json.h"
 #include "trace/load_internal.h"
+#include "trace/par.h"
 #include "trace/model.h"
 #include "trace/source.h"
 
@@ -894,6 +895,50 @@ static int64_t remap_id(int64_t v, const uint32_t *map)
 	return v;
 }
 
+struct merge_ctx {
+	struct trace_rank *r, *h;
+	const uint32_t *map;
+	uint32_t base;
+};
+
+enum { MERGE_COLUMNS = 15 };
+
+/* Column i of the helper's rows appended to r's (a par_for task: each
+ * writes its own column and reads only the helper's and the map). */
+static void merge_column(void *ctx, size_t col)
+{
+	const struct merge_ctx *mc = ctx;
+	struct trace_rank *r = mc->r, *h = mc->h;
+	const uint32_t *map = mc->map;
+	size_t n0 = r->n, total = r->n + h->n;
+#define APPEND(c, expr)                                                                              \
+	do {                                                                                         \
+		r->c = xrealloc(r->c, total * sizeof *r->c);                                         \
+		for (size_t i = 0; i < h->n; i++)                                                    \
+			r->c[n0 + i] = (expr);                                                       \
+		free(h->c);                                                                          \
+		h->c = NULL;                                                                         \
+	} while (0)
+	switch (col) {
+	case 0: APPEND(ts, h->ts[i]); break;
+	case 1: APPEND(dur, h->dur[i]); break;
+	case 2: APPEND(name, map[h->name[i]]); break;
+	case 3: APPEND(cat, map[h->cat[i]]); break;
+	case 4: APPEND(kind, 0); break;
+	case 5: APPEND(pid, remap_id(h->pid[i], map)); break;
+	case 6: APPEND(tid, remap_id(h->tid[i], map)); break;
+	case 7: APPEND(stream, h->stream[i]); break;
+	case 8: APPEND(correlation, h->correlation[i]); break;
+	case 9: APPEND(external_id, h->external_id[i]); break;
+	case 10: APPEND(bytes, h->bytes[i]); break;
+	case 11: APPEND(mem_bw_gbps, h->mem_bw_gbps[i]); break;
+	case 12: APPEND(idx, h->idx[i] + mc->base); break;
+	case 13: APPEND(link, -1); break;
+	case 14: APPEND(iteration, TRACE_ITER_NONE); break;
+	}
+#undef APPEND
+}
+
 /* Append the helper's rows (event ids shifted by base) to r. */
 static void split_merge(struct parser *p, struct split *sp, uint32_t base)
 {
@@ -901,34 +946,13 @@ static void split_merge(struct parser *p, struct split *sp, uint32_t base)
 	uint32_t *map = xmalloc((h->strs.n ? h->strs.n : 1) * sizeof *map);
 	for (uint32_t id = 0; id < h->strs.n; id++)
 		map[id] = trace_strtab_intern(&r->strs, h->strs.s[id], h->strs.len[id]);
-	/* column by column, freeing each helper column at once: the peak is
-	 * one copy of the rows, not two */
-	size_t n0 = r->n, total = r->n + h->n;
+	/* column by column, freeing each helper column at once (the peak is
+	 * one column over the rows, not a second copy), the columns shared out
+	 * between two threads: the helper's core is idle by now */
+	size_t total = r->n + h->n;
 	if (total > 0) {
-#define APPEND(col, expr)                                                                            \
-	do {                                                                                         \
-		r->col = xrealloc(r->col, total * sizeof *r->col);                                   \
-		for (size_t i = 0; i < h->n; i++)                                                    \
-			r->col[n0 + i] = (expr);                                                     \
-		free(h->col);                                                                        \
-		h->col = NULL;                                                                       \
-	} while (0)
-		APPEND(ts, h->ts[i]);
-		APPEND(dur, h->dur[i]);
-		APPEND(name, map[h->name[i]]);
-		APPEND(cat, map[h->cat[i]]);
-		APPEND(kind, 0);
-		APPEND(pid, remap_id(h->pid[i], map));
-		APPEND(tid, remap_id(h->tid[i], map));
-		APPEND(stream, h->stream[i]);
-		APPEND(correlation, h->correlation[i]);
-		APPEND(external_id, h->external_id[i]);
-		APPEND(bytes, h->bytes[i]);
-		APPEND(mem_bw_gbps, h->mem_bw_gbps[i]);
-		APPEND(idx, h->idx[i] + base);
-		APPEND(link, -1);
-		APPEND(iteration, TRACE_ITER_NONE);
-#undef APPEND
+		struct merge_ctx mc = {r, h, map, base};
+		par_for(MERGE_COLUMNS, p->opts->threads, merge_column, &mc);
 		r->n = r->cap = total;
 	}
 	for (size_t i = 0; i < h->nflows; i++) {

@@ -87,8 +87,16 @@ static inline uint32_t recent_slot(const char *s, size_t len)
 		memcpy(&a, s, 8);
 		memcpy(&b, s + len - 8, 8);
 		memcpy(&c, s + len / 2 - 4, 8);
-	} else {
-		memcpy(&a, s, len);
+	} else if (len >= 4) { /* fixed-size loads: a variable-length copy to the
+				* stack and an 8-byte load back stalls the CPU */
+		uint32_t x, y;
+		memcpy(&x, s, 4);
+		memcpy(&y, s + len - 4, 4);
+		a = x;
+		b = y;
+	} else if (len > 0) {
+		a = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[len / 2] << 8 |
+		    (uint64_t)(unsigned char)s[len - 1] << 16;
 	}
 	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ull) ^ (c * 0xC2B2AE3D27D4EB4Full) ^ len) * 0xff51afd7ed558ccdull;
 	return (uint32_t)(h >> 55); /* 9 bits: 512 slots */

@@ -201,29 +201,27 @@ int cmd_analyze(int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
-	int rc = args_parse(opts, argc - 1, argv + 1, &a);
-	if (rc == ARGS_HELP) {
-		args_help(stdout, "dyno analyze temporal|idle|kernels|kernel-distribution|overlap|launch|summary TRACE_OR_DIR [options]",
-			  "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
-			  "like Holistic Trace Analysis, with the same definitions and numbers:\n"
-			  "  temporal  GPU idle / compute / non-compute time per rank\n"
-			  "  idle      GPU idle time per stream: host_wait, kernel_wait, other\n"
-			  "  kernels   GPU kernel time by type (and overlaps); --top: per-kernel table\n"
-			  "  kernel-distribution  kernel durations per rank, slowest vs fastest rank\n"
-			  "  overlap   share of communication time overlapped by computation, per rank\n"
-			  "  launch    CUDA kernel launch statistics per rank\n"
-			  "  summary   all of the above\n"
-			  "With --format csv the columns are named as in HTA's CSV files.",
-			  opts);
-		args_free(&a);
-		return 0;
-	}
-	if (rc != ARGS_OK || a.npos != 2) {
-		fprintf(stderr, "dyno analyze: %s\n",
-			rc != ARGS_OK ? a.error.data : "expected ANALYSIS and TRACE_OR_DIR (see --help)");
-		args_free(&a);
-		return 2;
-	}
+	const struct arg_cmd cmd = {
+		.prog = "dyno analyze",
+		.usage = "dyno analyze temporal|idle|kernels|kernel-distribution|overlap|launch|summary TRACE_OR_DIR [options]",
+		.description = "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
+			       "like Holistic Trace Analysis, with the same definitions and numbers:\n"
+			       "  temporal  GPU idle / compute / non-compute time per rank\n"
+			       "  idle      GPU idle time per stream: host_wait, kernel_wait, other\n"
+			       "  kernels   GPU kernel time by type (and overlaps); --top: per-kernel table\n"
+			       "  kernel-distribution  kernel durations per rank, slowest vs fastest rank\n"
+			       "  overlap   share of communication time overlapped by computation, per rank\n"
+			       "  launch    CUDA kernel launch statistics per rank\n"
+			       "  summary   all of the above\n"
+			       "With --format csv the columns are named as in HTA's CSV files.",
+		.opts = opts,
+		.min_pos = 2,
+		.max_pos = 2,
+		.pos_error = "expected ANALYSIS and TRACE_OR_DIR (see --help)",
+	};
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
 	const char *what = a.pos[0], *path = a.pos[1];
 	bool known = false;
 	for (int i = 0; analyses[i]; i++)

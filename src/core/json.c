@@ -33,7 +33,7 @@ enum { ST_TOP, ST_DONE, ST_VALUE, ST_ARR_FIRST, ST_ARR_NEXT, ST_OBJ_FIRST, ST_OB
 /* A single token may not exceed this (bounds memory on hostile streams). */
 #define JSON_MAX_TOKEN ((size_t)256 << 20)
 
-static uint64_t count_newlines(const char *s, const char *e, const char **last)
+uint64_t json_count_newlines(const char *s, const char *e, const char **last)
 {
 	uint64_t n = 0;
 	const char *lastnl = NULL;
@@ -78,9 +78,13 @@ static void position_of(struct json_reader *r, const char *at, struct json_error
 		at = r->base;
 	if (at > r->end)
 		at = r->end;
-	const char *lastnl;
-	uint64_t nl = count_newlines(r->base, at, &lastnl);
 	e->offset = r->base_off + (uint64_t)(at - r->base);
+	if ((r->flags & JSON_NO_LINES) && r->base_off > 0) {
+		e->line = e->column = 0; /* the discarded input was not counted */
+		return;
+	}
+	const char *lastnl;
+	uint64_t nl = json_count_newlines(r->base, at, &lastnl);
 	e->line = r->lines_before + nl + 1;
 	if (lastnl)
 		e->column = (uint64_t)(at - lastnl);
@@ -198,9 +202,9 @@ static ssize_t refill_ex(struct json_reader *r, const char **keep, bool soft)
 		return 0;
 	const char *k = *keep;
 	size_t drop = (size_t)(k - r->base);
-	if (drop) {
+	if (drop && !(r->flags & JSON_NO_LINES)) {
 		const char *lastnl;
-		uint64_t nl = count_newlines(r->base, k, &lastnl);
+		uint64_t nl = json_count_newlines(r->base, k, &lastnl);
 		if (nl) {
 			r->lines_before += nl;
 			r->last_nl_before = r->base_off + (uint64_t)(lastnl - r->base) + 1;

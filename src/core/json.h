@@ -61,6 +61,12 @@ enum {
 	/* Replace invalid UTF-8 and lone surrogate escapes by U+FFFD and count
 	 * them in json_reader.replaced, instead of failing. */
 	JSON_LENIENT_UTF8 = 1u << 0,
+	/* Do not count the newlines of input the stream window discards (a few
+	 * percent of a big parse): an error past the first window then has
+	 * line and column 0 (unknown), the offset stays exact.  For callers
+	 * that can find the line again themselves (the trace loader re-reads
+	 * a plain file on error). */
+	JSON_NO_LINES = 1u << 1,
 };
 
 #define JSON_DEFAULT_MAX_DEPTH 512
@@ -160,6 +166,10 @@ void json_raw_commit(struct json_reader *r, const char *q);
 bool json_raw_at_eof(const struct json_reader *r);
 /* Absolute offset of a pointer into the current window. */
 uint64_t json_raw_offset(const struct json_reader *r, const char *q);
+
+/* Newlines in [s, e), and the last one (NULL if none) in *last (may be
+ * NULL): the reader's own counter (SSE2), for callers that locate errors. */
+uint64_t json_count_newlines(const char *s, const char *e, const char **last);
 
 /* Number conversion.  f64 is correctly rounded (as strtod); i64/u64 fail
  * (return false) for non-integers and out-of-range values. */

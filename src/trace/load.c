@@ -1003,6 +1003,39 @@ static void split_merge(struct parser *p, struct split *sp, uint32_t base)
 	free(map);
 }
 
+/* Line and column of je's offset in a plain file, found by reading it
+ * again: the parse of a plain file does not count lines (JSON_NO_LINES),
+ * errors are rare and a re-read from the page cache is fast.  Leaves je
+ * as it is if the file cannot be read. */
+static void locate_in_file(const char *path, struct json_error *je)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char *b = xmalloc(1u << 20);
+	uint64_t pos = 0, lines = 0, after_nl = 0;
+	bool ok = true;
+	while (pos < je->offset) {
+		size_t want = je->offset - pos < (1u << 20) ? (size_t)(je->offset - pos) : (1u << 20);
+		ssize_t n = read(fd, b, want);
+		if (n <= 0) {
+			ok = false;
+			break;
+		}
+		const char *last;
+		lines += json_count_newlines(b, b + n, &last);
+		if (last)
+			after_nl = pos + (uint64_t)(last - b) + 1;
+		pos += (uint64_t)n;
+	}
+	free(b);
+	close(fd);
+	if (ok) {
+		je->line = lines + 1;
+		je->column = je->offset - after_nl + 1;
+	}
+}
+
 static void set_error(struct buf *err, const char *name, const struct json_error *je)
 {
 	if (je->line == 0) /* a reader started mid-file: only the byte offset is known */
@@ -1023,7 +1056,10 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	struct trace_rank *r = rank_new(name);
 	parser_init(&p, r, opts);
 	struct json_reader *jr = &p.jr;
-	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
+	/* a plain file can be read again to locate an error: no line counting */
+	bool plain_file = !trace_source_is_gzip(src) && trace_source_file_size(src) > 0;
+	unsigned jflags = JSON_LENIENT_UTF8 | (plain_file ? JSON_NO_LINES : 0);
+	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
 	struct split *sp = NULL;
 	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
 	uint64_t rest_adjust = 0;
@@ -1102,7 +1138,7 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 						p.r->stats.replaced_utf8 += jr->replaced;
 						json_reader_free(jr);
 						json_reader_init_stream(jr, trace_source_read, rest_src, 1u << 20,
-									JSON_LENIENT_UTF8);
+									JSON_LENIENT_UTF8 | JSON_NO_LINES);
 						/* {"_":[ ] : back inside the top-level object */
 						if (json_next(jr) != JSON_OBJ_BEGIN || json_next(jr) != JSON_KEY ||
 						    json_next(jr) != JSON_ARR_BEGIN || json_next(jr) != JSON_ARR_END)
@@ -1143,6 +1179,8 @@ broken:
 		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
 	if (rest_src)
 		jr->err.offset += rest_adjust, jr->err.line = 0;
+	if (jr->err.line == 0 && plain_file)
+		locate_in_file(name, &jr->err);
 	if (r->n > 0) {
 		struct buf m = BUF_INIT;
 		set_error(&m, name, &jr->err);
@@ -1187,6 +1225,8 @@ done:
 fail:
 	if (rest_src)
 		jr->err.offset += rest_adjust, jr->err.line = 0;
+	if (jr->err.line == 0 && plain_file)
+		locate_in_file(name, &jr->err);
 	set_error(err, name, &jr->err);
 fail_quiet:
 	split_free(sp);

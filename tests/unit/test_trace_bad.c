@@ -589,3 +589,64 @@ TEST(trace_shared_correlation_is_not_quadratic)
 	buf_free(&b);
 	buf_free(&err);
 }
+
+/* A plain file is parsed without counting lines (JSON_NO_LINES); an error
+ * deep inside it still names the right line and column (found by reading
+ * the file again), in the warning of a truncated load and in the error of
+ * a failed one. */
+TEST(trace_error_line_deep_in_plain_file)
+{
+	struct buf doc = BUF_INIT;
+	buf_puts(&doc, "{\n  \"traceEvents\": [\n");
+	for (int i = 0; i < 30000; i++) /* ~4 MiB: several reader windows */
+		buf_printf(&doc,
+			   "  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, \"tid\": 7,\n"
+			   "    \"ts\": %d.500, \"dur\": 2.250,\n    \"args\": {\"stream\": 7, \"correlation\": %d}\n  },\n",
+			   i % 7, 1000 + i * 10, i + 1);
+	size_t bad = doc.len + 14; /* the '@' below */
+	buf_puts(&doc, "  {\"ph\": \"X\", @}\n]}\n");
+	uint64_t line = 1, col = 1;
+	for (size_t i = 0; i < bad; i++) {
+		col++;
+		if (doc.data[i] == '\n')
+			line++, col = 1;
+	}
+	char want[96];
+	snprintf(want, sizeof want, "byte %zu (line %llu, column %llu):", bad, (unsigned long long)line,
+		 (unsigned long long)col);
+	struct buf path = BUF_INIT;
+	buf_printf(&path, "%s/deep.json", test_tmpdir());
+	FILE *f = fopen(path.data, "wb");
+	REQUIRE(f);
+	REQUIRE(fwrite(doc.data, 1, doc.len, f) == doc.len);
+	fclose(f);
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = trace_rank_load(path.data, &o, &err);
+	REQUIRE(r);
+	CHECK(r->stats.truncated);
+	CHECK_INT(r->n, 30000);
+	if (!strstr(r->stats.truncated_msg, want))
+		test_fail(__FILE__, __LINE__, "warning \"%s\", want \"%s\"", r->stats.truncated_msg, want);
+	trace_rank_free(r);
+	/* the same bad byte before any event: the error itself */
+	struct buf doc2 = BUF_INIT;
+	buf_append(&doc2, doc.data, 20); /* "{\n  \"traceEvents\": [" */
+	for (int i = 0; i < 200000; i++)
+		buf_puts(&doc2, "          \n");
+	size_t bad2 = doc2.len + 1;
+	buf_puts(&doc2, " @]}\n");
+	f = fopen(path.data, "wb");
+	REQUIRE(f);
+	REQUIRE(fwrite(doc2.data, 1, doc2.len, f) == doc2.len);
+	fclose(f);
+	r = trace_rank_load(path.data, &o, &err);
+	CHECK(r == NULL);
+	snprintf(want, sizeof want, "byte %zu (line %d, column 2):", bad2, 2 + 200000);
+	if (!strstr(err.data, want))
+		test_fail(__FILE__, __LINE__, "error \"%s\", want \"%s\"", err.data, want);
+	buf_free(&err);
+	buf_free(&path);
+	buf_free(&doc);
+	buf_free(&doc2);
+}

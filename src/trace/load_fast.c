@@ -364,6 +364,8 @@ static const char *value_skip(const char *p, const char *end, int depth)
 
 int64_t trace_int_of_num(const struct json_num *n, const char *raw, size_t rawlen, int64_t dflt)
 {
+	if (n->is_int && !n->big && n->mant <= (uint64_t)INT64_MAX) /* the common case, inline */
+		return n->neg ? -(int64_t)n->mant : (int64_t)n->mant;
 	int64_t v;
 	if (json_num_i64(n, &v))
 		return v;
@@ -386,7 +388,8 @@ static const char *int_val(const char *p, const char *end, int64_t *out)
 
 /* "key": at p (the opening quote); returns the byte after ':' and
  * whitespace, the key in *k / *kl. */
-static const char *key_at(const char *p, const char *end, const char **k, size_t *kl)
+static inline __attribute__((always_inline)) const char *key_at(const char *p, const char *end, const char **k,
+								 size_t *kl)
 {
 	if (p >= end || *p != '"')
 		return NULL;
@@ -404,7 +407,7 @@ static const char *key_at(const char *p, const char *end, const char **k, size_t
 
 /* After a member's value: ',' (more members) or the closing '}'.  Returns
  * the start of the next key, or the byte after '}' with *closed set. */
-static inline const char *next_member(const char *p, const char *end, bool *closed)
+static inline __attribute__((always_inline)) const char *next_member(const char *p, const char *end, bool *closed)
 {
 	p = skip_ws(p, end);
 	if (p >= end)
@@ -565,7 +568,13 @@ static inline __attribute__((always_inline)) const char *field(enum fkey f, cons
 	case F_TID:
 		q = num_val(p, end, &n);
 		/* the tokenizer path interns anything else as text */
-		if (!q || !json_num_i64(&n, &v) || v <= TRACE_ID_STR_BASE + (int64_t)UINT32_MAX)
+		if (!q)
+			return NULL;
+		if (n.is_int && n.mant <= (uint64_t)INT64_MAX) /* exact: no call */
+			v = n.neg ? -(int64_t)n.mant : (int64_t)n.mant;
+		else if (!json_num_i64(&n, &v))
+			return NULL;
+		if (v <= TRACE_ID_STR_BASE + (int64_t)UINT32_MAX)
 			return NULL;
 		if (f == F_PID)
 			ev->pid = v;

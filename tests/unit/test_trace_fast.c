@@ -146,6 +146,8 @@ static const struct {
 	{"{\"name\":\"mem\",\"args\":{\"a\":1},\"ph\":\"C\",\"ts\":1}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{\"stream\":\"7\"}}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"id\":null}", false},
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"pid\":-9223372036854775807}", false},
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"tid\":9223372036854775808}", false},
 	{"{\"ph\":\"XY\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"bad \xff utf8\",\"ts\":1,\"dur\":1}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"x\":\"\\ud83d\\ude00\"}", false},

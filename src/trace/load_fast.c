@@ -233,7 +233,7 @@ static inline __attribute__((always_inline)) const char *str_end(const char *p, 
  * at most 19 significant digits (mant/exp10 exact), no exponent.  Returns
  * the byte after it, NULL to decline.  The caller checks what follows.
  */
-static const char *num_val(const char *p, const char *end, struct json_num *n)
+static inline __attribute__((always_inline)) const char *num_val(const char *p, const char *end, struct json_num *n)
 {
 	const char *s = p;
 	n->neg = false;
@@ -273,7 +273,7 @@ static const char *num_val(const char *p, const char *end, struct json_num *n)
 }
 
 /* Any number, checked against the grammar, not decoded. */
-static const char *num_skip(const char *p, const char *end)
+static inline __attribute__((always_inline)) const char *num_skip(const char *p, const char *end)
 {
 	const char *s = p;
 	if (s < end && *s == '-')
@@ -360,6 +360,19 @@ static const char *value_skip(const char *p, const char *end, int depth)
 			return num_skip(p, end);
 		return NULL;
 	}
+}
+
+/* value_skip with the common scalars (numbers and plain strings) handled
+ * inline: most skipped args are one of those. */
+static inline __attribute__((always_inline)) const char *value_skip_fast(const char *p, const char *end, int depth)
+{
+	if (p < end && (*p == '-' || (unsigned)(*p - '0') < 10))
+		return num_skip(p, end);
+	if (p < end && *p == '"') {
+		bool plain;
+		return str_end(p, end, &plain);
+	}
+	return value_skip(p, end, depth);
 }
 
 int64_t trace_int_of_num(const struct json_num *n, const char *raw, size_t rawlen, int64_t dflt)
@@ -453,9 +466,9 @@ static const char *args_obj(const char *p, const char *end, struct fast_event *e
 				if (q)
 					ev->bw = json_num_f64(&n, p, (size_t)(q - p));
 			} else
-				q = value_skip(p, end, 2);
+				q = value_skip_fast(p, end, 2);
 		} else
-			q = value_skip(p, end, 2);
+			q = value_skip_fast(p, end, 2);
 		if (!q)
 			return NULL;
 		bool closed = false;
@@ -604,7 +617,7 @@ static inline __attribute__((always_inline)) const char *field(enum fkey f, cons
 	case F_OTHER:
 		break;
 	}
-	return value_skip(p, end, 1);
+	return value_skip_fast(p, end, 1);
 }
 
 /* p at `lit` (a key with its quotes, then whitespace and ':')?  Returns the

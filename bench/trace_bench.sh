@@ -29,16 +29,36 @@ TMP=$(mktemp -d /tmp/dyno-trace-bench.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
 REPS=${REPS:-3}
-measure() { # measure OUTVAR cmd...  -> "secs rss_kb": best wall time of REPS runs, largest peak RSS
-	local var=$1; shift
-	local t=$TMP/time.out best="" rss=0 i
+one_run() { # one_run cmd... -> "secs rss_kb faults" of one run under GNU time
+	local t=$TMP/time.out
+	/usr/bin/time -f "%e %M %R" -o "$t" "$@" >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
+	tail -n 1 "$t"
+}
+keep_best() { # keep_best VAR "secs rss faults": fastest run's time and faults, largest RSS
+	local var=$1 s m f bs bm bf
+	read -r s m f <<<"$2"
+	if [ -z "${!var:-}" ]; then printf -v "$var" '%s %s %s' "$s" "$m" "$f"; return; fi
+	read -r bs bm bf <<<"${!var}"
+	if awk -v a="$s" -v b="$bs" 'BEGIN {exit !(a < b)}'; then bs=$s bf=$f; fi
+	[ "$m" -gt "$bm" ] && bm=$m
+	printf -v "$var" '%s %s %s' "$bs" "$bm" "$bf"
+}
+measure() { # measure OUTVAR cmd...  -> "secs rss_kb faults": best wall time of REPS runs,
+	#                                      largest peak RSS, minor page faults of the best run
+	local var=$1 i; shift
+	unset "$var"
+	for ((i = 0; i < REPS; i++)); do keep_best "$var" "$(one_run "$@")"; done
+}
+# measure_pair VA VB: the commands in arrays CMD_A and CMD_B, run alternately
+# (A B A B ...) so that a drift of this shared machine's speed, which is
+# common over a minute, hits both sides of a ratio alike
+measure_pair() {
+	local i
+	unset "$1" "$2"
 	for ((i = 0; i < REPS; i++)); do
-		/usr/bin/time -f "%e %M" -o "$t" "$@" >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
-		read -r s m < <(tail -n 1 "$t")
-		if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN {exit !(a < b)}'; then best=$s; fi
-		[ "$m" -gt "$rss" ] && rss=$m
+		keep_best "$1" "$(one_run "${CMD_A[@]}")"
+		keep_best "$2" "$(one_run "${CMD_B[@]}")"
 	done
-	printf -v "$var" '%s %s' "$best" "$rss"
 }
 
 echo "== generating a ${MB} MB trace from $(basename "$BASE")"
@@ -51,15 +71,16 @@ measure ZCAT zcat "$TMP/t.json.gz"
 measure CAT cat "$TMP/t.json"
 measure TOK "$DYNO" json -q "$TMP/t.json"
 measure JSON1 "$DYNO" analyze summary "$TMP/t.json" -q --threads 1
-measure JSON "$DYNO" analyze summary "$TMP/t.json" -q
+CMD_A=("$DYNO" analyze summary "$TMP/t.json" -q) CMD_B=("${CMD_A[@]}" --small-pages)
+measure_pair JSON JSONSP
 measure JSONGZ "$DYNO" analyze summary "$TMP/t.json.gz" -q
 
 mkdir "$TMP/dir"
 "$GEN" "$BASE" --mb $((MB / 2)) --rank 0 >"$TMP/dir/rank-0.json" 2>/dev/null
 "$GEN" "$BASE" --mb $((MB / 2)) --rank 1 >"$TMP/dir/rank-1.json" 2>/dev/null
 cat "$TMP"/dir/*.json >/dev/null
-measure DIR1 "$DYNO" analyze summary "$TMP/dir" -q --threads 1
-measure DIR2 "$DYNO" analyze summary "$TMP/dir" -q --threads 2
+CMD_A=("$DYNO" analyze summary "$TMP/dir" -q --threads 1) CMD_B=("$DYNO" analyze summary "$TMP/dir" -q --threads 2)
+measure_pair DIR1 DIR2
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 
 # per-phase wall times from `dyno analyze --timings` (best of 3 runs by
@@ -92,24 +113,26 @@ HTA_BYTES=$(awk -F'|' -v n="$HTA_NAME" '$2 ~ " "n" " {gsub(/[ ,]/,"",$4); print 
 # report (awk: no dependency beyond the base system)
 awk -v raw="$RAW" -v gz="$GZ" -v zc="$ZCAT" -v ct="$CAT" -v js="$JSON" -v jg="$JSONGZ" \
 	-v d1="$DIR1" -v d2="$DIR2" -v hl="$HTA_LOAD" -v hr="$HTA_RSS" -v hb="$HTA_BYTES" \
-	-v tok="$TOK" -v j1="$JSON1" -v load="$LOAD" -v reps="$REPS" \
+	-v tok="$TOK" -v j1="$JSON1" -v jsp="$JSONSP" -v load="$LOAD" -v reps="$REPS" \
 	-v pf1="$PH_F1" -v pf2="$PH_F2" -v pd1="$PH_D1" -v pd2="$PH_D2" 'BEGIN {
 	split(zc, ZC, " "); split(ct, CT, " "); split(js, JS, " "); split(jg, JG, " ")
-	split(d1, D1, " "); split(d2, D2, " "); split(tok, TK, " "); split(j1, J1, " ")
+	split(d1, D1, " "); split(d2, D2, " "); split(tok, TK, " "); split(j1, J1, " "); split(jsp, SP, " ")
 	scale = raw / hb; mb = raw / 1e6
 	printf "(load average at the end: %s on this 2-core machine; timings are noisy when it is above 1)\n", load
 	printf "\ntrace: %.0f MB JSON, %.0f MB gzip (%.0fx the HTA reference trace)\n", mb, gz / 1e6, scale
-	printf "%-44s %8s %12s   (best of %d runs)\n", "command", "wall s", "peak RSS MB", reps
+	printf "%-44s %8s %12s %12s   (best of %d runs)\n", "command", "wall s", "peak RSS MB", "page faults", reps
 	row("cat t.json >/dev/null", CT); row("zcat t.json.gz >/dev/null", ZC)
 	row("dyno json t.json (core tokenizer only)", TK)
 	row("dyno analyze summary t.json --threads 1", J1)
-	row("dyno analyze summary t.json", JS); row("dyno analyze summary t.json.gz", JG)
+	row("dyno analyze summary t.json", JS); row("dyno analyze summary t.json --small-pages", SP)
+	row("dyno analyze summary t.json.gz", JG)
 	row("dyno analyze summary dir (2 ranks) -j1", D1); row("dyno analyze summary dir (2 ranks) -j2", D2)
-	printf "%-44s %8.2f %12.0f\n", sprintf("HTA load, extrapolated (x%.0f)", scale), hl * scale, hr * scale
+	printf "%-44s %8.2f %12.0f %12s\n", sprintf("HTA load, extrapolated (x%.0f)", scale), hl * scale, hr * scale, "-"
 	printf "\nload+summary speed on .json:     %8.0f MB/s   (target >= 1000; tokenizer alone %.0f MB/s)\n", mb / JS[1], mb / TK[1]
 	printf ".json.gz time / zcat time:       %8.2f        (target <= 1.25)\n", JG[1] / ZC[1]
 	printf "peak RSS / uncompressed size:    %8.3f        (target <= 0.3)\n", JS[2] * 1024 / raw
 	printf "2-rank dir, -j1 time / -j2 time: %8.2f        (target ~2 on 2 cores)\n", D1[1] / D2[1]
+	printf "huge pages: --small-pages / default time %.2f, page faults %.0fx fewer, RSS %+.0f%%\n", SP[1] / JS[1], SP[3] / (JS[3] ? JS[3] : 1), (JS[2] / SP[2] - 1) * 100
 	printf "HTA load time / ours (.json):    %8.1fx       (HTA %.0f MB/s measured on %.0f MB)\n", hl * scale / JS[1], hb / 1e6 / hl, hb / 1e6
 	printf "HTA RSS / ours:                  %8.1fx\n", hr * scale / (JS[2] / 1024)
 	printf "\nphases (dyno analyze --timings, wall s, best of 3; finish and parse: slowest rank)\n"
@@ -123,4 +146,4 @@ function phase(name, s,   P) {
 	split(s, P, " ")
 	printf "%-30s %7.3f %7.3f %7.3f %7.3f %8.3f %7.3f %11.3f\n", name, P[1], P[2], P[3], P[4], P[5], P[6], P[3] + P[4] + P[5] + P[6]
 }
-function row(name, a) { printf "%-44s %8.2f %12.0f\n", name, a[1], a[2] / 1024 }'
+function row(name, a) { printf "%-44s %8.2f %12.0f %12d\n", name, a[1], a[2] / 1024, a[3] }'

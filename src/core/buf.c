@@ -5,12 +5,66 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 const char buf_empty_[1];
+
+/* Big blocks on huge pages (opt-in, see buf.h).  Off by default: the daemon
+ * keeps its small footprint; `dyno analyze` turns it on. */
+static size_t huge_min; /* 0: off */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void xalloc_huge_pages(size_t min_bytes)
+{
+	huge_min = min_bytes < HUGE_PAGE ? (min_bytes ? HUGE_PAGE : 0) : min_bytes;
+	if (huge_min) {
+		/* every big block its own mapping (a fixed threshold also stops
+		 * glibc from raising it after a free, which would put big blocks
+		 * on the heap, where they cannot be aligned) and freed heap
+		 * memory kept for reuse rather than given back and faulted in
+		 * again */
+		mallopt(M_MMAP_THRESHOLD, (int)(huge_min < (32u << 20) ? huge_min : 32u << 20));
+		mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	}
+}
+
+/* The size to ask malloc for so that the block's mapping is a whole number of
+ * huge pages: the kernel places such an anonymous mapping on a 2 MiB boundary
+ * and fills it with 2 MiB pages.  64 bytes leave room for malloc's header
+ * (16 bytes), so the mapping is exactly the rounded size. */
+static size_t huge_size(size_t n)
+{
+	if (!huge_min || n < huge_min || n > SIZE_MAX / 2)
+		return n;
+	return ((n + 64 + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)) - 64;
+}
+
+/* Ask for transparent huge pages on every page the block touches.  Only a
+ * hint: where the kernel has none (THP off) the block stays on 4 KiB pages
+ * and nothing else changes; the contents are untouched.  Whole pages, not
+ * just the inner ones: the block is a mapping of its own whose first page
+ * holds malloc's header, and advising only part of it would split the
+ * mapping in two, after which realloc can no longer grow it with mremap and
+ * copies it instead. */
+static void *advise(void *p, size_t n, bool fresh)
+{
+	if (!huge_min || n < huge_min)
+		return p;
+	uintptr_t pg = 4096, a = (uintptr_t)p & ~(pg - 1), e = ((uintptr_t)p + n + pg - 1) & ~(pg - 1);
+	(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	/* malloc wrote its header before the advice, so the first 2 MiB are on
+	 * small pages already; collapse them into one huge page now (a copy of
+	 * one 4 KiB page) rather than take 511 faults on them later */
+	if (fresh && (a & (HUGE_PAGE - 1)) == 0 && e - a >= HUGE_PAGE)
+		(void)madvise((void *)a, HUGE_PAGE, 25 /* MADV_COLLAPSE, Linux 6.1 */);
+	return p;
+}
 
 static void oom(size_t n)
 {
@@ -20,14 +74,23 @@ static void oom(size_t n)
 
 void *xmalloc(size_t n)
 {
+	n = huge_size(n);
 	void *p = malloc(n ? n : 1);
 	if (!p)
 		oom(n);
-	return p;
+	return advise(p, n, true);
 }
 
 void *xcalloc(size_t n, size_t m)
 {
+	size_t t;
+	if (huge_min && !__builtin_mul_overflow(n, m, &t) && t >= huge_min) {
+		t = huge_size(t);
+		void *p = calloc(1, t);
+		if (!p)
+			oom(t);
+		return advise(p, t, true);
+	}
 	void *p = calloc(n ? n : 1, m ? m : 1);
 	if (!p)
 		oom(n * m);
@@ -36,10 +99,25 @@ void *xcalloc(size_t n, size_t m)
 
 void *xrealloc(void *p, size_t n)
 {
+	n = huge_size(n);
+	if (p && huge_min && n >= huge_min) {
+		/* A block that crosses into huge-page size moves from malloc's heap
+		 * to a mapping of its own; realloc would copy it there before the
+		 * mapping is advised, faulting every 4 KiB page of the copy.  So:
+		 * a new advised block, then the copy.  Blocks already that big grow
+		 * in place or by mremap, which moves pages without touching them. */
+		size_t old = malloc_usable_size(p);
+		if (old < huge_min) {
+			void *q = xmalloc(n);
+			memcpy(q, p, old < n ? old : n);
+			free(p);
+			return q;
+		}
+	}
 	void *q = realloc(p, n ? n : 1);
 	if (!q)
 		oom(n);
-	return q;
+	return advise(q, n, p == NULL);
 }
 
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }

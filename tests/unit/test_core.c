@@ -47,6 +47,47 @@ TEST(buf_grows_and_stays_terminated)
 	free(s);
 }
 
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* With huge pages on, the helpers round big blocks up, advise them, move
+ * blocks that cross the threshold out of the heap by hand and collapse the
+ * first 2 MiB: none of that may change what the caller sees. */
+TEST(xalloc_huge_pages_keep_contents)
+{
+	xalloc_huge_pages(1); /* below 2 MiB: means 2 MiB */
+	unsigned char *p = xrealloc(NULL, 1000);
+	memset(p, 0xa5, 1000);
+	p = xrealloc(p, 5u << 20); /* heap -> own mapping */
+	CHECK(all_bytes(p, 1000, 0xa5));
+	memset(p, 0x5a, 5u << 20);
+	p = xrealloc(p, 40u << 20); /* grows by mremap */
+	CHECK(all_bytes(p, 5u << 20, 0x5a));
+	memset(p + (5u << 20), 0x11, 35u << 20);
+	p = xrealloc(p, 3u << 20); /* shrinks */
+	CHECK(all_bytes(p, 3u << 20, 0x5a));
+	p = xrealloc(p, 100); /* back below the threshold */
+	CHECK(all_bytes(p, 100, 0x5a));
+	free(p);
+	unsigned char *z = xcalloc(3, 1u << 20);
+	CHECK(all_bytes(z, 3u << 20, 0));
+	free(z);
+	unsigned char *m = xmalloc((2u << 20) + 1);
+	memset(m, 7, (2u << 20) + 1);
+	CHECK(all_bytes(m, (2u << 20) + 1, 7));
+	free(m);
+	xalloc_huge_pages(0);
+	unsigned char *small = xmalloc(8u << 20); /* off again: plain malloc */
+	memset(small, 1, 8u << 20);
+	CHECK(all_bytes(small, 8u << 20, 1));
+	free(small);
+}
+
 TEST(buf_read_fd_to_end_limit_error)
 {
 	int p[2];

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/buf.h"
 #include "test.h"
 #include "test_trace_util.h"
 #include "trace/model.h"
@@ -491,6 +492,37 @@ TEST(trace_two_thread_parse_equals_one)
 {
 	char *p = write_big("big.json", 0, 0);
 	same_load(p, false, 2);
+	free(p);
+}
+
+/* `dyno analyze` puts big blocks on huge pages (xalloc_huge_pages): the
+ * reserved, collapsed and mremap-grown columns must hold exactly what the
+ * default allocation holds, with one parse thread and with two (the merge
+ * grows the first part's columns). */
+TEST(trace_huge_pages_same_model)
+{
+	char *p = write_big("big_huge.json", 0, 0);
+	struct trace_load_opts o1 = {.threads = 1}, o2 = {.threads = 2};
+	struct buf err = BUF_INIT, why = BUF_INIT;
+	struct trace_rank *a = trace_rank_load(p, &o1, &err), *d = trace_rank_load(p, &o2, &err);
+	xalloc_huge_pages(2u << 20);
+	struct trace_rank *b = trace_rank_load(p, &o1, &err);
+	struct trace_rank *c = trace_rank_load(p, &o2, &err);
+	xalloc_huge_pages(0);
+	REQUIRE(a && b && c && d);
+	CHECK(a->n > 1000);
+	CHECK_INT(c->stats.parse_threads, 2);
+	bool same_b = trace_rank_same(a, b, &why), same_c = trace_rank_same(d, c, &why);
+	if (!same_b || !same_c)
+		fprintf(stderr, "  %s\n", why.data);
+	CHECK(same_b);
+	CHECK(same_c);
+	trace_rank_free(a);
+	trace_rank_free(b);
+	trace_rank_free(c);
+	trace_rank_free(d);
+	buf_free(&err);
+	buf_free(&why);
 	free(p);
 }
 

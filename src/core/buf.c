@@ -26,11 +26,16 @@ void xalloc_huge_pages(size_t min_bytes)
 	if (huge_min) {
 		/* every big block its own mapping (a fixed threshold also stops
 		 * glibc from raising it after a free, which would put big blocks
-		 * on the heap, where they cannot be aligned) and freed heap
-		 * memory kept for reuse rather than given back and faulted in
-		 * again */
+		 * on the heap, where they cannot be aligned); freed heap memory
+		 * kept for reuse rather than given back and faulted in again;
+		 * and one heap for all threads, so that the scratch arrays one
+		 * analysis task frees serve the next task on the other thread
+		 * instead of each thread faulting in an arena of its own (the
+		 * threads allocate a few big arrays, never per event, so the
+		 * shared lock is not contended) */
 		mallopt(M_MMAP_THRESHOLD, (int)(huge_min < (32u << 20) ? huge_min : 32u << 20));
 		mallopt(M_TRIM_THRESHOLD, 64 << 20);
+		mallopt(M_ARENA_MAX, 1);
 	}
 }
 

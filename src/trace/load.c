@@ -63,16 +63,17 @@ static void rows_grow(struct trace_rank *r, size_t need)
 	r->cap = cap;
 }
 
-/* Room for the rows that `bytes` of trace text can hold, reserved before
- * parsing so that the columns are allocated once instead of doubling from
- * 4096 rows (each doubling on malloc's heap copies the column into memory
- * that must be faulted in).  Kineto events take 250-800 bytes each, so 1 row
- * per 256 bytes overestimates; the excess is address space only, never
- * touched, never resident.  Capped: a wrong guess only costs the growth it
- * was meant to avoid. */
+/* Room for the rows that `bytes` of trace text likely hold, reserved before
+ * parsing so that the columns start big (on huge pages, see
+ * xalloc_huge_pages) instead of doubling from 4096 rows, each doubling on
+ * malloc's heap a copy into memory that must be faulted in.  Kineto events
+ * take 250-800 bytes: one row per 512 bytes is near the mark; past it the
+ * columns keep doubling, which for blocks this big is an mremap that moves
+ * pages without copying.  The unused rest is address space, never touched,
+ * and no more than doubling itself would claim. */
 static void rows_reserve(struct trace_rank *r, uint64_t bytes)
 {
-	uint64_t rows = bytes / 256;
+	uint64_t rows = bytes / 512;
 	rows_grow(r, rows < (1u << 26) ? (size_t)rows : (size_t)1 << 26);
 }
 

@@ -48,6 +48,9 @@ for j in 2 3 0; do
 	"$DYNO" analyze summary "$D2" -q --threads $j >"$T/jn" 2>&1 || { echo "FAIL: summary --threads $j"; fail=1; }
 	cmp -s "$T/j1" "$T/jn" || { echo "FAIL: summary --threads $j differs from --threads 1"; fail=1; }
 done
+# huge pages are an allocation policy only (--small-pages turns them off)
+"$DYNO" analyze summary "$D2" -q --threads 1 --small-pages >"$T/jsp" 2>&1 || { echo "FAIL: --small-pages"; fail=1; }
+cmp -s "$T/j1" "$T/jsp" || { echo "FAIL: --small-pages changed the output"; fail=1; }
 "$DYNO" analyze summary "$D2" -q --threads 2 --timings >"$T/jt" 2>"$T/timings" || { echo "FAIL: --timings"; fail=1; }
 cmp -s "$T/j1" "$T/jt" || { echo "FAIL: --timings changed stdout"; fail=1; }
 for want in "timings (wall seconds):" "rank 0: " "rank 1: " "set finish" "analyses " "launch, rank 1: " "total "; do

@@ -51,7 +51,8 @@ measure() { # measure OUTVAR cmd...  -> "secs rss_kb faults": best wall time of 
 }
 # measure_pair VA VB: the commands in arrays CMD_A and CMD_B, run alternately
 # (A B A B ...) so that a drift of this shared machine's speed, which is
-# common over a minute, hits both sides of a ratio alike
+# common over a minute, hits both sides of a ratio alike (only for commands
+# with the same allocation policy, see JSONSP below)
 measure_pair() {
 	local i
 	unset "$1" "$2"
@@ -71,8 +72,11 @@ measure ZCAT zcat "$TMP/t.json.gz"
 measure CAT cat "$TMP/t.json"
 measure TOK "$DYNO" json -q "$TMP/t.json"
 measure JSON1 "$DYNO" analyze summary "$TMP/t.json" -q --threads 1
-CMD_A=("$DYNO" analyze summary "$TMP/t.json" -q) CMD_B=("${CMD_A[@]}" --small-pages)
-measure_pair JSON JSONSP
+# not alternated: a --small-pages run leaves the memory it freed in 4 KiB
+# pieces (on this VM handed back to the hypervisor), and the huge-page run
+# right after it pays 0.3-0.4 s more system time refilling 2 MiB pages;
+# so the --small-pages runs come last, after the directory's
+measure JSON "$DYNO" analyze summary "$TMP/t.json" -q
 measure JSONGZ "$DYNO" analyze summary "$TMP/t.json.gz" -q
 
 mkdir "$TMP/dir"
@@ -81,6 +85,7 @@ mkdir "$TMP/dir"
 cat "$TMP"/dir/*.json >/dev/null
 CMD_A=("$DYNO" analyze summary "$TMP/dir" -q --threads 1) CMD_B=("$DYNO" analyze summary "$TMP/dir" -q --threads 2)
 measure_pair DIR1 DIR2
+measure JSONSP "$DYNO" analyze summary "$TMP/t.json" -q --small-pages # last: see above
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 
 # per-phase wall times from `dyno analyze --timings` (best of 3 runs by

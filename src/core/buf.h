@@ -54,11 +54,13 @@ void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
-/* From now on, blocks of at least min_bytes that the helpers above return are
- * advised to the kernel as transparent huge pages (madvise MADV_HUGEPAGE), so
- * that filling them takes one page fault per 2 MiB instead of per 4 KiB: on a
- * virtual machine a fault can cost 10 us, and a 1 GB trace fills ~250 MB of
- * columns.  0 turns it off (the default). */
+/* From now on, blocks of at least min_bytes (2 MiB at the least) that the
+ * helpers above return are advised to the kernel as transparent huge pages
+ * (madvise MADV_HUGEPAGE), so that filling them takes one page fault per 2 MiB
+ * instead of per 4 KiB: on a virtual machine a fault can cost 10 us, and a
+ * 1 GB trace fills ~250 MB of columns.  Turning it on also tunes malloc for
+ * it (big blocks mapped on their own, one arena, no trimming below 64 MiB);
+ * 0 turns the advice off (the default) but leaves malloc's tuning as it is. */
 void xalloc_huge_pages(size_t min_bytes);
 
 #endif

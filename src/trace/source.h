@@ -28,6 +28,12 @@ struct trace_source *trace_source_open_range(const char *path, uint64_t offset, 
 					     char *errbuf, size_t errlen);
 /* Size of the file behind a source opened from a path (0 for memory). */
 uint64_t trace_source_file_size(const struct trace_source *s);
+/* About how many bytes of text the source will yield, for sizing buffers
+ * (never for correctness): the file size of a plain file; for a gzip file,
+ * the uncompressed size its trailer records (ISIZE, modulo 2^32), taken
+ * past 2^32 for a file of 64 MB or more while it is below 4x the
+ * compressed size (trace JSON compresses 8-30x).  0 when unknown. */
+uint64_t trace_source_text_size_hint(const struct trace_source *s);
 
 /* A memory block (not copied; must outlive the source). */
 struct trace_source *trace_source_mem(const void *data, size_t len);

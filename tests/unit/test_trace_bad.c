@@ -17,6 +17,7 @@
 #include "test.h"
 #include "test_trace_util.h"
 #include "trace/model.h"
+#include "trace/source.h"
 
 #define EV_LAUNCH(ts, dur, corr)                                                                     \
 	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,"    \
@@ -309,6 +310,65 @@ TEST(trace_gzip_truncated_and_corrupt)
 	buf_free(&big);
 	buf_free(&gz);
 	buf_free(&err);
+}
+
+/* The size hint only sizes the columns: it is the uncompressed size of a
+ * gzip file from its trailer, and when the trailer tells only the last
+ * member's size (a concatenated file) the load still keeps every event. */
+TEST(trace_source_text_size_hint)
+{
+	struct buf big = BUF_INIT;
+	buf_puts(&big, "{\"traceEvents\":[");
+	for (int i = 0; i < 5000; i++)
+		buf_printf(&big, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
+				 "\"args\":{\"stream\":7,\"correlation\":%d}}",
+			   i ? "," : "", i % 13, i * 3, i);
+	buf_puts(&big, "]}");
+	char err[256];
+	char *plain = write_tmp("hint.json", big.data, big.len);
+	struct trace_source *s = trace_source_open(plain, false, err, sizeof err);
+	REQUIRE(s);
+	CHECK_INT(trace_source_text_size_hint(s), big.len);
+	trace_source_close(s);
+
+	struct buf gz = BUF_INIT;
+	gzip_mem(big.data, big.len, &gz);
+	char *one = write_tmp("hint.json.gz", gz.data, gz.len);
+	s = trace_source_open(one, true, err, sizeof err);
+	REQUIRE(s);
+	CHECK(gz.len < big.len / 4);
+	CHECK_INT(trace_source_text_size_hint(s), big.len);
+	trace_source_close(s);
+
+	/* two members: all but the last closing bytes, then "]}" alone */
+	struct buf m1 = BUF_INIT, m2 = BUF_INIT;
+	gzip_mem(big.data, big.len - 2, &m1);
+	gzip_mem("]}", 2, &m2);
+	buf_append(&m1, m2.data, m2.len);
+	char *two = write_tmp("hint2.json.gz", m1.data, m1.len);
+	s = trace_source_open(two, true, err, sizeof err);
+	REQUIRE(s);
+	CHECK_INT(trace_source_text_size_hint(s), 2);
+	trace_source_close(s);
+	struct buf e = BUF_INIT;
+	struct trace_rank *r = trace_rank_load(two, NULL, &e);
+	REQUIRE(r);
+	CHECK_INT(r->n, 5000);
+	CHECK(!r->stats.truncated);
+	trace_rank_free(r);
+
+	/* memory has no size to tell */
+	s = trace_source_mem(gz.data, gz.len);
+	CHECK_INT(trace_source_text_size_hint(s), 0);
+	trace_source_close(s);
+	free(plain);
+	free(one);
+	free(two);
+	buf_free(&big);
+	buf_free(&gz);
+	buf_free(&m1);
+	buf_free(&m2);
+	buf_free(&e);
 }
 
 static void write_rank_file(const char *name, const char *distinfo)

@@ -228,7 +228,8 @@ int cmd_analyze(int argc, char **argv)
 	const char *what = a.pos[0], *path = a.pos[1];
 	/* the columns and the analyses' scratch arrays are filled once, front to
 	 * back: on 2 MiB pages that is ~40x fewer page faults (a 1 GB trace:
-	 * ~85,000 -> ~2,000), half the wall time on a virtual machine */
+	 * ~85,000 -> ~2,000), up to half the wall time on a virtual machine
+	 * where faults are costly (docs/analyze.md) */
 	if (!o.small_pages)
 		xalloc_huge_pages(2u << 20);
 	bool known = false;

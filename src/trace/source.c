@@ -275,7 +275,10 @@ uint64_t trace_source_text_size_hint(const struct trace_source *s)
 	 * 8-30x): a small file that compresses badly keeps its own size. */
 	while (size >= (UINT64_C(64) << 20) && isize < size * 4 && isize < (UINT64_C(1) << 40))
 		isize += UINT64_C(1) << 32;
-	return isize;
+	/* and no more than trace JSON can come from (a trailer is just four
+	 * bytes anyone can write: a small file claiming 4 GiB must not reserve
+	 * gigabytes of columns) */
+	return isize < size * 64 ? isize : size * 64;
 }
 
 struct trace_source *trace_source_mem(const void *data, size_t len)

@@ -32,7 +32,8 @@ uint64_t trace_source_file_size(const struct trace_source *s);
  * (never for correctness): the file size of a plain file; for a gzip file,
  * the uncompressed size its trailer records (ISIZE, modulo 2^32), taken
  * past 2^32 for a file of 64 MB or more while it is below 4x the
- * compressed size (trace JSON compresses 8-30x).  0 when unknown. */
+ * compressed size (trace JSON compresses 8-30x), and capped at 64x the
+ * compressed size whatever the trailer claims.  0 when unknown. */
 uint64_t trace_source_text_size_hint(const struct trace_source *s);
 
 /* A memory block (not copied; must outlive the source). */

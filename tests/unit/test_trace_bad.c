@@ -357,6 +357,17 @@ TEST(trace_source_text_size_hint)
 	CHECK(!r->stats.truncated);
 	trace_rank_free(r);
 
+	/* a trailer that lies is capped at 64x the file: a tiny file claiming
+	 * 4 GiB reserves kilobytes, and still loads */
+	m1.data[m1.len - 1] = (char)0xff;
+	m1.data[m1.len - 2] = (char)0xff;
+	char *liar = write_tmp("hint3.json.gz", m1.data, m1.len);
+	s = trace_source_open(liar, true, err, sizeof err);
+	REQUIRE(s);
+	CHECK_INT(trace_source_text_size_hint(s), (uint64_t)m1.len * 64);
+	trace_source_close(s);
+	free(liar);
+
 	/* memory has no size to tell */
 	s = trace_source_mem(gz.data, gz.len);
 	CHECK_INT(trace_source_text_size_hint(s), 0);

@@ -254,16 +254,22 @@ TEST(trace_not_a_trace)
 	buf_free(&err);
 }
 
+/* A trace of n kernels on stream 7 named k0..k(names-1), 3 us apart. */
+static void kernels_trace(struct buf *b, int n, int names)
+{
+	buf_puts(b, "{\"traceEvents\":[");
+	for (int i = 0; i < n; i++)
+		buf_printf(b, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
+			      "\"args\":{\"stream\":7,\"correlation\":%d}}",
+			   i ? "," : "", i % names, i * 3, i);
+	buf_puts(b, "]}");
+}
+
 TEST(trace_gzip_truncated_and_corrupt)
 {
 	/* a trace big enough that the cut falls inside the event list */
 	struct buf big = BUF_INIT;
-	buf_puts(&big, "{\"traceEvents\":[");
-	for (int i = 0; i < 20000; i++)
-		buf_printf(&big, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
-				 "\"args\":{\"stream\":7,\"correlation\":%d}}",
-			   i ? "," : "", i % 97, i * 3, i);
-	buf_puts(&big, "]}");
+	kernels_trace(&big, 20000, 97);
 	struct buf gz = BUF_INIT;
 	gzip_mem(big.data, big.len, &gz);
 	char *full = write_tmp("full.json.gz", gz.data, gz.len);
@@ -318,12 +324,7 @@ TEST(trace_gzip_truncated_and_corrupt)
 TEST(trace_source_text_size_hint)
 {
 	struct buf big = BUF_INIT;
-	buf_puts(&big, "{\"traceEvents\":[");
-	for (int i = 0; i < 5000; i++)
-		buf_printf(&big, "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"ts\":%d,\"dur\":1,"
-				 "\"args\":{\"stream\":7,\"correlation\":%d}}",
-			   i ? "," : "", i % 13, i * 3, i);
-	buf_puts(&big, "]}");
+	kernels_trace(&big, 5000, 13);
 	char err[256];
 	char *plain = write_tmp("hint.json", big.data, big.len);
 	struct trace_source *s = trace_source_open(plain, false, err, sizeof err);
@@ -357,8 +358,8 @@ TEST(trace_source_text_size_hint)
 	CHECK(!r->stats.truncated);
 	trace_rank_free(r);
 
-	/* a trailer that lies is capped at 64x the file: a tiny file claiming
-	 * 4 GiB reserves kilobytes, and still loads */
+	/* a trailer that lies is capped at 64x the file: a small file claiming
+	 * 4 GiB reserves kilobytes */
 	m1.data[m1.len - 1] = (char)0xff;
 	m1.data[m1.len - 2] = (char)0xff;
 	char *liar = write_tmp("hint3.json.gz", m1.data, m1.len);
@@ -366,6 +367,15 @@ TEST(trace_source_text_size_hint)
 	REQUIRE(s);
 	CHECK_INT(trace_source_text_size_hint(s), (uint64_t)m1.len * 64);
 	trace_source_close(s);
+	r = trace_rank_load(liar, NULL, &e);
+	REQUIRE(r);
+	CHECK_INT(r->n, 5000);
+	/* zlib checks the trailer after the last event: every event kept,
+	 * and the damage named */
+	CHECK(r->stats.truncated);
+	CHECK(strstr(r->stats.truncated_msg, "hint3.json.gz: byte ") != NULL);
+	CHECK(strstr(r->stats.truncated_msg, "incorrect length check") != NULL);
+	trace_rank_free(r);
 	free(liar);
 
 	/* memory has no size to tell */

@@ -378,6 +378,23 @@ TEST(trace_source_text_size_hint)
 	trace_rank_free(r);
 	free(liar);
 
+	/* a big file whose trailer wrapped past 4 GiB: 16 bytes recorded for
+	 * a 100 MB file means 4 GiB + 16 (a sparse file: no disk used) */
+	struct buf wp = BUF_INIT;
+	buf_printf(&wp, "%s/wrapped.json.gz", test_tmpdir());
+	int fd = open(wp.data, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	REQUIRE(fd >= 0);
+	REQUIRE(pwrite(fd, gz.data, 10, 0) == 10);
+	const unsigned char t16[4] = {16, 0, 0, 0};
+	REQUIRE(pwrite(fd, t16, 4, (100 << 20) - 4) == 4);
+	close(fd);
+	s = trace_source_open(wp.data, false, err, sizeof err);
+	REQUIRE(s);
+	CHECK_INT(trace_source_text_size_hint(s), (UINT64_C(1) << 32) + 16);
+	trace_source_close(s);
+	unlink(wp.data);
+	buf_free(&wp);
+
 	/* memory has no size to tell */
 	s = trace_source_mem(gz.data, gz.len);
 	CHECK_INT(trace_source_text_size_hint(s), 0);

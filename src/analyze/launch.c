@@ -131,10 +131,19 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 		       "(> %g): %zu",
 		    r->rank, t->nrows, o->runtime_cutoff, shortk, o->runtime_cutoff, rt_out,
 		    o->launch_delay_cutoff, ld_out);
-	if (t->nrows)
-		atable_note(t, "rank %d: sum cpu_duration %.17g, sum gpu_duration %.17g, sum launch_delay %.17g, "
-			       "mean launch_delay %.17g, max launch_delay %.17g",
-			    r->rank, sum_cpu, sum_gpu, sum_ld, sum_ld / (double)t->nrows, max_ld);
+	if (t->nrows) {
+		double v[] = {sum_cpu, sum_gpu, sum_ld, sum_ld / (double)t->nrows, max_ld};
+		struct buf txt[5];
+		for (int i = 0; i < 5; i++) {
+			buf_init(&txt[i]);
+			atable_fmt_display(&txt[i], v[i]);
+		}
+		atable_note(t, "rank %d: sum cpu_duration %s, sum gpu_duration %s, sum launch_delay %s, "
+			       "mean launch_delay %s, max launch_delay %s",
+			    r->rank, txt[0].data, txt[1].data, txt[2].data, txt[3].data, txt[4].data);
+		for (int i = 0; i < 5; i++)
+			buf_free(&txt[i]);
+	}
 	if (capped)
 		atable_note(t, "rank %d: %zu correlation ids shared by many CPU and GPU rows: only 16 x 16 pairs "
 			       "each",

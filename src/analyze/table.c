@@ -1,10 +1,13 @@
 /*
  * table.c - result tables and their rendering (see table.h).
  *
- * Number text: CSV and the terminal table print floats the way Python's
- * repr does (shortest text that reads back the same, always with a '.0'
- * or an exponent), because that is what pandas' to_csv writes into HTA's
- * CSVs.  JSON uses the core writer.
+ * Number text: CSV prints floats the way Python's repr does (shortest text
+ * that reads back the same, always with a '.0' or an exponent), because
+ * that is what pandas' to_csv writes into HTA's CSVs and users diff ours
+ * against theirs.  The terminal table rounds (two decimals, or three
+ * significant digits below 1) because 3475.046167285705 is noise to a
+ * reader; whole numbers print the same in both.  JSON uses the core writer
+ * (full precision).
  */
 #include "analyze/table.h"
 
@@ -184,7 +187,25 @@ void atable_fmt_float(struct buf *out, double v)
 	}
 }
 
-static void cell_text(const struct atable *t, size_t r, size_t c, struct buf *out)
+void atable_fmt_display(struct buf *out, double v)
+{
+	double a = fabs(v);
+	if (!isfinite(v) || v == floor(v) || a >= 1e15 || a < 1e-4) {
+		atable_fmt_float(out, v);
+		return;
+	}
+	/* two decimals from 1 up; below 1, three significant digits */
+	int decimals = a >= 1 ? 2 : 2 - (int)floor(log10(a));
+	char tmp[48];
+	int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+	while (n > 2 && tmp[n - 1] == '0' && tmp[n - 2] != '.')
+		n--;
+	buf_append(out, tmp, (size_t)n);
+}
+
+/* display: the terminal table's rounded text; else the exact repr text
+ * the CSV and diffs against HTA need */
+static void cell_text(const struct atable *t, size_t r, size_t c, bool display, struct buf *out)
 {
 	const union acell *x = &t->cells[r * t->ncols + c];
 	switch (t->cols[c].type) {
@@ -192,6 +213,8 @@ static void cell_text(const struct atable *t, size_t r, size_t c, struct buf *ou
 	case ACOL_FLOAT:
 		if (t->cols[c].int_text && x->f == floor(x->f) && fabs(x->f) < 9e15)
 			buf_printf(out, "%lld", (long long)x->f);
+		else if (display)
+			atable_fmt_display(out, x->f);
 		else
 			atable_fmt_float(out, x->f);
 		break;
@@ -232,7 +255,7 @@ static void render_csv(const struct atable *t, struct buf *out)
 			if (c)
 				buf_putc(out, ',');
 			buf_reset(&cell);
-			cell_text(t, r, c, &cell);
+			cell_text(t, r, c, false, &cell);
 			csv_field(out, cell.data, cell.len);
 		}
 		buf_putc(out, '\n');
@@ -262,7 +285,7 @@ static void render_table(const struct atable *t, struct buf *out)
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			buf_reset(&cell);
-			cell_text(t, r, c, &cell);
+			cell_text(t, r, c, true, &cell);
 			size_t cw = text_width(cell.data, cell.len);
 			if (cw > MAX_CELL_WIDTH)
 				cw = MAX_CELL_WIDTH;
@@ -286,7 +309,7 @@ static void render_table(const struct atable *t, struct buf *out)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			buf_reset(&cell);
-			cell_text(t, r, c, &cell);
+			cell_text(t, r, c, true, &cell);
 			if (t->cols[c].type == ACOL_FLOAT && isnan(t->cells[r * t->ncols + c].f))
 				buf_puts(&cell, "-");
 			size_t len = cell.len, cw = text_width(cell.data, len);

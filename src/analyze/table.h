@@ -67,6 +67,11 @@ void atable_append(struct atable *dst, struct atable *src);
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out);
 /* Python repr() text of a double (what pandas writes): 3.0, 0.17, 1e-05. */
 void atable_fmt_float(struct buf *out, double v);
+/* The terminal table's text of a double: two decimals from 1 up, three
+ * significant digits below 1, trailing zeros dropped (1.55078125 -> 1.55,
+ * 0.012345 -> 0.0123); whole numbers, tiny and huge values as
+ * atable_fmt_float. */
+void atable_fmt_display(struct buf *out, double v);
 /* numpy's round(x, n) (x * 10^n rounded half-to-even, divided back). */
 double atable_round(double x, int ndigits);
 

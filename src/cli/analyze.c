@@ -67,19 +67,24 @@ static int parse_ranks(const char *s, int **out, size_t *n)
 /* Print one table to stdout (and DIR/<name>.csv with --csv-dir).  The
  * per-launch table is long: in the terminal view only its counts (notes)
  * are printed. */
-static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first_json)
+static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first)
 {
 	struct buf b = BUF_INIT;
 	bool counts_only = fmt == AFMT_TABLE && strncmp(t->name, "cuda_kernel_launch_stats", 24) == 0;
-	if (fmt == AFMT_JSON && !*first_json)
+	if (fmt == AFMT_JSON && !*first)
 		buf_putc(&b, ',');
+	/* several CSV tables on stdout (summary, idle --interval-stats): a
+	 * blank line between them, so a reader can split them; --csv-dir
+	 * gives one file each */
+	if (fmt == AFMT_CSV && !*first)
+		buf_putc(&b, '\n');
 	if (counts_only)
 		buf_printf(&b, "%s\n%s", t->title, t->notes.data);
 	else
 		atable_render(t, fmt, &b);
 	if (fmt == AFMT_TABLE)
 		buf_putc(&b, '\n');
-	*first_json = false;
+	*first = false;
 	fwrite(b.data, 1, b.len, stdout);
 	if (fmt == AFMT_CSV && t->notes.len && !o->quiet)
 		fprintf(stderr, "%s", t->notes.data);
@@ -101,11 +106,11 @@ static int emit(const struct atable *t, enum aformat fmt, const struct aopts *o,
 }
 
 /* emit() when shown, else only the --csv-dir file. */
-static int emit_maybe(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first_json,
+static int emit_maybe(const struct atable *t, enum aformat fmt, const struct aopts *o, bool *first,
 		      bool shown)
 {
 	if (shown)
-		return emit(t, fmt, o, first_json);
+		return emit(t, fmt, o, first);
 	if (!o->csv_dir)
 		return 0;
 	struct aopts q = *o;

@@ -262,7 +262,7 @@ void args_help(FILE *f, const char *usage, const char *description, const struct
 		fputc('\n', f);
 		buf_free(&l);
 	}
-	fprintf(f, "  -h, --help                               show this help\n");
+	fprintf(f, "%-40s %s\n", "  -h, --help", "show this help");
 }
 
 int args_cmd(const struct arg_cmd *c, int argc, char **argv, struct args *a)

@@ -1312,7 +1312,13 @@ void trace_load_stats_describe(const struct trace_rank *r, struct buf *out)
 	SAY(s->replaced_utf8, "invalid UTF-8 sequences replaced");
 	SAY(s->dup_correlation_capped, "duplicate GPU rows not made (correlation shared by over 16 CPU rows)");
 #undef SAY
-	if (s->truncated)
-		buf_printf(out, "%sinput stopped early, events before it kept: %s", out->len > start ? "; " : "",
-			   s->truncated_msg);
+	if (s->truncated) {
+		/* the message names the file for callers that print it alone;
+		 * the describer's caller puts the path first already */
+		const char *m = s->truncated_msg;
+		size_t pl = r->path ? strlen(r->path) : 0;
+		if (pl && strncmp(m, r->path, pl) == 0 && m[pl] == ':' && m[pl + 1] == ' ')
+			m += pl + 2;
+		buf_printf(out, "%sinput stopped early, events before it kept: %s", out->len > start ? "; " : "", m);
+	}
 }

@@ -32,6 +32,19 @@ done < <(tail -n +2 "$SHARED/conformance/MANIFEST.tsv")
 echo "compared $compared CSV files"
 [ $compared -ge 60 ] || { echo "FAIL: too few CSVs compared"; fail=1; }
 
+# summary --format csv: the tables one after another, a blank line between
+# them; each block is byte for byte one of the --csv-dir files
+rm -rf "$T/sc" && mkdir "$T/sc"
+"$DYNO" analyze summary "$SHARED/traces/trace_filter" --format csv --csv-dir "$T/sc" -q >"$T/sc.csv"
+awk -v d="$T/sc" 'BEGIN { n = 1 } /^$/ { n++; next } { print > (d "/block" n) }' "$T/sc.csv"
+nblocks=0
+for b in "$T"/sc/block*; do
+	nblocks=$((nblocks + 1)) match=
+	for f in "$T"/sc/*.csv; do cmp -s "$b" "$f" && match=$f; done
+	[ -n "$match" ] || { echo "FAIL: summary csv block $(basename "$b") is no --csv-dir file"; head -2 "$b"; fail=1; }
+done
+[ "$nblocks" -ge 8 ] || { echo "FAIL: summary csv has $nblocks blank-line separated tables"; fail=1; }
+
 # a table is readable text with the analysis title
 "$DYNO" analyze temporal "$SHARED/traces/trace_filter" >"$T/t.txt" 2>/dev/null
 grep -q "^Temporal breakdown" "$T/t.txt" || { echo "FAIL: table output"; fail=1; }

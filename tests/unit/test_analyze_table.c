@@ -39,6 +39,30 @@ TEST(analyze_float_text_is_python_repr)
 	CHECK_NEAR(atable_round(0.125, 2), 0.12, 1e-12); /* half to even, like numpy */
 }
 
+static const char *disp(double v)
+{
+	static struct buf b;
+	buf_free(&b);
+	buf_init(&b);
+	atable_fmt_display(&b, v);
+	return b.data;
+}
+
+TEST(analyze_table_display_text_is_rounded)
+{
+	CHECK_STR(disp(1.55078125), "1.55");
+	CHECK_STR(disp(3475.046167285705), "3475.05");
+	CHECK_STR(disp(-2859.208955223881), "-2859.21");
+	CHECK_STR(disp(2.5), "2.5");   /* trailing zeros dropped */
+	CHECK_STR(disp(16738), "16738.0"); /* whole numbers as in the CSV */
+	CHECK_STR(disp(0.123456), "0.123");
+	CHECK_STR(disp(0.012345), "0.0123");
+	CHECK_STR(disp(0.9996), "1.0");
+	CHECK_STR(disp(1e-5), "1e-05"); /* tiny: repr, never "0.0" */
+	CHECK_STR(disp(2.5e20), "2.5e+20");
+	CHECK_STR(disp(NAN), "");
+}
+
 TEST(analyze_table_csv_json_table)
 {
 	static const char *const cols[] = {"name:s", "n:i", "v:f", "w:f", NULL};
@@ -47,7 +71,7 @@ TEST(analyze_table_csv_json_table)
 	size_t r = atable_add_row(t);
 	atable_set_s(t, r, 0, "void f<a, b>(\"x\")");
 	atable_set_i(t, r, 1, 7);
-	atable_set_f(t, r, 2, 2.5);
+	atable_set_f(t, r, 2, 2.0 / 3);
 	atable_set_f(t, r, 3, 4);
 	r = atable_add_row(t);
 	atable_set_s(t, r, 0, "plain");
@@ -55,7 +79,7 @@ TEST(analyze_table_csv_json_table)
 	atable_note(t, "a note");
 	struct buf b = BUF_INIT;
 	atable_render(t, AFMT_CSV, &b);
-	CHECK_STR(b.data, "name,n,v,w\n\"void f<a, b>(\"\"x\"\")\",7,2.5,4\nplain,-1,,\n");
+	CHECK_STR(b.data, "name,n,v,w\n\"void f<a, b>(\"\"x\"\")\",7,0.6666666666666666,4\nplain,-1,,\n");
 	buf_reset(&b);
 	atable_render(t, AFMT_JSON, &b);
 	struct json_doc doc;
@@ -73,6 +97,8 @@ TEST(analyze_table_csv_json_table)
 	CHECK(strncmp(b.data, "Demo table\n", 11) == 0);
 	CHECK(strstr(b.data, "a note\n") != NULL);
 	CHECK(strstr(b.data, "  -") != NULL); /* NaN shows as '-' */
+	CHECK(strstr(b.data, " 0.667 ") != NULL); /* rounded for reading ... */
+	CHECK(strstr(b.data, "0.6666") == NULL);  /* ... the CSV keeps every digit */
 	buf_free(&b);
 	atable_free(t);
 }

@@ -213,6 +213,11 @@ TEST(trace_truncated_json_keeps_events)
 	CHECK(r->stats.truncated);
 	CHECK_INT(r->n, 3);
 	CHECK(strstr(r->stats.truncated_msg, "cut.json: byte ") != NULL);
+	/* the summary line comes after the path: it does not repeat it */
+	struct buf d = BUF_INIT;
+	trace_load_stats_describe(r, &d);
+	CHECK_STR(d.data, "input stopped early, events before it kept: byte 530 (line 1, column 531): unterminated string");
+	buf_free(&d);
 	trace_rank_free(r);
 	/* cut before any event: an error with file and offset */
 	r = trace_rank_load_mem("cut2.json", small_trace, 40, NULL, &err);

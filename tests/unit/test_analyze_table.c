@@ -10,14 +10,18 @@
 #include "core/json.h"
 #include "test.h"
 
-static const char *fmt(double v)
+/* the text one of the formatters gives v (valid until the next call) */
+static const char *text_of(void (*format)(struct buf *, double), double v)
 {
 	static struct buf b;
 	buf_free(&b);
 	buf_init(&b);
-	atable_fmt_float(&b, v);
+	format(&b, v);
 	return b.data;
 }
+
+static const char *fmt(double v) { return text_of(atable_fmt_float, v); }
+static const char *disp(double v) { return text_of(atable_fmt_display, v); }
 
 TEST(analyze_float_text_is_python_repr)
 {
@@ -37,15 +41,6 @@ TEST(analyze_float_text_is_python_repr)
 	CHECK_STR(fmt(INFINITY), "inf");
 	CHECK_NEAR(atable_round(53.555, 2), 53.56, 1e-12);
 	CHECK_NEAR(atable_round(0.125, 2), 0.12, 1e-12); /* half to even, like numpy */
-}
-
-static const char *disp(double v)
-{
-	static struct buf b;
-	buf_free(&b);
-	buf_init(&b);
-	atable_fmt_display(&b, v);
-	return b.data;
 }
 
 TEST(analyze_table_display_text_is_rounded)

@@ -225,7 +225,7 @@ int cmd_analyze(int argc, char **argv)
 		.opts = opts,
 		.min_pos = 2,
 		.max_pos = 2,
-		.pos_error = "expected ANALYSIS and TRACE_OR_DIR (see --help)",
+		.missing_error = "expected ANALYSIS and TRACE_OR_DIR (see --help)",
 	};
 	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)

@@ -75,7 +75,7 @@ int cmd_json(int argc, char **argv)
 		.opts = opts,
 		.min_pos = 1,
 		.max_pos = ARGS_ANY,
-		.pos_error = "no file given (see --help)",
+		.missing_error = "no file given (see --help)",
 	};
 	struct args a;
 	int rc = args_cmd(&cmd, argc, argv, &a);

@@ -126,23 +126,28 @@ static int read_flagfile(const struct arg_opt *opts, const char *path, struct ar
 	return rc;
 }
 
-static void add_pos(struct args *a, char *s)
+static void add_pos(struct args *a, char *s, const struct arg_opt *after_bool)
 {
 	a->pos = xrealloc(a->pos, sizeof(char *) * (size_t)(a->npos + 1));
+	a->pos_after_bool = xrealloc(a->pos_after_bool, sizeof(char *) * (size_t)(a->npos + 1));
+	a->pos_after_bool[a->npos] = after_bool ? after_bool->name : NULL;
 	a->pos[a->npos++] = s;
 }
 
 static int parse_list(const struct arg_opt *opts, int argc, char **argv, struct args *a, int depth)
 {
+	const struct arg_opt *bool_before = NULL; /* argv[i - 1] was this boolean option, without =value */
 	for (int i = 0; i < argc; i++) {
 		char *s = argv[i];
+		const struct arg_opt *after_bool = bool_before;
+		bool_before = NULL;
 		if (strcmp(s, "--") == 0) {
 			for (i++; i < argc; i++)
-				add_pos(a, argv[i]);
+				add_pos(a, argv[i], NULL);
 			break;
 		}
 		if (s[0] != '-' || s[1] == 0) {
-			add_pos(a, s);
+			add_pos(a, s, after_bool);
 			continue;
 		}
 		if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)
@@ -198,6 +203,7 @@ static int parse_list(const struct arg_opt *opts, int argc, char **argv, struct 
 			*(bool *)o->ptr = !negated;
 			if (o->seen)
 				*o->seen = true;
+			bool_before = o;
 			continue;
 		}
 		if (!val) {
@@ -226,6 +232,7 @@ void args_free(struct args *a)
 		free(a->owned[i]);
 	free(a->owned);
 	free(a->pos);
+	free(a->pos_after_bool);
 	buf_free(&a->error);
 	memset(a, 0, sizeof *a);
 }
@@ -275,13 +282,22 @@ int args_cmd(const struct arg_cmd *c, int argc, char **argv, struct args *a)
 	}
 	if (rc != ARGS_OK)
 		fprintf(stderr, "%s: %s\n", c->prog, a->error.data);
-	else if (a->npos < c->min_pos || (c->max_pos != ARGS_ANY && a->npos > c->max_pos)) {
-		if (c->pos_error)
-			fprintf(stderr, "%s: %s\n", c->prog, c->pos_error);
-		else if (a->npos < c->min_pos)
-			fprintf(stderr, "%s: missing argument (see --help)\n", c->prog);
+	else if (a->npos < c->min_pos)
+		fprintf(stderr, "%s: %s\n", c->prog, c->missing_error ? c->missing_error : "missing argument (see --help)");
+	else if (c->max_pos != ARGS_ANY && a->npos > c->max_pos) {
+		/* One too many: blame a value given to a flag that takes none
+		 * ("--top 3") before blaming whatever came last. */
+		int k = c->max_pos;
+		for (int i = 0; i < a->npos; i++)
+			if (a->pos_after_bool[i]) {
+				k = i;
+				break;
+			}
+		if (a->pos_after_bool[k])
+			fprintf(stderr, "%s: unexpected argument '%s': --%s takes no value (see --help)\n", c->prog,
+				a->pos[k], a->pos_after_bool[k]);
 		else
-			fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", c->prog, a->pos[c->max_pos]);
+			fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", c->prog, a->pos[k]);
 	} else
 		return -1;
 	args_free(a);

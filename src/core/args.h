@@ -36,6 +36,9 @@ enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = -1 };
 struct args {
 	int npos;
 	char **pos;       /* positional arguments */
+	/* per positional: the boolean option it came right after ("top" for
+	 * "--top 3"), else NULL -- so a stray value can be explained */
+	const char **pos_after_bool;
 	struct buf error; /* message when ARGS_ERROR */
 	/* storage for strings read from flag files */
 	char **owned;
@@ -56,9 +59,11 @@ struct arg_cmd {
 	const char *description; /* for args_help */
 	const struct arg_opt *opts;
 	int min_pos, max_pos;    /* positional arguments allowed; max_pos ARGS_ANY: no limit */
-	/* message when the count is wrong; NULL: "unexpected argument 'X' (see
-	 * --help)" for one too many, "missing argument (see --help)" for too few */
-	const char *pos_error;
+	/* message when there are too few; NULL: "missing argument (see --help)".
+	 * Too many always names the stray argument: "unexpected argument 'X'",
+	 * and "--top takes no value" when X came right after a boolean option
+	 * (the usual cause: "--top 3"). */
+	const char *missing_error;
 };
 /* args_parse(opts, argc - 1, argv + 1, out) (argv[0] is the command's
  * name).  Returns -1 to go on (out is filled; the caller frees it), else the

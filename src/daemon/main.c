@@ -91,7 +91,6 @@ int main(int argc, char **argv)
 			       "(getMetrics). Options may also come from --flagfile=FILE (one per line) or --config=FILE "
 			       "(JSON). SIGHUP re-reads --config; SIGTERM exits cleanly. See docs/daemon.md.",
 		.opts = opts,
-		.pos_error = "unexpected positional argument",
 	};
 	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)

@@ -77,6 +77,8 @@ done
 [ $rc -eq 2 ] && grep -q "unknown analysis" "$T/e2" || { echo "FAIL: unknown analysis ($rc)"; fail=1; }
 "$DYNO" analyze temporal "$SHARED/traces/trace_filter" --format xml 2>"$T/e3"; rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: bad format ($rc)"; fail=1; }
+"$DYNO" analyze kernels "$SHARED/traces/trace_filter" --top 3 2>"$T/e7"; rc=$?
+[ $rc -eq 2 ] && grep -qF "unexpected argument '3': --top takes no value" "$T/e7" || { echo "FAIL: --top 3 ($rc)"; cat "$T/e7"; fail=1; }
 "$DYNO" analyze idle "$SHARED/traces/trace_filter" --ranks 0,7 2>"$T/e6"; rc=$?
 [ $rc -eq 2 ] && grep -q "rank 7 is not in" "$T/e6" || { echo "FAIL: --ranks with a missing rank ($rc)"; fail=1; }
 "$DYNO" analyze idle "$SHARED/traces/trace_filter" --ranks 1 --format csv >"$T/r1.csv" 2>/dev/null

@@ -121,7 +121,7 @@ TEST(buf_read_fd_to_end_limit_error)
 }
 
 static int64_t g_port = 1778, g_interval = 60;
-static bool g_ipc, g_json = true, g_seen_port;
+static bool g_ipc, g_json = true, g_seen_port, g_verbose;
 static double g_ratio = 0.5;
 static const char *g_host = "localhost";
 
@@ -257,6 +257,7 @@ TEST(args_cmd_help_errors_positionals)
 {
 	const struct arg_opt opts[] = {
 		{"port", 'p', ARG_INT, &g_port, "PORT", "RPC port", 0, 65535, NULL},
+		{"verbose", 'v', ARG_BOOL, &g_verbose, NULL, "say more", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct arg_cmd c = {.prog = "dyno x", .usage = "dyno x [options] A B", .description = "Does x.", .opts = opts,
@@ -287,10 +288,38 @@ TEST(args_cmd_help_errors_positionals)
 	CHECK_INT(run_cmd(&c, 5, many, &a, &out, &err), 2);
 	CHECK_STR(err.data, "dyno x: unexpected argument 'c' (see --help)\n");
 
+	/* missing_error replaces the message for too few only; too many
+	 * still names the stray argument */
 	buf_truncate(&err, 0);
-	c.pos_error = "expected A and B";
+	c.missing_error = "expected A and B";
 	CHECK_INT(run_cmd(&c, 5, many, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: unexpected argument 'c' (see --help)\n");
+	buf_truncate(&err, 0);
+	CHECK_INT(run_cmd(&c, 3, few, &a, &out, &err), 2);
 	CHECK_STR(err.data, "dyno x: expected A and B\n");
+
+	/* "--top 3": the value given to a boolean flag is what gets blamed,
+	 * wherever the surplus shows up; "--verbose=true 3" or a value after
+	 * an option that takes one does not point at a flag */
+	buf_truncate(&err, 0);
+	char *boolval[] = {"x", "a", "--verbose", "3", "b"};
+	CHECK_INT(run_cmd(&c, 5, boolval, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: unexpected argument '3': --verbose takes no value (see --help)\n");
+	buf_truncate(&err, 0);
+	char *boolshort[] = {"x", "a", "b", "-v", "3"};
+	CHECK_INT(run_cmd(&c, 5, boolshort, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: unexpected argument '3': --verbose takes no value (see --help)\n");
+	buf_truncate(&err, 0);
+	char *booleq[] = {"x", "a", "--verbose=true", "3", "b"};
+	CHECK_INT(run_cmd(&c, 5, booleq, &a, &out, &err), 2);
+	CHECK_STR(err.data, "dyno x: unexpected argument 'b' (see --help)\n");
+	buf_truncate(&err, 0);
+	char *boolfits[] = {"x", "--verbose", "a", "b"}; /* right count: a positional after a flag is fine */
+	REQUIRE(run_cmd(&c, 4, boolfits, &a, &out, &err) == -1);
+	CHECK_STR(err.data, "");
+	CHECK(g_verbose && a.npos == 2);
+	args_free(&a);
+	g_verbose = false;
 
 	buf_truncate(&err, 0);
 	char *ok[] = {"x", "a", "--port", "9", "b"};
@@ -306,7 +335,7 @@ TEST(args_cmd_help_errors_positionals)
 	CHECK_INT(a.npos, 4);
 	args_free(&a);
 	c.min_pos = c.max_pos = 0;
-	c.pos_error = NULL;
+	c.missing_error = NULL;
 	CHECK_INT(run_cmd(&c, 5, many, &a, &out, &err), 2);
 	CHECK_STR(err.data, "dyno x: unexpected argument 'a' (see --help)\n");
 	buf_free(&out);

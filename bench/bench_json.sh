@@ -2,7 +2,7 @@
 # JSON reader throughput on the largest shared trace, against zcat of the
 # same file measured in the same run.
 set -euo pipefail
-largest=$(find "$SHARED/traces" -name '*.json*' -printf '%s %p\n' | sort -n | tail -n 1 | cut -d' ' -f2)
+largest=$(find "$TESTDATA/traces" -name '*.json*' -printf '%s %p\n' | sort -n | tail -n 1 | cut -d' ' -f2)
 raw=$(zcat -f "$largest" | wc -c)
 "$O/bench/bench_json" "$largest" 10 | tee /tmp/bench_json.$$
 best=1e9

@@ -9,9 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${1:-build}
-SHARED=${DYNO_SHARED:-$(cd .. && pwd)/shared}
+TESTDATA=${DYNO_TESTDATA:-$PWD/tests/data}
 MB=${MB:-300}
-BASE=${BASE:-$SHARED/traces/trace_diff/control/control.json.gz}
+BASE=${BASE:-$TESTDATA/traces/trace_diff/control/control.json.gz}
 [ -x "$O/bench/trace_gen" ] && [ -x "$O/bench/kernels_bench" ] || { echo "build first: make" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/dyno-kernels-bench.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT

@@ -6,7 +6,7 @@
 # Usage: bench/run.sh [BUILD_DIR] [NAME-SUBSTRING]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export O=${1:-build} SHARED=${DYNO_SHARED:-$(cd .. && pwd)/shared}
+export O=${1:-build} TESTDATA=${DYNO_TESTDATA:-$PWD/tests/data}
 rc=0
 for b in bench/*.sh; do
 	name=$(basename "$b" .sh)

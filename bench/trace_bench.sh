@@ -9,19 +9,19 @@
 #
 # The summary is printed as tables (the launch table as counts), as a user
 # sees it.  Steps: trace_gen scales BASE (default the ns-resolution trace from
-# ../shared/traces) to MB megabytes of JSON, gzip -6 makes the .json.gz; each
+# tests/data/traces) to MB megabytes of JSON, gzip -6 makes the .json.gz; each
 # command runs under GNU time (wall seconds, peak RSS).  Then a 2-rank
 # directory (two MB/2 files) with --threads 1 vs --threads 2, and the
 # phases of each as `dyno analyze --timings` reports them (after-parse =
 # finish of the slowest rank + set finish + analyses + output).  HTA figures
-# come from ../shared/conformance/hta-timings.md for BASE, scaled linearly
+# come from tests/data/conformance/hta-timings.md for BASE, scaled linearly
 # to MB (HTA itself was not run here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${1:-build}
-SHARED=${DYNO_SHARED:-$(cd .. && pwd)/shared}
+TESTDATA=${DYNO_TESTDATA:-$PWD/tests/data}
 MB=${MB:-500}
-BASE=${BASE:-$SHARED/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz}
+BASE=${BASE:-$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz}
 HTA_NAME=${HTA_NAME:-ns_resolution_trace}
 GEN=$O/bench/trace_gen DYNO=$O/dyno
 [ -x "$GEN" ] && [ -x "$DYNO" ] || { echo "build first: make" >&2; exit 1; }
@@ -112,8 +112,8 @@ PH_D1=$(phases "$TMP/dir" 1); PH_D2=$(phases "$TMP/dir" 2)
 
 # HTA: load seconds, process seconds, RSS MB and uncompressed bytes of BASE
 read -r HTA_LOAD HTA_PROC HTA_RSS < <(awk -F'|' -v n="$HTA_NAME" '
-	/^## Load/ {s=1} s && $2 ~ " "n" " {gsub(/ /,""); print $3, $4, $5; exit}' "$SHARED/conformance/hta-timings.md")
-HTA_BYTES=$(awk -F'|' -v n="$HTA_NAME" '$2 ~ " "n" " {gsub(/[ ,]/,"",$4); print $4; exit}' "$SHARED/conformance/hta-timings.md")
+	/^## Load/ {s=1} s && $2 ~ " "n" " {gsub(/ /,""); print $3, $4, $5; exit}' "$TESTDATA/conformance/hta-timings.md")
+HTA_BYTES=$(awk -F'|' -v n="$HTA_NAME" '$2 ~ " "n" " {gsub(/[ ,]/,"",$4); print $4; exit}' "$TESTDATA/conformance/hta-timings.md")
 
 # report (awk: no dependency beyond the base system)
 awk -v raw="$RAW" -v gz="$GZ" -v zc="$ZCAT" -v ct="$CAT" -v js="$JSON" -v jg="$JSONGZ" \

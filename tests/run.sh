@@ -2,15 +2,15 @@
 # Run every test: the unit test binary, then each tests/integration/*.sh.
 # Usage: tests/run.sh BUILD_DIR [FILTER]
 # Prints one line per test and a closing "N passed, N failed"; exits 1 on
-# any failure.  Integration scripts get DYNOLOG, DYNO, BUILD and SHARED in
+# any failure.  Integration scripts get DYNOLOG, DYNO, BUILD and TESTDATA in
 # the environment and pass by exiting 0 (77 = skipped, with a reason).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 O=${1:-build}
 FILTER=${2:-}
 export BUILD=$O DYNOLOG=$PWD/$O/dynolog DYNO=$PWD/$O/dyno
-export SHARED=${DYNO_SHARED:-$(cd .. && pwd)/shared}
-export DYNO_SHARED=$SHARED
+export TESTDATA=${DYNO_TESTDATA:-$PWD/tests/data}
+export DYNO_TESTDATA=$TESTDATA
 passed=0 failed=0 skipped=0
 
 out=$(mktemp)

@@ -2,7 +2,7 @@
  * analyze.h - the `dyno analyze` analyses over a loaded struct trace_set
  * (src/trace/model.h).  Each returns result tables (src/analyze/table.h)
  * with the rows and column names of HTA's frames, computed with HTA's
- * definitions (../shared/docs/analysis-semantics.md; docs/analyze.md).
+ * definitions (docs/analysis-semantics.md; docs/analyze.md).
  * A rank on which an analysis is undefined (HTA raises) is left out with a
  * note on the table, never reported as zeros.
  */

@@ -10,7 +10,7 @@
  * interned per rank (struct trace_strtab): compare ids, decode for output.
  *
  * Semantics follow HTA's loader exactly (see
- * ../shared/docs/analysis-semantics.md section 1 and docs/trace-model.md):
+ * docs/analysis-semantics.md section 1 and docs/trace-model.md):
  *   - only complete events (ph X: have `dur` and `cat`) are rows; cat "Trace"
  *     is dropped; python_function rows only when asked for;
  *   - times are microseconds as doubles; when the file has any fractional

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # analyze_cli.sh - `dyno analyze` end to end on every shared trace: the CSVs
 # it writes (--csv-dir) must be byte-identical to HTA's
-# (../shared/conformance/<case>/), JSON output must be valid JSON, and bad
+# (tests/data/conformance/<case>/), JSON output must be valid JSON, and bad
 # input must give a clear message and the right exit status.
 set -uo pipefail
-[ -d "$SHARED/conformance" ] || { echo "no $SHARED/conformance"; exit 77; }
+[ -d "$TESTDATA/conformance" ] || { echo "no $TESTDATA/conformance"; exit 77; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0 compared=0
@@ -12,13 +12,13 @@ fail=0 compared=0
 while IFS=$'\t' read -r name kind input; do
 	[ "$kind" = file ] || [ "$kind" = dir ] || continue
 	rm -rf "$T/out" && mkdir "$T/out"
-	"$DYNO" analyze summary "$SHARED/traces/$input" --csv-dir "$T/out" -q >"$T/stdout" 2>"$T/stderr"
+	"$DYNO" analyze summary "$TESTDATA/traces/$input" --csv-dir "$T/out" -q >"$T/stdout" 2>"$T/stderr"
 	rc=$?
 	if [ $rc -ne 0 ] || [ -s "$T/stderr" ]; then
 		echo "FAIL $name: exit status $rc"; cat "$T/stderr"; fail=1; continue
 	fi
 	for f in "$T"/out/*.csv; do
-		ref="$SHARED/conformance/$name/$(basename "$f")"
+		ref="$TESTDATA/conformance/$name/$(basename "$f")"
 		[ -e "$ref" ] || continue
 		compared=$((compared + 1))
 		if ! cmp -s "$f" "$ref"; then
@@ -26,16 +26,16 @@ while IFS=$'\t' read -r name kind input; do
 		fi
 	done
 	# the JSON rendering parses
-	"$DYNO" analyze summary "$SHARED/traces/$input" --format json -q >"$T/j.json" &&
+	"$DYNO" analyze summary "$TESTDATA/traces/$input" --format json -q >"$T/j.json" &&
 		"$DYNO" json -q "$T/j.json" || { echo "FAIL $name: --format json"; fail=1; }
-done < <(tail -n +2 "$SHARED/conformance/MANIFEST.tsv")
+done < <(tail -n +2 "$TESTDATA/conformance/MANIFEST.tsv")
 echo "compared $compared CSV files"
 [ $compared -ge 60 ] || { echo "FAIL: too few CSVs compared"; fail=1; }
 
 # summary --format csv: the tables one after another, a blank line between
 # them; each block is byte for byte one of the --csv-dir files
 rm -rf "$T/sc" && mkdir "$T/sc"
-"$DYNO" analyze summary "$SHARED/traces/trace_filter" --format csv --csv-dir "$T/sc" -q >"$T/sc.csv"
+"$DYNO" analyze summary "$TESTDATA/traces/trace_filter" --format csv --csv-dir "$T/sc" -q >"$T/sc.csv"
 awk -v d="$T/sc" 'BEGIN { n = 1 } /^$/ { n++; next } { print > (d "/block" n) }' "$T/sc.csv"
 nblocks=0
 for b in "$T"/sc/block*; do
@@ -46,16 +46,16 @@ done
 [ "$nblocks" -ge 8 ] || { echo "FAIL: summary csv has $nblocks blank-line separated tables"; fail=1; }
 
 # a table is readable text with the analysis title
-"$DYNO" analyze temporal "$SHARED/traces/trace_filter" >"$T/t.txt" 2>/dev/null
+"$DYNO" analyze temporal "$TESTDATA/traces/trace_filter" >"$T/t.txt" 2>/dev/null
 grep -q "^Temporal breakdown" "$T/t.txt" || { echo "FAIL: table output"; fail=1; }
 # no GPU: a note on stderr (csv), no zero row
-"$DYNO" analyze temporal "$SHARED/traces/cpu_only/"*.gz --format csv >"$T/c.csv" 2>"$T/c.err"
+"$DYNO" analyze temporal "$TESTDATA/traces/cpu_only/"*.gz --format csv >"$T/c.csv" 2>"$T/c.err"
 [ "$(wc -l <"$T/c.csv")" -eq 1 ] && grep -q "unavailable" "$T/c.err" || { echo "FAIL: cpu_only"; fail=1; }
 
 # --threads never changes the output (analyses of every rank run in
 # parallel and are put together in rank order); --timings reports the
 # phases on stderr and leaves stdout alone
-D2="$SHARED/traces/trace_filter"
+D2="$TESTDATA/traces/trace_filter"
 "$DYNO" analyze summary "$D2" -q --threads 1 >"$T/j1" 2>&1 || { echo "FAIL: summary --threads 1"; fail=1; }
 for j in 2 3 0; do
 	"$DYNO" analyze summary "$D2" -q --threads $j >"$T/jn" 2>&1 || { echo "FAIL: summary --threads $j"; fail=1; }
@@ -73,21 +73,21 @@ done
 # bad input: clear messages, exit 1 (load) or 2 (usage)
 "$DYNO" analyze temporal /nonexistent.json 2>"$T/e1"; rc=$?
 [ $rc -eq 1 ] && grep -q "/nonexistent.json: No such file" "$T/e1" || { echo "FAIL: missing file ($rc)"; fail=1; }
-"$DYNO" analyze bogus "$SHARED/traces/trace_filter" 2>"$T/e2"; rc=$?
+"$DYNO" analyze bogus "$TESTDATA/traces/trace_filter" 2>"$T/e2"; rc=$?
 [ $rc -eq 2 ] && grep -q "unknown analysis" "$T/e2" || { echo "FAIL: unknown analysis ($rc)"; fail=1; }
-"$DYNO" analyze temporal "$SHARED/traces/trace_filter" --format xml 2>"$T/e3"; rc=$?
+"$DYNO" analyze temporal "$TESTDATA/traces/trace_filter" --format xml 2>"$T/e3"; rc=$?
 [ $rc -eq 2 ] || { echo "FAIL: bad format ($rc)"; fail=1; }
-"$DYNO" analyze kernels "$SHARED/traces/trace_filter" --top 3 2>"$T/e7"; rc=$?
+"$DYNO" analyze kernels "$TESTDATA/traces/trace_filter" --top 3 2>"$T/e7"; rc=$?
 [ $rc -eq 2 ] && grep -qF "unexpected argument '3': --top takes no value" "$T/e7" || { echo "FAIL: --top 3 ($rc)"; cat "$T/e7"; fail=1; }
-"$DYNO" analyze idle "$SHARED/traces/trace_filter" --ranks 0,7 2>"$T/e6"; rc=$?
+"$DYNO" analyze idle "$TESTDATA/traces/trace_filter" --ranks 0,7 2>"$T/e6"; rc=$?
 [ $rc -eq 2 ] && grep -q "rank 7 is not in" "$T/e6" || { echo "FAIL: --ranks with a missing rank ($rc)"; fail=1; }
-"$DYNO" analyze idle "$SHARED/traces/trace_filter" --ranks 1 --format csv >"$T/r1.csv" 2>/dev/null
+"$DYNO" analyze idle "$TESTDATA/traces/trace_filter" --ranks 1 --format csv >"$T/r1.csv" 2>/dev/null
 [ "$(cut -d, -f1 "$T/r1.csv" | sort -u | tr '\n' ' ')" = "1 rank " ] || { echo "FAIL: --ranks 1"; cat "$T/r1.csv"; fail=1; }
 printf '{"traceEvents": [{"ph": "X", "cat": "kernel"' >"$T/cut.json"
 "$DYNO" analyze temporal "$T/cut.json" 2>"$T/e4"; rc=$?
 [ $rc -eq 1 ] && grep -q "cut.json: byte " "$T/e4" || { echo "FAIL: truncated json ($rc)"; cat "$T/e4"; fail=1; }
 # truncated gzip with events: analysed, with a warning naming the file
-src="$SHARED/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+src="$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 head -c 700000 "$src" >"$T/rank-5.json.gz"
 "$DYNO" analyze temporal "$T/rank-5.json.gz" --format csv >"$T/o5" 2>"$T/e5"; rc=$?
 [ $rc -eq 0 ] && grep -q "gzip stream truncated" "$T/e5" && grep -q "^0," "$T/o5" || { echo "FAIL: truncated gzip ($rc)"; cat "$T/e5"; fail=1; }

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # `dyno analyze kernels|overlap --format csv` against HTA's own CSV files,
-# byte for byte, on every trace of ../shared/conformance/MANIFEST.tsv:
+# byte for byte, on every trace of tests/data/conformance/MANIFEST.tsv:
 # kernel_type_breakdown.csv, kernel_metrics.csv (HTA defaults),
 # kernel_metrics_all.csv (num_kernels=10**12, duration_ratio=1.0) and
 # comm_comp_overlap.csv.  Then --csv-dir, the table and JSON formats, and
 # bad options.
 set -uo pipefail
-M=$SHARED/conformance/MANIFEST.tsv
-[ -r "$M" ] || { echo "no conformance data at $SHARED"; exit 77; }
+M=$TESTDATA/conformance/MANIFEST.tsv
+[ -r "$M" ] || { echo "no conformance data at $TESTDATA"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
 while IFS=$'\t' read -r name kind input; do
 	[ "$kind" = file ] || [ "$kind" = dir ] || continue
-	in=$SHARED/traces/$input
-	ref=$SHARED/conformance/$name
+	in=$TESTDATA/traces/$input
+	ref=$TESTDATA/conformance/$name
 	check() { # file analysis options...
 		local f=$1; shift
 		[ -e "$ref/$f" ] || return 0
@@ -38,23 +38,23 @@ echo "$n CSV files compared"
 [ $n -ge 100 ] || { echo "FAIL: only $n files compared"; fail=1; }
 
 # --csv-dir writes both kernel tables whatever is shown
-d=$SHARED/traces/trace_filter
+d=$TESTDATA/traces/trace_filter
 "$DYNO" analyze kernels "$d" -q --csv-dir "$tmp" >/dev/null || { echo "FAIL: --csv-dir"; fail=1; }
-cmp -s "$tmp/kernel_metrics.csv" "$SHARED/conformance/trace_filter__dir_2ranks/kernel_metrics.csv" ||
+cmp -s "$tmp/kernel_metrics.csv" "$TESTDATA/conformance/trace_filter__dir_2ranks/kernel_metrics.csv" ||
 	{ echo "FAIL: --csv-dir kernel_metrics.csv"; fail=1; }
-cmp -s "$tmp/kernel_type_breakdown.csv" "$SHARED/conformance/trace_filter__dir_2ranks/kernel_type_breakdown.csv" ||
+cmp -s "$tmp/kernel_type_breakdown.csv" "$TESTDATA/conformance/trace_filter__dir_2ranks/kernel_type_breakdown.csv" ||
 	{ echo "FAIL: --csv-dir kernel_type_breakdown.csv"; fail=1; }
 
 # --ranks: one rank of the 2-rank directory gives HTA's single-file results
 # (durations do not depend on the alignment)
 "$DYNO" analyze kernels "$d" --ranks 1 --top -q --format csv |
-	cmp -s - "$SHARED/conformance/trace_filter__sampled_rank-1/kernel_metrics.csv" ||
+	cmp -s - "$TESTDATA/conformance/trace_filter__sampled_rank-1/kernel_metrics.csv" ||
 	{ echo "FAIL: --ranks 1 kernel_metrics"; fail=1; }
 "$DYNO" analyze kernels "$d" --ranks 0 -q --format csv |
-	cmp -s - "$SHARED/conformance/trace_filter__sampled_rank-0/kernel_type_breakdown.csv" ||
+	cmp -s - "$TESTDATA/conformance/trace_filter__sampled_rank-0/kernel_type_breakdown.csv" ||
 	{ echo "FAIL: --ranks 0 kernel_type_breakdown"; fail=1; }
 "$DYNO" analyze overlap "$d" --ranks 1 -q --format csv |
-	cmp -s - "$SHARED/conformance/trace_filter__sampled_rank-1/comm_comp_overlap.csv" ||
+	cmp -s - "$TESTDATA/conformance/trace_filter__sampled_rank-1/comm_comp_overlap.csv" ||
 	{ echo "FAIL: --ranks 1 overlap"; fail=1; }
 
 # the terminal table and JSON carry the same numbers
@@ -66,7 +66,7 @@ grep -q '"kernel_rank_spread"' "$tmp/j.json" || { echo "FAIL: no spread table"; 
 grep -q '"mean (us)":39065.4' "$tmp/j.json" || { echo "FAIL: no NCCL mean"; fail=1; }
 
 # a rank without communication: empty value, and a note saying why
-"$DYNO" analyze overlap "$SHARED/traces/ns_resolution_trace" 2>&1 | grep -q 'no communication kernels' ||
+"$DYNO" analyze overlap "$TESTDATA/traces/ns_resolution_trace" 2>&1 | grep -q 'no communication kernels' ||
 	{ echo "FAIL: NaN note"; fail=1; }
 
 # bad options are refused with a message, not a crash

@@ -19,14 +19,14 @@ if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown command 'frobnicate'" "$tmp/err"
 
 # a real trace truncated in the middle: error with file, line, column and offset
-trace="$SHARED/traces/trace_filter/sampled_rank-0.json.gz"
+trace="$TESTDATA/traces/trace_filter/sampled_rank-0.json.gz"
 zcat "$trace" >"$tmp/full.json"
 head -c 100000 "$tmp/full.json" >"$tmp/cut.json"
 "$DYNO" json "$tmp/cut.json" 2>"$tmp/err" && exit 1
 grep -Eq "^$tmp/cut.json:[0-9]+:[0-9]+: error: .*\(byte offset [0-9]+\)$" "$tmp/err"
 "$DYNO" json "$tmp/full.json" | grep -q 'valid JSON'
 # a corrupted byte deep inside a pretty-printed trace: the reported line is that byte's
-zcat "$SHARED/traces/critical_path/alexnet/"*.json.gz >"$tmp/full.json"
+zcat "$TESTDATA/traces/critical_path/alexnet/"*.json.gz >"$tmp/full.json"
 grep -q '"' <(sed -n 500p "$tmp/full.json")
 sed '500s/"/@/' "$tmp/full.json" >"$tmp/bad.json"
 "$DYNO" json "$tmp/bad.json" 2>"$tmp/err" && exit 1

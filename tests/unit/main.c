@@ -44,10 +44,10 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 
 void test_abort(void) { exit(1); }
 
-const char *test_shared_dir(void)
+const char *test_data_dir(void)
 {
-	const char *s = getenv("DYNO_SHARED");
-	return s && *s ? s : "../shared";
+	const char *s = getenv("DYNO_TESTDATA");
+	return s && *s ? s : "tests/data";
 }
 
 const char *test_tmpdir(void) { return tmpdir; }

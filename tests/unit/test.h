@@ -14,8 +14,8 @@
 void test_register(const char *name, void (*fn)(void));
 void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void test_abort(void) __attribute__((noreturn));
-/* ../shared (traces, conformance) relative to the repository root, or $DYNO_SHARED. */
-const char *test_shared_dir(void);
+/* tests/data (traces, conformance) relative to the repository root, or $DYNO_TESTDATA. */
+const char *test_data_dir(void);
 /* A fresh temporary directory for this test (removed by the runner). */
 const char *test_tmpdir(void);
 

@@ -1,6 +1,6 @@
 /*
  * test_analyze_conformance.c - our analyses against HTA's outputs
- * (../shared/conformance/<case>/ CSVs, results.json) for every shared trace
+ * (tests/data/conformance/<case>/ CSVs, results.json) for every shared trace
  * that has them: same rows, counts exact, numbers within 1e-6 relative.
  * Where HTA fails (no GPU rows), we must produce no rows and a note.
  */
@@ -16,7 +16,7 @@
 static bool has_file(const char *name, const char *file)
 {
 	struct buf p = BUF_INIT;
-	buf_printf(&p, "%s/conformance/%s/%s", test_shared_dir(), name, file);
+	buf_printf(&p, "%s/conformance/%s/%s", test_data_dir(), name, file);
 	struct stat st;
 	bool ok = stat(p.data, &st) == 0;
 	buf_free(&p);

@@ -183,7 +183,7 @@ static void parallel(const struct trace_set *set, const struct analyze_ranks *se
 static void check_same(const char *rel, const int *ranks, size_t nranks, bool fold_all)
 {
 	struct buf path = BUF_INIT;
-	buf_printf(&path, "%s/traces/%s", test_shared_dir(), rel);
+	buf_printf(&path, "%s/traces/%s", test_data_dir(), rel);
 	struct trace_load_opts lo = {.skip_cpu_ops = true, .no_flows = true, .no_counters = true};
 	struct trace_set set;
 	struct buf err = BUF_INIT;

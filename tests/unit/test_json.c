@@ -470,7 +470,7 @@ static bool gunzip(const char *path, struct buf *out)
 TEST(json_parses_every_shared_trace)
 {
 	char cmd[512];
-	snprintf(cmd, sizeof cmd, "find '%s/traces' -name '*.json*' | sort", test_shared_dir());
+	snprintf(cmd, sizeof cmd, "find '%s/traces' -name '*.json*' | sort", test_data_dir());
 	FILE *p = popen(cmd, "r");
 	REQUIRE(p);
 	char path[1024];

@@ -462,7 +462,7 @@ TEST(trace_rank_rules_and_directory)
 TEST(trace_parallel_equals_sequential)
 {
 	struct buf dir = BUF_INIT;
-	buf_printf(&dir, "%s/traces/trace_filter", test_shared_dir());
+	buf_printf(&dir, "%s/traces/trace_filter", test_data_dir());
 	struct trace_load_opts o1 = {.threads = 1}, o2 = {.threads = 2};
 	struct trace_set a, b;
 	struct buf err = BUF_INIT;

@@ -106,7 +106,7 @@ TEST(trace_fast_path_equals_tokenizer_on_shared_traces)
 {
 	struct shared_stats st = {0};
 	struct buf dir = BUF_INIT;
-	buf_printf(&dir, "%s/traces", test_shared_dir());
+	buf_printf(&dir, "%s/traces", test_data_dir());
 	walk(dir.data, check_file, &st);
 	buf_free(&dir);
 	REQUIRE(st.files >= 15);
@@ -196,7 +196,7 @@ TEST(trace_fast_path_truncated_everywhere)
 {
 	struct buf path = BUF_INIT, data = BUF_INIT;
 	buf_printf(&path, "%s/traces/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
-		   test_shared_dir());
+		   test_data_dir());
 	gzFile gz = gzopen(path.data, "rb");
 	REQUIRE(gz != NULL);
 	char tmp[65536];

@@ -1,6 +1,6 @@
 /*
  * test_trace_util.h - helpers for the trace/analyze tests: walking the
- * conformance MANIFEST (../shared/conformance/MANIFEST.tsv), reading HTA's
+ * conformance MANIFEST (tests/data/conformance/MANIFEST.tsv), reading HTA's
  * results.json and CSVs.  Static functions: each test file includes it.
  */
 #ifndef DYNO_TEST_TRACE_UTIL_H
@@ -37,7 +37,7 @@ struct tt_case {
 static inline size_t tt_manifest(struct tt_case *out, size_t max)
 {
 	struct buf path = BUF_INIT;
-	buf_printf(&path, "%s/conformance/MANIFEST.tsv", test_shared_dir());
+	buf_printf(&path, "%s/conformance/MANIFEST.tsv", test_data_dir());
 	struct buf b = BUF_INIT;
 	bool rd = tt_read_file(path.data, &b);
 	buf_free(&path);
@@ -61,7 +61,7 @@ static inline size_t tt_manifest(struct tt_case *out, size_t max)
 		snprintf(out[n].name, sizeof out[n].name, "%s", name);
 		snprintf(out[n].kind, sizeof out[n].kind, "%s", kind);
 		struct buf ip = BUF_INIT;
-		buf_printf(&ip, "%s/traces/%s", test_shared_dir(), in);
+		buf_printf(&ip, "%s/traces/%s", test_data_dir(), in);
 		snprintf(out[n].input, sizeof out[n].input, "%.511s", ip.data);
 		buf_free(&ip);
 		n++;
@@ -74,7 +74,7 @@ static inline size_t tt_manifest(struct tt_case *out, size_t max)
 static inline bool tt_results(const char *name, struct json_doc *doc)
 {
 	struct buf path = BUF_INIT;
-	buf_printf(&path, "%s/conformance/%s/results.json", test_shared_dir(), name);
+	buf_printf(&path, "%s/conformance/%s/results.json", test_data_dir(), name);
 	struct buf b = BUF_INIT;
 	bool rd = tt_read_file(path.data, &b);
 	buf_free(&path);
@@ -164,7 +164,7 @@ static inline void tt_csv_parse(struct tt_csv *c, const char *s, size_t len)
 static inline bool tt_csv_load(const char *name, const char *file, struct tt_csv *c)
 {
 	struct buf path = BUF_INIT;
-	buf_printf(&path, "%s/conformance/%s/%s", test_shared_dir(), name, file);
+	buf_printf(&path, "%s/conformance/%s/%s", test_data_dir(), name, file);
 	struct buf b = BUF_INIT;
 	bool rd = tt_read_file(path.data, &b);
 	buf_free(&path);

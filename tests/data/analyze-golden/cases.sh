@@ -1,0 +1,35 @@
+# cases.sh - the `dyno analyze` invocations whose outputs are checked in
+# under tests/data/analyze-golden/ (sourced by make.sh, which writes them,
+# and by tests/integration/analyze_golden.sh, which compares).
+#
+# golden_cases prints one line per output file: NAME<TAB>INPUT<TAB>ARGS...
+# NAME is the file under analyze-golden/<case>/, INPUT is relative to
+# tests/data/traces.  Every analysis in every format on every trace of the
+# conformance manifest, plus the options that change the tables, on the
+# two-rank directory and one ns-resolution trace.
+golden_cases() {
+	local manifest=$1 name kind input a f
+	while IFS=$'\t' read -r name kind input; do
+		[ "$kind" = file ] || [ "$kind" = dir ] || continue
+		for a in summary temporal idle kernels kernel-distribution overlap launch; do
+			for f in csv json; do
+				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
+			done
+		done
+		printf '%s/summary.txt\t%s\tsummary\n' "$name" "$input"
+		printf '%s/kernels-top.csv\t%s\tkernels --top --format csv\n' "$name" "$input"
+		printf '%s/idle-stats.csv\t%s\tidle --interval-stats --format csv\n' "$name" "$input"
+		printf '%s/csvdir\t%s\tsummary --format json\n' "$name" "$input"
+	done < <(tail -n +2 "$manifest")
+	local d=trace_filter n=ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
+	printf 'options/all-kernels.json\t%s\tsummary --all-kernels --format json\n' "$d"
+	printf 'options/no-memory-kernels.json\t%s\tsummary --no-memory-kernels --format json\n' "$d"
+	printf 'options/fixed-classification.json\t%s\tsummary --fixed-classification --format json\n' "$d"
+	printf 'options/keep-last-step.json\t%s\tsummary --keep-last-step --format json\n' "$d"
+	printf 'options/ranks-1.json\t%s\tsummary --ranks 1 --format json\n' "$d"
+	printf 'options/num-kernels.csv\t%s\tkernels --top --num-kernels 3 --duration-ratio 0.5 --format csv\n' "$d"
+	printf 'options/launch-cutoffs.json\t%s\tlaunch --runtime-cutoff 5 --launch-delay-cutoff 7 --no-memory-events --format json\n' "$d"
+	printf 'options/delay.json\t%s\tidle --consecutive-kernel-delay 3 --interval-stats --format json\n' "$d"
+	printf 'options/no-ns-rounding.json\t%s\tsummary --no-ns-rounding --format json\n' "$n"
+	printf 'options/threads-1.json\t%s\tsummary --threads 1 --format json\n' "$d"
+}

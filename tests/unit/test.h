@@ -18,6 +18,10 @@ void test_abort(void) __attribute__((noreturn));
 const char *test_data_dir(void);
 /* A fresh temporary directory for this test (removed by the runner). */
 const char *test_tmpdir(void);
+/* Everything this test wrote to stderr so far (the runner captures it and
+ * shows it only when the test fails): for checking expected warnings.
+ * Valid until the next call. */
+const char *test_stderr(void);
 
 #define TEST(name)                                                                                   \
 	static void test_##name(void);                                                               \

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/rpc_client.h"
 #include "core/buf.h"
 #include "core/log.h"
 
@@ -41,7 +42,12 @@ static void usage(FILE *f)
 		   "dyno talks to dynolog daemons and analyzes Kineto traces.\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-22s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'dyno <command> --help' describes a command.\n");
+	fprintf(f, "\nglobal options (before or after the command, as upstream's dyno takes them):\n"
+		   "  --hostname HOST        the daemon to talk to (default localhost)\n"
+		   "  --port PORT            its RPC port (default %d)\n"
+		   "  --version              print dyno's version\n"
+		   "\n'dyno <command> --help' describes a command and its other options.\n",
+		RPC_DEFAULT_PORT);
 }
 
 /* Move leading "--opt value" / "--opt=value" pairs behind the subcommand.

@@ -31,3 +31,20 @@ grep -q '"' <(sed -n 500p "$tmp/full.json")
 sed '500s/"/@/' "$tmp/full.json" >"$tmp/bad.json"
 "$DYNO" json "$tmp/bad.json" 2>"$tmp/err" && exit 1
 grep -q "^$tmp/bad.json:500:" "$tmp/err"
+
+# dyno json reads .json.gz (by its magic bytes), from a file or stdin
+# redirected from one; offsets are in the uncompressed text
+"$DYNO" json "$trace" | grep -q 'valid JSON, [0-9]* uncompressed bytes'
+"$DYNO" json - <"$trace" | grep -q 'valid JSON'
+zcat "$trace" | "$DYNO" json - | grep -q 'valid JSON'
+head -c 30000 "$trace" >"$tmp/cut.json.gz"
+"$DYNO" json "$tmp/cut.json.gz" 2>"$tmp/err" && exit 1
+grep -Eq "^$tmp/cut.json.gz:[0-9]+:[0-9]+: error: .*truncated.*\(uncompressed byte offset [0-9]+\)$" "$tmp/err"
+# gzip on a pipe cannot be inflated there: said, not parsed as garbage
+cat "$trace" | "$DYNO" json - 2>"$tmp/err" && exit 1
+grep -q 'gzip data on a pipe' "$tmp/err"
+
+# dyno --help names the global options that upstream's dyno takes before
+# the command
+grep -q -- '--hostname' "$tmp/help"
+grep -q -- '--port' "$tmp/help"

@@ -269,6 +269,9 @@ void args_help(FILE *f, const char *usage, const char *description, const struct
 		fputc('\n', f);
 		buf_free(&l);
 	}
+	/* the parser takes --flagfile for every table (gflags' rule), so the
+	 * help says so too */
+	fprintf(f, "%-40s %s\n", "      --flagfile=FILE", "read more options from FILE, one per line ('#' comments)");
 	fprintf(f, "%-40s %s\n", "  -h, --help", "show this help");
 }
 

@@ -7,6 +7,7 @@ trap 'rm -rf "$tmp"; [ -n "${pid:-}" ] && kill -9 $pid 2>/dev/null; true' EXIT
 
 "$DYNOLOG" --help >"$tmp/help"
 grep -q -- '--kernel_monitor_reporting_interval_s' "$tmp/help"
+grep -q -- '--flagfile=FILE' "$tmp/help"   # the parser takes it: the list names it
 
 # bad input at the boundary: clear message, exit 2
 if "$DYNOLOG" --kernel_monitor_reporting_interval_s=0 2>"$tmp/err"; then exit 1; fi

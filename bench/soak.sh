@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Abuse soak: a real dynolog under every abuse at once, and what it costs
+# the daemon and its honest clients (the "Hardening" issue's "Done when").
+#
+# Usage:  bench/soak.sh [BUILD_DIR]            (default build/, or $O)
+#         SOAK_SECONDS=30 bench/soak.sh        a short run (default 600)
+# Needs `make` first (BUILD_DIR/dynolog and BUILD_DIR/bench/soak).
+#
+# What it does: starts BUILD_DIR/dynolog under `prlimit --nofile=4096`
+# (the unit file's LimitNOFILE; no memory limit: memory is measured, not
+# capped) with the IPC monitor on a private abstract endpoint
+# (--ipc_endpoint_name=soak-<pid>), RPC and Prometheus on free ports
+# (port 0, read back from its log), OTLP pointed at a closed loopback port,
+# a 1 s kernel interval and the JSON log in a file; waits for its first
+# tick; then runs BUILD_DIR/bench/soak (bench/soak.c describes every
+# client) for SOAK_SECONDS: RPC connection churn, a Kineto registry flood,
+# malformed datagrams and RPC frames, slow readers and slowloris beyond the
+# daemon's 256 connection slots, Prometheus scrapes every 100 ms, the OTLP
+# endpoint down - and, beside them, a legit `getStatus` every 200 ms and a
+# legit Kineto process polling every second.  All traffic goes to loopback
+# and to this daemon's own sockets; every loop ends with the run.
+#
+# It prints a progress line every 10% of the run and a report at the end:
+# peak RSS (VmHWM, and the VmRSS sampled every 100 ms) as ratios of the
+# unit file's MemoryHigh (32 MiB) and MemoryMax (64 MiB); the longest gap
+# between JSON-log ticks (s and x the interval); the share of legit RPC
+# requests, legit Kineto polls and Prometheus scrapes answered (with the
+# counts); abuse volumes; the daemon's CPU seconds; then the daemon's own
+# exit counters (its "RPC:" and "IPC:" lines).
+#
+# A benchmark: it never passes or fails on the figures.  Exit status
+# non-zero only when the benchmark broke: the daemon did not start, DIED
+# during the run (exit 3, said loudly: that is a finding), or did not stop
+# within 10 s of SIGTERM.
+#
+# Knobs (environment): SOAK_SECONDS (600), SOAK_RSS_CAP_MB (1024: if the
+# daemon's RSS passes it the run stops early and says so, to protect the
+# host; 0 = no cap), SOAK_CHURN_THREADS (8), SOAK_SLOW_CONNS (160),
+# SOAK_LORIS_CONNS (128), SOAK_KEEP=1 keeps the temporary directory (daemon
+# log, JSON log).  Note: bench/run.sh (`make bench`) runs every bench/*.sh,
+# this one included, for SOAK_SECONDS.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+O=${1:-${O:-build}}
+SECS=${SOAK_SECONDS:-600}
+DYNOLOG=$PWD/$O/dynolog
+DRIVER=$PWD/$O/bench/soak
+for f in "$DYNOLOG" "$DRIVER"; do
+	[ -x "$f" ] || { echo "soak: $f not found: run make first" >&2; exit 1; }
+done
+command -v prlimit >/dev/null || { echo "soak: prlimit (util-linux) not found" >&2; exit 1; }
+
+T=$(mktemp -d /tmp/dynolite-soak.XXXXXX)
+DP=
+cleanup() {
+	if [ -n "$DP" ] && kill -0 "$DP" 2>/dev/null; then
+		kill -KILL "$DP" 2>/dev/null
+		wait "$DP" 2>/dev/null
+	fi
+	if [ "${SOAK_KEEP:-0}" = 1 ]; then echo "soak: files kept in $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# a loopback port nobody listens on, for the OTLP endpoint
+closed_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	return 1
+}
+OTLP_PORT=$(closed_port) || { echo "soak: no closed port found for OTLP" >&2; exit 1; }
+IPC_NAME=soak-$$
+
+prlimit --nofile=4096 "$DYNOLOG" \
+	--kernel_monitor_reporting_interval_s=1 \
+	--json_log_file="$T/ticks.json" \
+	--enable_ipc_monitor --ipc_endpoint_name="$IPC_NAME" \
+	--port=0 \
+	--use_prometheus --prometheus_address=127.0.0.1 --prometheus_port=0 \
+	--use_otlp --otlp_endpoint="http://127.0.0.1:$OTLP_PORT" \
+	2>"$T/daemon.log" &
+DP=$!
+
+RPC_PORT= PROM_PORT=
+for _ in $(seq 200); do
+	kill -0 "$DP" 2>/dev/null || break
+	RPC_PORT=$(sed -n 's/.*RPC server listening on .* port \([0-9]*\).*/\1/p' "$T/daemon.log" | tail -1)
+	PROM_PORT=$(sed -n 's|.*serving Prometheus metrics on http://[^ ]*:\([0-9]*\)/metrics.*|\1|p' "$T/daemon.log" | tail -1)
+	if [ -n "$RPC_PORT" ] && [ -n "$PROM_PORT" ] && grep -q 'IPC endpoint listening' "$T/daemon.log" &&
+		[ -s "$T/ticks.json" ]; then
+		break
+	fi
+	sleep 0.05
+done
+if ! kill -0 "$DP" 2>/dev/null || [ -z "$RPC_PORT" ] || [ -z "$PROM_PORT" ] || [ ! -s "$T/ticks.json" ]; then
+	echo "soak: the daemon did not come up (RPC port '${RPC_PORT}', Prometheus port '${PROM_PORT}'); its log:" >&2
+	cat "$T/daemon.log" >&2
+	exit 1
+fi
+echo "soak: dynolog pid $DP ($O/dynolog, nofile 4096), RPC port $RPC_PORT, Prometheus port $PROM_PORT," \
+	"IPC @$IPC_NAME@, OTLP -> closed port $OTLP_PORT"
+
+timeout --signal=TERM --kill-after=30 $((SECS + 180)) "$DRIVER" \
+	--pid="$DP" --rpc_port="$RPC_PORT" --prom_port="$PROM_PORT" --ipc_name="$IPC_NAME" \
+	--json_log="$T/ticks.json" --seconds="$SECS" --interval_s=1 \
+	--rss_cap_mb="${SOAK_RSS_CAP_MB:-1024}" --churn_threads="${SOAK_CHURN_THREADS:-8}" \
+	--slow_conns="${SOAK_SLOW_CONNS:-160}" --loris_conns="${SOAK_LORIS_CONNS:-128}"
+drc=$?
+
+rc=0
+if ! kill -0 "$DP" 2>/dev/null; then
+	wait "$DP"
+	echo
+	echo "!!! soak: THE DAEMON DIED during the run (exit status $?). Its last log lines:"
+	tail -n 30 "$T/daemon.log"
+	exit 3
+fi
+kill -TERM "$DP"
+for _ in $(seq 100); do kill -0 "$DP" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$DP" 2>/dev/null; then
+	echo "!!! soak: the daemon did not stop within 10 s of SIGTERM (killed)"
+	rc=1
+else
+	wait "$DP"
+	src=$?
+	[ "$src" -ne 0 ] && { echo "!!! soak: the daemon exited with status $src after SIGTERM"; rc=1; }
+fi
+DP=
+echo "daemon's own counters at exit:"
+grep -E ' (RPC|IPC): ' "$T/daemon.log" | sed 's/^[^ ]* [A-Z] dynolog: /  /'
+grep -E ' [EW] dynolog: ' "$T/daemon.log" | sed 's/^[^ ]* [A-Z] dynolog: //' | sort | uniq -c | sort -rn | head -n 12 |
+	sed 's/^/  warnings+errors x/'
+case $drc in
+0) ;;
+3) echo "!!! soak: the driver saw the daemon die"; rc=3 ;;
+*) echo "!!! soak: the driver failed (exit $drc)"; rc=$drc ;;
+esac
+exit $rc

@@ -83,28 +83,48 @@
 
 #include "core/json.h"
 
-#define NS 1000000000ll
-#define MS 1000000ll
+#define NS  1000000000ll
+#define MS  1000000ll
 #define MIB (1024.0 * 1024.0)
 /* packaging/dynolog.service */
 #define UNIT_MEMORY_HIGH_MIB 32.0
-#define UNIT_MEMORY_MAX_MIB 64.0
+#define UNIT_MEMORY_MAX_MIB  64.0
 
-#define SLOW_HOLD_NS (6 * NS)
-#define MAX_FRAME (256u << 20)
-#define FAKE_PID_BASE 0x10000000 /* above any real pid (pid_max <= 2^22) */
+#define SLOW_HOLD_NS   (6 * NS)
+#define MAX_FRAME      (256u << 20)
+#define FAKE_PID_BASE  0x10000000 /* above any real pid (pid_max <= 2^22) */
 #define FLOOD_JOB_BASE 1000000
-#define FLOOD_JOBS 8192 /* more than the registry's 4096 job ids */
-#define LEGIT_JOB 0
-#define MAX_LAT 200000
+#define FLOOD_JOBS     8192 /* more than the registry's 4096 job ids */
+#define LEGIT_JOB      0
+#define MAX_LAT        200000
 
 static struct {
 	int pid, rpc_port, prom_port;
 	const char *ipc_name, *json_log;
 	double seconds, interval_s;
 	int rss_cap_mb, churn_threads, slow_conns, loris_conns;
-} opt = {.seconds = 600, .interval_s = 1, .rss_cap_mb = 1024, .churn_threads = 8, .slow_conns = 160,
-	 .loris_conns = 128};
+	const char *abuse;
+} opt = {.seconds = 600,
+         .interval_s = 1,
+         .rss_cap_mb = 1024,
+         .churn_threads = 8,
+         .slow_conns = 160,
+         .loris_conns = 128,
+         .abuse = "all"};
+
+static const char *const abuse_names[] = {"churn", "flood", "baddgram", "badframe", "slow", "loris", "prom"};
+
+/* Whether abuse `name` is on: --abuse is "all" or a comma list of names. */
+static bool abuse_on(const char *name)
+{
+	if (!strcmp(opt.abuse, "all"))
+		return true;
+	size_t n = strlen(name);
+	for (const char *p = opt.abuse; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0))
+			return true;
+	return false;
+}
 
 static atomic_bool stopping;
 static int64_t t_start, t_end; /* monotonic ns */
@@ -117,13 +137,19 @@ static struct {
 	counter badrpc_sent, badrpc_connfail;
 	counter slow_opened, slow_reqs, slow_reset, slow_connfail;
 	counter loris_opened, loris_reset, loris_connfail;
-	counter prom_sent, prom_200, prom_other, prom_fail;
+	counter prom_sent, prom_200, prom_other, prom_connfail, prom_fail;
 	counter lrpc_sent, lrpc_ok, lrpc_bad, lrpc_noanswer, lrpc_connfail;
 	counter lipc_sent, lipc_ok, lipc_sendfail, lipc_noanswer, lipc_bad, lipc_late;
 } C;
 
-static void inc(counter *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
-static uint64_t get(counter *c) { return atomic_load_explicit(c, memory_order_relaxed); }
+static void inc(counter *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+static uint64_t get(counter *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
 
 /* legit RPC latencies (ns), written by its one thread, read after join */
 static int64_t lat[MAX_LAT];
@@ -154,7 +180,10 @@ static void sleep_ns(int64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-static bool running(void) { return !atomic_load(&stopping) && mono_ns() < t_end; }
+static bool running(void)
+{
+	return !atomic_load(&stopping) && mono_ns() < t_end;
+}
 
 /* Sleep until `when` (monotonic), waking every 100 ms to notice the end. */
 static bool sleep_until(int64_t when)
@@ -210,14 +239,14 @@ static int dial(int port, int src, int timeout_ms, int rcvbuf)
 		int one = 1;
 		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
 		struct sockaddr_in me = {.sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)(src & 0xff))};
+		                         .sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)(src & 0xff))};
 		if (bind(fd, (struct sockaddr *)&me, sizeof me) < 0) {
 			close(fd);
 			return -1;
 		}
 	}
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sa = {
+	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		close(fd);
 		return -1;
@@ -352,22 +381,29 @@ static bool is_req_reply(const uint8_t *p, ssize_t n)
 static size_t churn_body(char *out, size_t cap, uint64_t k, uint64_t *rng)
 {
 	switch (k % 16) {
-	case 0: case 1: case 2: case 3: case 4: case 5:
-		return (size_t)snprintf(out, cap, "{\"fn\":\"getStatus\"}");
-	case 6: case 7: case 8:
-		return (size_t)snprintf(out, cap, "{\"fn\":\"getVersion\"}");
-	case 9: case 10:
-		return (size_t)snprintf(out, cap, "{\"fn\":\"getMetrics\",\"since_s\":5,\"names\":[\"cpu*\",\"mem*\"]}");
-	case 11: case 12: case 13:
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+	case 4:
+	case 5: return (size_t)snprintf(out, cap, "{\"fn\":\"getStatus\"}");
+	case 6:
+	case 7:
+	case 8: return (size_t)snprintf(out, cap, "{\"fn\":\"getVersion\"}");
+	case 9:
+	case 10:
 		return (size_t)snprintf(out, cap,
-					"{\"fn\":\"setKinetOnDemandRequest\",\"config\":\"ACTIVITIES_LOG_FILE=/tmp/"
-					"soak_never_written.json\\nACTIVITIES_DURATION_MSECS=100\",\"job_id\":%d,"
-					"\"pids\":[0],\"process_limit\":3}",
-					FLOOD_JOB_BASE + (int)(rng_next(rng) % FLOOD_JOBS));
-	case 14:
-		return (size_t)snprintf(out, cap, "{\"fn\":\"getProcesses\"}");
-	default:
-		return (size_t)snprintf(out, cap, "{\"fn\":\"dcgmProfPause\",\"duration_s\":1}");
+		                        "{\"fn\":\"getMetrics\",\"since_s\":5,\"names\":[\"cpu*\",\"mem*\"]}");
+	case 11:
+	case 12:
+	case 13:
+		return (size_t)snprintf(out, cap,
+		                        "{\"fn\":\"setKinetOnDemandRequest\",\"config\":\"ACTIVITIES_LOG_FILE=/tmp/"
+		                        "soak_never_written.json\\nACTIVITIES_DURATION_MSECS=100\",\"job_id\":%d,"
+		                        "\"pids\":[0],\"process_limit\":3}",
+		                        FLOOD_JOB_BASE + (int)(rng_next(rng) % FLOOD_JOBS));
+	case 14: return (size_t)snprintf(out, cap, "{\"fn\":\"getProcesses\"}");
+	default: return (size_t)snprintf(out, cap, "{\"fn\":\"dcgmProfPause\",\"duration_s\":1}");
 	}
 }
 
@@ -473,35 +509,23 @@ static void *baddg_main(void *arg)
 		int fd = named;
 		memset(dg, 0, 128);
 		switch (k % 12) {
-		case 0: /* shorter than a header */
-			len = 10;
-			break;
-		case 1: /* size says 100, 10 bytes follow */
-			len = dg_header(dg, 100, "req") + 10;
-			break;
+		case 0: /* shorter than a header */ len = 10; break;
+		case 1: /* size says 100, 10 bytes follow */ len = dg_header(dg, 100, "req") + 10; break;
 		case 2: /* type without NUL */
 			len = dg_header(dg, 16, "req");
 			memset(dg + 8, 'A', 32);
 			len += 16;
 			break;
-		case 3: /* req with n = 0 */
-			len = dg_req(dg, 2, LEGIT_JOB, pids, 0);
-			break;
-		case 4: /* req with n = 65 */
-			len = dg_req(dg, 2, LEGIT_JOB, pids, 65);
-			break;
+		case 3: /* req with n = 0 */ len = dg_req(dg, 2, LEGIT_JOB, pids, 0); break;
+		case 4: /* req with n = 65 */ len = dg_req(dg, 2, LEGIT_JOB, pids, 65); break;
 		case 5: { /* req with n = -1, size of an n = 1 message */
 			len = dg_req(dg, 2, LEGIT_JOB, pids, 1);
 			int32_t neg = -1;
 			memcpy(dg + 44, &neg, 4);
 			break;
 		}
-		case 6: /* ctxt with an 8-byte payload */
-			len = dg_header(dg, 8, "ctxt") + 8;
-			break;
-		case 7: /* a type nobody serves */
-			len = dg_header(dg, 16, "soak-unknown-type") + 16;
-			break;
+		case 6: /* ctxt with an 8-byte payload */ len = dg_header(dg, 8, "ctxt") + 8; break;
+		case 7: /* a type nobody serves */ len = dg_header(dg, 16, "soak-unknown-type") + 16; break;
 		case 8: /* over 64 KiB */
 			len = dg_header(dg, sizeof dg - 40, "req");
 			memset(dg + 40, 0x5a, sizeof dg - 40);
@@ -511,12 +535,8 @@ static void *baddg_main(void *arg)
 			len = dg_req(dg, 2, LEGIT_JOB, pids, 1);
 			fd = anon;
 			break;
-		case 10: /* empty */
-			len = 0;
-			break;
-		default: /* absurd size */
-			len = dg_header(dg, UINT64_MAX, "req") + 16;
-			break;
+		case 10: /* empty */ len = 0; break;
+		default: /* absurd size */ len = dg_header(dg, UINT64_MAX, "req") + 16; break;
 		}
 		ssize_t w = sendto(fd, dg, len, 0, (struct sockaddr *)&da, dlen);
 		if (w == (ssize_t)len)
@@ -562,28 +582,19 @@ static size_t bad_frame(char *out, size_t cap, uint64_t k, uint64_t *rng)
 		memcpy(out, &len, 4);
 		memset(out + 4, ' ', 100);
 		return 104;
-	case 4: /* truncated prefix */
-		memcpy(out, "\x12\x00", 2);
-		return 2;
+	case 4: /* truncated prefix */ memcpy(out, "\x12\x00", 2); return 2;
 	case 5: /* truncated body */
 		len = 100;
 		memcpy(out, &len, 4);
 		memcpy(out + 4, "{\"fn\":\"getSta", 13);
 		return 17;
-	case 6:
-		return frame(out, "this is not JSON {", 18);
-	case 7:
-		return frame(out, "[1,2,3]", 7);
-	case 8:
-		return frame(out, "{\"x\":1}", 7);
-	case 9:
-		return frame(out, "{\"fn\":42}", 9);
-	case 10:
-		return frame(out, "{\"fn\":\"noSuchFunction\"}", 23);
-	case 11:
-		return frame(out, "{\"fn\":\"getStatus\xff\xfe\"}", 20);
-	case 12:
-		return nested_len <= cap ? (memcpy(out, nested, nested_len), nested_len) : 0;
+	case 6: return frame(out, "this is not JSON {", 18);
+	case 7: return frame(out, "[1,2,3]", 7);
+	case 8: return frame(out, "{\"x\":1}", 7);
+	case 9: return frame(out, "{\"fn\":42}", 9);
+	case 10: return frame(out, "{\"fn\":\"noSuchFunction\"}", 23);
+	case 11: return frame(out, "{\"fn\":\"getStatus\xff\xfe\"}", 20);
+	case 12: return nested_len <= cap ? (memcpy(out, nested, nested_len), nested_len) : 0;
 	case 13: /* binary junk with a plausible length */
 		len = 64;
 		memcpy(out, &len, 4);
@@ -594,8 +605,7 @@ static size_t bad_frame(char *out, size_t cap, uint64_t k, uint64_t *rng)
 		n = frame(out, "{\"fn\":\"getStatus\"}", 18);
 		memset(out + n, 0xee, 200);
 		return n + 200;
-	default: /* unterminated JSON */
-		return frame(out, "{\"fn\":\"getStatus\",\"a\":[1,2,", 27);
+	default: /* unterminated JSON */ return frame(out, "{\"fn\":\"getStatus\",\"a\":[1,2,", 27);
 	}
 }
 
@@ -655,7 +665,7 @@ static void slot_open(struct slot *s, int i, char *big, size_t bigcap)
 		n = frame(big, "{\"fn\":\"getProcesses\"}", 21);
 	} else {
 		const char *b = i % 4 == 2 ? "{\"fn\":\"getProcesses\",\"keepalive\":true}"
-					   : "{\"fn\":\"getMetrics\",\"keepalive\":true}";
+		                           : "{\"fn\":\"getMetrics\",\"keepalive\":true}";
 		for (reqs = 0; reqs < 64 && n + 64 < bigcap; reqs++)
 			n += frame(big + n, b, strlen(b));
 	}
@@ -732,7 +742,7 @@ static void *prom_main(void *arg)
 		int64_t deadline = mono_ns() + 5 * NS;
 		int fd = dial(opt.prom_port, 0, 2000, 0);
 		if (fd < 0) {
-			inc(&C.prom_fail);
+			inc(&C.prom_connfail);
 			continue;
 		}
 		char head[16] = {0};
@@ -748,7 +758,8 @@ static void *prom_main(void *arg)
 					break;
 				}
 				if (got < sizeof head - 1) {
-					size_t t = (size_t)r < sizeof head - 1 - got ? (size_t)r : sizeof head - 1 - got;
+					size_t t =
+					    (size_t)r < sizeof head - 1 - got ? (size_t)r : sizeof head - 1 - got;
 					memcpy(head + got, rx, t);
 				}
 				got += (size_t)r;
@@ -840,10 +851,9 @@ static void *lipc_main(void *arg)
 	if (getrandom(u, sizeof u, 0) != (ssize_t)sizeof u)
 		memset(u, 0x42, sizeof u);
 	char name[80];
-	snprintf(name, sizeof name,
-		 "dynoconfigclient%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-		 u[2], u[3], u[4], u[5], u[6] & 15, u[7], 8 | (u[8] & 3), u[9], u[10], u[11], u[12], u[13], u[14],
-		 u[15]);
+	snprintf(name, sizeof name, "dynoconfigclient%02x%02x%02x%02x-%02x%02x-4%x%02x-%x%02x-%02x%02x%02x%02x%02x%02x",
+	         u[0], u[1], u[2], u[3], u[4], u[5], u[6] & 15, u[7], 8 | (u[8] & 3), u[9], u[10], u[11], u[12], u[13],
+	         u[14], u[15]);
 	int fd = dgram_socket(name);
 	if (fd < 0) {
 		fprintf(stderr, "soak: legit Kineto socket: %s\n", strerror(errno));
@@ -990,7 +1000,7 @@ static int64_t line_time_ms(const char *s)
 	struct tm tm = {0};
 	int ms = 0, used = 0;
 	if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-		   &tm.tm_sec, &used) != 6)
+	           &tm.tm_sec, &used) != 6)
 		return -1;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
@@ -1069,14 +1079,17 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: soak --pid PID --rpc_port N --prom_port N --ipc_name NAME --json_log FILE\n"
-			"            [--seconds S] [--interval_s S] [--rss_cap_mb MB] [--churn_threads N]\n"
-			"            [--slow_conns N] [--loris_conns N]\n"
-			"Runs every abuse at once against a running dynolog (bench/soak.sh starts one).\n");
+	                "            [--seconds S] [--interval_s S] [--rss_cap_mb MB] [--churn_threads N]\n"
+	                "            [--slow_conns N] [--loris_conns N]\n"
+	                "Runs every abuse at once against a running dynolog (bench/soak.sh starts one).\n");
 	exit(2);
 }
 
@@ -1097,12 +1110,20 @@ static void progress(int tenth, struct ticks *tk, long rss_kb, long rss_max_kb)
 
 int main(int argc, char **argv)
 {
-	enum { O_PID = 1, O_RPC, O_PROM, O_IPC, O_LOG, O_SECS, O_IVL, O_CAP, O_CHURN, O_SLOW, O_LORIS };
-	static const struct option lo[] = {
-		{"pid", 1, 0, O_PID},	  {"rpc_port", 1, 0, O_RPC},	  {"prom_port", 1, 0, O_PROM},
-		{"ipc_name", 1, 0, O_IPC}, {"json_log", 1, 0, O_LOG},	  {"seconds", 1, 0, O_SECS},
-		{"interval_s", 1, 0, O_IVL}, {"rss_cap_mb", 1, 0, O_CAP}, {"churn_threads", 1, 0, O_CHURN},
-		{"slow_conns", 1, 0, O_SLOW}, {"loris_conns", 1, 0, O_LORIS}, {0, 0, 0, 0}};
+	enum { O_PID = 1, O_RPC, O_PROM, O_IPC, O_LOG, O_SECS, O_IVL, O_CAP, O_CHURN, O_SLOW, O_LORIS, O_ABUSE };
+	static const struct option lo[] = {{"pid", 1, 0, O_PID},
+	                                   {"rpc_port", 1, 0, O_RPC},
+	                                   {"prom_port", 1, 0, O_PROM},
+	                                   {"ipc_name", 1, 0, O_IPC},
+	                                   {"json_log", 1, 0, O_LOG},
+	                                   {"seconds", 1, 0, O_SECS},
+	                                   {"interval_s", 1, 0, O_IVL},
+	                                   {"rss_cap_mb", 1, 0, O_CAP},
+	                                   {"churn_threads", 1, 0, O_CHURN},
+	                                   {"slow_conns", 1, 0, O_SLOW},
+	                                   {"loris_conns", 1, 0, O_LORIS},
+	                                   {"abuse", 1, 0, O_ABUSE},
+	                                   {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -1117,6 +1138,7 @@ int main(int argc, char **argv)
 		case O_CHURN: opt.churn_threads = atoi(optarg); break;
 		case O_SLOW: opt.slow_conns = atoi(optarg); break;
 		case O_LORIS: opt.loris_conns = atoi(optarg); break;
+		case O_ABUSE: opt.abuse = optarg; break;
 		default: usage();
 		}
 	}
@@ -1124,6 +1146,27 @@ int main(int argc, char **argv)
 	    opt.seconds <= 0 || opt.interval_s <= 0 || opt.churn_threads < 0 || opt.churn_threads > 64 ||
 	    opt.slow_conns < 0 || opt.loris_conns < 0 || opt.slow_conns + opt.loris_conns > 2000)
 		usage();
+	for (const char *p = opt.abuse; strcmp(opt.abuse, "all") && p && *p;
+	     p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		bool known = false;
+		for (size_t i = 0; i < sizeof abuse_names / sizeof abuse_names[0]; i++) {
+			size_t n = strlen(abuse_names[i]);
+			known |= !strncmp(p, abuse_names[i], n) && (p[n] == ',' || p[n] == 0);
+		}
+		if (!known) {
+			fprintf(stderr,
+			        "soak: unknown abuse in '%s' (all, or a list of: churn,flood,baddgram,badframe,"
+			        "slow,loris,prom)\n",
+			        opt.abuse);
+			return 2;
+		}
+	}
+	if (!abuse_on("churn"))
+		opt.churn_threads = 0;
+	if (!abuse_on("slow"))
+		opt.slow_conns = 0;
+	if (!abuse_on("loris"))
+		opt.loris_conns = 0;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
@@ -1150,29 +1193,35 @@ int main(int argc, char **argv)
 	struct ticks tk = {.fd = open(opt.json_log, O_RDONLY | O_CLOEXEC)};
 	if (tk.fd < 0)
 		fprintf(stderr, "soak: cannot read the JSON log %s: %s (no tick figures)\n", opt.json_log,
-			strerror(errno));
+		        strerror(errno));
 	tk.from_ms = wall_ms();
 	double cpu0 = daemon_cpu_s();
 	t_start = mono_ns();
 	t_end = t_start + (int64_t)(opt.seconds * NS);
-	printf("soak: %.0f s against dynolog pid %d (RPC port %d, Prometheus port %d, IPC @%s@, interval %.0f s): "
-	       "%d churn threads, registry flood, malformed datagrams and frames, %d slow readers, %d slowloris, "
-	       "scrapes every 100 ms; legit getStatus every 200 ms and Kineto poll every 1 s\n",
-	       opt.seconds, opt.pid, opt.rpc_port, opt.prom_port, opt.ipc_name, opt.interval_s, opt.churn_threads,
-	       opt.slow_conns, opt.loris_conns);
+	printf("soak: %.0f s against dynolog pid %d (RPC port %d, Prometheus port %d, IPC @%s@, interval %.0f s)\n"
+	       "  abuse (%s): %d churn threads%s%s%s, %d slow readers, %d slowloris%s\n"
+	       "  legit: getStatus every 200 ms, a Kineto process polling every 1 s\n",
+	       opt.seconds, opt.pid, opt.rpc_port, opt.prom_port, opt.ipc_name, opt.interval_s, opt.abuse,
+	       opt.churn_threads, abuse_on("flood") ? ", registry flood" : "",
+	       abuse_on("baddgram") ? ", malformed datagrams" : "", abuse_on("badframe") ? ", malformed frames" : "",
+	       opt.slow_conns, opt.loris_conns, abuse_on("prom") ? ", Prometheus scrapes every 100 ms" : "");
 	fflush(stdout);
 
 	pthread_t th[96];
 	int nth = 0;
 	pthread_create(&th[nth++], NULL, lrpc_main, NULL);
 	pthread_create(&th[nth++], NULL, lipc_main, NULL);
-	pthread_create(&th[nth++], NULL, prom_main, NULL);
+	if (abuse_on("prom"))
+		pthread_create(&th[nth++], NULL, prom_main, NULL);
 	sleep_ns(200 * MS); /* the legit Kineto process registers before the flood */
-	pthread_create(&th[nth++], NULL, flood_main, NULL);
-	pthread_create(&th[nth++], NULL, baddg_main, NULL);
-	for (int i = 0; i < 2; i++)
+	if (abuse_on("flood"))
+		pthread_create(&th[nth++], NULL, flood_main, NULL);
+	if (abuse_on("baddgram"))
+		pthread_create(&th[nth++], NULL, baddg_main, NULL);
+	for (int i = 0; i < 2 && abuse_on("badframe"); i++)
 		pthread_create(&th[nth++], NULL, badrpc_main, (void *)(intptr_t)i);
-	pthread_create(&th[nth++], NULL, slow_main, NULL);
+	if (opt.slow_conns + opt.loris_conns > 0)
+		pthread_create(&th[nth++], NULL, slow_main, NULL);
 	for (int i = 0; i < opt.churn_threads; i++)
 		pthread_create(&th[nth++], NULL, churn_main, (void *)(intptr_t)i);
 
@@ -1205,8 +1254,6 @@ int main(int argc, char **argv)
 	long hwm = proc_status_kb("VmHWM");
 	double cpu1 = daemon_cpu_s();
 	double elapsed = (double)(mono_ns() - t_start) / NS;
-	ticks_update(&tk);
-	int64_t trailing = trailing_gap_ms(&tk);
 	atomic_store(&stopping, true);
 	for (int i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
@@ -1214,11 +1261,25 @@ int main(int argc, char **argv)
 		died = true;
 		died_at = (double)(mono_ns() - t_start) / NS;
 	}
+	/* A gap still open at the end is closed by the next tick: wait for it
+	 * (the clients have stopped) so the longest gap is one between two
+	 * real ticks; if none comes, the open gap is reported as such. */
+	uint64_t nticks = tk.n;
+	ticks_update(&tk);
+	int64_t grace_end = mono_ns() + (int64_t)((2 * opt.interval_s + 1) * NS);
+	while (!died && tk.n == nticks && trailing_gap_ms(&tk) > (int64_t)(opt.interval_s * 1000) &&
+	       mono_ns() < grace_end) {
+		sleep_ns(50 * MS);
+		ticks_update(&tk);
+	}
+	int64_t trailing = trailing_gap_ms(&tk);
 	if (tenth <= 10 && !died)
 		progress(10, &tk, rss, rss_max);
 
 	printf("\n== soak report: %.1f s of abuse (%s)\n", elapsed,
-	       died ? "THE DAEMON DIED" : capped ? "stopped early at the RSS safety cap" : "full run");
+	       died     ? "THE DAEMON DIED"
+	       : capped ? "stopped early at the RSS safety cap"
+	                : "full run");
 	if (died)
 		printf("!! DAEMON DIED after %.1f s: pid %d is gone (a finding: see the daemon's log above/below)\n",
 		       died_at, opt.pid);
@@ -1230,20 +1291,20 @@ int main(int argc, char **argv)
 		       hwm / 1024.0, hwm / 1024.0 / UNIT_MEMORY_HIGH_MIB, hwm / 1024.0 / UNIT_MEMORY_MAX_MIB);
 	else
 		printf("  peak RSS (VmHWM)             unavailable (daemon gone)\n");
-	printf("  sampled VmRSS max (100 ms)   %8.1f MiB  = %5.2fx MemoryHigh  %5.2fx MemoryMax\n",
-	       rss_max / 1024.0, rss_max / 1024.0 / UNIT_MEMORY_HIGH_MIB, rss_max / 1024.0 / UNIT_MEMORY_MAX_MIB);
+	printf("  sampled VmRSS max (100 ms)   %8.1f MiB  = %5.2fx MemoryHigh  %5.2fx MemoryMax\n", rss_max / 1024.0,
+	       rss_max / 1024.0 / UNIT_MEMORY_HIGH_MIB, rss_max / 1024.0 / UNIT_MEMORY_MAX_MIB);
 	printf("  VmRSS at the end             %8.1f MiB\n", rss > 0 ? rss / 1024.0 : 0.0);
 	printf("collection ticks (JSON log timestamps, interval %.0f s)\n", opt.interval_s);
 	if (tk.fd < 0)
 		printf("  unavailable: the JSON log could not be read\n");
 	else {
 		double ivl_ms = opt.interval_s * 1000.0;
-		printf("  ticks during the run         %8llu  (%.0f expected)\n", (unsigned long long)tk.n,
+		printf("  ticks during the run         %8llu  (%.0f expected)\n", (unsigned long long)nticks,
 		       elapsed / opt.interval_s);
 		printf("  longest gap between ticks    %8.3f s  = %5.2fx the interval (tick %.1f s into the run)\n",
 		       tk.max_gap_ms / 1000.0, tk.max_gap_ms / ivl_ms, tk.max_gap_at_ms / 1000.0);
 		if (trailing > tk.max_gap_ms)
-			printf("  !! since the last tick       %8.3f s  = %5.2fx the interval (ticking stopped?)\n",
+			printf("  !! no tick since             %8.3f s  = %5.2fx the interval (ticking stopped)\n",
 			       trailing / 1000.0, trailing / ivl_ms);
 		if (tk.unparsed)
 			printf("  (%llu lines without a timestamp)\n", (unsigned long long)tk.unparsed);
@@ -1264,10 +1325,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)get(&C.lipc_sent), (unsigned long long)get(&C.lipc_sendfail),
 	       (unsigned long long)get(&C.lipc_noanswer), (unsigned long long)get(&C.lipc_late),
 	       (unsigned long long)get(&C.lipc_bad), lipc_max_rtt / 1e6);
-	printf("  Prometheus every 100 ms      %6.2f %% answered 200  (%llu of %llu; %llu other status, %llu failed)\n",
-	       pct(get(&C.prom_200), get(&C.prom_sent)), (unsigned long long)get(&C.prom_200),
-	       (unsigned long long)get(&C.prom_sent), (unsigned long long)get(&C.prom_other),
-	       (unsigned long long)get(&C.prom_fail));
+	if (abuse_on("prom"))
+		printf("  Prometheus every 100 ms      %6.2f %% answered 200  (%llu of %llu; %llu other status, %llu "
+		       "connect failed, %llu no complete answer in 5 s)\n",
+		       pct(get(&C.prom_200), get(&C.prom_sent)), (unsigned long long)get(&C.prom_200),
+		       (unsigned long long)get(&C.prom_sent), (unsigned long long)get(&C.prom_other),
+		       (unsigned long long)get(&C.prom_connfail), (unsigned long long)get(&C.prom_fail));
 	printf("abuse volumes\n");
 	printf("  registry flood datagrams     %10llu sent (%llu req, %llu ctxt; %.0f/s), %llu answered, %llu send "
 	       "timeouts (queue full 100 ms)\n",
@@ -1292,8 +1355,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)get(&C.loris_connfail));
 	printf("  OTLP                         endpoint down (a closed loopback port) the whole run\n");
 	if (cpu0 >= 0 && cpu1 >= 0)
-		printf("daemon CPU                     %8.2f s over %.1f s (%.0f %% of one core)\n", cpu1 - cpu0, elapsed,
-		       100.0 * (cpu1 - cpu0) / elapsed);
+		printf("daemon CPU                     %8.2f s over %.1f s (%.0f %% of one core)\n", cpu1 - cpu0,
+		       elapsed, 100.0 * (cpu1 - cpu0) / elapsed);
 	else
 		printf("daemon CPU                     unavailable (daemon gone)\n");
 	fflush(stdout);

@@ -36,11 +36,13 @@
 # Knobs (environment): SOAK_SECONDS (600), SOAK_RSS_CAP_MB (1024: if the
 # daemon's RSS passes it the run stops early and says so, to protect the
 # host; 0 = no cap), SOAK_CHURN_THREADS (8), SOAK_SLOW_CONNS (160),
-# SOAK_LORIS_CONNS (128), SOAK_KEEP=1 keeps the temporary directory (daemon
+# SOAK_LORIS_CONNS (128), SOAK_ABUSE (all, or a comma list of churn, flood,
+# baddgram, badframe, slow, loris, prom: to tell which abuse causes what;
+# the legit clients always run), SOAK_KEEP=1 keeps the temporary directory (daemon
 # log, JSON log).  Note: bench/run.sh (`make bench`) runs every bench/*.sh,
 # this one included, for SOAK_SECONDS.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 O=${1:-${O:-build}}
 SECS=${SOAK_SECONDS:-600}
 DYNOLOG=$PWD/$O/dynolog
@@ -107,7 +109,7 @@ timeout --signal=TERM --kill-after=30 $((SECS + 180)) "$DRIVER" \
 	--pid="$DP" --rpc_port="$RPC_PORT" --prom_port="$PROM_PORT" --ipc_name="$IPC_NAME" \
 	--json_log="$T/ticks.json" --seconds="$SECS" --interval_s=1 \
 	--rss_cap_mb="${SOAK_RSS_CAP_MB:-1024}" --churn_threads="${SOAK_CHURN_THREADS:-8}" \
-	--slow_conns="${SOAK_SLOW_CONNS:-160}" --loris_conns="${SOAK_LORIS_CONNS:-128}"
+	--slow_conns="${SOAK_SLOW_CONNS:-160}" --loris_conns="${SOAK_LORIS_CONNS:-128}" --abuse="${SOAK_ABUSE:-all}"
 drc=$?
 
 rc=0
@@ -130,9 +132,11 @@ else
 fi
 DP=
 echo "daemon's own counters at exit:"
-grep -E ' (RPC|IPC): ' "$T/daemon.log" | sed 's/^[^ ]* [A-Z] dynolog: /  /'
-grep -E ' [EW] dynolog: ' "$T/daemon.log" | sed 's/^[^ ]* [A-Z] dynolog: //' | sort | uniq -c | sort -rn | head -n 12 |
-	sed 's/^/  warnings+errors x/'
+grep -E ' I dynolog: (RPC|IPC): [0-9]' "$T/daemon.log" | sed 's/^[^ ]* [A-Z] dynolog: /  /'
+echo "daemon's warnings and errors (peer addresses and numbers folded), most frequent first:"
+grep -E '^[^ ]* [EW] dynolog: ' "$T/daemon.log" | sed -e 's/^[^ ]* \([EW]\) dynolog: /\1 /' \
+	-e 's/from [][0-9a-fA-F.:]*:[0-9]*/from PEER/g' -e 's/[0-9][0-9]*/N/g' |
+	sort | uniq -c | sort -rn | head -n 15 | sed 's/^ */  /'
 case $drc in
 0) ;;
 3) echo "!!! soak: the driver saw the daemon die"; rc=3 ;;

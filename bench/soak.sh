@@ -86,7 +86,7 @@ prlimit --nofile=4096 "$DYNOLOG" \
 	2>"$T/daemon.log" &
 DP=$!
 
-RPC_PORT= PROM_PORT=
+RPC_PORT='' PROM_PORT=''
 for _ in $(seq 200); do
 	kill -0 "$DP" 2>/dev/null || break
 	RPC_PORT=$(sed -n 's/.*RPC server listening on .* port \([0-9]*\).*/\1/p' "$T/daemon.log" | tail -1)
@@ -102,6 +102,7 @@ if ! kill -0 "$DP" 2>/dev/null || [ -z "$RPC_PORT" ] || [ -z "$PROM_PORT" ] || [
 	cat "$T/daemon.log" >&2
 	exit 1
 fi
+echo "soak: host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (the clients share the CPUs with the daemon)"
 echo "soak: dynolog pid $DP ($O/dynolog, nofile 4096), RPC port $RPC_PORT, Prometheus port $PROM_PORT," \
 	"IPC @$IPC_NAME@, OTLP -> closed port $OTLP_PORT"
 
@@ -115,8 +116,10 @@ drc=$?
 rc=0
 if ! kill -0 "$DP" 2>/dev/null; then
 	wait "$DP"
+	st=$?
+	DP=
 	echo
-	echo "!!! soak: THE DAEMON DIED during the run (exit status $?). Its last log lines:"
+	echo "!!! soak: THE DAEMON DIED during the run (exit status $st). Its last log lines:"
 	tail -n 30 "$T/daemon.log"
 	exit 3
 fi
@@ -135,7 +138,8 @@ echo "daemon's own counters at exit:"
 grep -E ' I dynolog: (RPC|IPC): [0-9]' "$T/daemon.log" | sed 's/^[^ ]* [A-Z] dynolog: /  /'
 echo "daemon's warnings and errors (peer addresses and numbers folded), most frequent first:"
 grep -E '^[^ ]* [EW] dynolog: ' "$T/daemon.log" | sed -e 's/^[^ ]* \([EW]\) dynolog: /\1 /' \
-	-e 's/from [][0-9a-fA-F.:]*:[0-9]*/from PEER/g' -e 's/[0-9][0-9]*/N/g' |
+	-e 's/from [][0-9a-fA-F.:]*:[0-9]*/from PEER/g' -e 's/0x[0-9a-fA-F]*/HEX/g' \
+	-e 's/[0-9][0-9]*/N/g' |
 	sort | uniq -c | sort -rn | head -n 15 | sed 's/^ */  /'
 case $drc in
 0) ;;

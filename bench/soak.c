@@ -1302,7 +1302,8 @@ int main(int argc, char **argv)
 		printf("  peak RSS (VmHWM)             unavailable (daemon gone)\n");
 	printf("  sampled VmRSS max (100 ms)   %8.1f MiB  = %5.2fx MemoryHigh  %5.2fx MemoryMax\n", rss_max / 1024.0,
 	       rss_max / 1024.0 / UNIT_MEMORY_HIGH_MIB, rss_max / 1024.0 / UNIT_MEMORY_MAX_MIB);
-	printf("  VmRSS at the end             %8.1f MiB\n", rss > 0 ? rss / 1024.0 : 0.0);
+	if (rss > 0)
+		printf("  VmRSS at the end             %8.1f MiB\n", rss / 1024.0);
 	printf("collection ticks (JSON log timestamps, interval %.0f s)\n", opt.interval_s);
 	if (tk.fd < 0)
 		printf("  unavailable: the JSON log could not be read\n");
@@ -1369,6 +1370,20 @@ int main(int argc, char **argv)
 		       elapsed, 100.0 * (cpu1 - cpu0) / elapsed);
 	else
 		printf("daemon CPU                     unavailable (daemon gone)\n");
+	/* the same figures on one line, for comparing runs */
+	long peak = hwm > rss_max ? hwm : rss_max;
+	printf("summary: peak_rss_mib=%.1f peak_x_memory_max=%.2f max_tick_gap_s=%.2f legit_rpc_pct=%.1f "
+	       "legit_ipc_pct=%.1f prom_200_pct=%.1f dgrams=%llu churned=%llu malformed=%llu daemon_cpu_s=%.2f "
+	       "seconds=%.1f%s\n",
+	       peak / 1024.0, peak / 1024.0 / UNIT_MEMORY_MAX_MIB,
+	       (trailing > tk.max_gap_ms ? trailing : tk.max_gap_ms) / 1000.0, pct(get(&C.lrpc_ok), get(&C.lrpc_sent)),
+	       pct(get(&C.lipc_ok), get(&C.lipc_sent)), pct(get(&C.prom_200), get(&C.prom_sent)),
+	       (unsigned long long)(get(&C.flood_req) + get(&C.flood_ctxt)), (unsigned long long)get(&C.churn_conn),
+	       (unsigned long long)(get(&C.badrpc_sent) + get(&C.baddg_sent)),
+	       cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1.0, elapsed,
+	       died     ? " DAEMON_DIED"
+	       : capped ? " RSS_CAP_STOP"
+	                : "");
 	fflush(stdout);
 	free(nested);
 	if (tk.fd >= 0)

@@ -41,6 +41,17 @@
 # the legit clients always run), SOAK_KEEP=1 keeps the temporary directory (daemon
 # log, JSON log).  Note: bench/run.sh (`make bench`) runs every bench/*.sh,
 # this one included, for SOAK_SECONDS.
+#
+# Baseline, today's main (2026-11-25; 2-core shared VM, load ~7 from other
+# work; SOAK_SECONDS=30, two runs): peak RSS 107-147 MiB = 1.7-2.3x
+# MemoryMax (3.4-4.6x MemoryHigh); longest gap between ticks 5.7-22.3 s
+# (17 and 2 ticks of 30); legit getStatus 100 % answered but p99 3.8-4.8 s;
+# legit Kineto polls 7-10 % answered (the flood keeps the daemon's kernel
+# queue, net.unix.max_dgram_qlen = 10, full); scrapes 56-90 % answered;
+# daemon CPU 41-59 % of one core.  10 s runs with SOAK_ABUSE: flood alone
+# 40 MiB (registry full) and Kineto 50 %; flood,slow 462 MiB (7.2x
+# MemoryMax); churn,flood,slow a 5 s tick gap; each abuse alone keeps ticks
+# within 1.6x the interval.  Figures vary a lot run to run on a loaded host.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 O=${1:-${O:-build}}

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "test.h"
 #include "test_trace_util.h"
 

@@ -89,7 +89,8 @@ struct analysis_step {
 	double cost;      /* of one rank, relative to the analyses' (bigger runs first) */
 	size_t part_size; /* the result of one rank */
 	void (*rank)(const void *opts, const struct trace_rank *r, void *part);
-	/* parts[0..n) in rank order (combine owns them); the result is freed by free */
+	/* parts[0..n) in rank order: combine takes what they hold (the runner
+	 * frees the array); its result is handed to the analyses, then to free */
 	void *(*combine)(const void *opts, void *parts, size_t n);
 	void (*free)(void *combined);
 };

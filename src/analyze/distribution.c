@@ -14,8 +14,9 @@
 #include "analyze/distribution.h"
 #include "core/buf.h"
 
-/* the output tables: the spread is not one of HTA's files, so `--format
- * csv` leaves it out of stdout (which then diffs against HTA's CSV) */
+/* The row's output tables (the atables below take their names from here).
+ * The spread is not one of HTA's files: `--format csv` leaves it out of
+ * stdout, which then diffs against HTA's CSV. */
 static bool spread_shown(const void *opts, const struct analysis_show *s)
 {
 	(void)opts;
@@ -23,8 +24,8 @@ static bool spread_shown(const void *opts, const struct analysis_show *s)
 }
 
 static const struct analysis_table dist_tables[] = {
-	{"kernel_duration_distribution", false, false, NULL},
-	{"kernel_rank_spread", false, false, spread_shown},
+	{.csv = "kernel_duration_distribution"},
+	{.csv = "kernel_rank_spread", .shown = spread_shown},
 };
 
 void kernel_dist_run(const struct kernel_breakdown *kb, struct kernel_dist *out)

@@ -30,7 +30,8 @@ struct kev {
 	size_t pos; /* row, for a deterministic order among equal ts */
 };
 
-/* The statistics are on stdout when asked for, in summary, and -- as
+/* The row's output tables (the atables below take their names from here).
+ * The statistics are on stdout when asked for, in summary, and -- as
  * before the analysis table -- whenever --csv-dir writes them. */
 static bool idle_stats_shown(const void *opts, const struct analysis_show *s)
 {
@@ -39,8 +40,8 @@ static bool idle_stats_shown(const void *opts, const struct analysis_show *s)
 }
 
 static const struct analysis_table idle_tables[] = {
-	{"idle_time_breakdown", false, false, NULL},
-	{"idle_interval_stats", false, false, idle_stats_shown},
+	{.csv = "idle_time_breakdown"},
+	{.csv = "idle_interval_stats", .shown = idle_stats_shown},
 };
 
 struct group {

@@ -10,8 +10,10 @@
 
 #include "analyze/analysis.h"
 
-/* the output tables; the per-kernel one is on stdout with --top (so that
- * `--format csv` prints exactly one of HTA's files), both in summary */
+/* The row's output tables (the atables below take their names from here).
+ * The per-kernel one is on stdout with --top instead of the type
+ * breakdown, so that `--format csv` prints exactly one of HTA's files;
+ * summary shows both. */
 static bool types_shown(const void *opts, const struct analysis_show *s)
 {
 	const struct kernels_options *o = opts;
@@ -25,8 +27,8 @@ static bool metrics_shown(const void *opts, const struct analysis_show *s)
 }
 
 static const struct analysis_table kernels_tables[] = {
-	{"kernel_type_breakdown", false, false, types_shown},
-	{"kernel_metrics", false, false, metrics_shown},
+	{.csv = "kernel_type_breakdown", .shown = types_shown},
+	{.csv = "kernel_metrics", .shown = metrics_shown},
 };
 
 /* HTA's frame has int64 times when every rank's trace had integer ts and

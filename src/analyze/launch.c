@@ -17,9 +17,12 @@
 #include "analyze/analysis.h"
 #include "trace/rsort.h"
 
-/* one table per rank, long (a row per launch): the terminal shows its
- * counts only */
-static const struct analysis_table launch_tables[] = {{"cuda_kernel_launch_stats_rank", true, true, NULL}};
+/* The row's output table (the atables below take their names from here):
+ * one per rank, long (a row per launch), so the terminal shows its counts
+ * (notes) only. */
+static const struct analysis_table launch_tables[] = {
+	{.csv = "cuda_kernel_launch_stats_rank", .per_rank = true, .notes_only_in_terminal = true},
+};
 
 /* rows[0..n) (ascending) reordered by (correlation, row): a stable sort of
  * the correlation over rows in order */

@@ -1,5 +1,7 @@
 /*
- * overlap.c - communication/computation overlap (see overlap.h).
+ * overlap.c - the `overlap` analysis: communication/computation overlap
+ * per rank (see overlap.h) and its table, comm_comp_overlap.  One merge and
+ * one sweep of each rank's GPU intervals.
  *
  * Per rank: merge the communication intervals (A) and the computation
  * intervals (C) of the rows that have a stream; sweep A's points with +-1
@@ -17,7 +19,8 @@
 #include "analyze/table.h"
 #include "core/buf.h"
 
-static const struct analysis_table overlap_tables[] = {{"comm_comp_overlap", false, false, NULL}};
+/* The row's output table (the atable below takes its name from here). */
+static const struct analysis_table overlap_tables[] = {{.csv = "comm_comp_overlap"}};
 
 static void rank_overlap(const struct trace_rank *r, struct overlap_row *row)
 {

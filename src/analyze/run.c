@@ -70,6 +70,12 @@ static void run_task(void *arg, size_t i)
 	tk->s = (double)(clock_mono_ns() - t0) / 1e9;
 }
 
+/* the rank number of a task (-1: the empty view) */
+static int task_rank(const struct trace_set *view, const struct task *tk)
+{
+	return tk->rank == NO_RANK ? -1 : view->ranks[tk->rank]->rank;
+}
+
 static void add_timing(struct analyze_results *out, const char *what, const char *phase, int rank, double s)
 {
 	out->timings = xrealloc(out->timings, (out->ntimings + 1) * sizeof *out->timings);
@@ -179,7 +185,7 @@ static void finish_job(struct job *j, const struct trace_set *view, struct task 
 			if (tasks[i].j != j || !part[t])
 				continue;
 			if (j->want[t])
-				add_result(out, j, t, part[t], tasks[i].rank == NO_RANK ? -1 : view->ranks[tasks[i].rank]->rank);
+				add_result(out, j, t, part[t], task_rank(view, &tasks[i]));
 			else
 				atable_free(part[t]);
 			part[t] = NULL;
@@ -188,17 +194,11 @@ static void finish_job(struct job *j, const struct trace_set *view, struct task 
 	free(tabs);
 }
 
-void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, const struct analyze_run_opts *o,
-		 struct analyze_results *out)
+/* The analyses that run, in table order, which of their tables are shown
+ * and wanted, and the steps they share (each once). */
+static size_t plan(const struct analyze_run_opts *o, struct job *jobs, struct step_job *steps, size_t *nsteps_out)
 {
-	memset(out, 0, sizeof *out);
-	int64_t t0 = clock_mono_ns();
-	struct trace_set view = analyze_view(set, sel);
 	const struct analysis_show show = {o->fmt, o->only == NULL, o->every_table};
-
-	/* the analyses that run, in table order, and the steps they share */
-	struct job jobs[ANALYSIS_COUNT];
-	struct step_job steps[ANALYSIS_COUNT];
 	size_t njobs = 0, nsteps = 0;
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++) {
 		const struct analysis *a = analysis_list[i];
@@ -217,11 +217,26 @@ void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, c
 			if (steps[k].s == a->prepare)
 				j->prep = &steps[k];
 		if (!j->prep) {
-			steps[nsteps] = (struct step_job){a->prepare, analysis_config_opts(o->config, &a->prepare->opts),
-							  NULL};
 			j->prep = &steps[nsteps++];
+			j->prep->s = a->prepare;
+			j->prep->opts = analysis_config_opts(o->config, &a->prepare->opts);
+			j->prep->combined = NULL;
 		}
 	}
+	*nsteps_out = nsteps;
+	return njobs;
+}
+
+void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, const struct analyze_run_opts *o,
+		 struct analyze_results *out)
+{
+	memset(out, 0, sizeof *out);
+	int64_t t0 = clock_mono_ns();
+	struct trace_set view = analyze_view(set, sel);
+
+	struct job jobs[ANALYSIS_COUNT];
+	struct step_job steps[ANALYSIS_COUNT];
+	size_t nsteps, njobs = plan(o, jobs, steps, &nsteps);
 
 	struct task *tasks;
 	size_t nt = make_tasks(steps, nsteps, jobs, njobs, view.nranks, &tasks);
@@ -230,7 +245,7 @@ void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, c
 	/* par_for joined every thread: the slots are ours to read */
 	for (size_t i = 0; i < nt; i++)
 		add_timing(out, tasks[i].sj ? tasks[i].sj->s->name : tasks[i].j->a->name, NULL,
-			   tasks[i].rank == NO_RANK ? -1 : view.ranks[tasks[i].rank]->rank, tasks[i].s);
+			   task_rank(&view, &tasks[i]), tasks[i].s);
 
 	for (size_t k = 0; k < nsteps; k++) {
 		int64_t t1 = clock_mono_ns();

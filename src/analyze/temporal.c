@@ -15,8 +15,8 @@
 #include "analyze/analysis.h"
 #include "analyze/intervals.h"
 
-/* the output table (its name is the row's, below) */
-static const struct analysis_table temporal_tables[] = {{"temporal_breakdown", false, false, NULL}};
+/* The row's output table (the atable below takes its name from here). */
+static const struct analysis_table temporal_tables[] = {{.csv = "temporal_breakdown"}};
 
 struct atable *analyze_temporal(const struct trace_set *set, const struct analyze_ranks *sel)
 {

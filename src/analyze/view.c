@@ -2,7 +2,8 @@
  * view.c - rank selection and rank views of a trace_set (analysis.h): a
  * set that shares some ranks of another, so that an analysis written over
  * "every rank of a set" runs on a selection or on one rank without knowing
- * it.  A view copies rank pointers only (O(ranks)).
+ * it.  A view copies rank pointers only (O(ranks)).  Also the note the
+ * kernel tables give for ranks of a view without GPU rows.
  */
 #include "analyze/analysis.h"
 

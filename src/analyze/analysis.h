@@ -111,7 +111,8 @@ struct analysis {
 	void (*rank)(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out);
 	/* All ranks, after the rank tasks and .prepare: out[t] holds the rank
 	 * tables appended in rank order (NULL for per_rank tables); it may fill
-	 * or replace them.  view holds the selected ranks.  NULL: nothing. */
+	 * them (or replace one, freeing it).  view holds the selected ranks.
+	 * NULL: nothing. */
 	void (*combine)(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out);
 };
 

@@ -12,10 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "analyze/distribution.h"
-#include "analyze/analyze.h"
-#include "analyze/kernels.h"
+#include "analyze/kernel_breakdown.h"
 #include "analyze/overlap.h"
 #include "core/clock.h"
 #include "trace/model.h"

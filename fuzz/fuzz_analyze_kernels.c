@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "analyze/distribution.h"
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "analyze/overlap.h"
 #include "trace/model.h"
 

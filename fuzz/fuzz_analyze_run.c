@@ -2,14 +2,14 @@
  * fuzz_analyze_run.c - libFuzzer target for the parallel after-parse path:
  * any bytes through trace_rank_load_mem (two threads allowed), the set steps
  * (including the MTIA filter rule when the trace says MTIA) and analyze_run
- * with every analysis on two threads; nothing may crash, hang or leak, and
- * the tables must render.
+ * with every analysis of the table on two threads; nothing may crash, hang
+ * or leak, and the tables must render.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "analyze/analyze.h"
+#include "analyze/run.h"
 #include "trace/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,22 +27,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	set.nranks = 1;
 	set.warnings = xstrdup("");
 	trace_set_finish(&set, &o);
-	struct analyze_run_opts ro = {.which = AN_ALL, .delay = 30, .idle_stats = true,
-				      .kernels = KERNEL_BREAKDOWN_OPTS_DEFAULT, .launch = {50, 100, true},
-				      .threads = 2};
-	ro.kernels.num_kernels = 2;
+	/* every analysis of the table, every table, with the kernel folding on
+	 * (two kernels per type) so that it runs on tiny traces */
+	struct analysis_config cfg;
+	analysis_config_init(&cfg);
+	struct kernel_step_options *ko = analysis_config_opts(&cfg, &analysis_step_kernel_breakdown.opts);
+	ko->num_kernels = 2;
+	struct analyze_run_opts ro = {.config = &cfg, .fmt = AFMT_CSV, .every_table = true, .threads = 2};
 	struct analyze_results res;
 	analyze_run(&set, NULL, &ro, &res);
 	struct buf out = BUF_INIT;
-	struct atable *ts[] = {res.temporal, res.idle, res.idle_stats, res.ktypes,
-			       res.kmetrics, res.kdist, res.kspread, res.overlap};
-	for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
-		if (ts[i])
-			atable_render(ts[i], AFMT_CSV, &out);
-	for (size_t i = 0; i < res.nlaunch; i++)
-		atable_render(res.launch[i], AFMT_JSON, &out);
+	for (size_t i = 0; i < res.n; i++)
+		atable_render(res.v[i].t, res.v[i].table->per_rank ? AFMT_JSON : AFMT_CSV, &out);
 	buf_free(&out);
 	analyze_results_free(&res);
+	analysis_config_free(&cfg);
 	trace_set_free(&set);
 	return 0;
 }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "trace/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

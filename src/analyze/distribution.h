@@ -8,7 +8,7 @@
 #ifndef DYNO_ANALYZE_DISTRIBUTION_H
 #define DYNO_ANALYZE_DISTRIBUTION_H
 
-#include "analyze/kernels.h"
+#include "analyze/kernel_breakdown.h"
 
 /* For each kernel name (not "others") of kernel_metrics, its mean/min/max
  * on every rank, and how far apart the ranks are. */

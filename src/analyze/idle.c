@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
+#include "analyze/order.h"
 #include "analyze/stats.h"
 #include "trace/rsort.h"
 
@@ -27,6 +28,20 @@ struct kev {
 	int64_t stream;
 	double ts, end, runtime;
 	size_t pos; /* row, for a deterministic order among equal ts */
+};
+
+/* The row's output tables (the atables below take their names from here).
+ * The statistics are on stdout when asked for, in summary, and -- as
+ * before the analysis table -- whenever --csv-dir writes them. */
+static bool idle_stats_shown(const void *opts, const struct analysis_show *s)
+{
+	const struct idle_options *o = opts;
+	return o->interval_stats || s->summary || s->every_table;
+}
+
+static const struct analysis_table idle_tables[] = {
+	{.csv = "idle_time_breakdown"},
+	{.csv = "idle_interval_stats", .shown = idle_stats_shown},
 };
 
 struct group {
@@ -45,20 +60,14 @@ static int group_cmp(const void *a, const void *b)
 static void kev_sort(struct kev *all, size_t n)
 {
 	uint64_t *key = xmalloc(n * sizeof *key);
-	uint32_t *pos = xmalloc(n * sizeof *pos);
-	for (size_t j = 0; j < n; j++) {
+	uint32_t *pos = order_identity(n);
+	for (size_t j = 0; j < n; j++)
 		key[j] = rsort_key_f64(all[j].ts);
-		pos[j] = (uint32_t)j;
-	}
 	rsort_kv(key, pos, n);
 	for (size_t j = 0; j < n; j++)
 		key[j] = rsort_key_i64(all[pos[j]].stream);
 	rsort_kv(key, pos, n);
-	struct kev *tmp = xmalloc(n * sizeof *tmp);
-	for (size_t j = 0; j < n; j++)
-		tmp[j] = all[pos[j]];
-	memcpy(all, tmp, n * sizeof *all);
-	free(tmp);
+	order_apply(all, n, sizeof *all, pos);
 	free(key);
 	free(pos);
 }
@@ -168,12 +177,41 @@ struct atable *analyze_idle(const struct trace_set *set, const struct analyze_ra
 					   "idle_time_ratio:f", NULL};
 	static const char *const scols[] = {"idle_category:s", "rank:i", "stream:i", "count:f", "mean:f",
 					    "std:f", "min:f", "25%:f", "50%:f", "75%:f", "max:f", NULL};
-	struct atable *t = atable_new("idle_time_breakdown", "Idle time breakdown (us)", cols);
+	struct atable *t = atable_new(idle_tables[0].csv, "Idle time breakdown (us)", cols);
 	struct atable *st = NULL;
 	if (stats)
-		st = *stats = atable_new("idle_interval_stats", "Idle interval statistics (us)", scols);
+		st = *stats = atable_new(idle_tables[1].csv, "Idle interval statistics (us)", scols);
 	for (size_t k = 0; k < set->nranks; k++)
 		if (analyze_rank_selected(sel, set->ranks[k]->rank))
 			one_rank(set->ranks[k], delay, t, st);
 	return t;
 }
+
+/* ---- the `idle` row of the analysis table ---- */
+
+static const struct idle_options idle_defaults = {.delay = 30};
+static const struct analysis_opt idle_opts[] = {
+	{{"consecutive-kernel-delay", 0, ARG_DOUBLE, NULL, "US", "idle: gaps shorter than this are kernel_wait", 0, 0,
+	  NULL},
+	 offsetof(struct idle_options, delay)},
+	{{"interval-stats", 0, ARG_BOOL, NULL, NULL, "idle: also print the idle interval statistics", 0, 0, NULL},
+	 offsetof(struct idle_options, interval_stats)},
+	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
+};
+
+static void idle_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
+{
+	const struct idle_options *o = c->opts;
+	/* the statistics sort every gap: only when wanted */
+	out[0] = analyze_idle(view, NULL, o->delay, c->want[1] ? &out[1] : NULL);
+}
+
+const struct analysis analysis_idle = {
+	.name = "idle",
+	.help = "GPU idle time per stream: host_wait, kernel_wait, other",
+	.opts = {sizeof(struct idle_options), &idle_defaults, idle_opts, NULL},
+	.tables = idle_tables,
+	.ntables = 2,
+	.cost = 3,
+	.rank = idle_rank,
+};

@@ -18,7 +18,7 @@ size_t ival_merge(struct ival *v, size_t n);
 /* Σ (end - ts). */
 double ival_total(const struct ival *v, size_t n);
 
-/* A growable list of intervals (kernels.c, overlap.c collect one per
+/* A growable list of intervals (kernel_breakdown.c, overlap.c collect one per
  * kernel type, then merge it with ival_merge). */
 struct ival_list {
 	struct ival *v;

@@ -1,368 +1,133 @@
 /*
- * kernels.c - HTA's GPU kernel breakdown (analysis-semantics section 4):
- * the time of each kernel type and of their overlaps, and per-kernel
- * statistics with HTA's folding of the small kernels into "others".
- *
- * A "GPU row" here is any row with a stream (1.5), whatever its category.
- * Per rank, each analysed type's intervals are merged and swept together
- * (intervals.c); the running value of the sweep is a sum of type bits and,
- * like HTA, the label of a segment is the set of bits of that sum, and
- * only segments with a positive sum count.  The sum can go negative (or
- * carry a wrong bit) for a moment when ns rounding left a merged interval
- * with end < ts; HTA keeps such segments when the sum is positive and drops
- * them otherwise, and so do we.  Segment lengths are truncated to integers
- * (HTA's astype(int)), a no-op on HTA's integer microseconds.
- *
- * Per-kernel statistics group the rows by interned name id, which is the
- * same as grouping by name since a rank interns each name once.
+ * kernels.c - the `kernels` analysis: HTA's kernel_type_breakdown and
+ * kernel_metrics tables laid out from the kernel breakdown
+ * (kernel_breakdown.c), which the runner computes once per rank as the
+ * shared step that kernel-distribution uses too.  Laying out the tables is
+ * linear in the breakdown's rows.
  */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "analyze/intervals.h"
-#include "analyze/kernels.h"
-#include "analyze/table.h"
-#include "core/buf.h"
+#include "analyze/analysis.h"
 
-static const char *const labels[KB_MASK_MAX] = {
-	"",
-	"COMPUTATION",
-	"COMMUNICATION",
-	"COMPUTATION overlapping COMMUNICATION",
-	"MEMORY",
-	"COMPUTATION overlapping MEMORY",
-	"COMMUNICATION overlapping MEMORY",
-	"COMPUTATION overlapping COMMUNICATION overlapping MEMORY",
+/* The row's output tables (the atables below take their names from here).
+ * The per-kernel one is on stdout with --top instead of the type
+ * breakdown, so that `--format csv` prints exactly one of HTA's files;
+ * summary shows both. */
+static bool types_shown(const void *opts, const struct analysis_show *s)
+{
+	const struct kernels_options *o = opts;
+	return s->summary || !o->top;
+}
+
+static bool metrics_shown(const void *opts, const struct analysis_show *s)
+{
+	const struct kernels_options *o = opts;
+	return s->summary || o->top;
+}
+
+static const struct analysis_table kernels_tables[] = {
+	{.csv = "kernel_type_breakdown", .shown = types_shown},
+	{.csv = "kernel_metrics", .shown = metrics_shown},
 };
 
-const char *kernel_type_label(unsigned mask)
+/* HTA's frame has int64 times when every rank's trace had integer ts and
+ * dur only (trace_rank.int_times); pandas then prints sum/max/min as "45",
+ * not "45.0", and so do we, so that our CSV is byte-identical. */
+static bool int_times(const struct trace_set *v)
 {
-	return mask < KB_MASK_MAX ? labels[mask] : "";
+	for (size_t k = 0; k < v->nranks; k++)
+		if (!v->ranks[k]->int_times)
+			return false;
+	return true;
 }
 
-/* numpy 1.24's quantile with linear interpolation of sorted values v[0..n),
- * written the way numpy computes it so that a value equal to the quantile
- * compares equal here too. */
-static double np_quantile(const double *v, size_t n, double q)
+static void metrics_row(struct atable *t, const struct kernel_metric_row *m)
 {
-	if (n == 0)
-		return NAN;
-	double dn = (double)n;
-	double virt = dn * q + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0;
-	double prev = floor(virt);
-	if (prev < 0)
-		prev = 0;
-	if (prev > dn - 1)
-		prev = dn - 1;
-	size_t lo = (size_t)prev, hi = lo + 1 < n ? lo + 1 : n - 1;
-	double t = virt - prev;
-	double a = v[lo], b = v[hi], d = b - a;
-	double r = a + d * t;
-	if (t >= 0.5)
-		r = b - d * (1.0 - t);
-	return r;
+	size_t row = atable_add_row(t);
+	atable_set_s(t, row, 0, m->name);
+	atable_set_f(t, row, 1, m->sum);
+	atable_set_f(t, row, 2, m->max);
+	atable_set_f(t, row, 3, m->min);
+	atable_set_f(t, row, 4, m->stddev);
+	atable_set_f(t, row, 5, m->mean);
+	atable_set_s(t, row, 6, trace_ktype_name(m->type));
+	atable_set_i(t, row, 7, m->rank);
 }
 
-static int cmp_double(const void *a, const void *b)
+void analyze_kernels(const struct trace_set *set, const struct analyze_ranks *sel,
+		     const struct kernel_breakdown_opts *o, struct atable **types, struct atable **metrics)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	struct trace_set v = analyze_view(set, sel);
+	struct kernel_breakdown kb;
+	kernel_breakdown_run(&v, o, &kb);
+	analyze_kernels_tables(&v, o, &kb, types, metrics);
+	kernel_breakdown_free(&kb);
+	free(v.ranks);
 }
 
-/* Per-name accumulators of one rank.  The variance is Welford's online
- * update in row order, which is what pandas' groupby std computes, so our
- * digits are pandas' digits (and equal durations give exactly 0). */
-struct kacc {
-	uint64_t count;
-	double sum, max, min, mean, m2;
+void analyze_kernels_tables(const struct trace_set *view, const struct kernel_breakdown_opts *o,
+			    const struct kernel_breakdown *kbp, struct atable **types, struct atable **metrics)
+{
+	const struct trace_set v = *view;
+	const struct kernel_breakdown kb = *kbp;
+
+	/* HTA's sums are integers (µs after its rounding); keep that text
+	 * unless --no-ns-rounding left fractions */
+	bool integral = true;
+	for (size_t k = 0; k < kb.ntypes; k++)
+		integral &= kb.types[k].sum == floor(kb.types[k].sum) && fabs(kb.types[k].sum) < 9e15;
+	const char *tcols[] = {"kernel_type:s", integral ? "sum:i" : "sum:f", "percentage:f", NULL};
+	struct atable *t = atable_new(kernels_tables[0].csv, "GPU kernel time by type, all ranks (us)", tcols);
+	for (size_t k = 0; k < kb.ntypes; k++) {
+		size_t row = atable_add_row(t);
+		atable_set_s(t, row, 0, kernel_type_label(kb.types[k].mask));
+		if (integral)
+			atable_set_i(t, row, 1, (int64_t)kb.types[k].sum);
+		else
+			atable_set_f(t, row, 1, kb.types[k].sum);
+		atable_set_f(t, row, 2, kb.types[k].percentage);
+	}
+	analyze_note_no_gpu(t, &v, "kernel breakdown");
+
+	static const char *const mcols[] = {"name:s",     "sum (us):f",  "max (us):f",    "min (us):f",
+					    "stddev:f",   "mean (us):f", "kernel_type:s", "rank:i", NULL};
+	struct atable *m = atable_new(kernels_tables[1].csv, "Top GPU kernels per type and rank (us)", mcols);
+	if (int_times(&v))
+		for (size_t c = 1; c <= 3; c++)
+			atable_int_text(m, c);
+	for (size_t k = 0; k < kb.nmetrics; k++)
+		metrics_row(m, &kb.metrics[k]);
+	atable_note(m,
+		    "top %llu kernels per type and rank, up to %g of the cumulative time; the rest is "
+		    "'others' (HTA: then sum = max = min = mean = each kernel's total)",
+		    (unsigned long long)o->num_kernels, o->duration_ratio);
+	*types = t;
+	*metrics = m;
+}
+
+/* ---- the `kernels` row of the analysis table ---- */
+
+static const struct kernels_options kernels_defaults = {.top = false};
+static const struct analysis_opt kernels_opts[] = {
+	{{"top", 0, ARG_BOOL, NULL, NULL,
+	  "kernels: print the per-kernel table (kernel_metrics) instead of the type breakdown", 0, 0, NULL},
+	 offsetof(struct kernels_options, top)},
+	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
 };
 
-static void welford(uint64_t *n, double *mean, double *m2, double v)
+static void kernels_combine(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
 {
-	(*n)++;
-	double old = *mean;
-	*mean += (v - old) / (double)*n;
-	*m2 += (v - *mean) * (v - old);
+	struct kernel_breakdown_opts ko = kernel_step_breakdown_opts(c->prepare_opts);
+	analyze_kernels_tables(view, &ko, c->prepared, &out[0], &out[1]);
 }
 
-struct kname {
-	uint32_t id;
-	const char *name;
-	double sum, max, min, mean, stddev;
-	uint64_t count;
+const struct analysis analysis_kernels = {
+	.name = "kernels",
+	.help = "GPU kernel time by type (and overlaps); --top: per-kernel table",
+	.opts = {sizeof(struct kernels_options), &kernels_defaults, kernels_opts, NULL},
+	.tables = kernels_tables,
+	.ntables = 2,
+	.prepare = &analysis_step_kernel_breakdown,
+	.combine = kernels_combine,
 };
-
-static int cmp_kname_sum(const void *a, const void *b)
-{
-	const struct kname *x = a, *y = b;
-	if (x->sum != y->sum)
-		return x->sum > y->sum ? -1 : 1;
-	/* HTA's sort is unstable here: ties are in no defined order; ours is
-	 * by name (set by type_metrics before sorting) */
-	return strcmp(x->name, y->name);
-}
-
-struct rows {
-	struct kernel_metric_row *v;
-	size_t n, cap;
-};
-
-static struct kernel_metric_row *rows_add(struct rows *r)
-{
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 32;
-		r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-	}
-	struct kernel_metric_row *m = &r->v[r->n++];
-	memset(m, 0, sizeof *m);
-	return m;
-}
-
-/* sample standard deviation (ddof 1) of v[0..n), pandas' way; 0 where
- * pandas gives NaN (one value), as HTA fills it */
-static double stddev1(const double *v, size_t n)
-{
-	if (n < 2)
-		return 0;
-	uint64_t k = 0;
-	double mean = 0, m2 = 0;
-	for (size_t i = 0; i < n; i++)
-		welford(&k, &mean, &m2, v[i]);
-	return sqrt(m2 / (double)(n - 1));
-}
-
-/* The metric rows of one type of one rank (names[0..n) of that type). */
-static void type_metrics(const struct trace_rank *r, enum trace_ktype type, struct kname *names, size_t n,
-			 const struct kernel_breakdown_opts *o, struct rows *out)
-{
-	if (n == 0)
-		return;
-	qsort(names, n, sizeof *names, cmp_kname_sum);
-	if ((uint64_t)n <= o->num_kernels) {
-		for (size_t i = 0; i < n; i++) {
-			struct kernel_metric_row *m = rows_add(out);
-			m->name = trace_strtab_get(&r->strs, names[i].id);
-			m->sum = names[i].sum;
-			m->max = names[i].max;
-			m->min = names[i].min;
-			m->mean = names[i].mean;
-			m->stddev = names[i].stddev;
-			m->count = names[i].count;
-			m->type = type;
-			m->rank = r->rank;
-		}
-		return;
-	}
-	/* more than num_kernels names: fold by the quantile of the cumulative
-	 * sums (not duration_ratio * total), and every name past num_kernels */
-	double *cum = xmalloc(n * sizeof *cum), *sorted = xmalloc(n * sizeof *sorted);
-	double acc = 0;
-	for (size_t i = 0; i < n; i++) {
-		acc += names[i].sum;
-		cum[i] = sorted[i] = acc;
-	}
-	qsort(sorted, n, sizeof *sorted, cmp_double);
-	double q = np_quantile(sorted, n, o->duration_ratio);
-	double *folded = xmalloc(n * sizeof *folded);
-	size_t nf = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (cum[i] > q || (uint64_t)i >= o->num_kernels) {
-			folded[nf++] = names[i].sum;
-			continue;
-		}
-		/* HTA re-aggregates over the per-name totals: one value each */
-		struct kernel_metric_row *m = rows_add(out);
-		m->name = trace_strtab_get(&r->strs, names[i].id);
-		m->sum = m->max = m->min = m->mean = names[i].sum;
-		m->stddev = 0;
-		m->count = names[i].count;
-		m->type = type;
-		m->rank = r->rank;
-	}
-	if (nf > 0) {
-		struct kernel_metric_row *m = rows_add(out);
-		m->name = "others";
-		m->others = true;
-		m->sum = 0;
-		m->max = -INFINITY;
-		m->min = INFINITY;
-		for (size_t i = 0; i < nf; i++) {
-			m->sum += folded[i];
-			m->max = fmax(m->max, folded[i]);
-			m->min = fmin(m->min, folded[i]);
-		}
-		m->mean = m->sum / (double)nf;
-		m->stddev = stddev1(folded, nf);
-		m->count = nf;
-		m->type = type;
-		m->rank = r->rank;
-	}
-	free(folded);
-	free(sorted);
-	free(cum);
-}
-
-static void rank_breakdown(const struct trace_rank *r, const struct kernel_breakdown_opts *o, double *typesum,
-			   struct rows *out)
-{
-	size_t nstr = r->strs.n;
-	/* the loader's classification: HTA's, or the fixed rules when loaded
-	 * with trace_load_opts.fixed_classification */
-	const uint8_t *kt = r->str_ktype;
-	int ntypes = o->include_memory ? 3 : 2; /* COMPUTATION, COMMUNICATION[, MEMORY] */
-	struct ival_list iv[3];
-	memset(iv, 0, sizeof iv);
-	struct kacc *acc = xcalloc(nstr ? nstr : 1, sizeof *acc);
-
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->stream[i] == -1)
-			continue;
-		int t = kt[r->name[i]];
-		if (t >= ntypes)
-			continue;
-		double d = r->dur[i];
-		ival_push(&iv[t], r->ts[i], r->ts[i] + d);
-		struct kacc *a = &acc[r->name[i]];
-		if (a->count == 0 || d > a->max)
-			a->max = d;
-		if (a->count == 0 || d < a->min)
-			a->min = d;
-		a->sum += d;
-		welford(&a->count, &a->mean, &a->m2, d);
-	}
-
-	/* kernel type time: sweep the merged intervals of all types */
-	int weight[3] = {1, 2, 4};
-	for (int t = 0; t < ntypes; t++)
-		ival_list_merge(&iv[t]);
-	struct ival_point *p;
-	size_t np = ival_sweep_points(iv, weight, (size_t)ntypes, &p);
-	long running = 0;
-	unsigned all = (1u << ntypes) - 1;
-	for (size_t i = 0; i + 1 < np; i++) {
-		running += p[i].delta;
-		unsigned mask = running > 0 ? (unsigned)running & all : 0;
-		if (mask != 0)
-			typesum[mask] += trunc(p[i + 1].t - p[i].t);
-	}
-	free(p);
-	for (int t = 0; t < ntypes; t++)
-		ival_list_free(&iv[t]);
-
-	/* per-kernel statistics, type by type */
-	struct kname *names = xmalloc((nstr ? nstr : 1) * sizeof *names);
-	for (int t = 0; t < ntypes; t++) {
-		size_t n = 0;
-		for (uint32_t id = 0; id < nstr; id++) {
-			struct kacc *a = &acc[id];
-			if (a->count == 0 || kt[id] != t)
-				continue;
-			struct kname *k = &names[n++];
-			k->id = id;
-			k->name = trace_strtab_get(&r->strs, id);
-			k->count = a->count;
-			k->sum = a->sum;
-			k->max = a->max;
-			k->min = a->min;
-			k->mean = a->sum / (double)a->count;
-			k->stddev = a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
-		}
-		type_metrics(r, (enum trace_ktype)t, names, n, o, out);
-	}
-	free(names);
-	free(acc);
-}
-
-static int cmp_type_row(const void *a, const void *b)
-{
-	const struct kernel_type_row *x = a, *y = b;
-	if (x->sum != y->sum)
-		return x->sum > y->sum ? -1 : 1;
-	return (x->mask > y->mask) - (x->mask < y->mask);
-}
-
-static int cmp_metric(const void *a, const void *b)
-{
-	const struct kernel_metric_row *x = a, *y = b;
-	int c = strcmp(trace_ktype_name(x->type), trace_ktype_name(y->type));
-	if (c == 0)
-		c = strcmp(x->name, y->name);
-	if (c == 0)
-		c = (x->rank > y->rank) - (x->rank < y->rank);
-	return c;
-}
-
-void kernel_breakdown_rank(const struct trace_rank *r, const struct kernel_breakdown_opts *opts,
-			   struct kernel_rank_part *out)
-{
-	memset(out, 0, sizeof *out);
-	struct rows rows = {0};
-	rank_breakdown(r, opts, out->typesum, &rows);
-	out->rows = rows.v;
-	out->nrows = rows.n;
-}
-
-void kernel_breakdown_combine(struct kernel_rank_part *parts, size_t nparts, struct kernel_breakdown *out)
-{
-	memset(out, 0, sizeof *out);
-	/* the sums are of whole microseconds (trunc), exact in a double, so
-	 * summing per rank first gives the same value as one running sum */
-	double typesum[KB_MASK_MAX] = {0};
-	size_t nrows = 0;
-	for (size_t k = 0; k < nparts; k++) {
-		for (unsigned m = 0; m < KB_MASK_MAX; m++)
-			typesum[m] += parts[k].typesum[m];
-		nrows += parts[k].nrows;
-	}
-	struct kernel_metric_row *rows = xmalloc((nrows ? nrows : 1) * sizeof *rows);
-	size_t o = 0;
-	for (size_t k = 0; k < nparts; k++) {
-		if (parts[k].nrows)
-			memcpy(rows + o, parts[k].rows, parts[k].nrows * sizeof *rows);
-		o += parts[k].nrows;
-		free(parts[k].rows);
-		parts[k].rows = NULL;
-		parts[k].nrows = 0;
-	}
-
-	double total = 0;
-	for (unsigned m = 1; m < KB_MASK_MAX; m++)
-		total += typesum[m];
-	out->types = xcalloc(KB_MASK_MAX, sizeof *out->types);
-	for (unsigned m = 1; m < KB_MASK_MAX; m++) {
-		/* a label seen only in zero-length segments (ties) is left out;
-		 * HTA shows it or not depending on its unstable sort */
-		if (typesum[m] <= 0)
-			continue;
-		struct kernel_type_row *t = &out->types[out->ntypes++];
-		t->mask = m;
-		t->sum = typesum[m];
-		/* in HTA's order of operations, (sum / total) * 100: the last bit
-		 * decides ties of the half-to-even rounding */
-		t->percentage = atable_round(typesum[m] / total * 100.0, 1);
-	}
-	qsort(out->types, out->ntypes, sizeof *out->types, cmp_type_row);
-
-	if (nrows > 1)
-		qsort(rows, nrows, sizeof *rows, cmp_metric);
-	out->metrics = rows;
-	out->nmetrics = nrows;
-}
-
-void kernel_breakdown_run(const struct trace_set *set, const struct kernel_breakdown_opts *opts,
-			  struct kernel_breakdown *out)
-{
-	struct kernel_rank_part *parts = xcalloc(set->nranks ? set->nranks : 1, sizeof *parts);
-	for (size_t k = 0; k < set->nranks; k++)
-		kernel_breakdown_rank(set->ranks[k], opts, &parts[k]);
-	kernel_breakdown_combine(parts, set->nranks, out);
-	free(parts);
-}
-
-void kernel_breakdown_free(struct kernel_breakdown *kb)
-{
-	free(kb->types);
-	free(kb->metrics);
-	memset(kb, 0, sizeof *kb);
-}

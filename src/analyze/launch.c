@@ -14,8 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "trace/rsort.h"
+
+/* The row's output table (the atables below take their names from here):
+ * one per rank, long (a row per launch), so the terminal shows its counts
+ * (notes) only. */
+static const struct analysis_table launch_tables[] = {
+	{.csv = "cuda_kernel_launch_stats_rank", .per_rank = true, .notes_only_in_terminal = true},
+};
 
 /* rows[0..n) (ascending) reordered by (correlation, row): a stable sort of
  * the correlation over rows in order */
@@ -31,7 +38,7 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 	static const char *const cols[] = {"correlation:i", "cpu_duration:f", "gpu_duration:f",
 					   "launch_delay:f", NULL};
 	char name[64], title[96];
-	snprintf(name, sizeof name, "cuda_kernel_launch_stats_rank%d", r->rank);
+	snprintf(name, sizeof name, "%s%d", launch_tables[0].csv, r->rank);
 	snprintf(title, sizeof title, "CUDA kernel launch statistics, rank %d (us)", r->rank);
 	struct atable *t = atable_new(name, title, cols);
 	for (size_t c = 1; r->int_times && c <= 3; c++)
@@ -163,3 +170,40 @@ size_t analyze_launch(const struct trace_set *set, const struct analyze_ranks *s
 			(*out)[n++] = one_rank(set->ranks[k], o);
 	return n;
 }
+
+/* ---- the `launch` row of the analysis table ---- */
+
+static const struct launch_options launch_defaults = {.runtime_cutoff = 50, .launch_delay_cutoff = 100};
+static const struct analysis_opt launch_opts_rows[] = {
+	{{"runtime-cutoff", 0, ARG_DOUBLE, NULL, "US", "launch: CPU launch calls longer than this are outliers", 0, 0,
+	  NULL},
+	 offsetof(struct launch_options, runtime_cutoff)},
+	{{"launch-delay-cutoff", 0, ARG_DOUBLE, NULL, "US", "launch: launch delays longer than this are outliers", 0,
+	  0, NULL},
+	 offsetof(struct launch_options, launch_delay_cutoff)},
+	{{"no-memory-events", 0, ARG_BOOL, NULL, NULL, "launch: leave out cudaMemcpyAsync/cudaMemsetAsync", 0, 0,
+	  NULL},
+	 offsetof(struct launch_options, no_memory_events)},
+	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
+};
+
+static void launch_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
+{
+	const struct launch_options *o = c->opts;
+	struct launch_opts lo = {o->runtime_cutoff, o->launch_delay_cutoff, !o->no_memory_events};
+	struct atable **ts;
+	/* view holds one rank (or none): one table at most */
+	size_t n = analyze_launch(view, NULL, &lo, &ts);
+	out[0] = n ? ts[0] : NULL;
+	free(ts);
+}
+
+const struct analysis analysis_launch = {
+	.name = "launch",
+	.help = "CUDA kernel launch statistics per rank",
+	.opts = {sizeof(struct launch_options), &launch_defaults, launch_opts_rows, NULL},
+	.tables = launch_tables,
+	.ntables = 1,
+	.cost = 4,
+	.rank = launch_rank,
+};

@@ -1,5 +1,7 @@
 /*
- * overlap.c - communication/computation overlap (see overlap.h).
+ * overlap.c - the `overlap` analysis: communication/computation overlap
+ * per rank (see overlap.h) and its table, comm_comp_overlap.  One merge and
+ * one sweep of each rank's GPU intervals.
  *
  * Per rank: merge the communication intervals (A) and the computation
  * intervals (C) of the rows that have a stream; sweep A's points with +-1
@@ -11,10 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analysis.h"
 #include "analyze/intervals.h"
 #include "analyze/overlap.h"
 #include "analyze/table.h"
 #include "core/buf.h"
+
+/* The row's output table (the atable below takes its name from here). */
+static const struct analysis_table overlap_tables[] = {{.csv = "comm_comp_overlap"}};
 
 static void rank_overlap(const struct trace_rank *r, struct overlap_row *row)
 {
@@ -70,3 +76,44 @@ void overlap_free(struct overlap_result *o)
 	free(o->rows);
 	memset(o, 0, sizeof *o);
 }
+
+struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel)
+{
+	struct trace_set v = analyze_view(set, sel);
+	struct overlap_result ov;
+	overlap_run(&v, &ov);
+	static const char *const cols[] = {"rank:i", "comp_comm_overlap_pctg:f", NULL};
+	struct atable *t = atable_new(overlap_tables[0].csv,
+				      "Share of communication kernel time overlapped by computation (%)", cols);
+	for (size_t k = 0; k < ov.nrows; k++) {
+		const struct overlap_row *r = &ov.rows[k];
+		size_t row = atable_add_row(t);
+		atable_set_i(t, row, 0, r->rank);
+		atable_set_f(t, row, 1, r->pctg);
+		if (r->comm_kernels == 0)
+			atable_note(t, "rank %d: no communication kernels: overlap undefined (empty, HTA's NaN)",
+				    r->rank);
+	}
+	if (v.nranks == 0)
+		analyze_note_no_gpu(t, &v, "overlap");
+	overlap_free(&ov);
+	free(v.ranks);
+	return t;
+}
+
+/* ---- the `overlap` row of the analysis table ---- */
+
+static void overlap_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
+{
+	(void)c;
+	out[0] = analyze_overlap(view, NULL);
+}
+
+const struct analysis analysis_overlap = {
+	.name = "overlap",
+	.help = "share of communication time overlapped by computation, per rank",
+	.tables = overlap_tables,
+	.ntables = 1,
+	.cost = 1,
+	.rank = overlap_rank,
+};

@@ -1,40 +1,55 @@
 /*
- * run.c - runs several analyses over a loaded set at once, in parallel
- * (analyze_run, declared in analyze.h), for `dyno analyze` and above all
- * `summary`.
+ * run.c - runs analyses of the table over a loaded set at once, in
+ * parallel (analyze_run, run.h), for `dyno analyze` and above all
+ * `summary`.  It knows no analysis by name: everything comes from the
+ * rows of analysis_list[].
  *
- * The unit of work is one analysis of one rank: temporal, idle, overlap
- * and launch are computed on a one-rank view of the set (the same
- * functions as a single analysis), the kernel breakdown with
- * kernel_breakdown_rank().  Tasks run on a par_for pool (src/trace/par.h)
- * and only read the model; each writes its own slot.  Afterwards the slots
- * are put together in rank order (atable_append, kernel_breakdown_combine),
- * which gives byte for byte the tables of the sequential functions over the
- * selected ranks, whatever the thread count.  The kernel breakdown is
- * computed once for both its tables and the kernel distribution's.
+ * The unit of work is one rank of one analysis (its .rank on a one-rank
+ * view) or of one shared step (.prepare, e.g. the kernel breakdown, run
+ * once however many analyses use it).  Tasks run on a par_for pool
+ * (src/trace/par.h), costlier kinds first, and only read the model; each
+ * writes its own slot.  Afterwards the slots are put together in rank
+ * order -- a step's parts by its .combine, an analysis's tables appended
+ * (atable_append), then its .combine --, which gives byte for byte the
+ * tables of the plain functions over the selected ranks, whatever the
+ * thread count.  Costs: the tasks, plus one pointer slot per table and
+ * rank.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/run.h"
 #include "core/clock.h"
 #include "trace/par.h"
 
-enum task_kind { TK_KERNELS, TK_LAUNCH, TK_IDLE, TK_TEMPORAL, TK_OVERLAP, TK__COUNT };
-static const char *const task_name[TK__COUNT] = {"kernels", "launch", "idle", "temporal", "overlap"};
+/* the analysis in the empty view: no rank selected (it runs once so that
+ * its notes say so) */
+#define NO_RANK ((size_t)-1)
+
+struct step_job {
+	const struct analysis_step *s;
+	const void *opts;
+	void *combined;
+};
+
+struct job {
+	const struct analysis *a;
+	const void *opts;
+	bool *want, *shown; /* per table */
+	struct step_job *prep;
+};
 
 struct task {
-	enum task_kind kind;
-	size_t rank; /* index into the view */
-	/* results (one of) */
-	struct atable *t, *st;
-	struct kernel_rank_part kp;
-	double s; /* wall seconds */
+	struct step_job *sj; /* one of */
+	struct job *j;
+	size_t rank;         /* index into the view, or NO_RANK */
+	void *slot;          /* a step's part, or an analysis's struct atable *[ntables] */
+	double s;            /* wall seconds */
 };
 
 struct run_ctx {
 	const struct trace_set *view;
-	const struct analyze_run_opts *o;
 	struct task *tasks;
 };
 
@@ -43,49 +58,173 @@ static void run_task(void *arg, size_t i)
 	struct run_ctx *c = arg;
 	struct task *tk = &c->tasks[i];
 	int64_t t0 = clock_mono_ns();
-	/* a one-rank view of the set: the analyses see only this rank */
-	struct trace_set one = *c->view;
-	one.ranks = &c->view->ranks[tk->rank];
-	one.nranks = 1;
-	const struct analyze_run_opts *o = c->o;
-	switch (tk->kind) {
-	case TK_TEMPORAL: tk->t = analyze_temporal(&one, NULL); break;
-	case TK_IDLE: tk->t = analyze_idle(&one, NULL, o->delay, o->idle_stats ? &tk->st : NULL); break;
-	case TK_OVERLAP: tk->t = analyze_overlap(&one, NULL); break;
-	case TK_KERNELS: kernel_breakdown_rank(one.ranks[0], &o->kernels, &tk->kp); break;
-	case TK_LAUNCH: {
-		struct atable **ts;
-		size_t n = analyze_launch(&one, NULL, &o->launch, &ts);
-		tk->t = n ? ts[0] : NULL;
-		free(ts);
-		break;
-	}
-	case TK__COUNT: break;
+	if (tk->sj) {
+		tk->sj->s->rank(tk->sj->opts, c->view->ranks[tk->rank], tk->slot);
+	} else {
+		const struct job *j = tk->j;
+		/* the analysis sees only this rank */
+		struct trace_set one = tk->rank == NO_RANK ? *c->view : analyze_view_rank(c->view, tk->rank);
+		struct analysis_ctx ctx = {j->opts, j->want, j->prep ? j->prep->opts : NULL, NULL};
+		j->a->rank(&ctx, &one, tk->slot);
 	}
 	tk->s = (double)(clock_mono_ns() - t0) / 1e9;
 }
 
-/* Append the tables of tasks of one kind, in rank order. */
-static struct atable *gather(struct task *tasks, size_t ntasks, enum task_kind kind, bool stats)
+/* the rank number of a task (-1: the empty view) */
+static int task_rank(const struct trace_set *view, const struct task *tk)
 {
-	struct atable *out = NULL;
-	for (size_t i = 0; i < ntasks; i++) {
-		if (tasks[i].kind != kind)
-			continue;
-		struct atable **p = stats ? &tasks[i].st : &tasks[i].t;
-		if (!out)
-			out = *p;
-		else
-			atable_append(out, *p);
-		*p = NULL;
-	}
-	return out;
+	return tk->rank == NO_RANK ? -1 : view->ranks[tk->rank]->rank;
 }
 
-static void add_timing(struct analyze_results *out, const char *what, int rank, double s)
+static void add_timing(struct analyze_results *out, const char *what, const char *phase, int rank, double s)
 {
 	out->timings = xrealloc(out->timings, (out->ntimings + 1) * sizeof *out->timings);
-	out->timings[out->ntimings++] = (struct analyze_timing){what, rank, s};
+	out->timings[out->ntimings++] = (struct analyze_timing){what, phase, rank, s};
+}
+
+static void add_result(struct analyze_results *out, const struct job *j, size_t t, struct atable *tab, int rank)
+{
+	const struct analysis_table *d = &j->a->tables[t];
+	out->v = xrealloc(out->v, (out->n + 1) * sizeof *out->v);
+	struct buf name = BUF_INIT;
+	if (d->per_rank && rank >= 0)
+		buf_printf(&name, "%s%d", d->csv, rank);
+	else
+		buf_puts(&name, d->csv);
+	out->v[out->n++] = (struct analyze_result){tab, j->a, d, buf_detach(&name, NULL), j->shown[t]};
+}
+
+/* The tasks, costlier kinds first (par_for hands them out in order), each
+ * kind's ranks in rank order. */
+static size_t make_tasks(struct step_job *steps, size_t nsteps, struct job *jobs, size_t njobs, size_t nranks,
+			 struct task **out)
+{
+	size_t nkinds = nsteps + njobs, n = 0;
+	struct task *kinds = xcalloc(nkinds ? nkinds : 1, sizeof *kinds);
+	double *cost = xcalloc(nkinds ? nkinds : 1, sizeof *cost);
+	size_t nk = 0;
+	for (size_t i = 0; i < nsteps; i++) {
+		kinds[nk] = (struct task){.sj = &steps[i]};
+		cost[nk++] = steps[i].s->cost;
+	}
+	for (size_t i = 0; i < njobs; i++)
+		if (jobs[i].a->rank) {
+			kinds[nk] = (struct task){.j = &jobs[i]};
+			cost[nk++] = jobs[i].a->cost;
+		}
+	/* stable insertion sort by cost, descending (a handful of kinds) */
+	for (size_t i = 1; i < nk; i++)
+		for (size_t k = i; k > 0 && cost[k] > cost[k - 1]; k--) {
+			struct task t = kinds[k];
+			kinds[k] = kinds[k - 1];
+			kinds[k - 1] = t;
+			double c = cost[k];
+			cost[k] = cost[k - 1];
+			cost[k - 1] = c;
+		}
+	struct task *tasks = xcalloc(nk * (nranks ? nranks : 1) + 1, sizeof *tasks);
+	for (size_t i = 0; i < nk; i++) {
+		if (kinds[i].sj) {
+			for (size_t r = 0; r < nranks; r++) {
+				tasks[n] = kinds[i];
+				tasks[n].rank = r;
+				tasks[n++].slot = xcalloc(1, kinds[i].sj->s->part_size);
+			}
+		} else {
+			for (size_t r = 0; r < (nranks ? nranks : 1); r++) {
+				tasks[n] = kinds[i];
+				tasks[n].rank = nranks ? r : NO_RANK;
+				tasks[n++].slot = xcalloc(kinds[i].j->a->ntables, sizeof(struct atable *));
+			}
+		}
+	}
+	free(kinds);
+	free(cost);
+	*out = tasks;
+	return n;
+}
+
+/* One analysis's tables: the rank tables appended in rank order, its
+ * combine, then its results in table order. */
+static void finish_job(struct job *j, const struct trace_set *view, struct task *tasks, size_t ntasks,
+		       struct analyze_results *out)
+{
+	const struct analysis *a = j->a;
+	struct atable **tabs = xcalloc(a->ntables, sizeof *tabs);
+	for (size_t i = 0; i < ntasks; i++) {
+		if (tasks[i].j != j)
+			continue;
+		struct atable **part = tasks[i].slot;
+		for (size_t t = 0; t < a->ntables; t++) {
+			if (!part[t] || a->tables[t].per_rank)
+				continue;
+			if (!tabs[t])
+				tabs[t] = part[t];
+			else
+				atable_append(tabs[t], part[t]);
+			part[t] = NULL;
+		}
+	}
+	if (a->combine) {
+		int64_t t0 = clock_mono_ns();
+		struct analysis_ctx ctx = {j->opts, j->want, j->prep ? j->prep->opts : NULL,
+					   j->prep ? j->prep->combined : NULL};
+		a->combine(&ctx, view, tabs);
+		add_timing(out, a->name, "tables", -1, (double)(clock_mono_ns() - t0) / 1e9);
+	}
+	for (size_t t = 0; t < a->ntables; t++) {
+		if (!a->tables[t].per_rank) {
+			if (tabs[t] && j->want[t])
+				add_result(out, j, t, tabs[t], -1);
+			else
+				atable_free(tabs[t]);
+			continue;
+		}
+		for (size_t i = 0; i < ntasks; i++) {
+			struct atable **part = tasks[i].slot;
+			if (tasks[i].j != j || !part[t])
+				continue;
+			if (j->want[t])
+				add_result(out, j, t, part[t], task_rank(view, &tasks[i]));
+			else
+				atable_free(part[t]);
+			part[t] = NULL;
+		}
+	}
+	free(tabs);
+}
+
+/* The analyses that run, in table order, which of their tables are shown
+ * and wanted, and the steps they share (each once). */
+static size_t plan(const struct analyze_run_opts *o, struct job *jobs, struct step_job *steps, size_t *nsteps_out)
+{
+	const struct analysis_show show = {o->fmt, o->only == NULL, o->every_table};
+	size_t njobs = 0, nsteps = 0;
+	for (size_t i = 0; i < ANALYSIS_COUNT; i++) {
+		const struct analysis *a = analysis_list[i];
+		if (o->only && o->only != a)
+			continue;
+		struct job *j = &jobs[njobs++];
+		*j = (struct job){a, analysis_config_opts(o->config, &a->opts), xcalloc(a->ntables, sizeof(bool)),
+				  xcalloc(a->ntables, sizeof(bool)), NULL};
+		for (size_t t = 0; t < a->ntables; t++) {
+			j->shown[t] = !a->tables[t].shown || a->tables[t].shown(j->opts, &show);
+			j->want[t] = j->shown[t] || o->every_table;
+		}
+		if (!a->prepare)
+			continue;
+		for (size_t k = 0; k < nsteps && !j->prep; k++)
+			if (steps[k].s == a->prepare)
+				j->prep = &steps[k];
+		if (!j->prep) {
+			j->prep = &steps[nsteps++];
+			j->prep->s = a->prepare;
+			j->prep->opts = analysis_config_opts(o->config, &a->prepare->opts);
+			j->prep->combined = NULL;
+		}
+	}
+	*nsteps_out = nsteps;
+	return njobs;
 }
 
 void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, const struct analyze_run_opts *o,
@@ -93,80 +232,43 @@ void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, c
 {
 	memset(out, 0, sizeof *out);
 	int64_t t0 = clock_mono_ns();
-	struct trace_set view = *set;
-	view.ranks = xmalloc((set->nranks ? set->nranks : 1) * sizeof *view.ranks);
-	view.nranks = 0;
-	for (size_t k = 0; k < set->nranks; k++)
-		if (analyze_rank_selected(sel, set->ranks[k]->rank))
-			view.ranks[view.nranks++] = set->ranks[k];
-	if (view.nranks == 0) {
-		/* nothing to split: the sequential functions write their notes */
-		if (o->which & AN_TEMPORAL)
-			out->temporal = analyze_temporal(set, sel);
-		if (o->which & AN_IDLE)
-			out->idle = analyze_idle(set, sel, o->delay, o->idle_stats ? &out->idle_stats : NULL);
-		if (o->which & AN_KERNELS)
-			analyze_kernels(set, sel, &o->kernels, &out->ktypes, &out->kmetrics);
-		if (o->which & AN_KDIST)
-			analyze_kernel_distribution(set, sel, &o->kernels, &out->kdist, &out->kspread);
-		if (o->which & AN_OVERLAP)
-			out->overlap = analyze_overlap(set, sel);
-		if (o->which & AN_LAUNCH)
-			out->nlaunch = analyze_launch(set, sel, &o->launch, &out->launch);
-		free(view.ranks);
-		out->wall_s = (double)(clock_mono_ns() - t0) / 1e9;
-		return;
-	}
-	bool want[TK__COUNT] = {
-		[TK_KERNELS] = (o->which & (AN_KERNELS | AN_KDIST)) != 0,
-		[TK_LAUNCH] = (o->which & AN_LAUNCH) != 0,
-		[TK_IDLE] = (o->which & AN_IDLE) != 0,
-		[TK_TEMPORAL] = (o->which & AN_TEMPORAL) != 0,
-		[TK_OVERLAP] = (o->which & AN_OVERLAP) != 0,
-	};
-	/* the costlier kinds first (par_for hands tasks out in order) */
-	struct task *tasks = xcalloc(TK__COUNT * view.nranks, sizeof *tasks);
-	size_t nt = 0;
-	for (int k = 0; k < TK__COUNT; k++)
-		for (size_t r = 0; want[k] && r < view.nranks; r++)
-			tasks[nt++] = (struct task){.kind = (enum task_kind)k, .rank = r};
-	struct run_ctx c = {&view, o, tasks};
+	struct trace_set view = analyze_view(set, sel);
+
+	struct job jobs[ANALYSIS_COUNT];
+	struct step_job steps[ANALYSIS_COUNT];
+	size_t nsteps, njobs = plan(o, jobs, steps, &nsteps);
+
+	struct task *tasks;
+	size_t nt = make_tasks(steps, nsteps, jobs, njobs, view.nranks, &tasks);
+	struct run_ctx c = {&view, tasks};
 	par_for(nt, o->threads, run_task, &c);
 	/* par_for joined every thread: the slots are ours to read */
 	for (size_t i = 0; i < nt; i++)
-		add_timing(out, task_name[tasks[i].kind], view.ranks[tasks[i].rank]->rank, tasks[i].s);
+		add_timing(out, tasks[i].sj ? tasks[i].sj->s->name : tasks[i].j->a->name, NULL,
+			   task_rank(&view, &tasks[i]), tasks[i].s);
 
-	if (want[TK_TEMPORAL])
-		out->temporal = gather(tasks, nt, TK_TEMPORAL, false);
-	if (want[TK_IDLE]) {
-		out->idle = gather(tasks, nt, TK_IDLE, false);
-		if (o->idle_stats)
-			out->idle_stats = gather(tasks, nt, TK_IDLE, true);
-	}
-	if (want[TK_OVERLAP])
-		out->overlap = gather(tasks, nt, TK_OVERLAP, false);
-	if (want[TK_LAUNCH]) {
-		out->launch = xcalloc(view.nranks, sizeof *out->launch);
-		for (size_t i = 0; i < nt; i++)
-			if (tasks[i].kind == TK_LAUNCH && tasks[i].t)
-				out->launch[out->nlaunch++] = tasks[i].t;
-	}
-	if (want[TK_KERNELS]) {
+	for (size_t k = 0; k < nsteps; k++) {
 		int64_t t1 = clock_mono_ns();
-		struct kernel_rank_part *parts = xcalloc(view.nranks, sizeof *parts);
+		const struct analysis_step *s = steps[k].s;
+		char *parts = xcalloc(view.nranks ? view.nranks : 1, s->part_size);
 		for (size_t i = 0; i < nt; i++)
-			if (tasks[i].kind == TK_KERNELS)
-				parts[tasks[i].rank] = tasks[i].kp;
-		struct kernel_breakdown kb;
-		kernel_breakdown_combine(parts, view.nranks, &kb);
+			if (tasks[i].sj == &steps[k])
+				memcpy(parts + tasks[i].rank * s->part_size, tasks[i].slot, s->part_size);
+		steps[k].combined = s->combine(steps[k].opts, parts, view.nranks);
 		free(parts);
-		if (o->which & AN_KERNELS)
-			analyze_kernels_tables(&view, &o->kernels, &kb, &out->ktypes, &out->kmetrics);
-		if (o->which & AN_KDIST)
-			analyze_kernel_distribution_tables(&view, &o->kernels, &kb, &out->kdist, &out->kspread);
-		kernel_breakdown_free(&kb);
-		add_timing(out, "kernels (all ranks: combine, tables)", -1, (double)(clock_mono_ns() - t1) / 1e9);
+		add_timing(out, s->name, "combine", -1, (double)(clock_mono_ns() - t1) / 1e9);
 	}
+	for (size_t i = 0; i < njobs; i++)
+		finish_job(&jobs[i], &view, tasks, nt, out);
+
+	for (size_t k = 0; k < nsteps; k++)
+		steps[k].s->free(steps[k].combined);
+	for (size_t i = 0; i < njobs; i++) {
+		free(jobs[i].want);
+		free(jobs[i].shown);
+	}
+	for (size_t i = 0; i < nt; i++)
+		free(tasks[i].slot);
 	free(tasks);
 	free(view.ranks);
 	out->wall_s = (double)(clock_mono_ns() - t0) / 1e9;
@@ -174,17 +276,11 @@ void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, c
 
 void analyze_results_free(struct analyze_results *r)
 {
-	atable_free(r->temporal);
-	atable_free(r->idle);
-	atable_free(r->idle_stats);
-	atable_free(r->ktypes);
-	atable_free(r->kmetrics);
-	atable_free(r->kdist);
-	atable_free(r->kspread);
-	atable_free(r->overlap);
-	for (size_t i = 0; i < r->nlaunch; i++)
-		atable_free(r->launch[i]);
-	free(r->launch);
+	for (size_t i = 0; i < r->n; i++) {
+		atable_free(r->v[i].t);
+		free(r->v[i].name);
+	}
+	free(r->v);
 	free(r->timings);
 	memset(r, 0, sizeof *r);
 }

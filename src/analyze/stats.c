@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/order.h"
 #include "core/buf.h"
 #include "trace/rsort.h"
 
@@ -15,17 +16,11 @@
 static void sort_doubles(double *v, size_t n)
 {
 	uint64_t *key = xmalloc(n * sizeof *key);
-	uint32_t *pos = xmalloc(n * sizeof *pos);
-	for (size_t i = 0; i < n; i++) {
-		key[i] = rsort_key_f64(v[i]);
-		pos[i] = (uint32_t)i;
-	}
-	rsort_kv(key, pos, n);
-	double *tmp = xmalloc(n * sizeof *tmp);
+	uint32_t *pos = order_identity(n);
 	for (size_t i = 0; i < n; i++)
-		tmp[i] = v[pos[i]];
-	memcpy(v, tmp, n * sizeof *v);
-	free(tmp);
+		key[i] = rsort_key_f64(v[i]);
+	rsort_kv(key, pos, n);
+	order_apply(v, n, sizeof *v, pos);
 	free(pos);
 	free(key);
 }

@@ -396,3 +396,9 @@ void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)
 	default: render_table(t, out); break;
 	}
 }
+
+void atable_render_notes(const struct atable *t, struct buf *out)
+{
+	buf_printf(out, "%s\n", t->title);
+	buf_append(out, t->notes.data, t->notes.len);
+}

@@ -65,6 +65,9 @@ void atable_append(struct atable *dst, struct atable *src);
 /* Render one table.  For JSON, the table is an object
  * {"name":..., "columns":[...], "rows":[{...}], "notes":[...]}. */
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out);
+/* The title and the notes only (no rows): the terminal view of a table
+ * too long to read, such as one row per kernel launch. */
+void atable_render_notes(const struct atable *t, struct buf *out);
 /* Python repr() text of a double (what pandas writes): 3.0, 0.17, 1e-05. */
 void atable_fmt_float(struct buf *out, double v);
 /* The terminal table's text of a double: two decimals from 1 up, three

@@ -12,25 +12,18 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "analyze/intervals.h"
 
-bool analyze_rank_selected(const struct analyze_ranks *sel, int rank)
-{
-	if (!sel || sel->n == 0)
-		return true;
-	for (size_t i = 0; i < sel->n; i++)
-		if (sel->ranks[i] == rank)
-			return true;
-	return false;
-}
+/* The row's output table (the atable below takes its name from here). */
+static const struct analysis_table temporal_tables[] = {{.csv = "temporal_breakdown"}};
 
 struct atable *analyze_temporal(const struct trace_set *set, const struct analyze_ranks *sel)
 {
 	static const char *const cols[] = {"rank:i", "idle_time(us):f", "compute_time(us):f",
 					   "non_compute_time(us):f", "kernel_time(us):f", "idle_time_pctg:f",
 					   "compute_time_pctg:f", "non_compute_time_pctg:f", NULL};
-	struct atable *t = atable_new("temporal_breakdown", "Temporal breakdown (GPU time, us)", cols);
+	struct atable *t = atable_new(temporal_tables[0].csv, "Temporal breakdown (GPU time, us)", cols);
 	bool ints = set->nranks > 0;
 	for (size_t k = 0; k < set->nranks; k++)
 		ints &= set->ranks[k]->int_times || !analyze_rank_selected(sel, set->ranks[k]->rank);
@@ -80,3 +73,21 @@ struct atable *analyze_temporal(const struct trace_set *set, const struct analyz
 	}
 	return t;
 }
+
+/* ---- the `temporal` row of the analysis table ---- */
+
+
+static void temporal_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
+{
+	(void)c;
+	out[0] = analyze_temporal(view, NULL);
+}
+
+const struct analysis analysis_temporal = {
+	.name = "temporal",
+	.help = "GPU idle / compute / non-compute time per rank",
+	.tables = temporal_tables,
+	.ntables = 1,
+	.cost = 2,
+	.rank = temporal_rank,
+};

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "test.h"
 #include "test_trace_util.h"
 
@@ -155,7 +155,7 @@ static void launch_case(const struct tt_case *c, const struct trace_set *set, in
 
 TEST(analyze_launch_conformance) { for_each_case(launch_case, 20); }
 
-/* The kernel tables (kernel_tables.c over kernels.c), rendered, against
+/* The kernel tables (kernels.c over kernel_breakdown.c), rendered, against
  * HTA's CSVs; test_analyze_kernels.c checks the results themselves. */
 static void kernels_case(const struct tt_case *c, const struct trace_set *set, int *checked)
 {

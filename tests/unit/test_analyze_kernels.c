@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 #include "analyze/distribution.h"
-#include "analyze/kernels.h"
+#include "analyze/kernel_breakdown.h"
 #include "analyze/overlap.h"
 #include "test.h"
 #include "test_trace_util.h"

@@ -4,14 +4,15 @@
  * nearly sorted, duplicate and signed keys), par_for runs each task once,
  * and analyze_run (every analysis of every rank on a thread pool) gives
  * byte for byte the tables of the sequential analysis functions, on real
- * traces (one file, a two-rank directory, a rank selection), for one and
- * for several threads.
+ * traces (one file, a two-rank directory, a rank selection, a selection of
+ * no rank of the set), for one and for several threads; and every table of
+ * the analysis table is the same whatever the thread count.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
+#include "analyze/run.h"
 #include "test.h"
 #include "trace/par.h"
 #include "trace/rsort.h"
@@ -126,25 +127,54 @@ static void render(struct buf *b, const struct atable *t)
 	atable_render(t, AFMT_TABLE, b);
 }
 
-/* Everything the sequential functions print for this selection. */
-static void sequential(const struct trace_set *set, const struct analyze_ranks *sel,
-		       const struct analyze_run_opts *o, struct buf *b)
+/* The options of a fresh table config with args (NULL-ended) parsed
+ * through its rows, as the CLI would. */
+static void config_args(struct analysis_config *cfg, const char *const *args)
 {
+	analysis_config_init(cfg);
+	char *argv[8];
+	int argc = 0;
+	while (args && args[argc] && argc < 8) {
+		argv[argc] = (char *)args[argc];
+		argc++;
+	}
+	struct arg_opt *rows = calloc(cfg->nrows + 1, sizeof *rows);
+	memcpy(rows, cfg->rows, cfg->nrows * sizeof *rows);
+	struct args a;
+	REQUIRE(args_parse(rows, argc, argv, &a) == ARGS_OK);
+	CHECK_INT(a.npos, 0);
+	args_free(&a);
+	free(rows);
+	struct buf err = BUF_INIT;
+	CHECK(analysis_config_check(cfg, &err) == 0);
+	buf_free(&err);
+}
+
+/* Everything the sequential functions print for this selection, with the
+ * options of cfg. */
+static void sequential(const struct trace_set *set, const struct analyze_ranks *sel,
+		       const struct analysis_config *cfg, struct buf *b)
+{
+	const struct idle_options *io = analysis_config_opts(cfg, &analysis_idle.opts);
+	const struct launch_options *lo = analysis_config_opts(cfg, &analysis_launch.opts);
+	struct kernel_breakdown_opts ko =
+		kernel_step_breakdown_opts(analysis_config_opts(cfg, &analysis_step_kernel_breakdown.opts));
+	struct launch_opts launch = {lo->runtime_cutoff, lo->launch_delay_cutoff, !lo->no_memory_events};
 	struct atable *t = analyze_temporal(set, sel), *st = NULL;
 	render(b, t);
 	atable_free(t);
-	t = analyze_idle(set, sel, o->delay, &st);
+	t = analyze_idle(set, sel, io->delay, &st);
 	render(b, t);
 	render(b, st);
 	atable_free(t);
 	atable_free(st);
 	struct atable *x, *y;
-	analyze_kernels(set, sel, &o->kernels, &x, &y);
+	analyze_kernels(set, sel, &ko, &x, &y);
 	render(b, x);
 	render(b, y);
 	atable_free(x);
 	atable_free(y);
-	analyze_kernel_distribution(set, sel, &o->kernels, &x, &y);
+	analyze_kernel_distribution(set, sel, &ko, &x, &y);
 	render(b, x);
 	render(b, y);
 	atable_free(x);
@@ -153,7 +183,7 @@ static void sequential(const struct trace_set *set, const struct analyze_ranks *
 	render(b, t);
 	atable_free(t);
 	struct atable **ls;
-	size_t n = analyze_launch(set, sel, &o->launch, &ls);
+	size_t n = analyze_launch(set, sel, &launch, &ls);
 	for (size_t i = 0; i < n; i++) {
 		render(b, ls[i]);
 		atable_free(ls[i]);
@@ -161,21 +191,30 @@ static void sequential(const struct trace_set *set, const struct analyze_ranks *
 	free(ls);
 }
 
-static void parallel(const struct trace_set *set, const struct analyze_ranks *sel, struct analyze_run_opts *o,
-		     struct buf *b)
+/* The analyses sequential() covers; a later row of the table is checked
+ * by the thread-count comparison only (every result below). */
+static bool has_plain_function(const struct analysis *a)
 {
+	return a == &analysis_temporal || a == &analysis_idle || a == &analysis_kernels ||
+	       a == &analysis_kernel_distribution || a == &analysis_overlap || a == &analysis_launch;
+}
+
+/* analyze_run of every analysis (summary), every table computed: into b
+ * the tables sequential() also prints, into all every table; the results'
+ * names are their tables' own. */
+static void parallel(const struct trace_set *set, const struct analyze_ranks *sel,
+		     const struct analysis_config *cfg, int threads, struct buf *b, struct buf *all)
+{
+	struct analyze_run_opts o = {.config = cfg, .fmt = AFMT_JSON, .every_table = true, .threads = threads};
 	struct analyze_results r;
-	analyze_run(set, sel, o, &r);
-	render(b, r.temporal);
-	render(b, r.idle);
-	render(b, r.idle_stats);
-	render(b, r.ktypes);
-	render(b, r.kmetrics);
-	render(b, r.kdist);
-	render(b, r.kspread);
-	render(b, r.overlap);
-	for (size_t i = 0; i < r.nlaunch; i++)
-		render(b, r.launch[i]);
+	analyze_run(set, sel, &o, &r);
+	for (size_t i = 0; i < r.n; i++) {
+		if (has_plain_function(r.v[i].analysis))
+			render(b, r.v[i].t);
+		render(all, r.v[i].t);
+		CHECK_STR(r.v[i].name, r.v[i].t->name);
+		CHECK(r.v[i].shown); /* summary in JSON shows every table */
+	}
 	CHECK(r.ntimings > 0);
 	analyze_results_free(&r);
 }
@@ -184,30 +223,45 @@ static void check_same(const char *rel, const int *ranks, size_t nranks, bool fo
 {
 	struct buf path = BUF_INIT;
 	buf_printf(&path, "%s/traces/%s", test_data_dir(), rel);
-	struct trace_load_opts lo = {.skip_cpu_ops = true, .no_flows = true, .no_counters = true};
+	struct trace_load_opts lo = {0};
+	analysis_load_opts(NULL, &lo);
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	REQUIRE(trace_set_load(&set, path.data, &lo, &err) == 0);
 	struct analyze_ranks sel = {ranks, nranks};
-	struct analyze_run_opts o = {.which = AN_ALL, .delay = 30, .idle_stats = true,
-				     .kernels = KERNEL_BREAKDOWN_OPTS_DEFAULT,
-				     .launch = {50, 100, true}};
-	if (fold_all)
-		o.kernels.num_kernels = 3;
+	static const char *const fold[] = {"--num-kernels", "3", NULL};
+	struct analysis_config cfg;
+	config_args(&cfg, fold_all ? fold : NULL);
+	/* the defaults are HTA's */
+	const struct idle_options *io = analysis_config_opts(&cfg, &analysis_idle.opts);
+	const struct launch_options *lao = analysis_config_opts(&cfg, &analysis_launch.opts);
+	const struct kernel_step_options *ko = analysis_config_opts(&cfg, &analysis_step_kernel_breakdown.opts);
+	CHECK(io->delay == 30 && lao->runtime_cutoff == 50 && lao->launch_delay_cutoff == 100 &&
+	      !lao->no_memory_events);
+	CHECK_INT(ko->num_kernels, fold_all ? 3 : 10);
+	CHECK(ko->duration_ratio == 0.8 && !ko->all_kernels && !ko->no_memory_kernels);
 	struct buf want = BUF_INIT;
-	sequential(&set, &sel, &o, &want);
-	CHECK(want.len > 1000);
+	sequential(&set, &sel, &cfg, &want);
+	struct trace_set view = analyze_view(&set, &sel);
+	CHECK(want.len > (view.nranks ? 1000 : 100)); /* real tables, or the notes of none */
+	free(view.ranks);
+	struct buf all1 = BUF_INIT;
 	for (int threads = 1; threads <= 3; threads++) {
-		o.threads = threads;
-		struct buf got = BUF_INIT;
-		parallel(&set, &sel, &o, &got);
+		struct buf got = BUF_INIT, all = BUF_INIT;
+		parallel(&set, &sel, &cfg, threads, &got, &all);
 		CHECK_INT(got.len, want.len);
 		CHECK(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+		if (threads == 1)
+			buf_append(&all1, all.data, all.len);
+		CHECK(all.len == all1.len && memcmp(all.data, all1.data, all.len) == 0);
 		buf_free(&got);
+		buf_free(&all);
 	}
+	buf_free(&all1);
 	buf_free(&want);
 	buf_free(&err);
 	buf_free(&path);
+	analysis_config_free(&cfg);
 	trace_set_free(&set);
 }
 
@@ -223,4 +277,7 @@ TEST(analyze_run_same_tables_as_sequential_two_ranks)
 	check_same("trace_filter", NULL, 0, true);
 	static const int one[] = {1};
 	check_same("trace_filter", one, 1, false);
+	/* no selected rank in the set: the notes say so, the same way */
+	static const int none[] = {7};
+	check_same("trace_filter", none, 1, false);
 }

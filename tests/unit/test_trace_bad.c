@@ -692,7 +692,7 @@ TEST(trace_iteration_overlapping_steps)
 	buf_free(&err);
 }
 
-#include "analyze/analyze.h"
+#include "analyze/analysis.h"
 
 TEST(trace_shared_correlation_is_not_quadratic)
 {

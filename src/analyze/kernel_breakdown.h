@@ -1,13 +1,15 @@
 /*
- * kernels.h - the GPU kernel breakdown of `dyno analyze kernels`, HTA's
- * get_gpu_kernel_breakdown() (analysis-semantics section 4), and the kernel
- * duration distribution across ranks built on it (section 5).
+ * kernel_breakdown.h - the GPU kernel breakdown, HTA's
+ * get_gpu_kernel_breakdown() (analysis-semantics section 4): the step that
+ * `dyno analyze kernels` lays out as tables (kernels.c) and that the kernel
+ * duration distribution across ranks builds on (section 5,
+ * distribution.c).  The runner computes it once for both (the shared step
+ * analysis_step_kernel_breakdown, declared in analysis.h).
  *
- * Model in, result out: no I/O.  The CLI turns the result into tables
- * (kernel_type_breakdown.csv, kernel_metrics.csv columns).
+ * Model in, result out: no I/O.
  */
-#ifndef DYNO_ANALYZE_KERNELS_H
-#define DYNO_ANALYZE_KERNELS_H
+#ifndef DYNO_ANALYZE_KERNEL_BREAKDOWN_H
+#define DYNO_ANALYZE_KERNEL_BREAKDOWN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,50 @@
+/*
+ * run.h - runs analyses of the table (analysis.h) over a loaded set, each
+ * rank of each on a thread of a pool (run.c), and hands back their tables
+ * as one list in output order.  The tables are the same, byte for byte, as
+ * those of the plain functions over the same selection, for any thread
+ * count.
+ */
+#ifndef DYNO_ANALYZE_RUN_H
+#define DYNO_ANALYZE_RUN_H
+
+#include "analyze/analysis.h"
+
+struct analyze_run_opts {
+	const struct analysis *only;          /* NULL: every analysis (summary) */
+	const struct analysis_config *config; /* every analysis's options */
+	enum aformat fmt;                     /* decides which tables are shown */
+	bool every_table;                     /* compute every table, shown or not (--csv-dir) */
+	int threads;                          /* <= 0: the number of online cores */
+};
+
+/* One output table. */
+struct analyze_result {
+	struct atable *t;
+	const struct analysis *analysis;
+	const struct analysis_table *table;
+	char *name; /* the CSV file name without ".csv" (the rank appended for per_rank tables) */
+	bool shown; /* on stdout; else for --csv-dir only */
+};
+
+/* Wall time of one task: what ran, on which rank (-1: all ranks). */
+struct analyze_timing {
+	const char *what; /* static text */
+	const char *phase; /* NULL for a rank task; "combine", "tables" */
+	int rank;
+	double s;
+};
+
+struct analyze_results {
+	struct analyze_result *v; /* in output order */
+	size_t n;
+	struct analyze_timing *timings;
+	size_t ntimings;
+	double wall_s; /* the whole of analyze_run */
+};
+
+void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, const struct analyze_run_opts *o,
+		 struct analyze_results *out);
+void analyze_results_free(struct analyze_results *r);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * view.c - rank selection and rank views of a trace_set (analysis.h): a
+ * set that shares some ranks of another, so that an analysis written over
+ * "every rank of a set" runs on a selection or on one rank without knowing
+ * it.  A view copies rank pointers only (O(ranks)).  Also the note the
+ * kernel tables give for ranks of a view without GPU rows.
+ */
+#include "analyze/analysis.h"
+
+bool analyze_rank_selected(const struct analyze_ranks *sel, int rank)
+{
+	if (!sel || sel->n == 0)
+		return true;
+	for (size_t i = 0; i < sel->n; i++)
+		if (sel->ranks[i] == rank)
+			return true;
+	return false;
+}
+
+struct trace_set analyze_view(const struct trace_set *set, const struct analyze_ranks *sel)
+{
+	struct trace_set v = *set;
+	v.ranks = xmalloc((set->nranks ? set->nranks : 1) * sizeof *v.ranks);
+	v.nranks = 0;
+	for (size_t k = 0; k < set->nranks; k++)
+		if (analyze_rank_selected(sel, set->ranks[k]->rank))
+			v.ranks[v.nranks++] = set->ranks[k];
+	return v;
+}
+
+struct trace_set analyze_view_rank(const struct trace_set *set, size_t k)
+{
+	struct trace_set v = *set;
+	v.ranks = &set->ranks[k];
+	v.nranks = 1;
+	return v;
+}
+
+/* Ranks of the view with no row on a stream: the analyses have nothing to
+ * say about them, which is not the same as zero. */
+void analyze_note_no_gpu(struct atable *t, const struct trace_set *v, const char *what)
+{
+	if (v->nranks == 0)
+		atable_note(t, "none of the selected ranks is in the trace: no %s", what);
+	for (size_t k = 0; k < v->nranks; k++) {
+		const struct trace_rank *r = v->ranks[k];
+		size_t i = 0;
+		while (i < r->n && !trace_is_gpu(r, i))
+			i++;
+		if (i == r->n)
+			atable_note(t, "rank %d: no GPU events (no row has a stream): no %s", r->rank, what);
+	}
+}
+

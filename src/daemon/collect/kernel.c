@@ -29,6 +29,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "daemon/collect/collector.h"
 #include "daemon/collect/counter.h"
 
 enum { CPU_USER, CPU_NICE, CPU_SYS, CPU_IDLE, CPU_IOWAIT, CPU_IRQ, CPU_SOFTIRQ, CPU_STEAL, CPU_GUEST, CPU_GUEST_NICE, CPU_N };
@@ -109,35 +110,22 @@ _Static_assert(SRC_N == 7, "kernel_collector.fd has one slot per source");
 
 static bool slurp(struct kernel_collector *k, int src)
 {
-	struct buf *b = &k->b;
-	buf_reset(b);
 	if (k->fd[src] < 0) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", sources[src].sys ? k->sysroot : k->root, sources[src].rel);
 		k->fd[src] = open(path, O_RDONLY | O_CLOEXEC);
-		if (k->fd[src] < 0)
-			return false;
-	}
-	for (;;) {
-		/* all the room we have (a file that filled it last time grows it below) */
-		buf_reserve(b, b->cap > b->len + 4096 ? b->cap - b->len - 1 : 4096);
-		size_t space = b->cap - b->len - 1;
-		ssize_t n = pread(k->fd[src], b->data + b->len, space, (off_t)b->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			close(k->fd[src]);
-			k->fd[src] = -1;
+		if (k->fd[src] < 0) {
+			buf_reset(&k->b);
 			return false;
 		}
-		b->len += (size_t)n;
-		b->data[b->len] = 0;
-		/* procfs/sysfs fill the buffer unless the file ended: a short read is EOF */
-		if ((size_t)n < space)
-			return true;
-		if (b->len > (64u << 20)) /* no procfs file is this big: refuse, don't grow forever */
-			return false;
 	}
+	/* no procfs file is 64 MiB: refuse it rather than grow forever */
+	int r = buf_pread_all(&k->b, k->fd[src], 64u << 20);
+	if (r < 0) {
+		close(k->fd[src]);
+		k->fd[src] = -1;
+	}
+	return r == 0;
 }
 
 /* Embedded NULs would end our string scans early; make them spaces. */
@@ -576,3 +564,64 @@ bool kernel_collect(struct kernel_collector *k, struct frame *f)
 		buf_free(&k->b);
 	return f->n > before || k->have_cpu;
 }
+
+/* ---------------- the collector table's row (collect/list.h) ---------------- */
+
+struct kernel_config {
+	int64_t interval_s;
+	struct kernel_options o;
+};
+
+#define K(field, name, type, mv, help, lo, hi) MOD_OPT(struct kernel_config, field, name, type, mv, help, lo, hi)
+static const struct arg_opt kernel_opts[] = {
+	K(interval_s, "kernel_monitor_reporting_interval_s", ARG_INT, "SECONDS", "kernel (procfs) collection period", 1,
+	  86400),
+	K(o.per_cpu, "per_cpu_metrics", ARG_BOOL, NULL, "also report CPU time per CPU", 0, 0),
+	K(o.filter_nics, "filter_nic_interfaces", ARG_BOOL, NULL,
+	  "only report interfaces matching --allow_interface_prefixes", 0, 0),
+	K(o.nic_prefixes, "allow_interface_prefixes", ARG_STRING, "LIST", "comma-separated interface name prefixes",
+	  0, 0),
+	{0},
+};
+#undef K
+
+static const struct kernel_config kernel_defaults = {60, {true, false, "eno,ens,enp,enx,eth"}};
+
+static int64_t kernel_interval(const void *cfg) { return ((const struct kernel_config *)cfg)->interval_s; }
+
+static bool kernel_apply(void **state, const void *old, const void *cfg, const struct collect_env *env,
+			 struct buf *err)
+{
+	(void)old;
+	(void)err;
+	/* the options point into cfg, which the daemon keeps until the next apply */
+	const struct kernel_config *c = cfg;
+	if (!*state)
+		*state = kernel_collector_new(env->procfs_root, env->sysfs_root, &c->o);
+	else
+		kernel_collector_set_options(*state, &c->o);
+	return true;
+}
+
+static enum collect_status kernel_run(void *state, struct frame *f)
+{
+	return kernel_collect(state, f) ? COLLECT_OK : COLLECT_FAILED;
+}
+
+static void kernel_close(void *state) { kernel_collector_free(state); }
+
+static void kernel_describe(const void *cfg, struct buf *out)
+{
+	buf_printf(out, ", kernel monitor every %llds", (long long)kernel_interval(cfg));
+}
+
+const struct collector collector_kernel = {
+	.name = "kernel",
+	.config = {kernel_opts, sizeof(struct kernel_config), &kernel_defaults},
+	.interval_s = kernel_interval,
+	.publish_empty = true, /* nothing read at all: the sinks forget the last values */
+	.apply = kernel_apply,
+	.collect = kernel_run,
+	.close = kernel_close,
+	.describe = kernel_describe,
+};

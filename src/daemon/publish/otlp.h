@@ -40,9 +40,9 @@ struct otlp_sink;
 void otlp_options_from_env(struct otlp_options *o);
 struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt, struct buf *err);
 void otlp_free(struct otlp_sink *s);
-#define OTLP_SOURCES 4
-/* Queue this tick of collector src (never blocks). */
-void otlp_publish(struct otlp_sink *s, int src, const struct frame *f);
+/* Queue this tick of source src (the collector's index; any number of
+ * sources, each with its own interval start).  Never blocks. */
+void otlp_publish(struct otlp_sink *s, size_t src, const struct frame *f);
 void otlp_get_stats(const struct otlp_sink *s, struct otlp_stats *st);
 /* The JSON body for f (tests); prev_ns: start of the interval for deltas. */
 void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, const char *host, struct buf *out);

@@ -245,12 +245,6 @@ bool catalog_prom_family_taken(const char *name, size_t len)
 			    strncmp(name, "dynolog_history_", 16) == 0 || strncmp(name, "dynolog_json_", 13) == 0);
 }
 
-const struct metric_desc *catalog_all(size_t *n)
-{
-	*n = sizeof cat / sizeof cat[0];
-	return cat;
-}
-
 /* ---------------- the sinks' walk over a frame ---------------- */
 
 static int row_cmp(const void *a, const void *b)

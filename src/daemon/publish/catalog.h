@@ -46,8 +46,6 @@ const char *catalog_help(const struct metric_desc *d);
 /* Whether a Prometheus family name is used by the catalog or the sink's own
  * metrics (an uncatalogued key must not produce it a second time). */
 bool catalog_prom_family_taken(const char *name, size_t len);
-/* All entries, for docs and tests. */
-const struct metric_desc *catalog_all(size_t *n);
 
 /* The walk both exporting sinks make over a frame: every numeric value the
  * sink exports, with its name, catalog entry, label and scaled value,

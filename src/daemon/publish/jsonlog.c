@@ -4,7 +4,9 @@
  *
  * The destination (--json_log_file, stdout by default) is non-blocking: a
  * line that would block is dropped whole and counted
- * (dynolog_json_lines_dropped_total).  A file is reopened on every reload,
+ * (dynolog_json_lines_dropped_total), and a line that fails half-way (a
+ * full disk) is taken back: the file only ever holds whole lines.  A file
+ * is reopened on every reload,
  * so `kill -HUP` after logrotate moved it starts a new one.  Cost: one
  * write() per tick (plus one FIONREAD ioctl when the destination is a pipe).
  */
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +89,22 @@ static void drop(struct jsonlog_sink *s)
 				 "dynolog_json_lines_dropped_total)");
 }
 
+/* A write failed after off bytes of the line went out (a full disk, a file
+ * size limit): take them back, so the file holds whole lines only and the
+ * next line does not start in the middle of this one.  The file is opened
+ * O_APPEND and we are its only writer, so the partial line is its last off
+ * bytes.  Costs nothing until a write fails. */
+static void unwrite(struct jsonlog_sink *s, size_t off)
+{
+	struct stat st;
+	if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size >= off &&
+	    ftruncate(s->fd, st.st_size - (off_t)off) == 0)
+		return;
+	/* not a regular file, or it cannot shrink: end the partial line so the
+	 * next one starts clean (may fail too on a full disk) */
+	(void)!write(s->fd, "\n", 1);
+}
+
 static void write_line(struct jsonlog_sink *s)
 {
 	const struct buf *l = &s->line;
@@ -104,13 +123,16 @@ static void write_line(struct jsonlog_sink *s)
 			continue;
 		if (w < 0 && errno == EAGAIN) {
 			/* the reader is not keeping up: never block collection for it */
+			if (off)
+				unwrite(s, off);
 			drop(s);
-			if (off) /* finish the partial line so the next one starts clean */
-				(void)!write(s->fd, "\n", 1);
 			return;
 		}
 		if (w < 0) {
-			LOG_ONCE(LOG_LEVEL_ERROR, "cannot write the JSON metric log: %s", strerror(errno));
+			int e = errno;
+			if (off) /* before logging: stderr may be the same file */
+				unwrite(s, off);
+			LOG_ONCE(LOG_LEVEL_ERROR, "cannot write the JSON metric log: %s", strerror(e));
 			s->dropped++;
 			return;
 		}

@@ -42,6 +42,7 @@ struct otlp_sink {
 	bool in_backoff;
 	struct payload *q; /* ring */
 	size_t qcap, qhead, qlen;
+	size_t qbytes, max_bytes; /* bytes of the payloads queued (in flight included), their cap */
 	int64_t *prev_ns; /* start of the current interval, per source (grown on demand) */
 	size_t nsrc;
 	struct otlp_stats st;
@@ -187,6 +188,7 @@ static void start_next(struct otlp_sink *s);
 
 static void q_pop(struct otlp_sink *s)
 {
+	s->qbytes -= s->q[s->qhead].len;
 	free(s->q[s->qhead].data);
 	s->q[s->qhead].data = NULL;
 	s->qhead = (s->qhead + 1) % s->qcap;
@@ -366,6 +368,8 @@ void otlp_options_from_env(struct otlp_options *o)
 		o->timeout_ms = 10000;
 	if (!o->max_queue)
 		o->max_queue = 1000;
+	if (!o->max_queue_bytes)
+		o->max_queue_bytes = OTLP_DEFAULT_QUEUE_BYTES;
 	if (o->backoff_initial_ms <= 0)
 		o->backoff_initial_ms = 1000;
 	if (o->backoff_max_ms <= 0)
@@ -403,6 +407,7 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 	s->backoff_initial_ms = o.backoff_initial_ms;
 	s->backoff_max_ms = o.backoff_max_ms;
 	s->qcap = o.max_queue;
+	s->max_bytes = o.max_queue_bytes;
 	s->q = xcalloc(s->qcap, sizeof *s->q);
 	s->headers = C->slist_append(NULL, "Content-Type: application/json");
 	s->headers = C->slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
@@ -469,6 +474,24 @@ void otlp_free(struct otlp_sink *s)
 	free(s);
 }
 
+/* Drop the oldest payload that is not being sent right now; false when
+ * there is none (empty, or only the one in flight). */
+static bool drop_oldest(struct otlp_sink *s)
+{
+	if (!s->qlen || (s->easy && s->qlen == 1))
+		return false;
+	size_t victim = s->easy ? (s->qhead + 1) % s->qcap : s->qhead;
+	s->qbytes -= s->q[victim].len;
+	free(s->q[victim].data);
+	if (victim != s->qhead) /* close the gap: move the in-flight head forward one slot */
+		s->q[victim] = s->q[s->qhead];
+	s->q[s->qhead].data = NULL;
+	s->qhead = (s->qhead + 1) % s->qcap;
+	s->qlen--;
+	s->st.dropped++;
+	return true;
+}
+
 void otlp_publish(struct otlp_sink *s, size_t src, const struct frame *f)
 {
 	if (src >= s->nsrc) {
@@ -477,28 +500,30 @@ void otlp_publish(struct otlp_sink *s, size_t src, const struct frame *f)
 		s->nsrc = src + 1;
 	}
 	if (s->qlen == s->qcap) {
-		/* drop the oldest, unless it is the one being sent right now */
-		size_t victim = s->easy && s->qlen > 1 ? (s->qhead + 1) % s->qcap : s->qhead;
-		if (s->easy && s->qlen == 1) {
+		if (!drop_oldest(s)) {
 			s->st.dropped++; /* queue of one, busy: drop the new one instead */
 			return;
 		}
-		free(s->q[victim].data);
-		if (victim != s->qhead) {
-			/* close the gap: move the in-flight head forward one slot */
-			s->q[victim] = s->q[s->qhead];
-		}
-		s->q[s->qhead].data = NULL;
-		s->qhead = (s->qhead + 1) % s->qcap;
-		s->qlen--;
-		s->st.dropped++;
 		LOG_ONCE(LOG_LEVEL_WARN, "otlp: queue full (%zu payloads); dropping the oldest", s->qcap);
 	}
 	struct buf b = BUF_INIT;
 	otlp_render(f, s->prev_ns[src], s->service, s->host, &b);
 	s->prev_ns[src] = f->wall_ns;
+	/* the bytes held are capped too: payloads of a big host are large, and
+	 * a long outage must not take the daemon past its memory limit */
+	while (s->qbytes + b.len > s->max_bytes && drop_oldest(s))
+		LOG_ONCE(LOG_LEVEL_WARN, "otlp: queue full (%zu bytes); dropping the oldest", s->max_bytes);
+	if (s->qbytes + b.len > s->max_bytes) {
+		/* bigger than what the queue may hold besides the one in flight */
+		LOG_ONCE(LOG_LEVEL_WARN, "otlp: a %zu-byte payload does not fit the queue's %zu bytes; dropped", b.len,
+			 s->max_bytes);
+		s->st.dropped++;
+		buf_free(&b);
+		return;
+	}
 	struct payload *p = &s->q[(s->qhead + s->qlen) % s->qcap];
 	p->data = buf_detach(&b, &p->len);
+	s->qbytes += p->len;
 	s->qlen++;
 	start_next(s);
 }
@@ -507,6 +532,7 @@ void otlp_get_stats(const struct otlp_sink *s, struct otlp_stats *st)
 {
 	*st = s->st;
 	st->queued = s->qlen;
+	st->queued_bytes = s->qbytes;
 }
 
 /* ---------------- the sink table's row (publish/list.h) ---------------- */
@@ -514,7 +540,7 @@ void otlp_get_stats(const struct otlp_sink *s, struct otlp_stats *st)
 struct otlp_config {
 	bool use;
 	const char *endpoint, *headers, *service;
-	int64_t timeout_ms, max_queue;
+	int64_t timeout_ms, max_queue, max_queue_bytes;
 };
 
 #define O(field, name, type, mv, help, lo, hi) MOD_OPT(struct otlp_config, field, name, type, mv, help, lo, hi)
@@ -528,12 +554,14 @@ static const struct arg_opt otlp_opts[] = {
 	O(timeout_ms, "otlp_timeout_ms", ARG_INT, "MS", "OTLP request timeout", 1, 600000),
 	O(max_queue, "otlp_max_queue_size", ARG_INT, "N",
 	  "OTLP payloads kept while the receiver is slow or down; the oldest is dropped beyond", 1, 1000000),
+	O(max_queue_bytes, "otlp_max_queue_bytes", ARG_INT, "BYTES",
+	  "memory those payloads may take; the oldest is dropped beyond", 1024, INT64_C(1) << 40),
 	{0},
 };
 #undef O
 
 /* "": from the OTEL_* environment, else the OTLP defaults (otlp_options_from_env) */
-static const struct otlp_config otlp_defaults = {false, "", "", "", 10000, 1000};
+static const struct otlp_config otlp_defaults = {false, "", "", "", 10000, 1000, OTLP_DEFAULT_QUEUE_BYTES};
 
 static bool otlp_enabled(const void *cfg) { return ((const struct otlp_config *)cfg)->use; }
 
@@ -557,9 +585,11 @@ static bool otlp_apply(void **state, const void *old, const void *cfg, const str
 	oo.service_name = *n->service ? n->service : NULL;
 	oo.timeout_ms = n->timeout_ms;
 	oo.max_queue = (size_t)n->max_queue;
+	oo.max_queue_bytes = (size_t)n->max_queue_bytes;
 	if (!(*state = otlp_new(env->loop, &oo, err)))
 		return false;
-	log_info("pushing OTLP metrics (queue of %lld)", (long long)n->max_queue);
+	log_info("pushing OTLP metrics (queue of %lld, at most %lld bytes)", (long long)n->max_queue,
+		 (long long)n->max_queue_bytes);
 	return true;
 }
 

@@ -24,6 +24,7 @@
 
 #include "core/buf.h"
 #include "daemon/frame.h"
+#include "daemon/metric.h"
 #include "daemon/module.h"
 
 /* What every collector shares: where the machine's files are. */
@@ -61,6 +62,9 @@ struct collector {
 	bool (*track_pid)(void *state, int pid);
 	/* optional: append ", <what it does>" to the start-up log line */
 	void (*describe)(const void *cfg, struct buf *out);
+	/* the keys it emits, for the exporting sinks (publish/catalog.c) */
+	const struct metric_desc *catalog;
+	size_t ncatalog;
 };
 
 /* The table, in collect/list.h order (kernel first: its tick is the

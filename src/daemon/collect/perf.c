@@ -269,8 +269,43 @@ static void perf_describe(const void *cfg, struct buf *out)
 	buf_printf(out, ", perf monitor every %llds", (long long)perf_interval(cfg));
 }
 
+/* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).
+ * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
+#define G MK_GAUGE
+#define C MK_COUNTER
+static const struct metric_desc perf_catalog[] = {
+#define PERF(k, p, h, o, u) {k, false, C, 1, p, NULL, NULL, NULL, h, o, u, NULL, NULL}
+	PERF("perf_cycles", "dynolog_perf_cycles_total", "CPU cycles, all CPUs (perf_event).", "dynolog.perf.cycles",
+	     "{cycle}"),
+	PERF("perf_instructions", "dynolog_perf_instructions_total", "Instructions retired, all CPUs (perf_event).",
+	     "dynolog.perf.instructions", "{instruction}"),
+	PERF("perf_cache_misses", "dynolog_perf_cache_misses_total", "Cache misses, all CPUs (perf_event).",
+	     "dynolog.perf.cache_misses", "{miss}"),
+	PERF("perf_llc_misses", "dynolog_perf_llc_read_misses_total", "Last-level cache read misses (perf_event).",
+	     "dynolog.perf.llc_misses", "{miss}"),
+	PERF("perf_dtlb_misses", "dynolog_perf_dtlb_read_misses_total", "Data TLB read misses (perf_event).",
+	     "dynolog.perf.dtlb_misses", "{miss}"),
+	PERF("perf_page_faults", "dynolog_perf_page_faults_total", "Page faults, all CPUs (perf_event software).",
+	     "dynolog.perf.page_faults", "{fault}"),
+	PERF("perf_cpu_migrations", "dynolog_perf_cpu_migrations_total", "Task CPU migrations (perf_event software).",
+	     "dynolog.perf.cpu_migrations", "{migration}"),
+#undef PERF
+	{"ipc", false, G, 1, "dynolog_perf_ipc", NULL, NULL, NULL, "Instructions per cycle over the last interval.",
+	 "dynolog.perf.ipc", "1", NULL, NULL},
+	{"mips", false, G, 1, "dynolog_perf_mips", NULL, NULL, NULL,
+	 "Millions of instructions per second per CPU over the last interval (upstream key).", "dynolog.perf.mips",
+	 "{instruction}/us", NULL, NULL},
+	{"mega_cycles_per_second", false, G, 1, "dynolog_perf_mega_cycles_per_second", NULL, NULL, NULL,
+	 "Millions of cycles per second per CPU over the last interval (upstream key).", "dynolog.perf.mhz", "MHz",
+	 NULL, NULL},
+};
+#undef G
+#undef C
+
 const struct collector collector_perf = {
 	.name = "perf",
+	.catalog = perf_catalog,
+	.ncatalog = sizeof perf_catalog / sizeof perf_catalog[0],
 	.config = {perf_opts, sizeof(struct perf_config), &perf_defaults},
 	.enabled = perf_enabled,
 	.interval_s = perf_interval,

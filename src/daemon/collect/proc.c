@@ -333,8 +333,31 @@ static void process_close(void *state) { proc_collector_free(state); }
 
 static bool process_track(void *state, int pid) { return proc_track(state, pid); }
 
+/* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).
+ * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
+#define G MK_GAUGE
+#define C MK_COUNTER
+static const struct metric_desc process_catalog[] = {
+#define PROC(k, kind, sc, p, h, o, u, f) {k, true, kind, sc, p, "pid", NULL, NULL, h, o, u, "process.pid", f}
+	PROC("proc_cpu_ms", C, 0.001, "dynolog_process_cpu_seconds_total", "CPU seconds (user+system) per tracked process.",
+	     "process.cpu.time", "s", NULL),
+	PROC("proc_rss_bytes", G, 1, "dynolog_process_resident_memory_bytes", "Resident memory per tracked process.",
+	     "process.memory.usage", "By", NULL),
+	PROC("proc_threads", G, 1, "dynolog_process_threads", "Threads per tracked process.", "process.thread.count",
+	     "{thread}", NULL),
+	PROC("proc_read_bytes", C, 1, "dynolog_process_read_bytes_total", "Storage bytes read per tracked process.",
+	     "process.disk.io", "By", "disk.io.direction=read"),
+	PROC("proc_written_bytes", C, 1, "dynolog_process_written_bytes_total",
+	     "Storage bytes written per tracked process.", "process.disk.io", "By", "disk.io.direction=write"),
+#undef PROC
+};
+#undef G
+#undef C
+
 const struct collector collector_process = {
 	.name = "process",
+	.catalog = process_catalog,
+	.ncatalog = sizeof process_catalog / sizeof process_catalog[0],
 	.config = {process_opts, sizeof(struct process_config), &process_defaults},
 	.validate = process_validate,
 	.rides_on = "kernel", /* the tracked processes go in the kernel tick's frame */

@@ -38,6 +38,7 @@ bool dl_load(struct dl_lib *l, struct buf *err)
 		buf_free(&why);
 		return false;
 	}
+	buf_free(&why);
 	l->loaded = so;
 	return true;
 }

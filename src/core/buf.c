@@ -260,3 +260,24 @@ int buf_read_fd(struct buf *b, int fd, size_t max)
 			return 1;
 	}
 }
+
+int buf_pread_all(struct buf *b, int fd, size_t max)
+{
+	buf_reset(b);
+	for (;;) {
+		/* all the room we have (a file that filled it last time grows it below) */
+		buf_reserve(b, b->cap > b->len + 4096 ? b->cap - b->len - 1 : 4096);
+		size_t space = b->cap - b->len - 1;
+		ssize_t n = pread(fd, b->data + b->len, space, (off_t)b->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		b->len += (size_t)n;
+		b->data[b->len] = 0;
+		if ((size_t)n < space)
+			return 0;
+		if (b->len > max)
+			return 1;
+	}
+}

@@ -47,6 +47,14 @@ char *buf_detach(struct buf *b, size_t *len);
  * end, 1 as soon as b->len exceeds max (reading stops there), -1 on a read
  * error (errno says which; what came before it stays in b). */
 int buf_read_fd(struct buf *b, int fd, size_t max);
+/* Read the whole of fd from offset 0 with pread() into b (replacing what it
+ * held), NUL-terminated: the collectors' read of a procfs/sysfs file, so a
+ * descriptor kept open is re-read without a seek.  A read shorter than the
+ * room given is the end of the file (regular files, procfs and sysfs fill
+ * the buffer unless the file ended): one syscall for a file that fits b.
+ * Returns 0 at the end, 1 when the file exceeds max (reading stops; b is
+ * partial), -1 on a read error (errno says which). */
+int buf_pread_all(struct buf *b, int fd, size_t max);
 
 /* Allocation helpers that never return NULL. */
 void *xmalloc(size_t n);

@@ -3,7 +3,7 @@
  *
  * A collector appends named values to a frame; it does not know where they
  * go.  At the end of the tick the daemon passes the frame to every enabled
- * publisher (JSON log, and later Prometheus, OTLP, history).  Names are
+ * sink (publish/list.h: JSON log, history, OTLP, Prometheus).  Names are
  * upstream Dynolog's metric keys ("cpu_util", "rx_bytes.eth0").  A metric
  * the machine cannot provide is simply not added: absent, never 0.
  */

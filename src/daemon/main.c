@@ -1,15 +1,16 @@
 /*
  * main.c - dynolog, the per-host daemon: flags, wiring, the event loop.
  *
- * One thread, one epoll loop (core/loop.c).  Host telemetry (collectors,
- * sinks, their flags and SIGHUP reload) lives in telemetry.c, on-demand
- * tracing (IPC fabric, registry, RPC server) in tracing.c; main only parses
- * the command line, starts the two parts, plugs telemetry's getMetrics into
- * the RPC server and each newly registered Kineto process into telemetry's
- * per-process collector (issue #4: CPU/RSS/IO of the training processes the
- * daemon knows about), and runs the loop.  SIGINT and
- * SIGTERM stop the loop and the process exits 0.  Flag names follow
- * upstream Dynolog so existing unit files and --flagfile files keep working.
+ * One thread, one epoll loop (core/loop.c).  Host telemetry (the collector
+ * and sink tables, their flags and SIGHUP reload) lives in telemetry.c,
+ * on-demand tracing (IPC fabric, registry) in tracing.c; main parses the
+ * command line, starts the two parts and the RPC server they both answer
+ * on (each registers its functions: tracing upstream's, telemetry
+ * getMetrics), points each newly registered Kineto process at telemetry's
+ * per-process collector (CPU/RSS/IO of the training processes the daemon
+ * knows about), and runs the loop.  SIGINT and SIGTERM stop the loop and
+ * the process exits 0.  Flag names follow upstream Dynolog so existing
+ * unit files and --flagfile files keep working.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,8 +23,35 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/net.h"
+#include "daemon/rpc.h"
+#include "daemon/security.h"
 #include "daemon/telemetry.h"
 #include "daemon/tracing.h"
+
+/* The RPC server's flags (upstream's --port and --enable_rpc first). */
+struct rpc_flags {
+	int64_t port;
+	bool enable;
+	const char *bind, *allow, *token_file;
+	int64_t timeout_ms, max_frame, max_requests;
+};
+
+#define RPC_FLAG_ROWS(f)                                                                                      \
+	{"port", 0, ARG_INT, &(f)->port, "PORT", "RPC TCP port (0: any free port, logged)", 0, 65535, NULL},      \
+	{"enable_rpc", 0, ARG_BOOL, &(f)->enable, NULL, "serve the dyno RPC protocol", 0, 0, NULL},           \
+	{"rpc_bind", 0, ARG_STRING, &(f)->bind, "ADDR",                                                     \
+	 "listen on this address only (default: every IPv6 and IPv4 address)", 0, 0, NULL},                 \
+	{"rpc_allow", 0, ARG_STRING, &(f)->allow, "CIDR,...",                                               \
+	 "accept RPC clients from these networks only (default: any)", 0, 0, NULL},                          \
+	{"rpc_token_file", 0, ARG_STRING, &(f)->token_file, "PATH",                                         \
+	 "require this shared secret as \"token\" in every RPC request", 0, 0, NULL},                        \
+	{"rpc_timeout_ms", 0, ARG_INT, &(f)->timeout_ms, "MS", "drop an RPC client silent this long", 1,    \
+	 3600000, NULL},                                                                                     \
+	{"rpc_max_frame", 0, ARG_INT, &(f)->max_frame, "BYTES", "largest RPC request accepted", 64, 1 << 30, \
+	 NULL},                                                                                              \
+	{"rpc_max_requests_per_connection", 0, ARG_INT, &(f)->max_requests, "N",                             \
+	 "requests one keep-alive RPC connection may make (1: no keep-alive)", 1, 1000000, NULL}
 
 static void on_stop_signal(struct ev_loop *l, int signo, void *ud)
 {
@@ -40,11 +68,48 @@ static void on_hup(struct ev_loop *l, int signo, void *ud)
 	telemetry_reload(ud);
 }
 
-static bool rpc_get_metrics(const struct json_value *req, struct buf *resp, void *ud)
+/* *srv NULL when RPC is off or its port is busy (logged: upstream goes on
+ * without RPC); false with err on a configuration error (token file,
+ * allow-list). */
+static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_server **srv, struct buf *err)
 {
-	(void)ud;
-	metrics_rpc_handle(req, resp);
+	*srv = NULL;
+	if (!f->enable)
+		return true;
+	char *token = NULL;
+	if (f->token_file && *f->token_file && !sec_load_token(f->token_file, &token, err))
+		return false;
+	/* a bad allow-list is a configuration error; a busy port is not */
+	struct net_acl probe;
+	if (!net_acl_parse(&probe, f->allow, err)) {
+		free(token);
+		return false;
+	}
+	net_acl_free(&probe);
+	struct rpc_opts ro = {.bind = f->bind, .port = (int)f->port, .allow = f->allow, .token = token,
+			      .max_frame = (uint32_t)f->max_frame, .timeout_ms = (int)f->timeout_ms,
+			      .max_requests = (uint32_t)f->max_requests};
+	struct buf rerr = BUF_INIT;
+	*srv = rpc_start(l, &ro, &rerr);
+	if (!*srv)
+		log_error("RPC server not started (port %lld): %s", (long long)f->port, rerr.data);
+	buf_free(&rerr);
+	free(token);
 	return true;
+}
+
+static void stop_rpc(struct rpc_server *srv)
+{
+	if (!srv)
+		return;
+	const struct rpc_stats *s = rpc_get_stats(srv);
+	log_info("RPC: %llu connections, %llu answered, %llu unanswered, %llu bad frames, %llu oversized, "
+		 "%llu timeouts, %llu evicted, %llu refused peers, %llu unauthorized, %llu keep-alive requests",
+		 (unsigned long long)s->accepted, (unsigned long long)s->answered, (unsigned long long)s->silent,
+		 (unsigned long long)s->bad_frame, (unsigned long long)s->too_big, (unsigned long long)s->timeouts,
+		 (unsigned long long)s->evicted, (unsigned long long)s->refused_peer,
+		 (unsigned long long)s->unauthorized, (unsigned long long)s->reused);
+	rpc_stop(srv);
 }
 
 /* A training process registered over IPC: report its CPU, RSS and I/O
@@ -53,33 +118,37 @@ static bool rpc_get_metrics(const struct json_value *req, struct buf *resp, void
  * exits.  (A full table is already logged once by the collector.) */
 static void track_kineto_process(int32_t pid, int32_t reported, const char *job, void *ud)
 {
-	(void)ud;
+	struct telemetry *tel = ud;
 	if (pid > 0 && pid != reported)
 		log_info("Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
 			 (int)pid);
 	if (pid <= 0)
 		log_info("not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
 			 (int)reported, job);
-	else if (!telemetry_track_pid(pid))
+	else if (!telemetry_track_pid(tel, pid))
 		log_debug("not tracking Kineto process %d (job %s)", (int)pid, job);
 }
 
 int main(int argc, char **argv)
 {
 	const char *log_level = "info";
-	struct telemetry_config tcfg;
-	telemetry_config_defaults(&tcfg);
+	struct telemetry_config *tcfg = telemetry_config_new();
 	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
-	const struct arg_opt tracing_rows[] = {TRACING_FLAG_ROWS(&tf)};
-	enum { NTRACING = sizeof tracing_rows / sizeof tracing_rows[0] };
-	struct arg_opt opts[TELEMETRY_MAX_OPTS + NTRACING + 2];
-	int n = 0;
-	opts[n++] = (struct arg_opt){"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug",
-				     0, 0, NULL};
-	n += telemetry_opts(&tcfg, opts + n);
-	memcpy(opts + n, tracing_rows, sizeof tracing_rows);
-	n += NTRACING;
-	memset(&opts[n], 0, sizeof opts[n]);
+	struct rpc_flags rf = {.port = 1778, .enable = true, .bind = "", .allow = "", .token_file = "",
+			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000};
+	const struct arg_opt own_rows[] = {
+		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},
+	};
+	const struct arg_opt rest[] = {RPC_FLAG_ROWS(&rf), TRACING_FLAG_ROWS(&tf)};
+	const struct arg_opt *trows = telemetry_opts(tcfg);
+	size_t nt = 0;
+	while (trows[nt].name)
+		nt++;
+	enum { NOWN = sizeof own_rows / sizeof own_rows[0], NREST = sizeof rest / sizeof rest[0] };
+	struct arg_opt *opts = xcalloc(NOWN + nt + NREST + 1, sizeof *opts);
+	memcpy(opts, own_rows, sizeof own_rows);
+	memcpy(opts + NOWN, trows, nt * sizeof *opts);
+	memcpy(opts + NOWN + nt, rest, sizeof rest);
 
 	log_init("dynolog", LOG_LEVEL_INFO);
 	struct args a;
@@ -93,62 +162,68 @@ int main(int argc, char **argv)
 		.opts = opts,
 	};
 	int rc = args_cmd(&cmd, argc, argv, &a);
-	if (rc >= 0)
+	int exit_code = 1;
+	struct ev_loop *loop = NULL;
+	struct telemetry *tel = NULL;
+	struct tracing *tracing = NULL;
+	struct rpc_server *srv = NULL;
+	struct buf err = BUF_INIT;
+	if (rc >= 0) {
+		free(opts);
+		telemetry_config_free(tcfg);
 		return rc;
+	}
 	enum log_level lvl;
 	if (!log_parse_level(log_level, &lvl)) {
 		fprintf(stderr, "dynolog: --log_level: unknown level '%s'\n", log_level);
-		args_free(&a);
-		return 2;
+		exit_code = 2;
+		goto out;
 	}
 	log_set_level(lvl);
 
 	signal(SIGPIPE, SIG_IGN);
-	struct ev_loop *loop = ev_loop_new();
+	loop = ev_loop_new();
 	if (!loop) {
 		log_error("cannot create the event loop: %s", strerror(errno));
-		return 1;
+		goto out;
 	}
 	/* Stop signals are blocked and queued from here on, so a SIGTERM that
 	 * arrives while the parts start still ends in a clean exit. */
 	if (ev_signal_add(loop, SIGTERM, on_stop_signal, NULL) < 0 || ev_signal_add(loop, SIGINT, on_stop_signal, NULL) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
-		ev_loop_free(loop);
-		args_free(&a);
-		return 1;
+		goto out;
 	}
-	struct buf err = BUF_INIT;
-	struct telemetry *tel = telemetry_start(loop, &tcfg, &err);
+	tel = telemetry_start(loop, tcfg, &err);
 	if (!tel) {
 		fprintf(stderr, "dynolog: %s\n", err.data);
-		buf_free(&err);
-		ev_loop_free(loop);
-		args_free(&a);
-		return 2;
+		exit_code = 2;
+		goto out;
 	}
-	struct tracing *tracing = tracing_start(loop, &tf, &err);
-	if (!tracing) {
+	tracing = tracing_start(loop, &tf, &err);
+	if (!tracing || !start_rpc(loop, &rf, &srv, &err)) {
 		fprintf(stderr, "dynolog: %s\n", err.data);
-		telemetry_stop(tel);
-		buf_free(&err);
-		ev_loop_free(loop);
-		args_free(&a);
-		return 1;
+		goto out;
 	}
-	if (tracing_rpc(tracing))
-		rpc_register_fn(tracing_rpc(tracing), "getMetrics", rpc_get_metrics, NULL);
-	tracing_on_new_process(tracing, track_kineto_process, NULL);
+	tracing_register_rpc(tracing, srv);
+	telemetry_register_rpc(tel, srv);
+	tracing_on_new_process(tracing, track_kineto_process, tel);
 	if (ev_signal_add(loop, SIGHUP, on_hup, tel) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
-		return 1;
+		goto out;
 	}
 	log_info("dynolog %s started (pid %d)", DYNO_VERSION, (int)getpid());
-	int run = ev_run(loop);
+	exit_code = ev_run(loop) == 0 ? 0 : 1;
 	log_info("stopped");
+out:
+	/* the server first: its functions point into tracing and telemetry */
+	stop_rpc(srv);
 	tracing_stop(tracing);
 	telemetry_stop(tel);
-	ev_loop_free(loop);
+	if (loop)
+		ev_loop_free(loop);
 	buf_free(&err);
 	args_free(&a);
-	return run == 0 ? 0 : 1;
+	free(opts);
+	telemetry_config_free(tcfg);
+	return exit_code;
 }

@@ -1,10 +1,14 @@
 /*
- * telemetry.h - the daemon's host telemetry, wired: configuration (flags
- * with upstream names, our JSON config file, SIGHUP reload), collector
- * timers, and the sinks every frame goes to (JSON log, Prometheus, OTLP,
- * history).  main.c only adds the flag rows, starts it and stops it.
+ * telemetry.h - the daemon's host telemetry: the collector table
+ * (collect/list.h) and the sink table (publish/list.h) run on the loop.
  *
- * Data flows one way: timer -> collector -> frame -> every enabled sink.
+ * Each module brings its own option rows; telemetry gathers them into one
+ * option table (plus its own: --procfs_root, --sysfs_root, --config,
+ * --exit_after_ticks, upstream's ignored flags), works out the effective
+ * configuration (command line > --config file > defaults), applies it
+ * module by module, re-applies it on SIGHUP, and runs one timer per
+ * collector that ticks.  Each tick fills one frame and hands it to every
+ * enabled sink.  Data flows one way: timer -> collector -> frame -> sinks.
  */
 #ifndef DYNO_DAEMON_TELEMETRY_H
 #define DYNO_DAEMON_TELEMETRY_H
@@ -17,39 +21,17 @@
 #include "core/json.h"
 #include "core/loop.h"
 
-#define TELEMETRY_MAX_OPTS 48
+struct rpc_server;
 
-/* Every telemetry setting.  Strings are not owned (argv, flag file, or the
- * config file's parse kept alive by telemetry). */
-struct telemetry_config {
-	int64_t kernel_interval_s, perf_interval_s;
-	bool use_json;
-	const char *json_format, *json_file;
-	const char *procfs_root, *sysfs_root;
-	bool per_cpu, filter_nics;
-	const char *nic_prefixes;
-	const char *track_pids;
-	bool enable_perf;
-	bool use_prometheus;
-	const char *prom_address;
-	int64_t prom_port, prom_max_conn, prom_timeout_s;
-	bool use_otlp;
-	const char *otlp_endpoint, *otlp_headers, *otlp_service;
-	int64_t otlp_timeout_ms, otlp_max_queue;
-	int64_t history_window_s, history_max_series, history_max_mb;
-	const char *config_file;
-	int64_t exit_after_ticks;
-	/* upstream flags accepted so existing unit files keep working */
-	bool compat_bool[5];
-	int64_t compat_int[1];
-	const char *compat_str[3];
-	bool seen[TELEMETRY_MAX_OPTS]; /* set by the command-line parse */
-};
+/* Every module's settings, as the option parser fills them. */
+struct telemetry_config;
 
-void telemetry_config_defaults(struct telemetry_config *c);
-/* Append telemetry's option rows to out (room for TELEMETRY_MAX_OPTS);
- * returns how many.  The rows point into c. */
-int telemetry_opts(struct telemetry_config *c, struct arg_opt *out);
+/* The defaults; release with telemetry_config_free. */
+struct telemetry_config *telemetry_config_new(void);
+void telemetry_config_free(struct telemetry_config *c);
+/* Telemetry's option rows ({NULL}-terminated), pointing into c: parse the
+ * command line with them (they record which options were given). */
+const struct arg_opt *telemetry_opts(struct telemetry_config *c);
 
 /* Parse and validate a config file's text without applying it (fuzzing,
  * checks).  False with the reason in err. */
@@ -57,20 +39,25 @@ bool telemetry_config_check(const char *text, size_t len, struct buf *err);
 
 struct telemetry;
 
-/* Validate the configuration, read --config if any, open the sinks and arm
- * the timers.  NULL with a message in err on a configuration error. */
+/* Validate the configuration, read --config if any, open the sinks and
+ * collectors and arm the timers.  NULL with a message in err on a
+ * configuration error.  cli is copied. */
 struct telemetry *telemetry_start(struct ev_loop *loop, const struct telemetry_config *cli, struct buf *err);
 /* SIGHUP: re-read the config file and apply what changed (see docs/daemon.md). */
 void telemetry_reload(struct telemetry *t);
 void telemetry_stop(struct telemetry *t);
 
-/* For the tracing registry: track a registered training process (CPU, RSS,
- * I/O, SLURM job).  Safe to call for a pid already tracked.  Uses the
- * running instance; false if there is none or the table is full. */
-bool telemetry_track_pid(int pid);
+/* A registered training process: every collector that follows processes
+ * reports it (CPU, RSS, I/O, SLURM job).  Safe for a pid already tracked.
+ * False if t is NULL or no collector took it (table full). */
+bool telemetry_track_pid(struct telemetry *t, int pid);
 
-/* The getMetrics RPC handler: req is the parsed request object, the JSON
- * response body is appended to resp (see docs/daemon.md). */
-void metrics_rpc_handle(const struct json_value *req, struct buf *resp);
+/* Register the sinks' RPC functions (getMetrics) with the server; they
+ * answer as long as t runs (stop the server first). */
+void telemetry_register_rpc(struct telemetry *t, struct rpc_server *s);
+/* Answer RPC function fn as the server would: the JSON answer is appended
+ * to resp.  t NULL: {"error":"<fn>: telemetry is not running"}.  False for
+ * a function no sink has. */
+bool telemetry_rpc_call(struct telemetry *t, const char *fn, const struct json_value *req, struct buf *resp);
 
 #endif

@@ -267,6 +267,62 @@ TEST(otlp_dead_receiver_drops_oldest)
 	ev_loop_free(l);
 }
 
+/* A long outage on a big host: the queue holds many payloads of tens of KB
+ * each, so a cap in payloads alone lets it grow past the daemon's memory
+ * limit.  The bytes are capped too, the oldest dropped and counted. */
+TEST(otlp_queue_capped_in_bytes)
+{
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	close(lfd); /* connection refused */
+	struct frame f;
+	frame_init(&f);
+	frame_reset(&f, (int64_t)1700000000 * NS_PER_SEC);
+	for (int k = 0; k < 500; k++) { /* a payload of ~70 KB, like a host with many CPUs and disks */
+		char key[64];
+		snprintf(key, sizeof key, "rx_bytes.veth%d", k);
+		frame_uint(&f, key, (uint64_t)k);
+	}
+	struct buf one = BUF_INIT;
+	otlp_render(&f, 0, "dynolog", "host", &one);
+	size_t len = one.len; /* within a few bytes: the sink's host name differs */
+	buf_free(&one);
+	REQUIRE(len > 20000);
+	struct ev_loop *l = ev_loop_new();
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
+	/* room for 3.5 payloads (give or take the host name); the payload count
+	 * alone would allow 1000 */
+	struct otlp_options o = {.endpoint = url, .timeout_ms = 500, .max_queue = 1000,
+				 .max_queue_bytes = len * 7 / 2, .backoff_initial_ms = 1000, .backoff_max_ms = 1000};
+	struct buf err = BUF_INIT;
+	struct otlp_sink *s = otlp_new(l, &o, &err);
+	REQUIRE(s);
+	for (int i = 0; i < 10; i++) {
+		f.wall_ns = (int64_t)(1700000000 + i) * NS_PER_SEC;
+		otlp_publish(s, 0, &f);
+	}
+	struct otlp_stats st;
+	otlp_get_stats(s, &st);
+	CHECK(st.queued_bytes <= o.max_queue_bytes);
+	CHECK_INT(st.queued, 3);
+	CHECK_INT(st.dropped, 7);
+	/* a payload bigger than the whole cap is dropped (and counted), never queued */
+	otlp_free(s);
+	o.max_queue_bytes = len / 2;
+	s = otlp_new(l, &o, &err);
+	REQUIRE(s);
+	otlp_publish(s, 0, &f);
+	otlp_get_stats(s, &st);
+	CHECK_INT(st.queued, 0);
+	CHECK_INT(st.queued_bytes, 0);
+	CHECK_INT(st.dropped, 1);
+	otlp_free(s);
+	frame_free(&f);
+	buf_free(&err);
+	ev_loop_free(l);
+}
+
 TEST(otlp_silent_receiver_times_out_without_blocking)
 {
 	int port, lfd = listen_any(&port); /* listens, never accepts or answers */

@@ -27,7 +27,7 @@
 static char *render(struct prom_sink *p)
 {
 	struct buf b = BUF_INIT;
-	struct prom_self s[1] = {{"dynolog_collector_success", "ok", "gauge", "collector", "kernel", 1}};
+	struct self_metric s[1] = {{"dynolog_collector_success", "ok", "gauge", "collector", "kernel", 1}};
 	prom_render(p, s, 1, &b);
 	return buf_detach(&b, NULL);
 }

@@ -29,6 +29,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "daemon/collect/collector.h"
 #include "daemon/collect/counter.h"
 
 enum { CPU_USER, CPU_NICE, CPU_SYS, CPU_IDLE, CPU_IOWAIT, CPU_IRQ, CPU_SOFTIRQ, CPU_STEAL, CPU_GUEST, CPU_GUEST_NICE, CPU_N };
@@ -109,35 +110,22 @@ _Static_assert(SRC_N == 7, "kernel_collector.fd has one slot per source");
 
 static bool slurp(struct kernel_collector *k, int src)
 {
-	struct buf *b = &k->b;
-	buf_reset(b);
 	if (k->fd[src] < 0) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", sources[src].sys ? k->sysroot : k->root, sources[src].rel);
 		k->fd[src] = open(path, O_RDONLY | O_CLOEXEC);
-		if (k->fd[src] < 0)
-			return false;
-	}
-	for (;;) {
-		/* all the room we have (a file that filled it last time grows it below) */
-		buf_reserve(b, b->cap > b->len + 4096 ? b->cap - b->len - 1 : 4096);
-		size_t space = b->cap - b->len - 1;
-		ssize_t n = pread(k->fd[src], b->data + b->len, space, (off_t)b->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			close(k->fd[src]);
-			k->fd[src] = -1;
+		if (k->fd[src] < 0) {
+			buf_reset(&k->b);
 			return false;
 		}
-		b->len += (size_t)n;
-		b->data[b->len] = 0;
-		/* procfs/sysfs fill the buffer unless the file ended: a short read is EOF */
-		if ((size_t)n < space)
-			return true;
-		if (b->len > (64u << 20)) /* no procfs file is this big: refuse, don't grow forever */
-			return false;
 	}
+	/* no procfs file is 64 MiB: refuse it rather than grow forever */
+	int r = buf_pread_all(&k->b, k->fd[src], 64u << 20);
+	if (r < 0) {
+		close(k->fd[src]);
+		k->fd[src] = -1;
+	}
+	return r == 0;
 }
 
 /* Embedded NULs would end our string scans early; make them spaces. */
@@ -576,3 +564,188 @@ bool kernel_collect(struct kernel_collector *k, struct frame *f)
 		buf_free(&k->b);
 	return f->n > before || k->have_cpu;
 }
+
+/* ---------------- the collector table's row (collect/list.h) ---------------- */
+
+struct kernel_config {
+	int64_t interval_s;
+	struct kernel_options o;
+};
+
+#define K(field, name, type, mv, help, lo, hi) MOD_OPT(struct kernel_config, field, name, type, mv, help, lo, hi)
+static const struct arg_opt kernel_opts[] = {
+	K(interval_s, "kernel_monitor_reporting_interval_s", ARG_INT, "SECONDS", "kernel (procfs) collection period", 1,
+	  86400),
+	K(o.per_cpu, "per_cpu_metrics", ARG_BOOL, NULL, "also report CPU time per CPU", 0, 0),
+	K(o.filter_nics, "filter_nic_interfaces", ARG_BOOL, NULL,
+	  "only report interfaces matching --allow_interface_prefixes", 0, 0),
+	K(o.nic_prefixes, "allow_interface_prefixes", ARG_STRING, "LIST", "comma-separated interface name prefixes",
+	  0, 0),
+	{0},
+};
+#undef K
+
+static const struct kernel_config kernel_defaults = {60, {true, false, "eno,ens,enp,enx,eth"}};
+
+static int64_t kernel_interval(const void *cfg) { return ((const struct kernel_config *)cfg)->interval_s; }
+
+static bool kernel_apply(void **state, const void *old, const void *cfg, const struct collect_env *env,
+			 struct buf *err)
+{
+	(void)old;
+	(void)err;
+	/* the options point into cfg, which the daemon keeps until the next apply */
+	const struct kernel_config *c = cfg;
+	if (!*state)
+		*state = kernel_collector_new(env->procfs_root, env->sysfs_root, &c->o);
+	else
+		kernel_collector_set_options(*state, &c->o);
+	return true;
+}
+
+static enum collect_status kernel_run(void *state, struct frame *f)
+{
+	return kernel_collect(state, f) ? COLLECT_OK : COLLECT_FAILED;
+}
+
+static void kernel_close(void *state) { kernel_collector_free(state); }
+
+static void kernel_describe(const void *cfg, struct buf *out)
+{
+	buf_printf(out, ", kernel monitor every %llds", (long long)kernel_interval(cfg));
+}
+
+/* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).
+ * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
+#define G MK_GAUGE
+#define C MK_COUNTER
+static const struct metric_desc kernel_catalog[] = {
+	{"uptime", false, G, 1, "dynolog_host_uptime_seconds", NULL, NULL, NULL, "Seconds since the host booted.",
+	 "system.uptime", "s", NULL, NULL},
+	{"cpu_util", false, G, 0.01, "dynolog_cpu_utilization_ratio", NULL, NULL, NULL,
+	 "Share of CPU time not idle over the last interval, all CPUs (0-1).", "system.cpu.utilization", "1", NULL,
+	 NULL},
+	{"cpu_u", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=user",
+	 "Share of CPU time per mode over the last interval, all CPUs (0-1).", "system.cpu.utilization", "1", NULL,
+	 "cpu.mode=user"},
+	{"cpu_s", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=system", NULL, "system.cpu.utilization",
+	 "1", NULL, "cpu.mode=system"},
+	{"cpu_i", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=idle", NULL, "system.cpu.utilization",
+	 "1", NULL, "cpu.mode=idle"},
+	{"cpu_guest", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=guest", NULL,
+	 "system.cpu.utilization", "1", NULL, "cpu.mode=guest"},
+	{"cpu_guest_nice", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=guest_nice", NULL,
+	 "system.cpu.utilization", "1", NULL, "cpu.mode=guest_nice"},
+	{"cpu_util", true, G, 0.01, "dynolog_cpu_core_utilization_ratio", "cpu", "cpu", NULL,
+	 "Share of time not idle over the last interval, per CPU (0-1).", "dynolog.cpu.core.utilization", "1",
+	 "cpu.logical_number", NULL},
+#define CPU_MODE(k, m)                                                                                         \
+	{k, true, C, 0.001, "node_cpu_seconds_total", "cpu", "cpu", "mode=" m,                                 \
+	 "Seconds the CPUs spent in each mode.", "system.cpu.time", "s", "cpu.logical_number", "cpu.mode=" m}
+	CPU_MODE("cpu_u_ms", "user"),
+	CPU_MODE("cpu_n_ms", "nice"),
+	CPU_MODE("cpu_s_ms", "system"),
+	CPU_MODE("cpu_i_ms", "idle"),
+	CPU_MODE("cpu_w_ms", "iowait"),
+	CPU_MODE("cpu_x_ms", "irq"),
+	CPU_MODE("cpu_y_ms", "softirq"),
+	CPU_MODE("cpu_z_ms", "steal"),
+#undef CPU_MODE
+	/* upstream's all-CPU times per interval: JSON and history only; the
+	 * per-CPU counters above carry the same information for the others */
+#define CPU_AGG(k) {k, false, C, 0.001, NULL, NULL, NULL, NULL, NULL, NULL, "s", NULL, NULL}
+	CPU_AGG("cpu_u_ms"), CPU_AGG("cpu_s_ms"), CPU_AGG("cpu_n_ms"), CPU_AGG("cpu_w_ms"), CPU_AGG("cpu_x_ms"),
+	CPU_AGG("cpu_y_ms"), CPU_AGG("cpu_z_ms"), CPU_AGG("cpu_guest_ms"), CPU_AGG("cpu_guest_nice_ms"),
+#undef CPU_AGG
+	{"cpus_online", false, G, 1, "dynolog_cpus_online", NULL, NULL, NULL, "CPUs online (sysfs).",
+	 "dynolog.cpu.online", "{cpu}", NULL, NULL},
+	{"cpus_present", false, G, 1, "dynolog_cpus_in_stat", NULL, NULL, NULL, "CPUs listed in /proc/stat.",
+	 "dynolog.cpu.present", "{cpu}", NULL, NULL},
+	{"ctxt", false, C, 1, "node_context_switches_total", NULL, NULL, NULL, "Context switches.",
+	 "dynolog.context_switches", "{switch}", NULL, NULL},
+	{"intr", false, C, 1, "node_intr_total", NULL, NULL, NULL, "Interrupts serviced.", "dynolog.interrupts",
+	 "{interrupt}", NULL, NULL},
+	{"forks", false, C, 1, "node_forks_total", NULL, NULL, NULL, "Processes and threads created.",
+	 "system.process.created", "{process}", NULL, NULL},
+	{"procs_running", false, G, 1, "node_procs_running", NULL, NULL, NULL, "Runnable tasks.",
+	 "system.process.count", "{process}", NULL, "process.state=running"},
+	{"procs_blocked", false, G, 1, "node_procs_blocked", NULL, NULL, NULL, "Tasks blocked on I/O.",
+	 "system.process.count", "{process}", NULL, "process.state=blocked"},
+	{"load1", false, G, 1, "node_load1", NULL, NULL, NULL, "1-minute load average.",
+	 "system.cpu.load_average.1m", "{thread}", NULL, NULL},
+	{"load5", false, G, 1, "node_load5", NULL, NULL, NULL, "5-minute load average.",
+	 "system.cpu.load_average.5m", "{thread}", NULL, NULL},
+	{"load15", false, G, 1, "node_load15", NULL, NULL, NULL, "15-minute load average.",
+	 "system.cpu.load_average.15m", "{thread}", NULL, NULL},
+#define MEM(k, p, h, o, f) {k, false, G, 1, p, NULL, NULL, NULL, h, o, "By", NULL, f}
+	MEM("mem_total_bytes", "dynolog_memory_total_bytes", "MemTotal of /proc/meminfo.", "system.memory.limit", NULL),
+	MEM("mem_free_bytes", "dynolog_memory_free_bytes", "MemFree of /proc/meminfo.", "system.memory.usage",
+	    "system.memory.state=free"),
+	MEM("mem_available_bytes", "dynolog_memory_available_bytes", "MemAvailable of /proc/meminfo.",
+	    "dynolog.memory.available", NULL),
+	MEM("mem_buffers_bytes", "dynolog_memory_buffers_bytes", "Buffers of /proc/meminfo.", "system.memory.usage",
+	    "system.memory.state=buffers"),
+	MEM("mem_cached_bytes", "dynolog_memory_cached_bytes", "Cached of /proc/meminfo.", "system.memory.usage",
+	    "system.memory.state=cached"),
+	MEM("mem_shmem_bytes", "dynolog_memory_shmem_bytes", "Shmem of /proc/meminfo.", "dynolog.memory.shmem", NULL),
+	MEM("mem_dirty_bytes", "dynolog_memory_dirty_bytes", "Dirty of /proc/meminfo.", "dynolog.memory.dirty", NULL),
+	MEM("swap_total_bytes", "dynolog_swap_total_bytes", "SwapTotal of /proc/meminfo.", "dynolog.swap.limit",
+	    NULL),
+	MEM("swap_free_bytes", "dynolog_swap_free_bytes", "SwapFree of /proc/meminfo.", "system.paging.usage",
+	    "system.paging.state=free"),
+	MEM("swap_used_bytes", "dynolog_swap_used_bytes", "SwapTotal - SwapFree.", "system.paging.usage",
+	    "system.paging.state=used"),
+#undef MEM
+#define NET(k, p, h, o, u, dir)                                                                                \
+	{k, true, C, 1, p, "device", NULL, NULL, h, o, u, "network.interface.name", "network.io.direction=" dir}
+	NET("rx_bytes", "node_network_receive_bytes_total", "Bytes received per interface.", "system.network.io",
+	    "By", "receive"),
+	NET("rx_packets", "node_network_receive_packets_total", "Packets received per interface.",
+	    "system.network.packets", "{packet}", "receive"),
+	NET("rx_errors", "node_network_receive_errs_total", "Receive errors per interface.", "system.network.errors",
+	    "{error}", "receive"),
+	NET("rx_drops", "node_network_receive_drop_total", "Received packets dropped per interface.",
+	    "system.network.dropped", "{packet}", "receive"),
+	NET("tx_bytes", "node_network_transmit_bytes_total", "Bytes sent per interface.", "system.network.io", "By",
+	    "transmit"),
+	NET("tx_packets", "node_network_transmit_packets_total", "Packets sent per interface.",
+	    "system.network.packets", "{packet}", "transmit"),
+	NET("tx_errors", "node_network_transmit_errs_total", "Transmit errors per interface.",
+	    "system.network.errors", "{error}", "transmit"),
+	NET("tx_drops", "node_network_transmit_drop_total", "Transmitted packets dropped per interface.",
+	    "system.network.dropped", "{packet}", "transmit"),
+#undef NET
+#define DISK(k, kind, sc, p, h, o, u, f) {k, true, kind, sc, p, "device", NULL, NULL, h, o, u, "system.device", f}
+	DISK("disk_reads", C, 1, "node_disk_reads_completed_total", "Reads completed per disk.",
+	     "system.disk.operations", "{operation}", "disk.io.direction=read"),
+	DISK("disk_writes", C, 1, "node_disk_writes_completed_total", "Writes completed per disk.",
+	     "system.disk.operations", "{operation}", "disk.io.direction=write"),
+	DISK("disk_read_bytes", C, 1, "node_disk_read_bytes_total", "Bytes read per disk.", "system.disk.io", "By",
+	     "disk.io.direction=read"),
+	DISK("disk_written_bytes", C, 1, "node_disk_written_bytes_total", "Bytes written per disk.",
+	     "system.disk.io", "By", "disk.io.direction=write"),
+	DISK("disk_read_ms", C, 0.001, "node_disk_read_time_seconds_total", "Seconds spent reading per disk.",
+	     "system.disk.operation_time", "s", "disk.io.direction=read"),
+	DISK("disk_write_ms", C, 0.001, "node_disk_write_time_seconds_total", "Seconds spent writing per disk.",
+	     "system.disk.operation_time", "s", "disk.io.direction=write"),
+	DISK("disk_io_ms", C, 0.001, "node_disk_io_time_seconds_total", "Seconds the disk had I/O in flight.",
+	     "system.disk.io_time", "s", NULL),
+	DISK("disk_io_in_progress", G, 1, "node_disk_io_now", "I/Os in flight per disk.", "dynolog.disk.pending",
+	     "{operation}", NULL),
+#undef DISK
+};
+#undef G
+#undef C
+
+const struct collector collector_kernel = {
+	.name = "kernel",
+	.catalog = kernel_catalog,
+	.ncatalog = sizeof kernel_catalog / sizeof kernel_catalog[0],
+	.config = {kernel_opts, sizeof(struct kernel_config), &kernel_defaults},
+	.interval_s = kernel_interval,
+	.publish_empty = true, /* nothing read at all: the sinks forget the last values */
+	.apply = kernel_apply,
+	.collect = kernel_run,
+	.close = kernel_close,
+	.describe = kernel_describe,
+};

@@ -27,6 +27,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "daemon/collect/collector.h"
 
 enum { EV_CYCLES, EV_INSTRUCTIONS, EV_CACHE_MISSES, EV_LLC_MISSES, EV_DTLB_MISSES, EV_PAGE_FAULTS, EV_MIGRATIONS, EV_N };
 
@@ -218,3 +219,98 @@ void perf_collect(struct perf_collector *p, struct frame *f)
 		frame_float(f, "mega_cycles_per_second", sum[EV_CYCLES] * 1000.0 / run_ns);
 	}
 }
+
+/* ---------------- the collector table's row (collect/list.h) ---------------- */
+
+struct perf_config {
+	bool enable;
+	int64_t interval_s;
+};
+
+static const struct arg_opt perf_opts[] = {
+	MOD_OPT(struct perf_config, enable, "enable_perf_monitor", ARG_BOOL, NULL,
+		"count instructions/cycles/cache misses with perf_event", 0, 0),
+	MOD_OPT(struct perf_config, interval_s, "perf_monitor_reporting_interval_s", ARG_INT, "SECONDS",
+		"perf collection period", 1, 86400),
+	{0},
+};
+
+static const struct perf_config perf_defaults = {false, 60};
+
+static bool perf_enabled(const void *cfg) { return ((const struct perf_config *)cfg)->enable; }
+static int64_t perf_interval(const void *cfg) { return ((const struct perf_config *)cfg)->interval_s; }
+
+static bool perf_apply(void **state, const void *old, const void *cfg, const struct collect_env *env,
+		       struct buf *err)
+{
+	(void)old;
+	(void)cfg;
+	(void)env;
+	(void)err;
+	/* reopened on every reload: counts CPUs that came online since (the
+	 * next tick sets a new baseline) */
+	perf_collector_free(*state);
+	*state = perf_collector_new();
+	return true;
+}
+
+static enum collect_status perf_run(void *state, struct frame *f)
+{
+	size_t before = f->n;
+	perf_collect(state, f);
+	/* the first tick only sets the baseline: nothing read yet */
+	return f->n > before ? COLLECT_OK : COLLECT_FAILED;
+}
+
+static void perf_close(void *state) { perf_collector_free(state); }
+
+static void perf_describe(const void *cfg, struct buf *out)
+{
+	buf_printf(out, ", perf monitor every %llds", (long long)perf_interval(cfg));
+}
+
+/* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).
+ * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
+#define G MK_GAUGE
+#define C MK_COUNTER
+static const struct metric_desc perf_catalog[] = {
+#define PERF(k, p, h, o, u) {k, false, C, 1, p, NULL, NULL, NULL, h, o, u, NULL, NULL}
+	PERF("perf_cycles", "dynolog_perf_cycles_total", "CPU cycles, all CPUs (perf_event).", "dynolog.perf.cycles",
+	     "{cycle}"),
+	PERF("perf_instructions", "dynolog_perf_instructions_total", "Instructions retired, all CPUs (perf_event).",
+	     "dynolog.perf.instructions", "{instruction}"),
+	PERF("perf_cache_misses", "dynolog_perf_cache_misses_total", "Cache misses, all CPUs (perf_event).",
+	     "dynolog.perf.cache_misses", "{miss}"),
+	PERF("perf_llc_misses", "dynolog_perf_llc_read_misses_total", "Last-level cache read misses (perf_event).",
+	     "dynolog.perf.llc_misses", "{miss}"),
+	PERF("perf_dtlb_misses", "dynolog_perf_dtlb_read_misses_total", "Data TLB read misses (perf_event).",
+	     "dynolog.perf.dtlb_misses", "{miss}"),
+	PERF("perf_page_faults", "dynolog_perf_page_faults_total", "Page faults, all CPUs (perf_event software).",
+	     "dynolog.perf.page_faults", "{fault}"),
+	PERF("perf_cpu_migrations", "dynolog_perf_cpu_migrations_total", "Task CPU migrations (perf_event software).",
+	     "dynolog.perf.cpu_migrations", "{migration}"),
+#undef PERF
+	{"ipc", false, G, 1, "dynolog_perf_ipc", NULL, NULL, NULL, "Instructions per cycle over the last interval.",
+	 "dynolog.perf.ipc", "1", NULL, NULL},
+	{"mips", false, G, 1, "dynolog_perf_mips", NULL, NULL, NULL,
+	 "Millions of instructions per second per CPU over the last interval (upstream key).", "dynolog.perf.mips",
+	 "{instruction}/us", NULL, NULL},
+	{"mega_cycles_per_second", false, G, 1, "dynolog_perf_mega_cycles_per_second", NULL, NULL, NULL,
+	 "Millions of cycles per second per CPU over the last interval (upstream key).", "dynolog.perf.mhz", "MHz",
+	 NULL, NULL},
+};
+#undef G
+#undef C
+
+const struct collector collector_perf = {
+	.name = "perf",
+	.catalog = perf_catalog,
+	.ncatalog = sizeof perf_catalog / sizeof perf_catalog[0],
+	.config = {perf_opts, sizeof(struct perf_config), &perf_defaults},
+	.enabled = perf_enabled,
+	.interval_s = perf_interval,
+	.apply = perf_apply,
+	.collect = perf_run,
+	.close = perf_close,
+	.describe = perf_describe,
+};

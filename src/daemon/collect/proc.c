@@ -21,6 +21,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "daemon/collect/collector.h"
 #include "daemon/collect/counter.h"
 
 struct tproc {
@@ -83,15 +84,7 @@ bool proc_track(struct proc_collector *c, int pid)
 	return true;
 }
 
-void proc_untrack(struct proc_collector *c, int pid)
-{
-	for (size_t i = 0; i < c->n; i++)
-		if (c->p[i].pid == pid) {
-			c->p[i] = c->p[--c->n];
-			return;
-		}
-}
-
+/* Read <root>/<pid>/<what> whole into c->b (at most 1 MiB). */
 static bool slurp(struct proc_collector *c, int pid, const char *what)
 {
 	char path[4096];
@@ -100,18 +93,9 @@ static bool slurp(struct proc_collector *c, int pid, const char *what)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	for (;;) {
-		buf_reserve(&c->b, 4096);
-		ssize_t r = read(fd, c->b.data + c->b.len, c->b.cap - c->b.len - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || c->b.len > (1u << 20)) {
-			close(fd);
-			return r == 0;
-		}
-		c->b.len += (size_t)r;
-		c->b.data[c->b.len] = 0;
-	}
+	int r = buf_pread_all(&c->b, fd, 1u << 20);
+	close(fd);
+	return r == 0;
 }
 
 bool proc_parse_stat(const char *s, size_t len, struct proc_stat *out)
@@ -285,3 +269,100 @@ void proc_collect(struct proc_collector *c, struct frame *f)
 	if (c->b.cap > (1u << 20))
 		buf_free(&c->b);
 }
+
+/* ---------------- the collector table's row (collect/list.h) ---------------- */
+
+struct process_config {
+	const char *track_pids; /* "1,2,3" */
+};
+
+static const struct arg_opt process_opts[] = {
+	MOD_OPT(struct process_config, track_pids, "track_pids", ARG_STRING, "PID,...",
+		"also report CPU/RSS/IO of these processes", 0, 0),
+	{0},
+};
+
+static const struct process_config process_defaults = {""};
+
+/* Check a pid list ("1,2,3") and, with c, track each pid; false at the
+ * first malformed entry. */
+static bool each_pid(const char *list, struct proc_collector *c)
+{
+	for (const char *p = list; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v <= 0 || v > 0x7fffffff || (*end && *end != ','))
+			return false;
+		if (c && !proc_track(c, (int)v))
+			log_warn("cannot track pid %ld", v);
+		p = *end ? end + 1 : end;
+	}
+	return true;
+}
+
+static bool process_validate(const void *cfg, struct buf *err)
+{
+	const struct process_config *c = cfg;
+	if (each_pid(c->track_pids, NULL))
+		return true;
+	buf_printf(err, "--track_pids: '%s' is not a comma-separated list of pids", c->track_pids);
+	return false;
+}
+
+static bool process_apply(void **state, const void *old, const void *cfg, const struct collect_env *env,
+			  struct buf *err)
+{
+	(void)old;
+	(void)err;
+	if (!*state)
+		*state = proc_collector_new(env->procfs_root);
+	/* pids are added, never removed: registered processes stay until they exit */
+	each_pid(((const struct process_config *)cfg)->track_pids, *state);
+	return true;
+}
+
+static enum collect_status process_run(void *state, struct frame *f)
+{
+	if (!proc_tracked_count(state))
+		return COLLECT_IDLE;
+	proc_collect(state, f);
+	return COLLECT_OK;
+}
+
+static void process_close(void *state) { proc_collector_free(state); }
+
+static bool process_track(void *state, int pid) { return proc_track(state, pid); }
+
+/* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).
+ * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
+#define G MK_GAUGE
+#define C MK_COUNTER
+static const struct metric_desc process_catalog[] = {
+#define PROC(k, kind, sc, p, h, o, u, f) {k, true, kind, sc, p, "pid", NULL, NULL, h, o, u, "process.pid", f}
+	PROC("proc_cpu_ms", C, 0.001, "dynolog_process_cpu_seconds_total", "CPU seconds (user+system) per tracked process.",
+	     "process.cpu.time", "s", NULL),
+	PROC("proc_rss_bytes", G, 1, "dynolog_process_resident_memory_bytes", "Resident memory per tracked process.",
+	     "process.memory.usage", "By", NULL),
+	PROC("proc_threads", G, 1, "dynolog_process_threads", "Threads per tracked process.", "process.thread.count",
+	     "{thread}", NULL),
+	PROC("proc_read_bytes", C, 1, "dynolog_process_read_bytes_total", "Storage bytes read per tracked process.",
+	     "process.disk.io", "By", "disk.io.direction=read"),
+	PROC("proc_written_bytes", C, 1, "dynolog_process_written_bytes_total",
+	     "Storage bytes written per tracked process.", "process.disk.io", "By", "disk.io.direction=write"),
+#undef PROC
+};
+#undef G
+#undef C
+
+const struct collector collector_process = {
+	.name = "process",
+	.catalog = process_catalog,
+	.ncatalog = sizeof process_catalog / sizeof process_catalog[0],
+	.config = {process_opts, sizeof(struct process_config), &process_defaults},
+	.validate = process_validate,
+	.rides_on = "kernel", /* the tracked processes go in the kernel tick's frame */
+	.apply = process_apply,
+	.collect = process_run,
+	.close = process_close,
+	.track_pid = process_track,
+};

@@ -22,7 +22,6 @@ struct proc_collector *proc_collector_new(const char *procfs_root);
 void proc_collector_free(struct proc_collector *c);
 /* Start tracking pid (idempotent).  False if pid is invalid or the table is full. */
 bool proc_track(struct proc_collector *c, int pid);
-void proc_untrack(struct proc_collector *c, int pid);
 size_t proc_tracked_count(const struct proc_collector *c);
 /* Append this tick's values; drops processes that exited. */
 void proc_collect(struct proc_collector *c, struct frame *f);

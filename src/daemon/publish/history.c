@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
+#include "daemon/publish/sink.h"
 
 struct series {
 	char *name;
@@ -245,3 +247,104 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	jw_obj_end(&w);
 	free(sel);
 }
+
+/* ---------------- the sink table's row (publish/list.h) ---------------- */
+
+struct history_config {
+	int64_t window_s, max_series, max_mb;
+};
+
+#define H(field, name, mv, help, lo, hi) MOD_OPT(struct history_config, field, name, ARG_INT, mv, help, lo, hi)
+static const struct arg_opt history_opts[] = {
+	H(window_s, "history_window_s", "SECONDS", "how far back getMetrics can look", 1, 30 * 86400),
+	H(max_series, "history_max_series", "N", "most metric keys kept in history", 1, 10000000),
+	H(max_mb, "history_max_mb", "MB",
+	  "memory cap of the history ring; fewer keys are kept when window/interval needs more", 1, 65536),
+	{0},
+};
+#undef H
+
+static const struct history_config history_defaults = {3600, 20000, 32};
+
+struct history_sink {
+	struct history *h;
+	int64_t window_s, ticks;
+	size_t max_series;
+};
+
+static bool history_apply(void **state, const void *old, const void *cfg, const struct sink_env *env,
+			  struct buf *err)
+{
+	(void)old;
+	(void)err;
+	const struct history_config *c = cfg;
+	struct history_sink *s = *state;
+	/* the ring holds window / interval ticks of every collector that ticks */
+	int64_t per_window = 0;
+	for (size_t i = 0; i < env->nintervals; i++)
+		per_window += c->window_s / env->intervals_s[i] + 1;
+	if (per_window < 1)
+		per_window = 1;
+	/* 8 bytes per key per tick: cap the keys so the ring fits --history_max_mb */
+	size_t max_series = (size_t)c->max_series;
+	size_t by_mem = (size_t)((c->max_mb << 20) / (per_window * 8));
+	if (by_mem < max_series) {
+		max_series = by_mem ? by_mem : 1;
+		log_info("history: %lld ticks per window fit %zu keys in %lld MB (--history_max_mb)",
+			 (long long)per_window, max_series, (long long)c->max_mb);
+	}
+	if (s && s->window_s == c->window_s && s->ticks == per_window && s->max_series == max_series)
+		return true;
+	if (!s)
+		*state = s = xcalloc(1, sizeof *s);
+	history_free(s->h);
+	/* getMetrics reports the main tick's period */
+	s->h = history_new(c->window_s, env->nintervals ? env->intervals_s[0] : 0, (size_t)per_window, max_series);
+	s->window_s = c->window_s;
+	s->ticks = per_window;
+	s->max_series = max_series;
+	return true;
+}
+
+static void history_publish(void *state, size_t src, struct frame *f, const struct self_metrics *self)
+{
+	(void)src;
+	(void)self;
+	history_add(((struct history_sink *)state)->h, f);
+}
+
+static void history_stats(void *state, struct self_metrics *out)
+{
+	self_add(out, "dynolog_history_series", "Metric keys held in the history ring.", "gauge", NULL, NULL,
+		 (double)history_series(((struct history_sink *)state)->h));
+}
+
+static void history_close(void *state)
+{
+	struct history_sink *s = state;
+	if (s)
+		history_free(s->h);
+	free(s);
+}
+
+static void history_getmetrics(void *state, const struct json_value *req, struct buf *resp)
+{
+	history_rpc(((struct history_sink *)state)->h, req, clock_wall_ns() / 1000000, resp);
+}
+
+static void history_describe(const void *cfg, struct buf *out)
+{
+	buf_printf(out, ", history %llds", (long long)((const struct history_config *)cfg)->window_s);
+}
+
+const struct sink sink_history = {
+	.name = "history",
+	.config = {history_opts, sizeof(struct history_config), &history_defaults},
+	.apply = history_apply,
+	.publish = history_publish,
+	.stats = history_stats,
+	.close = history_close,
+	.rpc_name = "getMetrics",
+	.rpc = history_getmetrics,
+	.describe = history_describe,
+};

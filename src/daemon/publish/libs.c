@@ -1,83 +1,67 @@
-/* libs.c - see libs.h. */
+/* libs.c - see libs.h: the two libraries declared for core/dl.c. */
 #include "libs.h"
 
-#include <dlfcn.h>
+#include "core/dl.h"
 
-#define SYM(lib, api, field, name)                                                                   \
-	do {                                                                                         \
-		*(void **)&(api).field = dlsym((lib), name);                                          \
-		if (!(api).field) {                                                                  \
-			missing = name;                                                              \
-			goto fail;                                                                   \
-		}                                                                                    \
-	} while (0)
+#define CS(field, name) DL_SYM(struct curl_api, field, name)
+static const struct dl_sym curl_syms[] = {
+	CS(global_init, "curl_global_init"),
+	CS(easy_init, "curl_easy_init"),
+	CS(easy_setopt, "curl_easy_setopt"),
+	CS(easy_getinfo, "curl_easy_getinfo"),
+	CS(easy_cleanup, "curl_easy_cleanup"),
+	CS(easy_strerror, "curl_easy_strerror"),
+	CS(multi_init, "curl_multi_init"),
+	CS(multi_setopt, "curl_multi_setopt"),
+	CS(multi_add_handle, "curl_multi_add_handle"),
+	CS(multi_remove_handle, "curl_multi_remove_handle"),
+	CS(multi_cleanup, "curl_multi_cleanup"),
+	CS(multi_socket_action, "curl_multi_socket_action"),
+	CS(multi_info_read, "curl_multi_info_read"),
+	CS(multi_assign, "curl_multi_assign"),
+	CS(slist_append, "curl_slist_append"),
+	CS(slist_free_all, "curl_slist_free_all"),
+};
+#undef CS
+
+#define MS(field, name) DL_SYM(struct mhd_api, field, name)
+static const struct dl_sym mhd_syms[] = {
+	MS(start_daemon, "MHD_start_daemon"),
+	MS(stop_daemon, "MHD_stop_daemon"),
+	MS(get_daemon_info, "MHD_get_daemon_info"),
+	MS(run, "MHD_run"),
+	MS(get_timeout, "MHD_get_timeout"),
+	MS(create_response_from_buffer, "MHD_create_response_from_buffer"),
+	MS(add_response_header, "MHD_add_response_header"),
+	MS(queue_response, "MHD_queue_response"),
+	MS(destroy_response, "MHD_destroy_response"),
+};
+#undef MS
 
 const struct curl_api *curl_api(struct buf *err)
 {
 	static struct curl_api api;
-	static int state; /* 0 untried, 1 loaded, -1 failed */
-	const char *missing = NULL;
-	if (state > 0)
+	static const char *const names[] = {"libcurl.so.4", NULL};
+	static struct dl_lib lib = {"OTLP needs libcurl (Debian: apt install libcurl4)", names, curl_syms,
+				    sizeof curl_syms / sizeof curl_syms[0], &api, NULL};
+	static bool ready;
+	if (ready)
 		return &api;
-	void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		buf_printf(err, "OTLP needs libcurl (Debian: apt install libcurl4): %s", dlerror());
+	if (!dl_load(&lib, err))
 		return NULL;
-	}
-	SYM(lib, api, global_init, "curl_global_init");
-	SYM(lib, api, easy_init, "curl_easy_init");
-	SYM(lib, api, easy_setopt, "curl_easy_setopt");
-	SYM(lib, api, easy_getinfo, "curl_easy_getinfo");
-	SYM(lib, api, easy_cleanup, "curl_easy_cleanup");
-	SYM(lib, api, easy_strerror, "curl_easy_strerror");
-	SYM(lib, api, multi_init, "curl_multi_init");
-	SYM(lib, api, multi_setopt, "curl_multi_setopt");
-	SYM(lib, api, multi_add_handle, "curl_multi_add_handle");
-	SYM(lib, api, multi_remove_handle, "curl_multi_remove_handle");
-	SYM(lib, api, multi_cleanup, "curl_multi_cleanup");
-	SYM(lib, api, multi_socket_action, "curl_multi_socket_action");
-	SYM(lib, api, multi_info_read, "curl_multi_info_read");
-	SYM(lib, api, multi_assign, "curl_multi_assign");
-	SYM(lib, api, slist_append, "curl_slist_append");
-	SYM(lib, api, slist_free_all, "curl_slist_free_all");
 	if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		buf_puts(err, "curl_global_init failed");
-		state = -1;
 		return NULL;
 	}
-	state = 1;
+	ready = true;
 	return &api;
-fail:
-	buf_printf(err, "libcurl.so.4 lacks %s (too old?)", missing);
-	state = -1;
-	return NULL;
 }
 
 const struct mhd_api *mhd_api(struct buf *err)
 {
 	static struct mhd_api api;
-	static int state;
-	const char *missing = NULL;
-	if (state > 0)
-		return &api;
-	void *lib = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		buf_printf(err, "Prometheus needs libmicrohttpd (Debian: apt install libmicrohttpd12): %s", dlerror());
-		return NULL;
-	}
-	SYM(lib, api, start_daemon, "MHD_start_daemon");
-	SYM(lib, api, stop_daemon, "MHD_stop_daemon");
-	SYM(lib, api, get_daemon_info, "MHD_get_daemon_info");
-	SYM(lib, api, run, "MHD_run");
-	SYM(lib, api, get_timeout, "MHD_get_timeout");
-	SYM(lib, api, create_response_from_buffer, "MHD_create_response_from_buffer");
-	SYM(lib, api, add_response_header, "MHD_add_response_header");
-	SYM(lib, api, queue_response, "MHD_queue_response");
-	SYM(lib, api, destroy_response, "MHD_destroy_response");
-	state = 1;
-	return &api;
-fail:
-	buf_printf(err, "libmicrohttpd.so.12 lacks %s (too old?)", missing);
-	state = -1;
-	return NULL;
+	static const char *const names[] = {"libmicrohttpd.so.12", NULL};
+	static struct dl_lib lib = {"Prometheus needs libmicrohttpd (Debian: apt install libmicrohttpd12)", names,
+				    mhd_syms, sizeof mhd_syms / sizeof mhd_syms[0], &api, NULL};
+	return dl_load(&lib, err) ? &api : NULL;
 }

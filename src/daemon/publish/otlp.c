@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "daemon/publish/catalog.h"
 #include "daemon/publish/libs.h"
+#include "daemon/publish/sink.h"
 
 static const struct curl_api *C; /* set by otlp_new */
 
@@ -41,7 +42,9 @@ struct otlp_sink {
 	bool in_backoff;
 	struct payload *q; /* ring */
 	size_t qcap, qhead, qlen;
-	int64_t prev_ns[OTLP_SOURCES]; /* start of the current interval, per source */
+	size_t qbytes, max_bytes; /* bytes of the payloads queued (in flight included), their cap */
+	int64_t *prev_ns; /* start of the current interval, per source (grown on demand) */
+	size_t nsrc;
 	struct otlp_stats st;
 	int running;
 };
@@ -185,6 +188,7 @@ static void start_next(struct otlp_sink *s);
 
 static void q_pop(struct otlp_sink *s)
 {
+	s->qbytes -= s->q[s->qhead].len;
 	free(s->q[s->qhead].data);
 	s->q[s->qhead].data = NULL;
 	s->qhead = (s->qhead + 1) % s->qcap;
@@ -364,6 +368,8 @@ void otlp_options_from_env(struct otlp_options *o)
 		o->timeout_ms = 10000;
 	if (!o->max_queue)
 		o->max_queue = 1000;
+	if (!o->max_queue_bytes)
+		o->max_queue_bytes = OTLP_DEFAULT_QUEUE_BYTES;
 	if (o->backoff_initial_ms <= 0)
 		o->backoff_initial_ms = 1000;
 	if (o->backoff_max_ms <= 0)
@@ -401,6 +407,7 @@ struct otlp_sink *otlp_new(struct ev_loop *loop, const struct otlp_options *opt,
 	s->backoff_initial_ms = o.backoff_initial_ms;
 	s->backoff_max_ms = o.backoff_max_ms;
 	s->qcap = o.max_queue;
+	s->max_bytes = o.max_queue_bytes;
 	s->q = xcalloc(s->qcap, sizeof *s->q);
 	s->headers = C->slist_append(NULL, "Content-Type: application/json");
 	s->headers = C->slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
@@ -463,36 +470,60 @@ void otlp_free(struct otlp_sink *s)
 	C->slist_free_all(s->headers);
 	free(s->url);
 	free(s->service);
+	free(s->prev_ns);
 	free(s);
 }
 
-void otlp_publish(struct otlp_sink *s, int src, const struct frame *f)
+/* Drop the oldest payload that is not being sent right now; false when
+ * there is none (empty, or only the one in flight). */
+static bool drop_oldest(struct otlp_sink *s)
 {
-	if (src < 0 || src >= OTLP_SOURCES)
-		src = 0;
+	if (!s->qlen || (s->easy && s->qlen == 1))
+		return false;
+	size_t victim = s->easy ? (s->qhead + 1) % s->qcap : s->qhead;
+	s->qbytes -= s->q[victim].len;
+	free(s->q[victim].data);
+	if (victim != s->qhead) /* close the gap: move the in-flight head forward one slot */
+		s->q[victim] = s->q[s->qhead];
+	s->q[s->qhead].data = NULL;
+	s->qhead = (s->qhead + 1) % s->qcap;
+	s->qlen--;
+	s->st.dropped++;
+	return true;
+}
+
+void otlp_publish(struct otlp_sink *s, size_t src, const struct frame *f)
+{
+	if (src >= s->nsrc) {
+		s->prev_ns = xrealloc(s->prev_ns, (src + 1) * sizeof *s->prev_ns);
+		memset(s->prev_ns + s->nsrc, 0, (src + 1 - s->nsrc) * sizeof *s->prev_ns);
+		s->nsrc = src + 1;
+	}
 	if (s->qlen == s->qcap) {
-		/* drop the oldest, unless it is the one being sent right now */
-		size_t victim = s->easy && s->qlen > 1 ? (s->qhead + 1) % s->qcap : s->qhead;
-		if (s->easy && s->qlen == 1) {
+		if (!drop_oldest(s)) {
 			s->st.dropped++; /* queue of one, busy: drop the new one instead */
 			return;
 		}
-		free(s->q[victim].data);
-		if (victim != s->qhead) {
-			/* close the gap: move the in-flight head forward one slot */
-			s->q[victim] = s->q[s->qhead];
-		}
-		s->q[s->qhead].data = NULL;
-		s->qhead = (s->qhead + 1) % s->qcap;
-		s->qlen--;
-		s->st.dropped++;
 		LOG_ONCE(LOG_LEVEL_WARN, "otlp: queue full (%zu payloads); dropping the oldest", s->qcap);
 	}
 	struct buf b = BUF_INIT;
 	otlp_render(f, s->prev_ns[src], s->service, s->host, &b);
 	s->prev_ns[src] = f->wall_ns;
+	/* the bytes held are capped too: payloads of a big host are large, and
+	 * a long outage must not take the daemon past its memory limit */
+	while (s->qbytes + b.len > s->max_bytes && drop_oldest(s))
+		LOG_ONCE(LOG_LEVEL_WARN, "otlp: queue full (%zu bytes); dropping the oldest", s->max_bytes);
+	if (s->qbytes + b.len > s->max_bytes) {
+		/* bigger than what the queue may hold besides the one in flight */
+		LOG_ONCE(LOG_LEVEL_WARN, "otlp: a %zu-byte payload does not fit the queue's %zu bytes; dropped", b.len,
+			 s->max_bytes);
+		s->st.dropped++;
+		buf_free(&b);
+		return;
+	}
 	struct payload *p = &s->q[(s->qhead + s->qlen) % s->qcap];
 	p->data = buf_detach(&b, &p->len);
+	s->qbytes += p->len;
 	s->qlen++;
 	start_next(s);
 }
@@ -501,4 +532,99 @@ void otlp_get_stats(const struct otlp_sink *s, struct otlp_stats *st)
 {
 	*st = s->st;
 	st->queued = s->qlen;
+	st->queued_bytes = s->qbytes;
 }
+
+/* ---------------- the sink table's row (publish/list.h) ---------------- */
+
+struct otlp_config {
+	bool use;
+	const char *endpoint, *headers, *service;
+	int64_t timeout_ms, max_queue, max_queue_bytes;
+};
+
+#define O(field, name, type, mv, help, lo, hi) MOD_OPT(struct otlp_config, field, name, type, mv, help, lo, hi)
+static const struct arg_opt otlp_opts[] = {
+	O(use, "use_otlp", ARG_BOOL, NULL, "push metrics as OTLP/HTTP JSON", 0, 0),
+	O(endpoint, "otlp_endpoint", ARG_STRING, "URL",
+	  "OTLP base URL (default $OTEL_EXPORTER_OTLP_ENDPOINT or http://localhost:4318)", 0, 0),
+	O(headers, "otlp_headers", ARG_STRING, "K=V,...", "extra HTTP headers (default $OTEL_EXPORTER_OTLP_HEADERS)",
+	  0, 0),
+	O(service, "otlp_service_name", ARG_STRING, "NAME", "OTLP resource service.name (default dynolog)", 0, 0),
+	O(timeout_ms, "otlp_timeout_ms", ARG_INT, "MS", "OTLP request timeout", 1, 600000),
+	O(max_queue, "otlp_max_queue_size", ARG_INT, "N",
+	  "OTLP payloads kept while the receiver is slow or down; the oldest is dropped beyond", 1, 1000000),
+	O(max_queue_bytes, "otlp_max_queue_bytes", ARG_INT, "BYTES",
+	  "memory those payloads may take; the oldest is dropped beyond", 1024, INT64_C(1) << 40),
+	{0},
+};
+#undef O
+
+/* "": from the OTEL_* environment, else the OTLP defaults (otlp_options_from_env) */
+static const struct otlp_config otlp_defaults = {false, "", "", "", 10000, 1000, OTLP_DEFAULT_QUEUE_BYTES};
+
+static bool otlp_enabled(const void *cfg) { return ((const struct otlp_config *)cfg)->use; }
+
+static bool otlp_apply(void **state, const void *old, const void *cfg, const struct sink_env *env,
+		       struct buf *err)
+{
+	const struct otlp_config *n = cfg;
+	if (*state) {
+		bool same = true;
+		for (const struct arg_opt *o = otlp_opts; o->name && same; o++)
+			same = !mod_opt_changed(o, old, cfg);
+		if (same)
+			return true;
+		/* a new client; the old queue is dropped */
+		otlp_free(*state);
+		*state = NULL;
+	}
+	struct otlp_options oo = {0};
+	oo.endpoint = *n->endpoint ? n->endpoint : NULL;
+	oo.headers = *n->headers ? n->headers : NULL;
+	oo.service_name = *n->service ? n->service : NULL;
+	oo.timeout_ms = n->timeout_ms;
+	oo.max_queue = (size_t)n->max_queue;
+	oo.max_queue_bytes = (size_t)n->max_queue_bytes;
+	if (!(*state = otlp_new(env->loop, &oo, err)))
+		return false;
+	log_info("pushing OTLP metrics (queue of %lld, at most %lld bytes)", (long long)n->max_queue,
+		 (long long)n->max_queue_bytes);
+	return true;
+}
+
+static void otlp_sink_publish(void *state, size_t src, struct frame *f, const struct self_metrics *self)
+{
+	(void)self;
+	otlp_publish(state, src, f);
+}
+
+static void otlp_stats(void *state, struct self_metrics *out)
+{
+	struct otlp_stats st;
+	otlp_get_stats(state, &st);
+	self_add(out, "dynolog_otlp_dropped_total", "OTLP payloads dropped (queue full).", "counter", NULL, NULL,
+		 (double)st.dropped);
+	self_add(out, "dynolog_otlp_queue_length", "OTLP payloads waiting.", "gauge", NULL, NULL, (double)st.queued);
+	self_add(out, "dynolog_otlp_sent_total", "OTLP payloads accepted by the receiver.", "counter", NULL, NULL,
+		 (double)st.sent);
+}
+
+static void otlp_close(void *state) { otlp_free(state); }
+
+static void otlp_describe(const void *cfg, struct buf *out)
+{
+	(void)cfg;
+	buf_puts(out, ", OTLP");
+}
+
+const struct sink sink_otlp = {
+	.name = "otlp",
+	.config = {otlp_opts, sizeof(struct otlp_config), &otlp_defaults},
+	.enabled = otlp_enabled,
+	.apply = otlp_apply,
+	.publish = otlp_sink_publish,
+	.stats = otlp_stats,
+	.close = otlp_close,
+	.describe = otlp_describe,
+};

@@ -26,12 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/publish/catalog.h"
 #include "daemon/publish/libs.h"
+#include "daemon/publish/sink.h"
 
 static const struct mhd_api *M; /* set by prom_new */
 
@@ -39,7 +41,7 @@ struct total {
 	char *key;
 	double v;
 	uint64_t gen; /* generation of its source when last updated */
-	int src;
+	size_t src;
 };
 
 struct prom_sink {
@@ -53,9 +55,11 @@ struct prom_sink {
 	/* counter totals: open addressing on key */
 	struct total *tot;
 	size_t ntot, nslots;
-	/* the latest frame of each source, counters already turned into totals */
-	struct frame last[PROM_SOURCES];
-	uint64_t gen[PROM_SOURCES];
+	/* the latest frame of each source (grown on demand), counters already
+	 * turned into totals */
+	struct frame *last;
+	uint64_t *gen;
+	size_t nsrc;
 };
 
 /* ---------------- counter totals ---------------- */
@@ -76,7 +80,9 @@ static struct total *tot_slot(struct total *t, size_t nslots, const char *key)
 	return &t[i];
 }
 
-static void tot_rebuild(struct prom_sink *p, size_t nslots, int drop_src)
+/* drop_src: forget the totals of that source's series that its latest
+ * frame lacked; SIZE_MAX: keep all (a plain resize) */
+static void tot_rebuild(struct prom_sink *p, size_t nslots, size_t drop_src)
 {
 	struct total *t = xcalloc(nslots, sizeof *t);
 	size_t n = 0;
@@ -96,7 +102,7 @@ static void tot_rebuild(struct prom_sink *p, size_t nslots, int drop_src)
 	p->ntot = n;
 }
 
-static double tot_add(struct prom_sink *p, int src, const char *key, double inc)
+static double tot_add(struct prom_sink *p, size_t src, const char *key, double inc)
 {
 	struct total *t = tot_slot(p->tot, p->nslots, key);
 	if (!t->key) {
@@ -109,14 +115,21 @@ static double tot_add(struct prom_sink *p, int src, const char *key, double inc)
 	t->src = src;
 	double v = t->v;
 	if (p->ntot * 2 > p->nslots)
-		tot_rebuild(p, p->nslots * 2, -1);
+		tot_rebuild(p, p->nslots * 2, SIZE_MAX);
 	return v;
 }
 
-void prom_update(struct prom_sink *p, int src, const struct frame *f)
+void prom_update(struct prom_sink *p, size_t src, const struct frame *f)
 {
-	if (src < 0 || src >= PROM_SOURCES)
-		return;
+	if (src >= p->nsrc) {
+		p->last = xrealloc(p->last, (src + 1) * sizeof *p->last);
+		p->gen = xrealloc(p->gen, (src + 1) * sizeof *p->gen);
+		for (size_t s = p->nsrc; s <= src; s++) {
+			frame_init(&p->last[s]);
+			p->gen[s] = 0;
+		}
+		p->nsrc = src + 1;
+	}
 	p->gen[src]++;
 	struct frame *d = &p->last[src];
 	frame_reset(d, f->wall_ns);
@@ -221,14 +234,14 @@ static void render_process_info(const struct frame *f, struct buf *o)
 }
 
 static void render_frame(const struct frame *f, struct buf *o);
-static void render_self(const struct prom_self *self, size_t nself, struct buf *o);
+static void render_self(const struct self_metric *self, size_t nself, struct buf *o);
 
-void prom_render(struct prom_sink *p, const struct prom_self *self, size_t nself, struct buf *o)
+void prom_render(struct prom_sink *p, const struct self_metric *self, size_t nself, struct buf *o)
 {
 	/* one frame with every source's latest values, so families stay contiguous */
 	struct frame all;
 	frame_init(&all);
-	for (int s = 0; s < PROM_SOURCES; s++) {
+	for (size_t s = 0; s < p->nsrc; s++) {
 		const struct frame *f = &p->last[s];
 		for (size_t i = 0; i < f->n; i++) {
 			const struct frame_value *v = &f->vals[i];
@@ -280,7 +293,7 @@ static void render_frame(const struct frame *f, struct buf *o)
 	render_process_info(f, o);
 }
 
-static void render_self(const struct prom_self *self, size_t nself, struct buf *o)
+static void render_self(const struct self_metric *self, size_t nself, struct buf *o)
 {
 	buf_printf(o, "# HELP dynolog_build_info dynolog version (value is always 1).\n"
 		      "# TYPE dynolog_build_info gauge\n"
@@ -395,8 +408,6 @@ struct prom_sink *prom_new_offline(void)
 	p->epfd = -1;
 	p->nslots = 64;
 	p->tot = xcalloc(p->nslots, sizeof *p->tot);
-	for (int s = 0; s < PROM_SOURCES; s++)
-		frame_init(&p->last[s]);
 	return p;
 }
 
@@ -474,15 +485,17 @@ void prom_free(struct prom_sink *p)
 	for (size_t i = 0; i < p->nslots; i++)
 		free(p->tot[i].key);
 	free(p->tot);
-	for (int s = 0; s < PROM_SOURCES; s++)
+	for (size_t s = 0; s < p->nsrc; s++)
 		frame_free(&p->last[s]);
+	free(p->last);
+	free(p->gen);
 	free(p);
 }
 
 int prom_port(const struct prom_sink *p) { return p->port; }
 uint64_t prom_requests(const struct prom_sink *p) { return p->requests; }
 
-void prom_publish(struct prom_sink *p, const struct prom_self *self, size_t nself)
+void prom_publish(struct prom_sink *p, const struct self_metric *self, size_t nself)
 {
 	if (!p->mhd)
 		return; /* an offline sink (tests) serves nothing */
@@ -501,3 +514,93 @@ void prom_publish(struct prom_sink *p, const struct prom_self *self, size_t nsel
 		M->destroy_response(p->page); /* connections still sending it keep their reference */
 	p->page = r;
 }
+
+/* ---------------- the sink table's row (publish/list.h) ---------------- */
+
+struct prometheus_config {
+	bool use;
+	const char *address;
+	int64_t port, max_conn, timeout_s;
+};
+
+#define P(field, name, type, mv, help, lo, hi) MOD_OPT(struct prometheus_config, field, name, type, mv, help, lo, hi)
+static const struct arg_opt prometheus_opts[] = {
+	P(use, "use_prometheus", ARG_BOOL, NULL, "serve Prometheus metrics over HTTP", 0, 0),
+	P(address, "prometheus_address", ARG_STRING, "ADDR", "Prometheus listen address (IPv4/IPv6 literal)", 0, 0),
+	P(port, "prometheus_port", ARG_INT, "PORT", "Prometheus listen port (0: any free port, logged)", 0, 65535),
+	P(max_conn, "prometheus_max_connections", ARG_INT, "N",
+	  "concurrent HTTP connections served (more wait in the kernel backlog)", 1, 100000),
+	P(timeout_s, "prometheus_timeout_s", ARG_INT, "SECONDS", "close idle HTTP connections after this long", 1,
+	  3600),
+	{0},
+};
+#undef P
+
+static const struct prometheus_config prometheus_defaults = {false, "127.0.0.1", 8080, 1024, 10};
+
+static bool prometheus_enabled(const void *cfg) { return ((const struct prometheus_config *)cfg)->use; }
+
+/* Each scrape connection is a descriptor: make room for the configured
+ * number (the soft limit is often 1024; the hard one much higher). */
+static void raise_fd_limit(rlim_t want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
+		log_warn("open-file limit %llu is below --prometheus_max_connections + 128; connections beyond it "
+			 "wait in the backlog",
+			 (unsigned long long)rl.rlim_cur);
+}
+
+static bool prometheus_apply(void **state, const void *old, const void *cfg, const struct sink_env *env,
+			     struct buf *err)
+{
+	const struct prometheus_config *n = cfg;
+	if (*state) {
+		/* (re)listen only when the server's settings changed */
+		bool same = true;
+		for (const struct arg_opt *o = prometheus_opts; o->name && same; o++)
+			same = !mod_opt_changed(o, old, cfg);
+		if (same)
+			return true;
+		prom_free(*state);
+		*state = NULL;
+	}
+	raise_fd_limit((rlim_t)n->max_conn + 128);
+	struct prom_options po = {n->address, (int)n->port, (unsigned)n->max_conn, (unsigned)n->timeout_s};
+	struct prom_sink *p = prom_new(env->loop, &po, err);
+	if (!p)
+		return false;
+	*state = p;
+	bool v6 = strchr(n->address, ':') != NULL;
+	log_info("serving Prometheus metrics on http://%s%s%s:%d/metrics", v6 ? "[" : "", n->address, v6 ? "]" : "",
+		 prom_port(p));
+	return true;
+}
+
+static void prometheus_publish(void *state, size_t src, struct frame *f, const struct self_metrics *self)
+{
+	prom_update(state, src, f);
+	prom_publish(state, self->v, self->n);
+}
+
+static void prometheus_close(void *state) { prom_free(state); }
+
+static void prometheus_describe(const void *cfg, struct buf *out)
+{
+	(void)cfg;
+	buf_puts(out, ", Prometheus");
+}
+
+const struct sink sink_prometheus = {
+	.name = "prometheus",
+	.config = {prometheus_opts, sizeof(struct prometheus_config), &prometheus_defaults},
+	.enabled = prometheus_enabled,
+	.apply = prometheus_apply,
+	.publish = prometheus_publish,
+	.wants_self = true,
+	.close = prometheus_close,
+	.describe = prometheus_describe,
+};

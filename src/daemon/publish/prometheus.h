@@ -18,6 +18,7 @@
 #include "core/buf.h"
 #include "core/loop.h"
 #include "daemon/frame.h"
+#include "daemon/module.h"
 
 struct prom_sink;
 
@@ -28,27 +29,18 @@ struct prom_options {
 	unsigned timeout_s;     /* idle connection timeout */
 };
 
-/* One self-metric of the daemon (collector duration, queue drops...). */
-struct prom_self {
-	const char *name, *help, *type; /* type: "gauge" or "counter" */
-	const char *label, *label_value; /* optional single label */
-	double value;
-};
-
 /* Listen and join the loop.  NULL (with the reason in err) on failure. */
 struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt, struct buf *err);
 void prom_free(struct prom_sink *p);
 int prom_port(const struct prom_sink *p);
-#define PROM_SOURCES 4 /* collectors with their own tick: kernel (+proc), perf, ... */
-
-/* Take the latest frame of source src (0..PROM_SOURCES-1); counters are
- * accumulated here, once per call. */
-void prom_update(struct prom_sink *p, int src, const struct frame *f);
+/* Take the latest frame of source src (the collector's index; any number of
+ * sources); counters are accumulated here, once per call. */
+void prom_update(struct prom_sink *p, size_t src, const struct frame *f);
 /* Render the page from every source's latest frame plus the self metrics,
  * and serve it from now on. */
-void prom_publish(struct prom_sink *p, const struct prom_self *self, size_t nself);
+void prom_publish(struct prom_sink *p, const struct self_metric *self, size_t nself);
 /* Render into out without serving (tests, `promtool check metrics`). */
-void prom_render(struct prom_sink *p, const struct prom_self *self, size_t nself, struct buf *out);
+void prom_render(struct prom_sink *p, const struct self_metric *self, size_t nself, struct buf *out);
 /* A sink that only renders (no socket): for unit tests. */
 struct prom_sink *prom_new_offline(void);
 uint64_t prom_requests(const struct prom_sink *p);

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/par.h"
 #include "trace/load_internal.h"
-#include "trace/par.h"
 #include "trace/rsort.h"
 
 bool trace_is_corr_gpu(const struct trace_rank *r, size_t i)

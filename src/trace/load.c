@@ -29,8 +29,8 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/par.h"
 #include "trace/load_internal.h"
-#include "trace/par.h"
 #include "trace/model.h"
 #include "trace/source.h"
 

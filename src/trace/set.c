@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/par.h"
 #include "trace/load_internal.h"
-#include "trace/par.h"
 #include "trace/rsort.h"
 #include "trace/set_internal.h"
 

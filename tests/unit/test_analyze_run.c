@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "core/par.h"
 #include "test.h"
-#include "trace/par.h"
 #include "trace/rsort.h"
 
 struct kv {

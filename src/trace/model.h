@@ -283,12 +283,6 @@ struct trace_load_opts {
 	bool tokenizer_only;
 };
 
-/* True when a and b are the same model (every column bit for bit, the
- * string table, flows, counters, stats); else false with the first
- * difference in why (may be NULL).  Tests compare the loader's two parse
- * paths with it. */
-bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, struct buf *why);
-
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
  * name).  No alignment, no filtering.  On failure returns NULL and writes
  * "FILE: byte OFFSET: what" into err.  A truncated file that still gave

@@ -1,15 +1,17 @@
 /*
- * compare.c - are two loaded ranks the same model?
+ * trace_compare.c - are two loaded ranks the same model?  Test code, not
+ * part of the library: linked into the unit tests and the fuzzers only.
  *
  * The loader has two ways to decode an event (the fast path in load_fast.c
- * and the tokenizer path in load.c) that must give identical models; the
- * tests and the fuzzer load the same bytes both ways and ask this file.
- * Equality is exact: doubles compare by bit pattern, strings by bytes, the
- * string table by content and order (ids are part of the model).
+ * and the tokenizer path in load.c) and one or two threads per file, which
+ * must give identical models; the tests and the fuzzer load the same bytes
+ * both ways and ask this file.  Equality is exact: doubles compare by bit
+ * pattern, strings by bytes, the string table by content and order (ids are
+ * part of the model).  Cost: one pass over every column of both ranks.
  */
-#include <string.h>
+#include "trace_compare.h"
 
-#include "trace/model.h"
+#include <string.h>
 
 #define DIFF(...)                                                                                   \
 	do {                                                                                        \

@@ -58,11 +58,6 @@ static bool name_memory(const char *s)
 	return starts(t, "Memcpy") || starts(t, "Memset") || starts(s, "dma");
 }
 
-static bool name_step(const char *s)
-{
-	return starts(s, "ProfilerStep#") && s[13] >= '0' && s[13] <= '9';
-}
-
 /* max-heap of step numbers (indices into st), by trace order */
 struct mstep {
 	double ts, end;
@@ -170,7 +165,7 @@ void trace_rank_filter_mtia(struct trace_rank *r, int threads)
 		const char *s = r->strs.s[id];
 		cpu_cat[id] = cat_cpu_event(s);
 		kern_cat[id] = cat_kernel(s);
-		is_step[id] = name_step(s);
+		is_step[id] = trace_is_step_name(s);
 		is_mem[id] = name_memory(s);
 	}
 	/* the window of the CPU step rows */

@@ -21,23 +21,12 @@
 #include "trace/load_internal.h"
 #include "trace/rsort.h"
 
-bool trace_is_corr_gpu(const struct trace_rank *r, size_t i)
-{
-	if (r->stream[i] >= 0 && r->correlation[i] >= 0)
-		return true;
-	const char *n = r->strs.s[r->name[i]];
-	return strcmp(n, "Event Sync") == 0 || strcmp(n, "Context Sync") == 0;
-}
-
-/* Which side of a correlation row i is on: 0 none, 1 CPU, 2 GPU (the
- * rule of trace_is_corr_gpu, with the sync names as ids). */
+/* Which side of a correlation row i is on: 0 none, 1 CPU, 2 GPU. */
 static inline int corr_side(const struct trace_rank *r, size_t i, uint32_t ev_sync, uint32_t ctx_sync)
 {
 	if (r->correlation[i] == -1)
 		return 0;
-	if ((r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync || r->name[i] == ctx_sync)
-		return 2;
-	return 1;
+	return trace_row_corr_gpu(r, i, ev_sync, ctx_sync) ? 2 : 1;
 }
 
 /* Rows with a correlation, sorted by (correlation, row) with a stable
@@ -81,7 +70,8 @@ void trace_rank_link(struct trace_rank *r)
 	free(row);
 }
 
-long trace_step_number(const char *s)
+/* N of a "ProfilerStep#N" name (HTA's ProfilerStep\s*#\s*(\d+)); -1 if none. */
+static long step_number(const char *s)
 {
 	if (strncmp(s, "ProfilerStep", 12) != 0)
 		return -1;
@@ -169,7 +159,7 @@ static void assign_cpu_iterations(struct trace_rank *r)
 	/* step number per name id */
 	int32_t *num = xmalloc((r->strs.n ? r->strs.n : 1) * sizeof *num);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		num[id] = (int32_t)trace_step_number(r->strs.s[id]);
+		num[id] = (int32_t)step_number(r->strs.s[id]);
 	size_t ns = 0, cap = 0;
 	struct step *st = NULL;
 	for (size_t i = 0; i < r->n; i++) {
@@ -237,7 +227,7 @@ void trace_rank_list_iterations(struct trace_rank *r)
 {
 	int32_t *num = xmalloc((r->strs.n ? r->strs.n : 1) * sizeof *num);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		num[id] = (int32_t)trace_step_number(r->strs.s[id]);
+		num[id] = (int32_t)step_number(r->strs.s[id]);
 	free(r->iterations);
 	size_t k = 0, cap = 16;
 	r->iterations = xmalloc(cap * sizeof *r->iterations);

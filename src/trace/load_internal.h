@@ -5,6 +5,8 @@
 #ifndef DYNO_TRACE_LOAD_INTERNAL_H
 #define DYNO_TRACE_LOAD_INTERNAL_H
 
+#include <string.h>
+
 #include "core/json.h"
 #include "trace/model.h"
 
@@ -16,8 +18,22 @@ void trace_rank_link(struct trace_rank *r);
 /* Distinct ProfilerStep numbers of the rows, into r->iterations. */
 void trace_rank_list_iterations(struct trace_rank *r);
 void trace_rank_columns_free(struct trace_rank *r);
-/* N of a "ProfilerStep#N" name (HTA's ProfilerStep\s*#\s*(\d+)); -1 if none. */
-long trace_step_number(const char *name);
+
+/* The GPU side of a correlation (the links' and the last-step filter's
+ * rule): a stream and a correlation, or an Event/Context Sync row; the
+ * sync names as ids (trace_strtab_find, TRACE_NO_STR when absent) so that
+ * the per-row test is two compares. */
+static inline bool trace_row_corr_gpu(const struct trace_rank *r, size_t i, uint32_t ev_sync, uint32_t ctx_sync)
+{
+	return (r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync || r->name[i] == ctx_sync;
+}
+
+/* "ProfilerStep#N" exactly at the start (HTA's ^ProfilerStep#(\d+)): the
+ * step rows of the last-step filters. */
+static inline bool trace_is_step_name(const char *s)
+{
+	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
+}
 
 /* trace_rank_load, choosing whether one big plain file may be parsed by two
  * threads (set.c forbids it when every core already loads a rank). */

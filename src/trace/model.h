@@ -86,7 +86,6 @@ enum trace_cat {
 	TRACE_CAT_MTIA_RUNTIME,
 	TRACE_CAT__COUNT
 };
-const char *trace_cat_name(enum trace_cat c);
 /* Category of a cat string (exact match; unknown -> TRACE_CAT_OTHER). */
 enum trace_cat trace_cat_of(const char *s, size_t len);
 
@@ -245,8 +244,6 @@ static inline bool trace_is_idle_kernel(const struct trace_rank *r, size_t i)
 	return r->stream[i] != -1 && (k == TRACE_CAT_KERNEL || k == TRACE_CAT_GPU_MEMCPY ||
 				      k == TRACE_CAT_GPU_MEMSET || k == TRACE_CAT_MTIA_CCP_EVENTS);
 }
-/* Correlation / filtering rule: the GPU side of a correlation. */
-bool trace_is_corr_gpu(const struct trace_rank *r, size_t i);
 
 static inline const char *trace_name(const struct trace_rank *r, size_t i)
 {

@@ -216,12 +216,6 @@ void trace_set_free(struct trace_set *set)
 	memset(set, 0, sizeof *set);
 }
 
-/* "ProfilerStep#N" exactly at the start (HTA's ^ProfilerStep#(\d+)). */
-static bool is_step_name(const char *s)
-{
-	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
-}
-
 #define MAX_DUP 16
 
 /* mult[i] = how many kept CPU rows share GPU row i's correlation (0 for
@@ -323,16 +317,14 @@ static void filter_rank(struct trace_rank *r, int threads)
 	/* CPU rows (not the correlation-GPU rule) named ProfilerStep#N */
 	bool *step = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *step);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		step[id] = is_step_name(r->strs.s[id]);
+		step[id] = trace_is_step_name(r->strs.s[id]);
 	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);
 	uint32_t ctx_sync = trace_strtab_find(&r->strs, "Context Sync", 12);
 	bool *gpu = xmalloc((r->n ? r->n : 1) * sizeof *gpu);
 	double last_start = -INFINITY;
 	bool any = false;
 	for (size_t i = 0; i < r->n; i++) {
-		/* trace_is_corr_gpu() with the sync names as ids */
-		gpu[i] = (r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync ||
-			 r->name[i] == ctx_sync;
+		gpu[i] = trace_row_corr_gpu(r, i, ev_sync, ctx_sync);
 		if (!gpu[i] && step[r->name[i]] && (!any || r->ts[i] > last_start)) {
 			last_start = r->ts[i];
 			any = true;
@@ -437,7 +429,7 @@ static size_t step_names(const struct trace_rank *r, const char **first, size_t 
 	for (size_t i = 0; i < r->n; i++)
 		used[r->name[i]] = true;
 	for (uint32_t id = 0; id < r->strs.n && nsteps < 2; id++) {
-		if (!used[id] || !is_step_name(r->strs.s[id]))
+		if (!used[id] || !trace_is_step_name(r->strs.s[id]))
 			continue;
 		if (!*first) {
 			*first = r->strs.s[id];

@@ -19,6 +19,7 @@
 #include "core/clock.h"
 #include "core/par.h"
 #include "trace/load_internal.h"
+#include "trace/rowheap.h"
 #include "trace/rsort.h"
 
 /* Which side of a correlation row i is on: 0 none, 1 CPU, 2 GPU. */
@@ -96,9 +97,8 @@ static long step_number(const char *s)
 }
 
 struct step {
-	double ts, end;
-	size_t row;
-	int32_t n;
+	double ts;
+	uint32_t row;
 };
 
 static int step_cmp(const void *a, const void *b)
@@ -107,41 +107,6 @@ static int step_cmp(const void *a, const void *b)
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->row < y->row ? -1 : x->row > y->row;
-}
-
-/* max-heap of step indices, ordered by the step's row (trace order) */
-static void heap_push(size_t *h, size_t *n, const struct step *st, size_t v)
-{
-	size_t i = (*n)++;
-	h[i] = v;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (st[h[p]].row >= st[h[i]].row)
-			break;
-		size_t x = h[p];
-		h[p] = h[i];
-		h[i] = x;
-		i = p;
-	}
-}
-
-static void heap_pop(size_t *h, size_t *n, const struct step *st)
-{
-	h[0] = h[--(*n)];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, rr = l + 1, m = i;
-		if (l < *n && st[h[l]].row > st[h[m]].row)
-			m = l;
-		if (rr < *n && st[h[rr]].row > st[h[m]].row)
-			m = rr;
-		if (m == i)
-			break;
-		size_t x = h[m];
-		h[m] = h[i];
-		h[i] = x;
-		i = m;
-	}
 }
 
 static int i32_cmp(const void *a, const void *b)
@@ -169,7 +134,7 @@ static void assign_cpu_iterations(struct trace_rank *r)
 			cap = cap ? cap * 2 : 64;
 			st = xrealloc(st, cap * sizeof *st);
 		}
-		st[ns++] = (struct step){r->ts[i], r->ts[i] + r->dur[i], i, num[r->name[i]]};
+		st[ns++] = (struct step){r->ts[i], (uint32_t)i};
 	}
 	if (ns)
 		qsort(st, ns, sizeof *st, step_cmp);
@@ -191,14 +156,15 @@ static void assign_cpu_iterations(struct trace_rank *r)
 		}
 	rsort_kv(qk, qrow, nq);
 	free(qk);
-	size_t *heap = xmalloc((ns ? ns : 1) * sizeof *heap), nh = 0, j = 0;
+	uint32_t *heap = xmalloc((ns ? ns : 1) * sizeof *heap);
+	size_t nh = 0, j = 0;
 	for (size_t q = 0; q < nq; q++) {
 		double t = r->ts[qrow[q]];
 		for (; j < ns && st[j].ts <= t; j++)
-			heap_push(heap, &nh, st, j);
-		while (nh && st[heap[0]].end <= t)
-			heap_pop(heap, &nh, st);
-		r->iteration[qrow[q]] = nh ? st[heap[0]].n : TRACE_ITER_NONE;
+			rowheap_push(heap, &nh, st[j].row);
+		while (nh && r->ts[heap[0]] + r->dur[heap[0]] <= t)
+			rowheap_pop(heap, &nh);
+		r->iteration[qrow[q]] = nh ? num[r->name[heap[0]]] : TRACE_ITER_NONE;
 	}
 	free(heap);
 	free(qrow);

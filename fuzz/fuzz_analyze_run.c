@@ -21,12 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_free(&err);
 	if (!r)
 		return 0;
-	struct trace_set set = {0};
-	set.ranks = xmalloc(sizeof *set.ranks);
-	set.ranks[0] = r;
-	set.nranks = 1;
-	set.warnings = xstrdup("");
-	trace_set_finish(&set, &o);
+	struct trace_set set;
+	trace_set_from_rank(&set, r, &o);
 	struct analyze_run_opts ro = {.which = AN_ALL, .delay = 30, .idle_stats = true,
 				      .kernels = KERNEL_BREAKDOWN_OPTS_DEFAULT, .launch = {50, 100, true},
 				      .threads = 2};

@@ -1,7 +1,10 @@
 /*
  * filter_mtia.c - HTA's last-ProfilerStep filter for MTIA ranks (semantics
- * doc 1.3, "For MTIA, the rule differs"), called by trace_set_finish()
- * (set.c) instead of the CUDA rule for a rank whose device type is MTIA.
+ * doc 1.3, "For MTIA, the rule differs"): which rows of an MTIA rank stay.
+ * trace_set_finish() (set.c) asks it instead of the CUDA rule and keeps the
+ * rows; this file only chooses them (and repairs memory rows in place), so
+ * it calls nothing back in set.c.  Cost: a few passes over the rows and two
+ * radix sorts.
  *
  * HTA's rule, per rank:
  *   - CPU events are the rows whose category matches, at its start,
@@ -24,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/filter_mtia.h"
 #include "trace/load_internal.h"
 #include "trace/rowheap.h"
 #include "trace/rsort.h"
-#include "trace/set_internal.h"
 
 static bool starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
@@ -115,7 +118,7 @@ static void keep_memory(struct trace_rank *r, const bool *is_step, const bool *i
 	free(mo);
 }
 
-void trace_rank_filter_mtia(struct trace_rank *r, int threads)
+size_t trace_filter_mtia_rows(struct trace_rank *r, uint32_t **src_out)
 {
 	uint32_t ns = r->strs.n ? r->strs.n : 1;
 	bool *cpu_cat = xcalloc(ns, 1), *kern_cat = xcalloc(ns, 1), *is_step = xcalloc(ns, 1),
@@ -173,12 +176,11 @@ void trace_rank_filter_mtia(struct trace_rank *r, int threads)
 	for (size_t i = 0; i < r->n; i++)
 		if (keep[i])
 			src[out++] = (uint32_t)i;
-	r->stats.dropped_last_step += r->n - out;
-	trace_rank_keep_rows(r, src, out, threads);
-	free(src);
+	*src_out = src;
 	free(keep);
 	free(cpu_cat);
 	free(kern_cat);
 	free(is_step);
 	free(is_mem);
+	return out;
 }

@@ -308,6 +308,11 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 		   struct buf *err);
 /* Align and filter an already loaded set (used by trace_set_load and tests). */
 void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts);
+/* The set trace_set_load makes of one file, from a rank already loaded
+ * (trace_rank_load_mem: tests, fuzzers): the set takes r over (freed by
+ * trace_set_free), warnings as trace_set_load writes them, aligned and
+ * filtered. */
+void trace_set_from_rank(struct trace_set *set, struct trace_rank *r, const struct trace_load_opts *opts);
 void trace_set_free(struct trace_set *set);
 
 /* A human summary of what was skipped and why (empty when nothing was). */

@@ -27,6 +27,7 @@
 
 #include "core/clock.h"
 #include "core/par.h"
+#include "trace/columns.h"
 #include "trace/filter_mtia.h"
 #include "trace/load_internal.h"
 #include "trace/rsort.h"
@@ -257,21 +258,18 @@ struct gather_job {
 	size_t ngroups;
 };
 
-#define NCOLS 15
-
-#define GATHER_INTO(col)                                                                             \
+#define GATHER(T)                                                                                    \
 	do {                                                                                         \
-		__typeof__(r->col) tmp = scratch;                                                    \
+		const T *from = *col;                                                                \
+		T *to = scratch;                                                                     \
 		for (size_t j = 0; j < n; j++)                                                       \
-			tmp[j] = r->col[src[j]];                                                     \
-		if (n > r->cap)                                                                      \
-			r->col = xrealloc(r->col, n * sizeof *r->col);                               \
-		memcpy(r->col, tmp, n * sizeof *tmp);                                                \
+			to[j] = from[src[j]];                                                        \
 	} while (0)
 
 /* Columns c with c % ngroups == gi (alternate columns: the groups carry
  * about the same bytes), through one scratch array; groups touch disjoint
- * columns of the rank, so they can run on different threads. */
+ * columns of the rank, so they can run on different threads.  Rows are
+ * moved as whole 1-, 4- or 8-byte values (doubles by their bits). */
 static void gather_group(void *ctx, size_t gi)
 {
 	struct gather_job *g = ctx;
@@ -279,29 +277,22 @@ static void gather_group(void *ctx, size_t gi)
 	const uint32_t *src = g->src;
 	size_t n = g->n;
 	void *scratch = xmalloc((n ? n : 1) * sizeof(double));
-	for (size_t c = gi; c < NCOLS; c += g->ngroups) {
-		switch (c) {
-		case 0: GATHER_INTO(ts); break;
-		case 1: GATHER_INTO(dur); break;
-		case 2: GATHER_INTO(name); break;
-		case 3: GATHER_INTO(cat); break;
-		case 4: GATHER_INTO(kind); break;
-		case 5: GATHER_INTO(pid); break;
-		case 6: GATHER_INTO(tid); break;
-		case 7: GATHER_INTO(stream); break;
-		case 8: GATHER_INTO(correlation); break;
-		case 9: GATHER_INTO(external_id); break;
-		case 10: GATHER_INTO(bytes); break;
-		case 11: GATHER_INTO(mem_bw_gbps); break;
-		case 12: GATHER_INTO(idx); break;
-		case 13: GATHER_INTO(link); break;
-		case 14: GATHER_INTO(iteration); break;
-		default: break;
-		}
+	for (size_t c = gi; c < TRACE_NCOLS; c += g->ngroups) {
+		void **col = trace_col(r, c);
+		size_t size = trace_columns[c].size;
+		if (size == 8)
+			GATHER(uint64_t);
+		else if (size == 4)
+			GATHER(uint32_t);
+		else
+			GATHER(uint8_t);
+		if (n > r->cap)
+			*col = xrealloc(*col, n * size);
+		memcpy(*col, scratch, n * size);
 	}
 	free(scratch);
 }
-#undef GATHER_INTO
+#undef GATHER
 
 /* HTA 1.3 on one rank: the CPU rows before the last step start and the GPU
  * rows a kept CPU row launched (once per such row), GPU rows first; returns

@@ -13,6 +13,8 @@
 
 #include <string.h>
 
+#include "trace/columns.h"
+
 #define DIFF(...)                                                                                   \
 	do {                                                                                        \
 		if (why)                                                                            \
@@ -39,30 +41,11 @@ bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, str
 {
 	if (a->n != b->n)
 		DIFF("rows: %zu vs %zu", a->n, b->n);
-#define COL(c)                                                                                      \
-	do {                                                                                        \
-		size_t i_ = first_diff(a->c, b->c, sizeof *a->c, a->n);                             \
-		if (i_ < a->n)                                                                      \
-			DIFF("column " #c " differs at row %zu (event %u)", i_, a->idx ? a->idx[i_] : 0); \
-	} while (0)
-	if (a->n) {
-		COL(idx);
-		COL(ts);
-		COL(dur);
-		COL(name);
-		COL(cat);
-		COL(kind);
-		COL(pid);
-		COL(tid);
-		COL(stream);
-		COL(correlation);
-		COL(external_id);
-		COL(bytes);
-		COL(mem_bw_gbps);
-		COL(link);
-		COL(iteration);
+	for (size_t c = 0; c < TRACE_NCOLS && a->n; c++) {
+		size_t i = first_diff(trace_col_data(a, c), trace_col_data(b, c), trace_columns[c].size, a->n);
+		if (i < a->n)
+			DIFF("column %s differs at row %zu (event %u)", trace_columns[c].name, i, a->idx ? a->idx[i] : 0);
 	}
-#undef COL
 	if (a->strs.n != b->strs.n)
 		DIFF("string table: %u vs %u strings", a->strs.n, b->strs.n);
 	for (uint32_t i = 0; i < a->strs.n; i++)

@@ -24,19 +24,26 @@
 
 /* JSON whitespace (RFC 8259): space, \n, \r, \t; most bytes fail the
  * first compare. */
-static inline bool scan_is_ws(unsigned char c) { return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t'); }
+static inline bool scan_is_ws(unsigned char c)
+{
+	return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+}
 
 /* Bytes that end a plain run inside a string: the closing quote, an
  * escape, a control byte (invalid) or a byte >= 0x80 (UTF-8 to check). */
-static inline bool scan_is_str_special(unsigned char c) { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80; }
+static inline bool scan_is_str_special(unsigned char c)
+{
+	return c == '"' || c == '\\' || c < 0x20 || c >= 0x80;
+}
 
 #if DYNO_SSE2
 /* Bit i set: s[i] is not whitespace. */
 static inline unsigned scan16_nonws(const char *s)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
-	__m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
+	__m128i w = _mm_or_si128(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
 	return (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
 }
 
@@ -45,8 +52,9 @@ static inline unsigned scan16_str_special(const char *s)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)s);
 	/* signed compare: < 0x20 catches control bytes and bytes >= 0x80 */
-	__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-				 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+	__m128i m = _mm_or_si128(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+		_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
 	return (unsigned)_mm_movemask_epi8(m);
 }
 #endif

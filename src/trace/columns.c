@@ -12,7 +12,8 @@
 
 #include "trace/columns.h"
 
-#define COL(field, NAME) [TRACE_COL_##NAME] = {#field, offsetof(struct trace_rank, field), sizeof *((struct trace_rank *)0)->field}
+#define COL(field, NAME)                                                                             \
+	[TRACE_COL_##NAME] = {#field, offsetof(struct trace_rank, field), sizeof *((struct trace_rank *)0)->field}
 const struct trace_column trace_columns[TRACE_NCOLS] = {
 	COL(ts, TS),
 	COL(dur, DUR),

@@ -607,7 +607,6 @@ static bool rank_from_name(const char *path, int *out)
 	return false;
 }
 
-
 void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struct trace_load_opts *opts)
 {
 	memset(p, 0, sizeof *p);

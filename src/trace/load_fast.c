@@ -11,9 +11,9 @@
  * without decoding it.
  *
  * The rule that keeps it honest: the fast path either produces exactly what
- * the tokenizer path (parse_event in load.c) would, or it declines (returns
- * NULL) and the element is parsed again by the tokenizer path, which also
- * reports any error with its position.  It declines on everything unusual:
+ * the tokenizer path (trace_parser_event in load.c) would, or it declines
+ * (returns NULL) and the element is parsed again by the tokenizer path,
+ * which also reports any error with its position.  It declines on everything unusual:
  * escapes in names and keys, invalid UTF-8, numbers with exponents or more
  * than 19 digits where the value is used, string pids, counters, duplicate
  * keys that the tokenizer path would intern twice, deep nesting, an element

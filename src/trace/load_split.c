@@ -302,8 +302,8 @@ bool trace_split_join(struct trace_parser *p, struct trace_split *sp, uint32_t b
 struct trace_source *trace_split_rest(const char *path, uint64_t end_off, uint64_t *adjust, char *errbuf,
 				      size_t errlen)
 {
-	/* the prefix's "[" stands where the "]" was: offsets shift by the
-	 * prefix's length less that bracket */
+	/* the new reader counts the prefix, which stands in front of the
+	 * "]": its error offsets move back by the prefix to be the file's */
 	*adjust = end_off - (sizeof SPLIT_PREFIX - 2);
 	return trace_source_open_range(path, end_off, SPLIT_PREFIX, errbuf, errlen);
 }

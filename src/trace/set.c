@@ -3,8 +3,9 @@
  * struct trace_set, then HTA's cross-rank steps (semantics doc 1.3):
  *
  *   - a directory's *.json / *.json.gz entries are loaded in parallel by
- *     min(files, cores) threads, each parsing whole files (a rank is one
- *     file, so there is no shared state but the job counter);
+ *     min(files, cores) threads (par_for), each parsing whole files (a rank
+ *     is one file, so there is no shared state but par_for's task counter);
+ *     trace_set_from_rank() makes the same set of one rank loaded alone;
  *   - ranks are sorted ascending; a rank given by two files keeps the later
  *     file in name order, with a warning (HTA keeps the later in listing
  *     order, which is unspecified);
@@ -13,7 +14,11 @@
  *     all ranks, each rank keeps its CPU rows that start before the last
  *     step's start, and the GPU rows whose correlation matches a kept CPU
  *     row (once per match, like HTA's inner join); the table becomes the kept
- *     GPU rows followed by the kept CPU rows, and links are recomputed.
+ *     GPU rows followed by the kept CPU rows, and links are recomputed.  An
+ *     MTIA rank's rows are chosen by HTA's MTIA rule (filter_mtia.c); either
+ *     way this file gathers the kept rows, walking the column table.
+ * Costs: the loads dominate; the filter is a radix sort by correlation and
+ * one gather of every column per rank, ranks on parallel threads.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -42,7 +42,9 @@ TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
 DAEMON_SRC  := $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
 CLI_SRC     := $(wildcard src/cli/*.c)
 CLI_LIB_SRC := $(filter-out src/cli/dyno.c,$(CLI_SRC))
-TEST_SRC    := $(wildcard tests/unit/*.c)
+TEST_SRC    := $(wildcard tests/unit/*.c tests/lib/*.c)
+# test code the fuzzers share with the unit tests (model comparison)
+FUZZ_LIB_SRC := $(wildcard tests/lib/trace_*.c)
 BENCH_SRC   := $(wildcard bench/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
 TOOLS_SRC   := $(wildcard src/tools/*.c)
@@ -114,7 +116,7 @@ FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURC
 FUZZERS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 20
 
-build/fuzz/%: fuzz/%.c $(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC)
+build/fuzz/%: fuzz/%.c $(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC) $(FUZZ_LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 

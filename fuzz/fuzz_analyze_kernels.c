@@ -27,12 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_free(&err);
 	if (!r)
 		return 0;
-	struct trace_set set = {0};
-	set.ranks = xmalloc(sizeof *set.ranks);
-	set.ranks[0] = r;
-	set.nranks = 1;
-	set.warnings = xstrdup("");
-	trace_set_finish(&set, &o);
+	struct trace_set set;
+	trace_set_from_rank(&set, r, &o);
 
 	struct kernel_breakdown_opts ko = {
 		.duration_ratio = (double)(last % 11) / 10.0,

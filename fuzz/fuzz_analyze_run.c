@@ -21,12 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_free(&err);
 	if (!r)
 		return 0;
-	struct trace_set set = {0};
-	set.ranks = xmalloc(sizeof *set.ranks);
-	set.ranks[0] = r;
-	set.nranks = 1;
-	set.warnings = xstrdup("");
-	trace_set_finish(&set, &o);
+	struct trace_set set;
+	trace_set_from_rank(&set, r, &o);
 	/* every analysis of the table, every table, with the kernel folding on
 	 * (two kernels per type) so that it runs on tiny traces */
 	struct analysis_config cfg;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tests/lib/trace_compare.h"
 #include "core/json.h"
 #include "trace/load_internal.h"
 #include "trace/model.h"

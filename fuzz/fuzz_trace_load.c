@@ -23,12 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf d = BUF_INIT;
 	trace_load_stats_describe(r, &d);
 	buf_free(&d);
-	struct trace_set set = {0};
-	set.ranks = xmalloc(sizeof *set.ranks);
-	set.ranks[0] = r;
-	set.nranks = 1;
-	set.warnings = xstrdup("");
-	trace_set_finish(&set, &o);
+	struct trace_set set;
+	trace_set_from_rank(&set, r, &o);
 	struct atable *t = analyze_temporal(&set, NULL);
 	atable_free(t);
 	struct atable *st = NULL;

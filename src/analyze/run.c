@@ -7,7 +7,7 @@
  * The unit of work is one rank of one analysis (its .rank on a one-rank
  * view) or of one shared step (.prepare, e.g. the kernel breakdown, run
  * once however many analyses use it).  Tasks run on a par_for pool
- * (src/trace/par.h), costlier kinds first, and only read the model; each
+ * (src/core/par.h), costlier kinds first, and only read the model; each
  * writes its own slot.  Afterwards the slots are put together in rank
  * order -- a step's parts by its .combine, an analysis's tables appended
  * (atable_append), then its .combine --, which gives byte for byte the
@@ -21,7 +21,7 @@
 
 #include "analyze/run.h"
 #include "core/clock.h"
-#include "trace/par.h"
+#include "core/par.h"
 
 /* the analysis in the empty view: no rank selected (it runs once so that
  * its notes say so) */

@@ -17,7 +17,7 @@
 #include "cli/commands.h"
 #include "core/args.h"
 #include "core/clock.h"
-#include "trace/par.h"
+#include "core/par.h"
 
 struct aopts {
 	const char *format;

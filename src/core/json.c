@@ -1,9 +1,9 @@
 /*
  * json.c - the JSON pull tokenizer (see json.h).
  *
- * The hot paths are string scanning and whitespace skipping; both use SSE2
- * (baseline on x86-64) to look at 16 bytes per step, and fall back to a
- * scalar loop elsewhere.  Positions are absolute byte offsets; line and
+ * The hot paths are string scanning and whitespace skipping; both use the
+ * 16-byte scans of scan.h (SSE2, the x86-64 baseline; scalar loops
+ * elsewhere), shared with the trace loader's fast path.  Positions are absolute byte offsets; line and
  * column are only computed when an error is reported: the streaming refill
  * counts the newlines of the part it discards, and the error path counts
  * the rest.
@@ -14,6 +14,7 @@
  * raw pointers.
  */
 #include "json.h"
+#include "scan.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -23,10 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define HAVE_SSE2 1
-#endif
 
 enum { ST_TOP, ST_DONE, ST_VALUE, ST_ARR_FIRST, ST_ARR_NEXT, ST_OBJ_FIRST, ST_OBJ_NEXT, ST_KEY, ST_COLON, ST_ERROR };
 
@@ -37,7 +34,7 @@ uint64_t json_count_newlines(const char *s, const char *e, const char **last)
 {
 	uint64_t n = 0;
 	const char *lastnl = NULL;
-#ifdef HAVE_SSE2
+#if DYNO_SSE2
 	/* Byte lanes count matches (cmpeq gives -1, subtracted); psadbw sums
 	 * the lanes before they can overflow.  No popcnt: SSE2 baseline only. */
 	const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
@@ -250,48 +247,15 @@ static ssize_t refill_ex(struct json_reader *r, const char **keep, bool soft)
 	}
 }
 
-static inline bool is_ws(unsigned char c) { return c <= ' ' && (c == ' ' || c == '\n' || c == '\r' || c == '\t'); }
 
 /* Skip whitespace; false at end of input or on error. */
 static inline __attribute__((always_inline)) bool skip_ws(struct json_reader *r)
 {
-	/* fast exits: nothing to skip, or the single space after ',' */
-	const char *q = r->p;
-	if (__builtin_expect(r->end - q >= 2, 1)) {
-		if (!is_ws((unsigned char)q[0]))
-			return true;
-		if (q[0] == ' ' && !is_ws((unsigned char)q[1])) {
-			r->p = q + 1;
-			return true;
-		}
-	}
 	for (;;) {
-		const char *p = r->p, *e = r->end;
-		while (p < e) {
-			if (!is_ws((unsigned char)*p)) {
-				r->p = p;
-				return true;
-			}
-#ifdef HAVE_SSE2
-			if (e - p >= 16) {
-				__m128i v = _mm_loadu_si128((const __m128i *)p);
-				__m128i w = _mm_or_si128(
-					_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-						     _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-					_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
-						     _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
-				unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
-				if (m) {
-					r->p = p + __builtin_ctz(m);
-					return true;
-				}
-				p += 16;
-				continue;
-			}
-#endif
-			p++;
-		}
+		const char *p = scan_ws(r->p, r->end);
 		r->p = p;
+		if (__builtin_expect(p < r->end, 1))
+			return true;
 		const char *keep = p;
 		if (refill(r, &keep) <= 0)
 			return false;
@@ -354,31 +318,11 @@ static bool scan_string(struct json_reader *r)
 	bool copied = false;
 	for (;;) {
 		const char *t = r->tstart, *e = r->end;
-		const char *s = t + i;
-#ifdef HAVE_SSE2
-		const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
-		while (e - s >= 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)s);
-			/* signed compare: < 0x20 catches control bytes and bytes >= 0x80 */
-			__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
-						 _mm_cmplt_epi8(v, sp));
-			unsigned mm = (unsigned)_mm_movemask_epi8(m);
-			if (mm) {
-				s += __builtin_ctz(mm);
-				goto special;
-			}
-			s += 16;
+		const char *s = scan_str(t + i, e);
+		if (s >= e) {
+			i = (size_t)(s - t);
+			goto more;
 		}
-#endif
-		while (s < e) {
-			unsigned char c = (unsigned char)*s;
-			if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
-				goto special;
-			s++;
-		}
-		i = (size_t)(s - t);
-		goto more;
-	special:;
 		unsigned char c = (unsigned char)*s;
 		if (c == '"') {
 			if (copied) {
@@ -506,27 +450,16 @@ static bool scan_string(struct json_reader *r)
  * "kernel"): settle them with one 16-byte compare, no bookkeeping. */
 static inline __attribute__((always_inline)) bool fast_string(struct json_reader *r)
 {
-#ifdef HAVE_SSE2
 	const char *p = r->p;
-	if (r->end - p >= 17) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(p + 1));
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-					 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-		unsigned mm = (unsigned)_mm_movemask_epi8(m);
-		if (mm) {
-			unsigned k = (unsigned)__builtin_ctz(mm);
-			if (p[1 + k] == '"') {
-				r->tstart = p;
-				r->sval = p + 1;
-				r->slen = k;
-				r->p = p + 2 + k;
-				r->tlen = k + 2;
-				return true;
-			}
-		}
+	int k = scan_short_str(p, r->end);
+	if (k >= 0) {
+		r->tstart = p;
+		r->sval = p + 1;
+		r->slen = (size_t)k;
+		r->p = p + 2 + k;
+		r->tlen = (size_t)k + 2;
+		return true;
 	}
-#endif
 	return scan_string(r);
 }
 
@@ -812,7 +745,7 @@ static enum json_tok scan_number(struct json_reader *r)
 			r->p = r->tstart + n;
 			if (r->p < r->end) {
 				unsigned char c = (unsigned char)*r->p;
-				if (!is_ws(c) && c != ',' && c != ']' && c != '}')
+				if (!scan_is_ws(c) && c != ',' && c != ']' && c != '}')
 					return fail(r, r->p, "invalid character after number");
 			}
 			return JSON_NUMBER;

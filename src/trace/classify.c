@@ -1,5 +1,5 @@
 /*
- * classify.c - names of event categories and HTA's kernel type rules.
+ * classify.c - the category of a cat string and HTA's kernel type rules.
  *
  * trace_classify() reproduces HTA's classification exactly (semantics doc
  * 1.6): the patterns are Python re.match, i.e. anchored at the start, and
@@ -21,6 +21,7 @@
 
 #include "trace/model.h"
 
+/* the Kineto spelling of each category (trace_cat_of matches these) */
 static const char *const cat_names[TRACE_CAT__COUNT] = {
 	[TRACE_CAT_OTHER] = "other",
 	[TRACE_CAT_CPU_OP] = "cpu_op",
@@ -37,11 +38,6 @@ static const char *const cat_names[TRACE_CAT__COUNT] = {
 	[TRACE_CAT_MTIA_CCP_EVENTS] = "mtia_ccp_events",
 	[TRACE_CAT_MTIA_RUNTIME] = "mtia_runtime",
 };
-
-const char *trace_cat_name(enum trace_cat c)
-{
-	return (unsigned)c < TRACE_CAT__COUNT ? cat_names[c] : "other";
-}
 
 enum trace_cat trace_cat_of(const char *s, size_t len)
 {

@@ -1,7 +1,10 @@
 /*
  * filter_mtia.c - HTA's last-ProfilerStep filter for MTIA ranks (semantics
- * doc 1.3, "For MTIA, the rule differs"), called by trace_set_finish()
- * (set.c) instead of the CUDA rule for a rank whose device type is MTIA.
+ * doc 1.3, "For MTIA, the rule differs"): which rows of an MTIA rank stay.
+ * trace_set_finish() (set.c) asks it instead of the CUDA rule and keeps the
+ * rows; this file only chooses them (and repairs memory rows in place), so
+ * it calls nothing back in set.c.  Cost: a few passes over the rows and two
+ * radix sorts.
  *
  * HTA's rule, per rank:
  *   - CPU events are the rows whose category matches, at its start,
@@ -24,9 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/filter_mtia.h"
 #include "trace/load_internal.h"
+#include "trace/rowheap.h"
 #include "trace/rsort.h"
-#include "trace/set_internal.h"
 
 static bool starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
@@ -58,51 +62,6 @@ static bool name_memory(const char *s)
 	return starts(t, "Memcpy") || starts(t, "Memset") || starts(s, "dma");
 }
 
-static bool name_step(const char *s)
-{
-	return starts(s, "ProfilerStep#") && s[13] >= '0' && s[13] <= '9';
-}
-
-/* max-heap of step numbers (indices into st), by trace order */
-struct mstep {
-	double ts, end;
-	uint32_t row;
-};
-
-static void heap_push(uint32_t *h, size_t *n, const struct mstep *st, uint32_t v)
-{
-	size_t i = (*n)++;
-	h[i] = v;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (st[h[p]].row >= st[h[i]].row)
-			break;
-		uint32_t x = h[p];
-		h[p] = h[i];
-		h[i] = x;
-		i = p;
-	}
-}
-
-static void heap_pop(uint32_t *h, size_t *n, const struct mstep *st)
-{
-	h[0] = h[--(*n)];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, rr = l + 1, m = i;
-		if (l < *n && st[h[l]].row > st[h[m]].row)
-			m = l;
-		if (rr < *n && st[h[rr]].row > st[h[m]].row)
-			m = rr;
-		if (m == i)
-			break;
-		uint32_t x = h[m];
-		h[m] = h[i];
-		h[i] = x;
-		i = m;
-	}
-}
-
 /* keep[i] |= memory row i starts inside a step row; repair it.  Memory rows
  * and steps are swept in ts order; a max-heap by trace order holds the
  * steps started so far, and a top that ended before t is dropped (t only
@@ -116,7 +75,7 @@ static void keep_memory(struct trace_rank *r, const bool *is_step, const bool *i
 	}
 	if (ns == 0 || nm == 0)
 		return;
-	struct mstep *st = xmalloc(ns * sizeof *st);
+	/* the step rows (so) and the memory rows (mo), each by ts */
 	uint64_t *sk = xmalloc(ns * sizeof *sk);
 	uint32_t *so = xmalloc(ns * sizeof *so);
 	uint64_t *mk = xmalloc(nm * sizeof *mk);
@@ -124,10 +83,8 @@ static void keep_memory(struct trace_rank *r, const bool *is_step, const bool *i
 	size_t a = 0, b = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		if (is_step[r->name[i]]) {
-			st[a] = (struct mstep){r->ts[i], r->ts[i] + r->dur[i], (uint32_t)i};
 			sk[a] = rsort_key_f64(r->ts[i]);
-			so[a] = (uint32_t)a;
-			a++;
+			so[a++] = (uint32_t)i;
 		}
 		if (is_mem[r->name[i]]) {
 			mk[b] = rsort_key_f64(r->ts[i]);
@@ -141,27 +98,27 @@ static void keep_memory(struct trace_rank *r, const bool *is_step, const bool *i
 	for (size_t q = 0; q < nm; q++) {
 		size_t i = mo[q];
 		double t = r->ts[i];
-		for (; j < ns && st[so[j]].ts <= t; j++)
-			heap_push(heap, &nh, st, so[j]);
-		while (nh && st[heap[0]].end < t) /* HTA's between() includes the end */
-			heap_pop(heap, &nh, st);
+		for (; j < ns && r->ts[so[j]] <= t; j++)
+			rowheap_push(heap, &nh, so[j]);
+		/* HTA's between() includes the end */
+		while (nh && r->ts[heap[0]] + r->dur[heap[0]] < t)
+			rowheap_pop(heap, &nh);
 		if (!nh)
 			continue;
 		keep[i] = true;
 		if (r->iteration[i] == TRACE_ITER_NONE)
-			r->iteration[i] = r->iteration[st[heap[0]].row];
+			r->iteration[i] = r->iteration[heap[0]];
 		if (r->stream[i] == -1 && !trace_id_is_str(r->tid[i]))
 			r->stream[i] = r->tid[i];
 	}
 	free(heap);
-	free(st);
 	free(sk);
 	free(so);
 	free(mk);
 	free(mo);
 }
 
-void trace_rank_filter_mtia(struct trace_rank *r, int threads)
+size_t trace_filter_mtia_rows(struct trace_rank *r, uint32_t **src_out)
 {
 	uint32_t ns = r->strs.n ? r->strs.n : 1;
 	bool *cpu_cat = xcalloc(ns, 1), *kern_cat = xcalloc(ns, 1), *is_step = xcalloc(ns, 1),
@@ -170,7 +127,7 @@ void trace_rank_filter_mtia(struct trace_rank *r, int threads)
 		const char *s = r->strs.s[id];
 		cpu_cat[id] = cat_cpu_event(s);
 		kern_cat[id] = cat_kernel(s);
-		is_step[id] = name_step(s);
+		is_step[id] = trace_is_step_name(s);
 		is_mem[id] = name_memory(s);
 	}
 	/* the window of the CPU step rows */
@@ -219,12 +176,11 @@ void trace_rank_filter_mtia(struct trace_rank *r, int threads)
 	for (size_t i = 0; i < r->n; i++)
 		if (keep[i])
 			src[out++] = (uint32_t)i;
-	r->stats.dropped_last_step += r->n - out;
-	trace_rank_keep_rows(r, src, out, threads);
-	free(src);
+	*src_out = src;
 	free(keep);
 	free(cpu_cat);
 	free(kern_cat);
 	free(is_step);
 	free(is_mem);
+	return out;
 }

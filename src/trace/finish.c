@@ -17,27 +17,17 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/par.h"
 #include "trace/load_internal.h"
-#include "trace/par.h"
+#include "trace/rowheap.h"
 #include "trace/rsort.h"
 
-bool trace_is_corr_gpu(const struct trace_rank *r, size_t i)
-{
-	if (r->stream[i] >= 0 && r->correlation[i] >= 0)
-		return true;
-	const char *n = r->strs.s[r->name[i]];
-	return strcmp(n, "Event Sync") == 0 || strcmp(n, "Context Sync") == 0;
-}
-
-/* Which side of a correlation row i is on: 0 none, 1 CPU, 2 GPU (the
- * rule of trace_is_corr_gpu, with the sync names as ids). */
+/* Which side of a correlation row i is on: 0 none, 1 CPU, 2 GPU. */
 static inline int corr_side(const struct trace_rank *r, size_t i, uint32_t ev_sync, uint32_t ctx_sync)
 {
 	if (r->correlation[i] == -1)
 		return 0;
-	if ((r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync || r->name[i] == ctx_sync)
-		return 2;
-	return 1;
+	return trace_row_corr_gpu(r, i, ev_sync, ctx_sync) ? 2 : 1;
 }
 
 /* Rows with a correlation, sorted by (correlation, row) with a stable
@@ -81,7 +71,8 @@ void trace_rank_link(struct trace_rank *r)
 	free(row);
 }
 
-long trace_step_number(const char *s)
+/* N of a "ProfilerStep#N" name (HTA's ProfilerStep\s*#\s*(\d+)); -1 if none. */
+static long step_number(const char *s)
 {
 	if (strncmp(s, "ProfilerStep", 12) != 0)
 		return -1;
@@ -106,9 +97,8 @@ long trace_step_number(const char *s)
 }
 
 struct step {
-	double ts, end;
-	size_t row;
-	int32_t n;
+	double ts;
+	uint32_t row;
 };
 
 static int step_cmp(const void *a, const void *b)
@@ -117,41 +107,6 @@ static int step_cmp(const void *a, const void *b)
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->row < y->row ? -1 : x->row > y->row;
-}
-
-/* max-heap of step indices, ordered by the step's row (trace order) */
-static void heap_push(size_t *h, size_t *n, const struct step *st, size_t v)
-{
-	size_t i = (*n)++;
-	h[i] = v;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (st[h[p]].row >= st[h[i]].row)
-			break;
-		size_t x = h[p];
-		h[p] = h[i];
-		h[i] = x;
-		i = p;
-	}
-}
-
-static void heap_pop(size_t *h, size_t *n, const struct step *st)
-{
-	h[0] = h[--(*n)];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, rr = l + 1, m = i;
-		if (l < *n && st[h[l]].row > st[h[m]].row)
-			m = l;
-		if (rr < *n && st[h[rr]].row > st[h[m]].row)
-			m = rr;
-		if (m == i)
-			break;
-		size_t x = h[m];
-		h[m] = h[i];
-		h[i] = x;
-		i = m;
-	}
 }
 
 static int i32_cmp(const void *a, const void *b)
@@ -169,7 +124,7 @@ static void assign_cpu_iterations(struct trace_rank *r)
 	/* step number per name id */
 	int32_t *num = xmalloc((r->strs.n ? r->strs.n : 1) * sizeof *num);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		num[id] = (int32_t)trace_step_number(r->strs.s[id]);
+		num[id] = (int32_t)step_number(r->strs.s[id]);
 	size_t ns = 0, cap = 0;
 	struct step *st = NULL;
 	for (size_t i = 0; i < r->n; i++) {
@@ -179,7 +134,7 @@ static void assign_cpu_iterations(struct trace_rank *r)
 			cap = cap ? cap * 2 : 64;
 			st = xrealloc(st, cap * sizeof *st);
 		}
-		st[ns++] = (struct step){r->ts[i], r->ts[i] + r->dur[i], i, num[r->name[i]]};
+		st[ns++] = (struct step){r->ts[i], (uint32_t)i};
 	}
 	if (ns)
 		qsort(st, ns, sizeof *st, step_cmp);
@@ -201,14 +156,15 @@ static void assign_cpu_iterations(struct trace_rank *r)
 		}
 	rsort_kv(qk, qrow, nq);
 	free(qk);
-	size_t *heap = xmalloc((ns ? ns : 1) * sizeof *heap), nh = 0, j = 0;
+	uint32_t *heap = xmalloc((ns ? ns : 1) * sizeof *heap);
+	size_t nh = 0, j = 0;
 	for (size_t q = 0; q < nq; q++) {
 		double t = r->ts[qrow[q]];
 		for (; j < ns && st[j].ts <= t; j++)
-			heap_push(heap, &nh, st, j);
-		while (nh && st[heap[0]].end <= t)
-			heap_pop(heap, &nh, st);
-		r->iteration[qrow[q]] = nh ? st[heap[0]].n : TRACE_ITER_NONE;
+			rowheap_push(heap, &nh, st[j].row);
+		while (nh && r->ts[heap[0]] + r->dur[heap[0]] <= t)
+			rowheap_pop(heap, &nh);
+		r->iteration[qrow[q]] = nh ? num[r->name[heap[0]]] : TRACE_ITER_NONE;
 	}
 	free(heap);
 	free(qrow);
@@ -237,7 +193,7 @@ void trace_rank_list_iterations(struct trace_rank *r)
 {
 	int32_t *num = xmalloc((r->strs.n ? r->strs.n : 1) * sizeof *num);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		num[id] = (int32_t)trace_step_number(r->strs.s[id]);
+		num[id] = (int32_t)step_number(r->strs.s[id]);
 	free(r->iterations);
 	size_t k = 0, cap = 16;
 	r->iterations = xmalloc(cap * sizeof *r->iterations);

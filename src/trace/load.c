@@ -8,115 +8,31 @@
  * window, never the text.  Only the args HTA reads are decoded; everything
  * else is skipped by the tokenizer.
  *
- * A big plain file may be parsed by two threads (see "two-thread parse"
- * below).  After the parse, trace_rank_finish() (finish.c) applies HTA's
- * per-file steps in order (semantics doc 1.2): ns rounding, CPU<->GPU
- * correlation links, the iteration column, device type.  Cross-rank steps
- * (alignment, last-step filter) live in set.c.
+ * Ordinary elements take the fast path (load_fast.c) and the rest the
+ * tokenizer path here; both commit through event_commit().  A big plain
+ * file may be parsed by two threads (load_split.c).  After the parse,
+ * trace_rank_finish() (finish.c) applies HTA's per-file steps in order
+ * (semantics doc 1.2): ns rounding, CPU<->GPU correlation links, the
+ * iteration column, device type.  Cross-rank steps (alignment, last-step
+ * filter) live in set.c; the columns' allocation in columns.c; error
+ * positions in load_error.c.
  *
  * Bad input never aborts a load that produced events: a malformed element
  * is skipped and counted, and a stream that breaks off (truncated gzip or
  * JSON) keeps the events read so far and records where it stopped.
  */
 #include <ctype.h>
-#include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json.h"
+#include "trace/columns.h"
 #include "trace/load_internal.h"
-#include "trace/par.h"
 #include "trace/model.h"
 #include "trace/source.h"
-
-/* ---------------- columns ---------------- */
-
-static void rows_grow(struct trace_rank *r, size_t need)
-{
-	if (need <= r->cap)
-		return;
-	size_t cap = r->cap ? r->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-#define GROW(col) r->col = xrealloc(r->col, cap * sizeof *r->col)
-	GROW(ts);
-	GROW(dur);
-	GROW(name);
-	GROW(cat);
-	GROW(kind);
-	GROW(pid);
-	GROW(tid);
-	GROW(stream);
-	GROW(correlation);
-	GROW(external_id);
-	GROW(bytes);
-	GROW(mem_bw_gbps);
-	GROW(idx);
-	GROW(link);
-	GROW(iteration);
-#undef GROW
-	r->cap = cap;
-}
-
-/* Room for the rows that `bytes` of trace text likely hold, reserved before
- * parsing so that the columns start big (on huge pages, see
- * xalloc_huge_pages) instead of doubling from 4096 rows, each doubling on
- * malloc's heap a copy into memory that must be faulted in.  Kineto events
- * take 250-800 bytes: one row per 512 bytes is near the mark; past it the
- * columns keep doubling, which for blocks this big is an mremap that moves
- * pages without copying.  The unused rest is address space, never touched,
- * and no more than doubling itself would claim. */
-static void rows_reserve(struct trace_rank *r, uint64_t bytes)
-{
-	uint64_t rows = bytes / 512;
-	rows_grow(r, rows < (1u << 26) ? (size_t)rows : (size_t)1 << 26);
-}
-
-void trace_rank_columns_free(struct trace_rank *r)
-{
-	free(r->ts);
-	free(r->dur);
-	free(r->name);
-	free(r->cat);
-	free(r->kind);
-	free(r->pid);
-	free(r->tid);
-	free(r->stream);
-	free(r->correlation);
-	free(r->external_id);
-	free(r->bytes);
-	free(r->mem_bw_gbps);
-	free(r->idx);
-	free(r->link);
-	free(r->iteration);
-	r->ts = r->dur = r->mem_bw_gbps = NULL;
-	r->name = r->cat = r->idx = NULL;
-	r->kind = NULL;
-	r->pid = r->tid = r->stream = r->correlation = r->external_id = r->bytes = NULL;
-	r->link = r->iteration = NULL;
-	r->n = r->cap = 0;
-}
-
-void trace_rank_free(struct trace_rank *r)
-{
-	if (!r)
-		return;
-	trace_rank_columns_free(r);
-	trace_strtab_free(&r->strs);
-	free(r->str_ktype);
-	free(r->iterations);
-	free(r->flows);
-	free(r->counters);
-	free(r->distributed_info);
-	free(r->device_type);
-	free(r->path);
-	free(r);
-}
 
 /* ---------------- one event ---------------- */
 
@@ -136,33 +52,9 @@ struct ev {
 	size_t dname_len;
 };
 
-struct cval {
-	uint32_t key;
-	double v;
-};
-
-struct parser {
-	struct json_reader jr;
-	struct trace_rank *r;
-	const struct trace_load_opts *opts;
-	struct cval *cv; /* numeric args of the current event (for counters) */
-	size_t ncv, cvcap;
-	bool any_float_ts;
-	bool any_nonint_time; /* an element without an integer ts or dur */
-	bool have_rank;
-	int64_t dist_rank;
-	bool saw_events;
-	uint32_t str_trace, str_python; /* cat ids compared per event */
-	uint32_t str_cpu_op, str_user_ann;
-	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
-	size_t is_step_cap;
-	double skipped_min_ts;
-	bool mid_file; /* a two-thread helper: its local index 0 is not event 0 */
-	struct buf name_tmp;
-};
 
 /* pid/tid: an integer, or the interned text of anything else. */
-static int64_t read_id(struct parser *p, enum json_tok t)
+static int64_t read_id(struct trace_parser *p, enum json_tok t)
 {
 	struct json_reader *jr = &p->jr;
 	int64_t v;
@@ -179,7 +71,7 @@ static int64_t read_id(struct parser *p, enum json_tok t)
 
 /* An integer arg: numbers (integral part), or a numeric string like pandas'
  * to_numeric; anything else gives dflt. */
-static int64_t read_int_arg(struct parser *p, enum json_tok t, int64_t dflt)
+static int64_t read_int_arg(struct trace_parser *p, enum json_tok t, int64_t dflt)
 {
 	struct json_reader *jr = &p->jr;
 	if (t == JSON_NUMBER)
@@ -199,18 +91,18 @@ static int64_t read_int_arg(struct parser *p, enum json_tok t, int64_t dflt)
 	return dflt;
 }
 
-static void cv_push(struct parser *p, uint32_t key, double v)
+static void cv_push(struct trace_parser *p, uint32_t key, double v)
 {
 	if (p->ncv == p->cvcap) {
 		p->cvcap = p->cvcap ? p->cvcap * 2 : 16;
 		p->cv = xrealloc(p->cv, p->cvcap * sizeof *p->cv);
 	}
-	p->cv[p->ncv++] = (struct cval){key, v};
+	p->cv[p->ncv++] = (struct trace_cval){key, v};
 }
 
 #define KEYIS(lit) (jr->slen == sizeof(lit) - 1 && memcmp(jr->sval, lit, sizeof(lit) - 1) == 0)
 
-static bool parse_args(struct parser *p, struct ev *e)
+static bool parse_args(struct trace_parser *p, struct ev *e)
 {
 	struct json_reader *jr = &p->jr;
 	for (;;) {
@@ -271,7 +163,7 @@ static bool parse_args(struct parser *p, struct ev *e)
 	}
 }
 
-static bool parse_time(struct parser *p, enum json_tok t, double *out, bool *is_float)
+static bool parse_time(struct trace_parser *p, enum json_tok t, double *out, bool *is_float)
 {
 	struct json_reader *jr = &p->jr;
 	if (t != JSON_NUMBER) {
@@ -285,7 +177,7 @@ static bool parse_time(struct parser *p, enum json_tok t, double *out, bool *is_
 	return isfinite(*out);
 }
 
-static bool name_is_step(struct parser *p, uint32_t id)
+static bool name_is_step(struct trace_parser *p, uint32_t id)
 {
 	if (id >= p->is_step_cap) {
 		size_t cap = p->is_step_cap ? p->is_step_cap : 256;
@@ -302,10 +194,10 @@ static bool name_is_step(struct parser *p, uint32_t id)
 	return p->is_step[id] == 1;
 }
 
-static bool event_commit(struct parser *p, struct ev *ep, uint32_t index);
+static bool event_commit(struct trace_parser *p, struct ev *ep, uint32_t index);
 
 /* Parse one element of traceEvents whose first token (t) was just read. */
-static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
+bool trace_parser_event(struct trace_parser *p, enum json_tok t, uint32_t index)
 {
 	struct json_reader *jr = &p->jr;
 	struct trace_rank *r = p->r;
@@ -432,10 +324,10 @@ static bool parse_event(struct parser *p, enum json_tok t, uint32_t index)
 
 /*
  * Everything after the fields of one event are known, for both the
- * tokenizer path (parse_event) and the fast path (load_fast.c): the parser
+ * tokenizer path (trace_parser_event) and the fast path (load_fast.c): the parser
  * flags, flows and counters, the filters, and the row.
  */
-static bool event_commit(struct parser *p, struct ev *ep, uint32_t index)
+static bool event_commit(struct trace_parser *p, struct ev *ep, uint32_t index)
 {
 	struct trace_rank *r = p->r;
 	struct ev e = *ep;
@@ -519,7 +411,7 @@ static bool event_commit(struct parser *p, struct ev *ep, uint32_t index)
 	}
 	if (e.name_deferred)
 		e.name = trace_strtab_intern(&r->strs, e.dname, e.dname_len);
-	rows_grow(r, r->n + 1);
+	trace_columns_need(r, r->n + 1);
 	size_t i = r->n++;
 	r->ts[i] = e.ts;
 	r->dur[i] = e.dur;
@@ -542,7 +434,7 @@ static bool event_commit(struct parser *p, struct ev *ep, uint32_t index)
 /* The fast path's element (load_fast.c) as the tokenizer path would have
  * decoded it: names and categories interned in the order of their keys,
  * with the same deferral of likely dropped cpu_op names. */
-static bool fast_commit(struct parser *p, const struct fast_event *f, uint32_t index)
+static bool fast_commit(struct trace_parser *p, const struct fast_event *f, uint32_t index)
 {
 	struct trace_rank *r = p->r;
 	r->stats.events++;
@@ -587,7 +479,7 @@ static bool fast_commit(struct parser *p, const struct fast_event *f, uint32_t i
  * reads the element).  Elements at or past stop_at are left to the caller
  * (the two-thread split point).  One json_raw_begin/commit per batch, not
  * per element. */
-static uint32_t fast_batch(struct parser *p, uint32_t index, uint64_t stop_at)
+uint32_t trace_parser_fast_batch(struct trace_parser *p, uint32_t index, uint64_t stop_at)
 {
 	if (p->opts->tokenizer_only)
 		return 0;
@@ -658,7 +550,7 @@ static bool copy_value(struct json_reader *jr, enum json_tok t, struct jw *w)
 	}
 }
 
-static bool parse_distinfo(struct parser *p)
+static bool parse_distinfo(struct trace_parser *p)
 {
 	struct json_reader *jr = &p->jr;
 	struct buf b = BUF_INIT;
@@ -715,8 +607,7 @@ static bool rank_from_name(const char *path, int *out)
 	return false;
 }
 
-
-static void parser_init(struct parser *p, struct trace_rank *r, const struct trace_load_opts *opts)
+void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struct trace_load_opts *opts)
 {
 	memset(p, 0, sizeof *p);
 	p->opts = opts;
@@ -729,7 +620,7 @@ static void parser_init(struct parser *p, struct trace_rank *r, const struct tra
 	buf_init(&p->name_tmp);
 }
 
-static void parser_free(struct parser *p)
+void trace_parser_free(struct trace_parser *p)
 {
 	json_reader_free(&p->jr);
 	free(p->cv);
@@ -739,356 +630,31 @@ static void parser_free(struct parser *p)
 	p->is_step = NULL;
 }
 
-static struct trace_rank *rank_new(const char *name)
-{
-	struct trace_rank *r = xcalloc(1, sizeof *r);
-	r->path = xstrdup(name);
-	trace_strtab_init(&r->strs);
-	return r;
-}
-
-/* ---------------- two-thread parse of one big plain file ----------------
- *
- * A second thread parses the second half of traceEvents while this one
- * parses the first.  The split point S is found by a text scan: "}" "," "{"
- * with a newline among the whitespace between them.  JSON strings cannot
- * hold a raw newline, so that is an element boundary of *some* array of
- * objects; the main parser confirms it is one of traceEvents when it gets
- * there (an element starting exactly at S).  If not, the helper's work is
- * thrown away and the main parser simply goes on: correctness never depends
- * on the guess.  The helper reads "[" + the file from S, stops at the "]"
- * that closes traceEvents, and the main parser then continues after that
- * "]" with a fresh reader fed "{"_":[" + the rest of the file.
- */
-#define SPLIT_MIN_BYTES (32u << 20)
-#define SPLIT_SCAN_BYTES (4u << 20)
-#define SPLIT_PREFIX "{\"_\":["
-
-struct split {
-	const char *path;
-	const struct trace_load_opts *opts;
-	uint64_t S;
-	pthread_t th;
-	bool started;
-	atomic_bool abort;
-	struct trace_rank *h;
-	struct parser hp;
-	bool any_float_ts, any_nonint_time;
-	uint32_t nevents;
-	bool reached_end;   /* saw the "]" closing traceEvents */
-	uint64_t end_off;   /* absolute offset of that "]" */
-	bool failed;
-	char errmsg[400];   /* "FILE: byte N: what" */
-};
-
-static uint64_t find_split(const char *path, uint64_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	char *b = xmalloc(SPLIT_SCAN_BYTES);
-	uint64_t from = size / 2;
-	ssize_t n = pread(fd, b, SPLIT_SCAN_BYTES, (off_t)from);
-	close(fd);
-	uint64_t found = 0;
-	for (ssize_t i = 0; n > 0 && i < n && !found; i++) {
-		if (b[i] != '}')
-			continue;
-		ssize_t j = i + 1;
-		bool nl = false;
-		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
-			nl |= b[j++] == '\n';
-		if (j >= n || b[j] != ',')
-			continue;
-		j++;
-		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
-			nl |= b[j++] == '\n';
-		if (j < n && b[j] == '{' && nl)
-			found = from + (uint64_t)j;
-	}
-	free(b);
-	return found;
-}
-
-static void *split_worker(void *arg)
-{
-	struct split *sp = arg;
-	char msg[300];
-	struct trace_source *src = trace_source_open_range(sp->path, sp->S, "[", msg, sizeof msg);
-	if (!src) {
-		sp->failed = true;
-		snprintf(sp->errmsg, sizeof sp->errmsg, "%s", msg);
-		return NULL;
-	}
-	struct parser *p = &sp->hp;
-	struct json_reader *jr = &p->jr;
-	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
-	enum json_tok t = json_next(jr);
-	uint32_t index = 0;
-	while (t == JSON_ARR_BEGIN) {
-		if ((index & 1023) == 0 && atomic_load(&sp->abort))
-			break;
-		uint32_t took = fast_batch(p, index, UINT64_MAX);
-		if (took) {
-			index += took;
-			continue;
-		}
-		t = json_next(jr);
-		if (t == JSON_ARR_END) {
-			sp->reached_end = true;
-			sp->end_off = sp->S + json_tok_offset(jr) - 1;
-			break;
-		}
-		if (t == JSON_ERROR || !parse_event(p, t, index)) {
-			if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
-				json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
-			sp->failed = true;
-			snprintf(sp->errmsg, sizeof sp->errmsg, "%s: byte %llu: %s", sp->path,
-				 (unsigned long long)(sp->S + jr->err.offset - 1), jr->err.msg);
-			break;
-		}
-		index++;
-		t = JSON_ARR_BEGIN;
-	}
-	sp->nevents = index;
-	sp->any_float_ts = p->any_float_ts;
-	sp->any_nonint_time = p->any_nonint_time;
-	sp->h->stats.replaced_utf8 = jr->replaced;
-	sp->h->skipped_min_ts = p->skipped_min_ts;
-	parser_free(p);
-	trace_source_close(src);
-	return NULL;
-}
-
-static struct split *split_start(const char *path, const struct trace_load_opts *opts, uint64_t size)
-{
-	uint64_t S = find_split(path, size);
-	if (!S)
-		return NULL;
-	struct split *sp = xcalloc(1, sizeof *sp);
-	sp->path = path;
-	sp->opts = opts;
-	sp->S = S;
-	atomic_init(&sp->abort, false);
-	sp->h = rank_new(path);
-	rows_reserve(sp->h, size - S);
-	parser_init(&sp->hp, sp->h, opts);
-	sp->hp.mid_file = true;
-	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
-		parser_free(&sp->hp);
-		trace_rank_free(sp->h);
-		free(sp);
-		return NULL;
-	}
-	sp->started = true;
-	return sp;
-}
-
-static void split_stop(struct split *sp, bool abort)
-{
-	if (!sp || !sp->started)
-		return;
-	if (abort)
-		atomic_store(&sp->abort, true);
-	pthread_join(sp->th, NULL);
-	sp->started = false;
-}
-
-static void split_free(struct split *sp)
-{
-	if (!sp)
-		return;
-	split_stop(sp, true);
-	trace_rank_free(sp->h);
-	free(sp);
-}
-
-static int64_t remap_id(int64_t v, const uint32_t *map)
-{
-	if (trace_id_is_str(v))
-		return TRACE_ID_STR_BASE + map[v - TRACE_ID_STR_BASE];
-	return v;
-}
-
-struct merge_ctx {
-	struct trace_rank *r, *h;
-	const uint32_t *map;
-	uint32_t base;
-};
-
-enum { MERGE_COLUMNS = 15 };
-
-/* Column i of the helper's rows appended to r's (a par_for task: each
- * writes its own column and reads only the helper's and the map). */
-static void merge_column(void *ctx, size_t col)
-{
-	const struct merge_ctx *mc = ctx;
-	struct trace_rank *r = mc->r, *h = mc->h;
-	const uint32_t *map = mc->map;
-	size_t n0 = r->n, total = r->n + h->n;
-#define APPEND(c, expr)                                                                              \
-	do {                                                                                         \
-		r->c = xrealloc(r->c, total * sizeof *r->c);                                         \
-		for (size_t i = 0; i < h->n; i++)                                                    \
-			r->c[n0 + i] = (expr);                                                       \
-		free(h->c);                                                                          \
-		h->c = NULL;                                                                         \
-	} while (0)
-	switch (col) {
-	case 0: APPEND(ts, h->ts[i]); break;
-	case 1: APPEND(dur, h->dur[i]); break;
-	case 2: APPEND(name, map[h->name[i]]); break;
-	case 3: APPEND(cat, map[h->cat[i]]); break;
-	case 4: APPEND(kind, 0); break;
-	case 5: APPEND(pid, remap_id(h->pid[i], map)); break;
-	case 6: APPEND(tid, remap_id(h->tid[i], map)); break;
-	case 7: APPEND(stream, h->stream[i]); break;
-	case 8: APPEND(correlation, h->correlation[i]); break;
-	case 9: APPEND(external_id, h->external_id[i]); break;
-	case 10: APPEND(bytes, h->bytes[i]); break;
-	case 11: APPEND(mem_bw_gbps, h->mem_bw_gbps[i]); break;
-	case 12: APPEND(idx, h->idx[i] + mc->base); break;
-	case 13: APPEND(link, -1); break;
-	case 14: APPEND(iteration, TRACE_ITER_NONE); break;
-	}
-#undef APPEND
-}
-
-/* Append the helper's rows (event ids shifted by base) to r. */
-static void split_merge(struct parser *p, struct split *sp, uint32_t base)
-{
-	struct trace_rank *r = p->r, *h = sp->h;
-	uint32_t *map = xmalloc((h->strs.n ? h->strs.n : 1) * sizeof *map);
-	for (uint32_t id = 0; id < h->strs.n; id++)
-		map[id] = trace_strtab_intern(&r->strs, h->strs.s[id], h->strs.len[id]);
-	/* column by column, freeing each helper column at once (the peak is
-	 * one column over the rows, not a second copy), the columns shared out
-	 * between two threads: the helper's core is idle by now */
-	size_t total = r->n + h->n;
-	if (total > 0) {
-		struct merge_ctx mc = {r, h, map, base};
-		par_for(MERGE_COLUMNS, p->opts->threads, merge_column, &mc);
-		r->n = r->cap = total;
-	}
-	for (size_t i = 0; i < h->nflows; i++) {
-		if (r->nflows == r->flows_cap) {
-			r->flows_cap = r->flows_cap ? r->flows_cap * 2 : 1024;
-			r->flows = xrealloc(r->flows, r->flows_cap * sizeof *r->flows);
-		}
-		struct trace_flow f = h->flows[i];
-		f.pid = remap_id(f.pid, map);
-		f.tid = remap_id(f.tid, map);
-		f.cat = f.cat == TRACE_NO_STR ? f.cat : map[f.cat];
-		f.idx += base;
-		r->flows[r->nflows++] = f;
-	}
-	for (size_t i = 0; i < h->ncounters; i++) {
-		if (r->ncounters == r->counters_cap) {
-			r->counters_cap = r->counters_cap ? r->counters_cap * 2 : 1024;
-			r->counters = xrealloc(r->counters, r->counters_cap * sizeof *r->counters);
-		}
-		struct trace_counter c = h->counters[i];
-		c.pid = remap_id(c.pid, map);
-		c.name = map[c.name];
-		c.key = map[c.key];
-		r->counters[r->ncounters++] = c;
-	}
-	struct trace_load_stats *a = &r->stats, *b = &h->stats;
-#define ADD(f) a->f += b->f
-	ADD(events);
-	ADD(complete);
-	ADD(dropped_trace_cat);
-	ADD(dropped_python);
-	ADD(bad_not_object);
-	ADD(bad_missing);
-	ADD(bad_negative_dur);
-	ADD(bad_huge_dur);
-	ADD(flows);
-	ADD(counters);
-	ADD(instants);
-	ADD(metadata);
-	ADD(replaced_utf8);
-	ADD(skipped_cpu_ops);
-	ADD(fast_path_events);
-#undef ADD
-	p->any_float_ts |= sp->any_float_ts;
-	p->any_nonint_time |= sp->any_nonint_time;
-	if (h->skipped_min_ts < p->skipped_min_ts)
-		p->skipped_min_ts = h->skipped_min_ts;
-	free(map);
-}
-
-/* Line and column of je's offset in a plain file, found by reading it
- * again: the parse of a plain file does not count lines (JSON_NO_LINES),
- * errors are rare and a re-read from the page cache is fast.  Leaves je
- * as it is if the file cannot be read. */
-static void locate_in_file(const char *path, struct json_error *je)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char *b = xmalloc(1u << 20);
-	uint64_t pos = 0, lines = 0, after_nl = 0;
-	bool ok = true;
-	while (pos < je->offset) {
-		size_t want = je->offset - pos < (1u << 20) ? (size_t)(je->offset - pos) : (1u << 20);
-		ssize_t n = read(fd, b, want);
-		if (n <= 0) {
-			ok = false;
-			break;
-		}
-		const char *last;
-		lines += json_count_newlines(b, b + n, &last);
-		if (last)
-			after_nl = pos + (uint64_t)(last - b) + 1;
-		pos += (uint64_t)n;
-	}
-	free(b);
-	close(fd);
-	if (ok) {
-		je->line = lines + 1;
-		je->column = je->offset - after_nl + 1;
-	}
-}
-
-static void set_error(struct buf *err, const char *name, const struct json_error *je)
-{
-	if (je->line == 0) /* a reader started mid-file: only the byte offset is known */
-		buf_printf(err, "%s: byte %llu: %s", name, (unsigned long long)je->offset, je->msg);
-	else
-		buf_printf(err, "%s: byte %llu (line %llu, column %llu): %s", name,
-			   (unsigned long long)je->offset, (unsigned long long)je->line,
-			   (unsigned long long)je->column, je->msg);
-}
-
 static struct trace_rank *load_from(const char *name, struct trace_source *src,
 				    const struct trace_load_opts *opts, bool allow_split, struct buf *err)
 {
 	static const struct trace_load_opts dflt;
 	if (!opts)
 		opts = &dflt;
-	struct parser p;
-	struct trace_rank *r = rank_new(name);
-	parser_init(&p, r, opts);
+	struct trace_parser p;
+	struct trace_rank *r = trace_rank_new(name);
+	trace_parser_init(&p, r, opts);
 	struct json_reader *jr = &p.jr;
 	/* a plain file can be read again to locate an error: no line counting */
 	bool plain_file = !trace_source_is_gzip(src) && trace_source_file_size(src) > 0;
 	unsigned jflags = JSON_LENIENT_UTF8 | (plain_file ? JSON_NO_LINES : 0);
 	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
-	struct split *sp = NULL;
+	struct trace_split *sp = NULL;
 	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
 	uint64_t rest_adjust = 0;
-	if (allow_split && !trace_source_is_gzip(src)) {
-		uint64_t size = trace_source_file_size(src);
-		if (size >= SPLIT_MIN_BYTES)
-			sp = split_start(name, opts, size);
-	}
+	if (allow_split && !trace_source_is_gzip(src))
+		sp = trace_split_start(name, opts, trace_source_file_size(src));
 	/* a gzip file's size comes from its trailer: reserving for it took a
 	 * 1 GB trace's .json.gz from 11,300 page faults to 2,200 and 1.45 s
 	 * to 1.25 s */
-	uint64_t text_size = sp ? sp->S : trace_source_text_size_hint(src);
+	uint64_t text_size = sp ? trace_split_offset(sp) : trace_source_text_size_hint(src);
 	if (text_size > 0)
-		rows_reserve(r, text_size);
+		trace_columns_reserve(r, text_size);
 
 	bool ok = false;
 	enum json_tok t = json_next(jr);
@@ -1113,7 +679,7 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 			p.saw_events = true;
 			uint32_t index = 0;
 			for (;;) {
-				uint32_t took = fast_batch(&p, index, sp ? sp->S : UINT64_MAX);
+				uint32_t took = trace_parser_fast_batch(&p, index, sp ? trace_split_offset(sp) : UINT64_MAX);
 				if (took) {
 					index += took;
 					continue;
@@ -1121,24 +687,22 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 				t = json_next(jr);
 				if (t == JSON_ARR_END)
 					break;
-				if (sp && t != JSON_ERROR && json_tok_offset(jr) >= sp->S) {
-					if (json_tok_offset(jr) != sp->S || t != JSON_OBJ_BEGIN) {
+				if (sp && t != JSON_ERROR && json_tok_offset(jr) >= trace_split_offset(sp)) {
+					if (json_tok_offset(jr) != trace_split_offset(sp) || t != JSON_OBJ_BEGIN) {
 						/* the guess was not an element of traceEvents */
-						split_free(sp);
+						trace_split_free(sp);
 						sp = NULL;
 					} else {
-						split_stop(sp, false);
-						split_merge(&p, sp, index);
+						uint32_t nevents;
+						uint64_t end_off;
+						bool at_end = trace_split_join(&p, sp, index, &nevents, &end_off);
+						trace_split_free(sp);
+						sp = NULL;
 						r->stats.parse_threads = 2;
-						index += sp->nevents;
-						if (!sp->reached_end) {
-							snprintf(r->stats.truncated_msg, sizeof r->stats.truncated_msg,
-								 "%.199s", sp->errmsg);
+						index += nevents;
+						if (!at_end) {
 							r->stats.truncated = r->n > 0;
-							bool any = r->n > 0;
-							split_free(sp);
-							sp = NULL;
-							if (!any) {
+							if (r->n == 0) {
 								buf_puts(err, r->stats.truncated_msg);
 								goto fail_quiet;
 							}
@@ -1147,11 +711,7 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 						}
 						/* go on after the "]" with a fresh reader */
 						char msg[300];
-						rest_src = trace_source_open_range(name, sp->end_off, SPLIT_PREFIX, msg,
-										   sizeof msg);
-						rest_adjust = sp->end_off - (sizeof SPLIT_PREFIX - 2);
-						split_free(sp);
-						sp = NULL;
+						rest_src = trace_split_rest(name, end_off, &rest_adjust, msg, sizeof msg);
 						if (!rest_src) {
 							buf_puts(err, msg);
 							goto fail_quiet;
@@ -1160,19 +720,17 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 						json_reader_free(jr);
 						json_reader_init_stream(jr, trace_source_read, rest_src, 1u << 20,
 									JSON_LENIENT_UTF8 | JSON_NO_LINES);
-						/* {"_":[ ] : back inside the top-level object */
-						if (json_next(jr) != JSON_OBJ_BEGIN || json_next(jr) != JSON_KEY ||
-						    json_next(jr) != JSON_ARR_BEGIN || json_next(jr) != JSON_ARR_END)
+						if (!trace_split_resume(jr))
 							goto broken;
 						break;
 					}
 				}
-				if (t == JSON_ERROR || !parse_event(&p, t, index))
+				if (t == JSON_ERROR || !trace_parser_event(&p, t, index))
 					goto broken;
 				index++;
 			}
 			if (sp) { /* traceEvents ended before the split point */
-				split_free(sp);
+				trace_split_free(sp);
 				sp = NULL;
 			}
 		} else if (KEYIS("distributedInfo")) {
@@ -1201,10 +759,10 @@ broken:
 	if (rest_src)
 		jr->err.offset += rest_adjust, jr->err.line = 0;
 	if (jr->err.line == 0 && plain_file)
-		locate_in_file(name, &jr->err);
+		trace_error_locate(name, &jr->err);
 	if (r->n > 0) {
 		struct buf m = BUF_INIT;
-		set_error(&m, name, &jr->err);
+		trace_error_format(&m, name, &jr->err);
 		snprintf(r->stats.truncated_msg, sizeof r->stats.truncated_msg, "%s", m.data);
 		buf_free(&m);
 		r->stats.truncated = true;
@@ -1217,11 +775,11 @@ done:
 	}
 	if (!ok)
 		goto fail;
-	split_free(sp);
+	trace_split_free(sp);
 	if (r->stats.parse_threads == 0)
 		r->stats.parse_threads = 1;
 	r->stats.replaced_utf8 += jr->replaced;
-	parser_free(&p);
+	trace_parser_free(&p);
 	trace_source_close(rest_src);
 	r->skipped_min_ts = p.skipped_min_ts;
 
@@ -1247,11 +805,11 @@ fail:
 	if (rest_src)
 		jr->err.offset += rest_adjust, jr->err.line = 0;
 	if (jr->err.line == 0 && plain_file)
-		locate_in_file(name, &jr->err);
-	set_error(err, name, &jr->err);
+		trace_error_locate(name, &jr->err);
+	trace_error_format(err, name, &jr->err);
 fail_quiet:
-	split_free(sp);
-	parser_free(&p);
+	trace_split_free(sp);
+	trace_parser_free(&p);
 	trace_source_close(rest_src);
 	trace_rank_free(r);
 	return NULL;

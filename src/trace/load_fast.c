@@ -11,9 +11,9 @@
  * without decoding it.
  *
  * The rule that keeps it honest: the fast path either produces exactly what
- * the tokenizer path (parse_event in load.c) would, or it declines (returns
- * NULL) and the element is parsed again by the tokenizer path, which also
- * reports any error with its position.  It declines on everything unusual:
+ * the tokenizer path (trace_parser_event in load.c) would, or it declines
+ * (returns NULL) and the element is parsed again by the tokenizer path,
+ * which also reports any error with its position.  It declines on everything unusual:
  * escapes in names and keys, invalid UTF-8, numbers with exponents or more
  * than 19 digits where the value is used, string pids, counters, duplicate
  * keys that the tokenizer path would intern twice, deep nesting, an element
@@ -24,46 +24,11 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/scan.h"
 #include "core/utf8.h"
 #include "trace/load_internal.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #define MAX_SKIP_DEPTH 32
-
-static inline bool ws(unsigned char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-/* Whitespace runs between tokens are 0 to ~10 bytes ("\n      " before
- * a key): one 16-byte compare settles them without a data-dependent loop,
- * whose mispredicted exits cost more than the bytes. */
-static inline __attribute__((always_inline)) const char *skip_ws(const char *p, const char *end)
-{
-	/* the usual cases first: nothing to skip, one space (after ':' or ',') */
-	if (__builtin_expect(end - p >= 2, 1)) {
-		if (!ws((unsigned char)p[0]))
-			return p;
-		if (p[0] == ' ' && !ws((unsigned char)p[1]))
-			return p + 1;
-	}
-#if defined(__SSE2__)
-	while (end - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)p);
-		__m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-					 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
-						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))));
-		unsigned m = (unsigned)_mm_movemask_epi8(w) ^ 0xffffu;
-		if (m)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#endif
-	while (p < end && ws((unsigned char)*p))
-		p++;
-	return p;
-}
 
 /* Number of leading ASCII digits in the 8 bytes at s (little-endian load). */
 static inline unsigned digits8(uint64_t v)
@@ -133,30 +98,9 @@ static const char *str_end_slow(const char *p, const char *end, bool *plain)
 	const char *s = p + 1;
 	*plain = true;
 	for (;;) {
-#if defined(__SSE2__)
-		const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
-		while (end - s >= 16) {
-			__m128i v = _mm_loadu_si128((const __m128i *)s);
-			/* signed compare: < 0x20 catches control bytes and bytes >= 0x80 */
-			__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)),
-						 _mm_cmplt_epi8(v, sp));
-			unsigned mm = (unsigned)_mm_movemask_epi8(m);
-			if (mm) {
-				s += __builtin_ctz(mm);
-				goto special;
-			}
-			s += 16;
-		}
-#endif
-		for (;;) {
-			if (s >= end)
-				return NULL;
-			unsigned char c = (unsigned char)*s;
-			if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80)
-				break;
-			s++;
-		}
-	special:;
+		s = scan_str(s, end);
+		if (s >= end)
+			return NULL;
 		unsigned char c = (unsigned char)*s;
 		if (c == '"')
 			return s + 1;
@@ -209,22 +153,11 @@ static const char *str_end_slow(const char *p, const char *end, bool *plain)
  * when the closing quote comes before anything special. */
 static inline __attribute__((always_inline)) const char *str_end(const char *p, const char *end, bool *plain)
 {
-#if defined(__SSE2__)
-	if (end - p >= 17) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(p + 1));
-		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-						      _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-					 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-		unsigned mm = (unsigned)_mm_movemask_epi8(m);
-		if (mm) {
-			unsigned k = (unsigned)__builtin_ctz(mm);
-			if (p[1 + k] == '"') {
-				*plain = true;
-				return p + 2 + k;
-			}
-		}
+	int k = scan_short_str(p, end);
+	if (k >= 0) {
+		*plain = true;
+		return p + 2 + k;
 	}
-#endif
 	return str_end_slow(p, end, plain);
 }
 
@@ -327,7 +260,7 @@ static const char *value_skip(const char *p, const char *end, int depth)
 			return NULL;
 		bool obj = *p == '{';
 		char close = obj ? '}' : ']';
-		p = skip_ws(p + 1, end);
+		p = scan_ws(p + 1, end);
 		if (p < end && *p == close)
 			return p + 1;
 		for (;;) {
@@ -337,22 +270,22 @@ static const char *value_skip(const char *p, const char *end, int depth)
 				p = str_end(p, end, &plain);
 				if (!p)
 					return NULL;
-				p = skip_ws(p, end);
+				p = scan_ws(p, end);
 				if (p >= end || *p != ':')
 					return NULL;
-				p = skip_ws(p + 1, end);
+				p = scan_ws(p + 1, end);
 			}
 			p = value_skip(p, end, depth + 1);
 			if (!p)
 				return NULL;
-			p = skip_ws(p, end);
+			p = scan_ws(p, end);
 			if (p >= end)
 				return NULL;
 			if (*p == close)
 				return p + 1;
 			if (*p != ',')
 				return NULL;
-			p = skip_ws(p + 1, end);
+			p = scan_ws(p + 1, end);
 		}
 	}
 	default:
@@ -412,17 +345,17 @@ static inline __attribute__((always_inline)) const char *key_at(const char *p, c
 		return NULL;
 	*k = p + 1;
 	*kl = (size_t)(q - 1 - (p + 1));
-	q = skip_ws(q, end);
+	q = scan_ws(q, end);
 	if (q >= end || *q != ':')
 		return NULL;
-	return skip_ws(q + 1, end);
+	return scan_ws(q + 1, end);
 }
 
 /* After a member's value: ',' (more members) or the closing '}'.  Returns
  * the start of the next key, or the byte after '}' with *closed set. */
 static inline __attribute__((always_inline)) const char *next_member(const char *p, const char *end, bool *closed)
 {
-	p = skip_ws(p, end);
+	p = scan_ws(p, end);
 	if (p >= end)
 		return NULL;
 	if (*p == '}') {
@@ -431,7 +364,7 @@ static inline __attribute__((always_inline)) const char *next_member(const char 
 	}
 	if (*p != ',')
 		return NULL;
-	return skip_ws(p + 1, end);
+	return scan_ws(p + 1, end);
 }
 
 #define KEY(lit) (kl == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
@@ -439,7 +372,7 @@ static inline __attribute__((always_inline)) const char *next_member(const char 
 static const char *args_obj(const char *p, const char *end, struct fast_event *ev)
 {
 	/* p is just past '{' */
-	p = skip_ws(p, end);
+	p = scan_ws(p, end);
 	if (p < end && *p == '}')
 		return p + 1;
 	for (;;) {
@@ -634,10 +567,10 @@ static inline __attribute__((always_inline)) const char *key_is(const char *p, c
 	uint64_t mask = n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
 	if ((a & mask) != b)
 		return NULL;
-	p = skip_ws(p + n, end);
+	p = scan_ws(p + n, end);
 	if (p >= end || *p != ':')
 		return NULL;
-	return skip_ws(p + 1, end);
+	return scan_ws(p + 1, end);
 }
 
 const char *trace_fast_event(const char *p, const char *end, struct fast_event *ev)
@@ -649,7 +582,7 @@ const char *trace_fast_event(const char *p, const char *end, struct fast_event *
 	unsigned seen = 0;
 	bool closed = false;
 	const char *q, *v;
-	p = skip_ws(p + 1, end);
+	p = scan_ws(p + 1, end);
 	if (p < end && *p == '}')
 		return p + 1;
 	/*
@@ -699,9 +632,9 @@ const char *trace_fast_event(const char *p, const char *end, struct fast_event *
 
 const char *trace_fast_next(const char *q, const char *end)
 {
-	q = skip_ws(q, end);
+	q = scan_ws(q, end);
 	if (q >= end || *q != ',')
 		return NULL;
-	q = skip_ws(q + 1, end);
+	q = scan_ws(q + 1, end);
 	return q < end && *q == '{' ? q : NULL;
 }

@@ -1,32 +1,134 @@
 /*
- * load_internal.h - helpers shared by the loader files (load.c, finish.c,
- * set.c); not part of the model API.
+ * load_internal.h - what the files of the trace library share and the
+ * model API does not offer; each section names the file that provides it.
+ * Not part of the model API (model.h).
  */
 #ifndef DYNO_TRACE_LOAD_INTERNAL_H
 #define DYNO_TRACE_LOAD_INTERNAL_H
 
+#include <string.h>
+
 #include "core/json.h"
 #include "trace/model.h"
 
-/* HTA's per-file steps after parsing: rounding, kinds, links, iterations,
- * device type, name classification. */
+struct trace_source;
+
+/* ---- finish.c: HTA's per-file steps (load.c runs them, set.c redoes the
+ * links and the iteration list after the last-step filter) ---- */
+
+/* Rounding, kinds, links, iterations, device type, name classification. */
 void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts);
 /* (Re)compute CPU<->GPU links from the correlation column. */
 void trace_rank_link(struct trace_rank *r);
 /* Distinct ProfilerStep numbers of the rows, into r->iterations. */
 void trace_rank_list_iterations(struct trace_rank *r);
-void trace_rank_columns_free(struct trace_rank *r);
-/* N of a "ProfilerStep#N" name (HTA's ProfilerStep\s*#\s*(\d+)); -1 if none. */
-long trace_step_number(const char *name);
+
+/* ---- rules the steps share (finish.c, set.c, filter_mtia.c) ---- */
+
+/* The GPU side of a correlation (the links' and the last-step filter's
+ * rule): a stream and a correlation, or an Event/Context Sync row; the
+ * sync names as ids (trace_strtab_find, TRACE_NO_STR when absent) so that
+ * the per-row test is two compares. */
+static inline bool trace_row_corr_gpu(const struct trace_rank *r, size_t i, uint32_t ev_sync, uint32_t ctx_sync)
+{
+	return (r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync || r->name[i] == ctx_sync;
+}
+
+/* "ProfilerStep#N" exactly at the start (HTA's ^ProfilerStep#(\d+)): the
+ * step rows of the last-step filters. */
+static inline bool trace_is_step_name(const char *s)
+{
+	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
+}
+
+/* ---- load.c: one file, for set.c ---- */
 
 /* trace_rank_load, choosing whether one big plain file may be parsed by two
  * threads (set.c forbids it when every core already loads a rank). */
 struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, bool allow_split,
 				      struct buf *err);
 
-/* One traceEvents element as the fast path decoded it (load_fast.c): the
- * fields the loader keeps, names and categories as text in the reader's
- * window (valid until the reader moves on). */
+/* ---- load.c: the parser, for the two-thread parse (load_split.c) ---- */
+
+struct trace_cval {
+	uint32_t key;
+	double v;
+};
+
+/* The state of one parse of traceEvents into one rank. */
+struct trace_parser {
+	struct json_reader jr;
+	struct trace_rank *r;
+	const struct trace_load_opts *opts;
+	struct trace_cval *cv; /* numeric args of the current event (for counters) */
+	size_t ncv, cvcap;
+	bool any_float_ts;
+	bool any_nonint_time; /* an element without an integer ts or dur */
+	bool have_rank;
+	int64_t dist_rank;
+	bool saw_events;
+	uint32_t str_trace, str_python; /* cat ids compared per event */
+	uint32_t str_cpu_op, str_user_ann;
+	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
+	size_t is_step_cap;
+	double skipped_min_ts;
+	bool mid_file; /* a two-thread helper: its local index 0 is not event 0 */
+	struct buf name_tmp;
+};
+
+/* A parser filling r (the reader is set up by the caller). */
+void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struct trace_load_opts *opts);
+/* Frees the parser and its reader (not the rank). */
+void trace_parser_free(struct trace_parser *p);
+/* One element of traceEvents through the tokenizer path; t is its first
+ * token, just read.  false: the input is broken (error in p->jr). */
+bool trace_parser_event(struct trace_parser *p, enum json_tok t, uint32_t index);
+/* The fast path over the next elements of traceEvents that the reader's
+ * window holds, numbered from index, none at or past byte stop_at; returns
+ * how many it took (0: json_next() must read the next element). */
+uint32_t trace_parser_fast_batch(struct trace_parser *p, uint32_t index, uint64_t stop_at);
+
+/* ---- load_split.c: the two-thread parse of one big plain file ---- */
+
+struct trace_split;
+/* When the plain file path of `size` bytes is big enough and a split point
+ * is found in its middle, a helper thread starts parsing from there; else
+ * NULL. */
+struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size);
+/* The byte where the helper started: the main parser's guess is right when
+ * an element of traceEvents starts exactly there. */
+uint64_t trace_split_offset(const struct trace_split *sp);
+/* The guess was right and the main parser, with `base` elements read, is
+ * there: wait for the helper and append its rows, flows, counters and
+ * counts to p's rank; *nevents = the elements it read.  Returns true when
+ * it reached the "]" closing traceEvents (at byte *end_off), false when the
+ * input broke off first (its message in p->r->stats.truncated_msg). */
+bool trace_split_join(struct trace_parser *p, struct trace_split *sp, uint32_t base, uint32_t *nevents,
+		      uint64_t *end_off);
+/* Stops the helper if it still runs, and frees it (NULL is fine). */
+void trace_split_free(struct trace_split *sp);
+/* After a join that reached end_off: the rest of the file for a fresh
+ * reader, behind a prefix that trace_split_resume() reads back into the
+ * top-level object; *adjust turns the new reader's offsets into the
+ * file's.  NULL with a message in errbuf on failure. */
+struct trace_source *trace_split_rest(const char *path, uint64_t end_off, uint64_t *adjust, char *errbuf,
+				      size_t errlen);
+bool trace_split_resume(struct json_reader *jr);
+
+/* ---- load_error.c: the loader's error messages ---- */
+
+/* Line and column of je's offset in the plain file path, found by reading
+ * it again (the parse of a plain file does not count lines). */
+void trace_error_locate(const char *path, struct json_error *je);
+/* "NAME: byte N (line L, column C): what" (without line and column when
+ * they are not known) into err. */
+void trace_error_format(struct buf *err, const char *name, const struct json_error *je);
+
+/* ---- load_fast.c: the fast path ---- */
+
+/* One traceEvents element as the fast path decoded it: the fields the
+ * loader keeps, names and categories as text in the reader's window (valid
+ * until the reader moves on). */
 struct fast_event {
 	char ph;
 	bool has_ts, has_dur, has_cat, has_name, has_id;

@@ -86,7 +86,6 @@ enum trace_cat {
 	TRACE_CAT_MTIA_RUNTIME,
 	TRACE_CAT__COUNT
 };
-const char *trace_cat_name(enum trace_cat c);
 /* Category of a cat string (exact match; unknown -> TRACE_CAT_OTHER). */
 enum trace_cat trace_cat_of(const char *s, size_t len);
 
@@ -245,8 +244,6 @@ static inline bool trace_is_idle_kernel(const struct trace_rank *r, size_t i)
 	return r->stream[i] != -1 && (k == TRACE_CAT_KERNEL || k == TRACE_CAT_GPU_MEMCPY ||
 				      k == TRACE_CAT_GPU_MEMSET || k == TRACE_CAT_MTIA_CCP_EVENTS);
 }
-/* Correlation / filtering rule: the GPU side of a correlation. */
-bool trace_is_corr_gpu(const struct trace_rank *r, size_t i);
 
 static inline const char *trace_name(const struct trace_rank *r, size_t i)
 {
@@ -283,12 +280,6 @@ struct trace_load_opts {
 	bool tokenizer_only;
 };
 
-/* True when a and b are the same model (every column bit for bit, the
- * string table, flows, counters, stats); else false with the first
- * difference in why (may be NULL).  Tests compare the loader's two parse
- * paths with it. */
-bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, struct buf *why);
-
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
  * name).  No alignment, no filtering.  On failure returns NULL and writes
  * "FILE: byte OFFSET: what" into err.  A truncated file that still gave
@@ -317,6 +308,11 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 		   struct buf *err);
 /* Align and filter an already loaded set (used by trace_set_load and tests). */
 void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts);
+/* The set trace_set_load makes of one file, from a rank already loaded
+ * (trace_rank_load_mem: tests, fuzzers): the set takes r over (freed by
+ * trace_set_free), warnings as trace_set_load writes them, aligned and
+ * filtered. */
+void trace_set_from_rank(struct trace_set *set, struct trace_rank *r, const struct trace_load_opts *opts);
 void trace_set_free(struct trace_set *set);
 
 /* A human summary of what was skipped and why (empty when nothing was). */

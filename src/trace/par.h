@@ -1,23 +1,12 @@
 /*
- * par.h - the one small fork-join helper of the after-parse steps and the
- * analyses: run n independent tasks on a few threads.  Used by set.c (the
- * last-step filter of each rank) and src/analyze/run.c (each analysis of
- * each rank).  Tasks must not share mutable data; each writes only its own
- * result slot, which the caller reads after par_for() returns (the joins
- * order those writes before the reads).
+ * par.h - compat: removed once analyze/ is merged.  par_for moved to
+ * src/core/par.h (it is generic fork-join, not trace-specific); this file
+ * only forwards for the two includers outside the trace library that are
+ * being rewritten elsewhere.
  */
 #ifndef DYNO_TRACE_PAR_H
 #define DYNO_TRACE_PAR_H
 
-#include <stddef.h>
-
-/* Call fn(ctx, i) once for every i in [0, n), on min(n, threads) threads
- * (threads <= 0: the number of online cores), the calling thread included.
- * Tasks are taken in ascending i, so put the longest first.  If a thread
- * cannot be started, the others (at least the caller) do its share. */
-void par_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx);
-
-/* threads <= 0 -> online cores (at least 1). */
-int par_threads(int threads);
+#include "core/par.h"
 
 #endif

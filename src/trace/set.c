@@ -3,8 +3,9 @@
  * struct trace_set, then HTA's cross-rank steps (semantics doc 1.3):
  *
  *   - a directory's *.json / *.json.gz entries are loaded in parallel by
- *     min(files, cores) threads, each parsing whole files (a rank is one
- *     file, so there is no shared state but the job counter);
+ *     min(files, cores) threads (par_for), each parsing whole files (a rank
+ *     is one file, so there is no shared state but par_for's task counter);
+ *     trace_set_from_rank() makes the same set of one rank loaded alone;
  *   - ranks are sorted ascending; a rank given by two files keeps the later
  *     file in name order, with a warning (HTA keeps the later in listing
  *     order, which is unspecified);
@@ -13,13 +14,16 @@
  *     all ranks, each rank keeps its CPU rows that start before the last
  *     step's start, and the GPU rows whose correlation matches a kept CPU
  *     row (once per match, like HTA's inner join); the table becomes the kept
- *     GPU rows followed by the kept CPU rows, and links are recomputed.
+ *     GPU rows followed by the kept CPU rows, and links are recomputed.  An
+ *     MTIA rank's rows are chosen by HTA's MTIA rule (filter_mtia.c); either
+ *     way this file gathers the kept rows, walking the column table.
+ * Costs: the loads dominate; the filter is a radix sort by correlation and
+ * one gather of every column per rank, ranks on parallel threads.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +31,11 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/par.h"
+#include "trace/columns.h"
+#include "trace/filter_mtia.h"
 #include "trace/load_internal.h"
-#include "trace/par.h"
 #include "trace/rsort.h"
-#include "trace/set_internal.h"
 
 static bool has_suffix(const char *s, const char *suf)
 {
@@ -45,29 +50,20 @@ static int str_cmp(const void *a, const void *b)
 
 struct job {
 	char **paths;
-	size_t npaths;
 	const struct trace_load_opts *opts;
 	bool allow_split;
 	struct trace_rank **out;
 	struct buf *errs;
-	size_t next;
-	pthread_mutex_t mu;
 };
 
-static void *worker(void *arg)
+/* One file of the set (a par_for task: it writes out[i] and errs[i] only). */
+static void load_one(void *ctx, size_t i)
 {
-	struct job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		size_t i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->npaths)
-			return NULL;
-		int64_t t0 = clock_mono_ns();
-		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
-		if (j->out[i])
-			j->out[i]->load_s = (double)(clock_mono_ns() - t0) / 1e9;
-	}
+	struct job *j = ctx;
+	int64_t t0 = clock_mono_ns();
+	j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
+	if (j->out[i])
+		j->out[i]->load_s = (double)(clock_mono_ns() - t0) / 1e9;
 }
 
 static int rank_cmp(const void *a, const void *b)
@@ -86,6 +82,28 @@ static void warn(struct buf *w, const char *fmt, ...)
 	buf_vprintf(w, fmt, ap);
 	va_end(ap);
 	buf_putc(w, '\n');
+}
+
+/* The ranks (ascending, distinct) become the set's: each one's warnings
+ * (where its rank came from, what the loader skipped) after those in w,
+ * then trace_set_finish. */
+static void set_adopt(struct trace_set *set, struct trace_rank **ranks, size_t n, struct buf *w,
+		      const struct trace_load_opts *opts)
+{
+	set->ranks = ranks;
+	set->nranks = n;
+	for (size_t i = 0; i < n; i++) {
+		struct trace_rank *r = ranks[i];
+		if (r->rank_rule != TRACE_RANK_DISTINFO)
+			warn(w, "%s: rank %d from %s", r->path, r->rank, trace_rank_rule_name(r->rank_rule));
+		struct buf d = BUF_INIT;
+		trace_load_stats_describe(r, &d);
+		if (d.len)
+			warn(w, "%s: %s", r->path, d.data);
+		buf_free(&d);
+	}
+	set->warnings = buf_detach(w, NULL);
+	trace_set_finish(set, opts);
 }
 
 int trace_set_load(struct trace_set *set, const char *path, const struct trace_load_opts *opts,
@@ -133,30 +151,15 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 		paths[np++] = xstrdup(path);
 	}
 
-	struct job j = {.paths = paths, .npaths = np, .opts = opts};
+	struct job j = {.paths = paths, .opts = opts};
 	j.out = xcalloc(np, sizeof *j.out);
 	j.errs = xcalloc(np, sizeof *j.errs);
 	for (size_t i = 0; i < np; i++)
 		buf_init(&j.errs[i]);
-	pthread_mutex_init(&j.mu, NULL);
-	long cores = opts->threads > 0 ? opts->threads : sysconf(_SC_NPROCESSORS_ONLN);
-	if (cores < 1)
-		cores = 1;
-	size_t nthreads = np < (size_t)cores ? np : (size_t)cores;
+	int cores = par_threads(opts->threads);
 	/* spare cores: a big file may use two threads */
 	j.allow_split = cores >= 2 && np * 2 <= (size_t)cores;
-	pthread_t *th = xcalloc(nthreads, sizeof *th);
-	size_t started = 0;
-	for (size_t t = 1; t < nthreads; t++)
-		if (pthread_create(&th[t], NULL, worker, &j) == 0)
-			started = t;
-		else
-			break;
-	worker(&j); /* this thread works too */
-	for (size_t t = 1; t <= started; t++)
-		pthread_join(th[t], NULL);
-	free(th);
-	pthread_mutex_destroy(&j.mu);
+	par_for(np, cores, load_one, &j); /* min(files, cores) threads */
 
 	int rc = 0;
 	for (size_t i = 0; i < np; i++) {
@@ -190,21 +193,17 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 		}
 		j.out[k++] = j.out[i];
 	}
-	set->ranks = j.out;
-	set->nranks = k;
-	for (size_t i = 0; i < k; i++) {
-		struct trace_rank *r = set->ranks[i];
-		if (r->rank_rule != TRACE_RANK_DISTINFO)
-			warn(&w, "%s: rank %d from %s", r->path, r->rank, trace_rank_rule_name(r->rank_rule));
-		struct buf d = BUF_INIT;
-		trace_load_stats_describe(r, &d);
-		if (d.len)
-			warn(&w, "%s: %s", r->path, d.data);
-		buf_free(&d);
-	}
-	set->warnings = buf_detach(&w, NULL);
-	trace_set_finish(set, opts);
+	set_adopt(set, j.out, k, &w, opts);
 	return 0;
+}
+
+void trace_set_from_rank(struct trace_set *set, struct trace_rank *r, const struct trace_load_opts *opts)
+{
+	memset(set, 0, sizeof *set);
+	struct trace_rank **ranks = xmalloc(sizeof *ranks);
+	ranks[0] = r;
+	struct buf w = BUF_INIT;
+	set_adopt(set, ranks, 1, &w, opts);
 }
 
 void trace_set_free(struct trace_set *set)
@@ -214,12 +213,6 @@ void trace_set_free(struct trace_set *set)
 	free(set->ranks);
 	free(set->warnings);
 	memset(set, 0, sizeof *set);
-}
-
-/* "ProfilerStep#N" exactly at the start (HTA's ^ProfilerStep#(\d+)). */
-static bool is_step_name(const char *s)
-{
-	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
 }
 
 #define MAX_DUP 16
@@ -270,21 +263,18 @@ struct gather_job {
 	size_t ngroups;
 };
 
-#define NCOLS 15
-
-#define GATHER_INTO(col)                                                                             \
+#define GATHER(T)                                                                                    \
 	do {                                                                                         \
-		__typeof__(r->col) tmp = scratch;                                                    \
+		const T *from = *col;                                                                \
+		T *to = scratch;                                                                     \
 		for (size_t j = 0; j < n; j++)                                                       \
-			tmp[j] = r->col[src[j]];                                                     \
-		if (n > r->cap)                                                                      \
-			r->col = xrealloc(r->col, n * sizeof *r->col);                               \
-		memcpy(r->col, tmp, n * sizeof *tmp);                                                \
+			to[j] = from[src[j]];                                                        \
 	} while (0)
 
 /* Columns c with c % ngroups == gi (alternate columns: the groups carry
  * about the same bytes), through one scratch array; groups touch disjoint
- * columns of the rank, so they can run on different threads. */
+ * columns of the rank, so they can run on different threads.  Rows are
+ * moved as whole 1-, 4- or 8-byte values (doubles by their bits). */
 static void gather_group(void *ctx, size_t gi)
 {
 	struct gather_job *g = ctx;
@@ -292,47 +282,39 @@ static void gather_group(void *ctx, size_t gi)
 	const uint32_t *src = g->src;
 	size_t n = g->n;
 	void *scratch = xmalloc((n ? n : 1) * sizeof(double));
-	for (size_t c = gi; c < NCOLS; c += g->ngroups) {
-		switch (c) {
-		case 0: GATHER_INTO(ts); break;
-		case 1: GATHER_INTO(dur); break;
-		case 2: GATHER_INTO(name); break;
-		case 3: GATHER_INTO(cat); break;
-		case 4: GATHER_INTO(kind); break;
-		case 5: GATHER_INTO(pid); break;
-		case 6: GATHER_INTO(tid); break;
-		case 7: GATHER_INTO(stream); break;
-		case 8: GATHER_INTO(correlation); break;
-		case 9: GATHER_INTO(external_id); break;
-		case 10: GATHER_INTO(bytes); break;
-		case 11: GATHER_INTO(mem_bw_gbps); break;
-		case 12: GATHER_INTO(idx); break;
-		case 13: GATHER_INTO(link); break;
-		case 14: GATHER_INTO(iteration); break;
-		default: break;
-		}
+	for (size_t c = gi; c < TRACE_NCOLS; c += g->ngroups) {
+		void **col = trace_col(r, c);
+		size_t size = trace_columns[c].size;
+		if (size == 8)
+			GATHER(uint64_t);
+		else if (size == 4)
+			GATHER(uint32_t);
+		else
+			GATHER(uint8_t);
+		if (n > r->cap)
+			*col = xrealloc(*col, n * size);
+		memcpy(*col, scratch, n * size);
 	}
 	free(scratch);
 }
-#undef GATHER_INTO
+#undef GATHER
 
-/* HTA 1.3 on one rank: keep CPU rows before the last step start and the GPU
- * rows a kept CPU row launched (once per such row), GPU rows first. */
-static void filter_rank(struct trace_rank *r, int threads)
+/* HTA 1.3 on one rank: the CPU rows before the last step start and the GPU
+ * rows a kept CPU row launched (once per such row), GPU rows first; returns
+ * how many, their source rows in *src_out. */
+static size_t last_step_rows(struct trace_rank *r, uint32_t **src_out)
 {
 	/* CPU rows (not the correlation-GPU rule) named ProfilerStep#N */
 	bool *step = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *step);
 	for (uint32_t id = 0; id < r->strs.n; id++)
-		step[id] = is_step_name(r->strs.s[id]);
+		step[id] = trace_is_step_name(r->strs.s[id]);
 	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);
 	uint32_t ctx_sync = trace_strtab_find(&r->strs, "Context Sync", 12);
 	bool *gpu = xmalloc((r->n ? r->n : 1) * sizeof *gpu);
 	double last_start = -INFINITY;
 	bool any = false;
 	for (size_t i = 0; i < r->n; i++) {
-		/* trace_is_corr_gpu() with the sync names as ids */
-		gpu[i] = (r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync ||
-			 r->name[i] == ctx_sync;
+		gpu[i] = trace_row_corr_gpu(r, i, ev_sync, ctx_sync);
 		if (!gpu[i] && step[r->name[i]] && (!any || r->ts[i] > last_start)) {
 			last_start = r->ts[i];
 			any = true;
@@ -381,12 +363,14 @@ static void filter_rank(struct trace_rank *r, int threads)
 			src[o++] = (uint32_t)i;
 	free(mult);
 	free(gpu);
-	r->stats.dropped_last_step += r->n > out_n ? r->n - out_n : 0;
-	trace_rank_keep_rows(r, src, out_n, threads);
-	free(src);
+	*src_out = src;
+	return out_n;
 }
 
-void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
+/* Replace the rank's rows by rows src[0..out_n) of the current table (a
+ * row may repeat), column by column on up to `threads` threads; links and
+ * the iteration list are recomputed. */
+static void keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
 {
 	/* gather the columns, split over threads (columns are disjoint) */
 	struct gather_job g = {r, src, out_n, threads >= 2 ? 2 : 1};
@@ -422,10 +406,15 @@ static void finish_rank(void *ctx, size_t k)
 	r->min_ts = min_ts;
 	if (!j->filter)
 		return;
+	uint32_t *src;
+	size_t n;
 	if (r->gpu_device_mtia || strcmp(r->device_type, "MTIA") == 0)
-		trace_rank_filter_mtia(r, j->col_threads); /* HTA's rule differs (filter_mtia.c) */
+		n = trace_filter_mtia_rows(r, &src); /* HTA's rule differs (filter_mtia.c) */
 	else
-		filter_rank(r, j->col_threads);
+		n = last_step_rows(r, &src);
+	r->stats.dropped_last_step += r->n > n ? r->n - n : 0;
+	keep_rows(r, src, n, j->col_threads);
+	free(src);
 }
 
 /* Does rank r have a row named ProfilerStep#N other than *first (sets
@@ -437,7 +426,7 @@ static size_t step_names(const struct trace_rank *r, const char **first, size_t 
 	for (size_t i = 0; i < r->n; i++)
 		used[r->name[i]] = true;
 	for (uint32_t id = 0; id < r->strs.n && nsteps < 2; id++) {
-		if (!used[id] || !is_step_name(r->strs.s[id]))
+		if (!used[id] || !trace_is_step_name(r->strs.s[id]))
 			continue;
 		if (!*first) {
 			*first = r->strs.s[id];

@@ -353,4 +353,3 @@ ssize_t trace_source_read(void *ctx, char *dst, size_t cap, const char **err)
 }
 
 bool trace_source_is_gzip(const struct trace_source *s) { return s->gz; }
-uint64_t trace_source_raw_offset(const struct trace_source *s) { return s->raw_off; }

@@ -44,7 +44,5 @@ void trace_source_close(struct trace_source *s);
 ssize_t trace_source_read(void *ctx, char *dst, size_t cap, const char **err);
 
 bool trace_source_is_gzip(const struct trace_source *s);
-/* Compressed (file) bytes consumed so far. */
-uint64_t trace_source_raw_offset(const struct trace_source *s);
 
 #endif

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "analyze/run.h"
+#include "core/par.h"
 #include "test.h"
-#include "trace/par.h"
 #include "trace/rsort.h"
 
 struct kv {

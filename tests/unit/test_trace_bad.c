@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "core/buf.h"
+#include "../lib/trace_compare.h"
 #include "test.h"
 #include "test_trace_util.h"
 #include "trace/model.h"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "../lib/trace_compare.h"
 #include "test.h"
 #include "trace/model.h"
 

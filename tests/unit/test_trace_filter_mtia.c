@@ -44,12 +44,7 @@ static void load_set(struct trace_set *set, bool keep_last)
 	REQUIRE(r != NULL);
 	buf_free(&err);
 	CHECK_STR(r->device_type, "MTIA");
-	memset(set, 0, sizeof *set);
-	set->ranks = xmalloc(sizeof *set->ranks);
-	set->ranks[0] = r;
-	set->nranks = 1;
-	set->warnings = xstrdup("");
-	trace_set_finish(set, &o);
+	trace_set_from_rank(set, r, &o);
 }
 
 TEST(trace_filter_mtia_rule)

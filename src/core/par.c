@@ -3,7 +3,7 @@
  * state is the counter, taken with an atomic fetch-add; results go to
  * per-task slots owned by the caller.
  */
-#include "trace/par.h"
+#include "core/par.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,15 +1,19 @@
 /*
- * compare.c - are two loaded ranks the same model?
+ * trace_compare.c - are two loaded ranks the same model?  Test code, not
+ * part of the library: linked into the unit tests and the fuzzers only.
  *
  * The loader has two ways to decode an event (the fast path in load_fast.c
- * and the tokenizer path in load.c) that must give identical models; the
- * tests and the fuzzer load the same bytes both ways and ask this file.
- * Equality is exact: doubles compare by bit pattern, strings by bytes, the
- * string table by content and order (ids are part of the model).
+ * and the tokenizer path in load.c) and one or two threads per file, which
+ * must give identical models; the tests and the fuzzer load the same bytes
+ * both ways and ask this file.  Equality is exact: doubles compare by bit
+ * pattern, strings by bytes, the string table by content and order (ids are
+ * part of the model).  Cost: one pass over every column of both ranks.
  */
+#include "trace_compare.h"
+
 #include <string.h>
 
-#include "trace/model.h"
+#include "trace/columns.h"
 
 #define DIFF(...)                                                                                   \
 	do {                                                                                        \
@@ -37,30 +41,11 @@ bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, str
 {
 	if (a->n != b->n)
 		DIFF("rows: %zu vs %zu", a->n, b->n);
-#define COL(c)                                                                                      \
-	do {                                                                                        \
-		size_t i_ = first_diff(a->c, b->c, sizeof *a->c, a->n);                             \
-		if (i_ < a->n)                                                                      \
-			DIFF("column " #c " differs at row %zu (event %u)", i_, a->idx ? a->idx[i_] : 0); \
-	} while (0)
-	if (a->n) {
-		COL(idx);
-		COL(ts);
-		COL(dur);
-		COL(name);
-		COL(cat);
-		COL(kind);
-		COL(pid);
-		COL(tid);
-		COL(stream);
-		COL(correlation);
-		COL(external_id);
-		COL(bytes);
-		COL(mem_bw_gbps);
-		COL(link);
-		COL(iteration);
+	for (size_t c = 0; c < TRACE_NCOLS && a->n; c++) {
+		size_t i = first_diff(trace_col_data(a, c), trace_col_data(b, c), trace_columns[c].size, a->n);
+		if (i < a->n)
+			DIFF("column %s differs at row %zu (event %u)", trace_columns[c].name, i, a->idx ? a->idx[i] : 0);
 	}
-#undef COL
 	if (a->strs.n != b->strs.n)
 		DIFF("string table: %u vs %u strings", a->strs.n, b->strs.n);
 	for (uint32_t i = 0; i < a->strs.n; i++)

@@ -32,9 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	}
-	case 1: targets_parse_hostfile(&t, s, n, 1778, "fuzz", &err); break;
+	case 1: targets_parse_hostfile(&t, s, n, NET_RPC_PORT, "fuzz", &err); break;
 	case 2:
-		targets_add(&t, s, n, 1778, &err);
+		targets_add(&t, s, n, NET_RPC_PORT, &err);
 		break;
 	case 3:
 		if (kineto_pids_check(z, &err)) {

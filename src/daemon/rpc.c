@@ -31,8 +31,6 @@ struct rpc_conn {
 	struct net_frame in;
 	struct buf out; /* the part of an answer the socket did not take at once */
 	size_t out_off;
-	struct buf rest; /* bytes read past the current frame (a keep-alive client's next) */
-	size_t rest_off;
 	uint32_t nreq;   /* requests answered on this connection */
 	uint32_t watch;  /* events registered with the loop; 0: not registered */
 	bool keep;       /* keep-alive: read the next request once `out` is sent */
@@ -124,7 +122,6 @@ static void conn_close(struct rpc_conn *c)
 	conn_unlink(c);
 	net_frame_free(&c->in);
 	buf_free(&c->out);
-	buf_free(&c->rest);
 	free(c);
 	s->nconns--;
 }
@@ -285,44 +282,6 @@ static int conn_send(struct rpc_conn *c, const struct buf *body)
 	return 0;
 }
 
-/* The next frame: first from bytes a previous read took past the last
- * frame (a keep-alive client may send its next request early), then from
- * the socket.  Bytes past a frame are kept in c->rest; a connection that
- * closes after its answer drops them, as upstream. */
-static enum net_frame_status conn_read(struct rpc_conn *c)
-{
-	size_t used;
-	if (c->rest_off < c->rest.len) {
-		enum net_frame_status st =
-			net_frame_feed(&c->in, c->rest.data + c->rest_off, c->rest.len - c->rest_off, &used);
-		c->rest_off += used;
-		if (c->rest_off == c->rest.len) {
-			buf_reset(&c->rest);
-			c->rest_off = 0;
-		}
-		if (st != NET_FRAME_MORE)
-			return st;
-	}
-	char tmp[16384];
-	for (;;) {
-		ssize_t r = read(c->fd, tmp, sizeof tmp);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return NET_FRAME_MORE;
-			return NET_FRAME_IO_ERROR;
-		}
-		if (r == 0)
-			return NET_FRAME_EOF;
-		enum net_frame_status st = net_frame_feed(&c->in, tmp, (size_t)r, &used);
-		if (st == NET_FRAME_DONE && used < (size_t)r)
-			buf_append(&c->rest, tmp + used, (size_t)r - used);
-		if (st != NET_FRAME_MORE)
-			return st;
-	}
-}
-
 /* After a keep-alive answer went out: a fresh deadline (the connection
  * moves to the back of the FIFO), then the next request if its bytes are
  * already here (1), else wait for them (0); -1 if the loop refuses. */
@@ -333,7 +292,7 @@ static int keep_open(struct rpc_conn *c)
 	c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
 	conn_unlink(c);
 	conn_append(c);
-	if (c->rest_off < c->rest.len)
+	if (net_frame_pending(&c->in))
 		return 1;
 	return conn_watch(c, EPOLLIN | EPOLLRDHUP) ? 0 : -1;
 }
@@ -351,7 +310,11 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 			w = conn_flush(c);
 			goto sent;
 		}
-		enum net_frame_status st = conn_read(c);
+		/* Bytes read past a frame are kept in c->in for the next one (a
+		 * keep-alive client may send its next request early); a
+		 * connection that closes after its answer drops them, as
+		 * upstream. */
+		enum net_frame_status st = net_frame_read(&c->in, c->fd);
 		if (st == NET_FRAME_MORE && !(events & (EPOLLHUP | EPOLLERR))) {
 			if (conn_watch(c, EPOLLIN | EPOLLRDHUP))
 				return true;
@@ -404,7 +367,7 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 			 * client may send more while a big answer drains: then
 			 * read until the client closes (or the deadline) before
 			 * closing.  Small answers are on their way already. */
-			if (c->refused || c->big || c->rest_off < c->rest.len)
+			if (c->refused || c->big || net_frame_pending(&c->in))
 				goto linger;
 			goto close;
 		}
@@ -418,8 +381,7 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 	}
 linger:
 	c->lingering = true;
-	buf_free(&c->rest);
-	c->rest_off = 0;
+	net_frame_drop_pending(&c->in);
 	c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
 	conn_unlink(c);
 	conn_append(c);
@@ -499,7 +461,6 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		c->fd = cfd;
 		net_frame_init(&c->in, s->max_frame);
 		buf_init(&c->out);
-		buf_init(&c->rest);
 		c->peer = ss;
 		c->peerlen = sl;
 		c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;

@@ -32,6 +32,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/loop.h"
+#include "core/net.h"
 
 /* Write the compact JSON answer into resp and return true, or return false
  * for "no answer" (the connection is closed silently, as upstream). */

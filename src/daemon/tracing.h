@@ -30,7 +30,7 @@ struct tracing_flags {
 };
 
 #define TRACING_FLAGS_DEFAULT                                                                        \
-	{.port = 1778, .enable_rpc = true, .rpc_bind = "", .rpc_allow = "", .token_file = "",          \
+	{.port = NET_RPC_PORT, .enable_rpc = true, .rpc_bind = "", .rpc_allow = "", .token_file = "",          \
 	 .trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60,                \
 	 .rpc_timeout_ms = 5000, .rpc_max_frame = 1 << 20, .rpc_max_requests = 1000,                 \
 	 .max_procs = 65536}

@@ -892,6 +892,7 @@ TEST(rpc_keepalive_big_answer_waits_for_the_socket_then_goes_on)
 	struct srv s;
 	struct rpc_opts o = {0};
 	srv_init(&s, &o, "");
+	s.h.max_processes = 20000; /* every one: a 1.2 MB answer */
 	struct reg_delivery d;
 	for (int i = 0; i < 20000; i++) {
 		int32_t anc[] = {200000 + i, 7000 + i / 16, 4000};
@@ -929,6 +930,7 @@ TEST(rpc_big_answer_not_lost_when_client_sends_more)
 		struct srv s;
 		struct rpc_opts o = {.max_requests = 1};
 		srv_init(&s, &o, "");
+		s.h.max_processes = 20000; /* every one: a 1.2 MB answer */
 		struct reg_delivery d;
 		for (int i = 0; i < 20000; i++) {
 			int32_t anc[] = {200000 + i, 7000 + i / 16, 4000};
@@ -954,4 +956,112 @@ TEST(rpc_big_answer_not_lost_when_client_sends_more)
 		CHECK_INT(s.st.answered, 1);
 		registry_free(&s.reg);
 	}
+}
+
+/* ---- memory bounds: clients that do not read ---- */
+
+static bool big_answer(const struct json_value *req, struct buf *resp, void *ud)
+{
+	(void)req;
+	size_t n = *(size_t *)ud;
+	buf_puts(resp, "{\"x\":\"");
+	buf_reserve(resp, resp->len + n + 3);
+	memset(resp->data + resp->len, 'a', n);
+	resp->len += n;
+	buf_puts(resp, "\"}");
+	return true;
+}
+
+/* A client with a tiny receive buffer: the server's kernel takes at most
+ * its send buffer (<= 4 MiB by default) of an answer. */
+static int slow_reader(struct srv *s)
+{
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE(fd >= 0);
+	int small = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)s->port),
+				 .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	REQUIRE(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+	return fd;
+}
+
+TEST(rpc_unread_answer_over_the_per_connection_cap_is_dropped)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_queued = 1u << 20};
+	srv_init(&s, &o, "");
+	size_t n = 12u << 20; /* the kernel takes <= 4 MiB: >= 8 MiB would wait here */
+	rpc_register_fn(s.rpc, "big", big_answer, &n);
+	srv_run(&s);
+	int fd = slow_reader(&s);
+	send_frames(fd, (const char *[]){"{\"fn\":\"big\"}"}, 1);
+	struct buf r = BUF_INIT;
+	usleep(300000);
+	/* what arrives is cut short: the rest was never kept */
+	CHECK(read_answer(fd, &r) == -1);
+	close(fd);
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.overflow, 1);
+	CHECK(s.st.held_peak <= (1u << 20) + 65536 * 2);
+	CHECK_INT(s.st.held, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_unread_answers_over_the_total_cap_drop_the_oldest)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_queued = 12u << 20, .max_held = 16u << 20};
+	srv_init(&s, &o, "");
+	size_t n = 10u << 20; /* >= 6 MiB of each stays in the server */
+	rpc_register_fn(s.rpc, "big", big_answer, &n);
+	srv_run(&s);
+	int fd[4];
+	for (int i = 0; i < 4; i++) {
+		fd[i] = slow_reader(&s);
+		send_frames(fd[i], (const char *[]){"{\"fn\":\"big\"}"}, 1);
+		usleep(100000);
+	}
+	/* the first ones were dropped for the later ones: the oldest is gone */
+	struct pollfd p = {.fd = fd[0], .events = POLLIN};
+	CHECK(poll(&p, 1, 2000) == 1);
+	struct buf r = BUF_INIT;
+	CHECK(read_answer(fd[0], &r) == -1);
+	for (int i = 0; i < 4; i++)
+		close(fd[i]);
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK(s.st.overflow >= 2);
+	CHECK(s.st.held_peak <= 16u << 20);
+	CHECK_INT(s.st.held, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_get_processes_is_capped_and_says_so)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	struct reg_delivery d;
+	for (int i = 0; i < RPC_PROCESSES_MAX + 5; i++) {
+		int32_t anc[] = {300000 + i, 4000};
+		registry_poll(&s.reg, 0, anc, 2, 2, fake_now(), &d);
+	}
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, "{\"fn\":\"getProcesses\"}", &r) == 0);
+	char want[64];
+	snprintf(want, sizeof want, "{\"count\":%d,\"processes\":[{", RPC_PROCESSES_MAX + 5);
+	CHECK(strncmp(r.data, want, strlen(want)) == 0);
+	CHECK(r.len > 20 && strcmp(r.data + r.len - 20, "}],\"truncated\":true}") == 0);
+	size_t listed = 0;
+	for (const char *p = r.data; (p = strstr(p, "\"jobId\"")); p++)
+		listed++;
+	CHECK_INT(listed, RPC_PROCESSES_MAX);
+	buf_free(&r);
+	srv_stop(&s);
+	registry_free(&s.reg);
 }

@@ -105,6 +105,12 @@ if call('{"fn":"getStatus"}') != '{"status":1}':
 EOF
 cat "$WORK/load.out"
 kill -0 "$DPID" || fail "daemon died"
+# dyno says the list is partial
+: "${DYNO:=$PWD/$BUILD/dyno}"
+"$DYNO" status --hostname 127.0.0.1 --port "$PORT" >"$WORK/status" 2>&1 || fail "status: $(cat "$WORK/status")"
+grep -q '^processes: 20000 registered, 1000 listed (the daemon truncated its list' "$WORK/status" ||
+	fail "status: $(head -n 5 "$WORK/status")"
+grep -q '^  (the daemon listed 1000 of its 20000 processes)$' "$WORK/status" || fail "status: $(tail -n 3 "$WORK/status")"
 stop_daemon
 grep -q Sanitizer "$WORK/daemon.log" && fail "sanitizer: $(cat "$WORK/daemon.log")"
 echo ok

@@ -5,11 +5,16 @@
  * log file names, the result table and the exit status when hosts fail.
  */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cli/hosts.h"
 #include "cli/rpc_client.h"
-#include "cli_fake_daemon.h"
+#include "../lib/fake_daemon.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "test.h"

@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,8 @@
 #include "daemon/rpc.h"
 #include "daemon/rpc_tracing.h"
 #include "daemon/security.h"
+#include "../lib/loop_thread.h"
+#include "../lib/sock.h"
 #include "test.h"
 
 struct srv {
@@ -33,28 +34,12 @@ struct srv {
 	struct registry reg;
 	struct path_policy policy;
 	struct rpc_tracing h;
-	pthread_t th;
-	int pipe[2];
+	struct loop_thread lt;
 	int port;
 	struct rpc_stats st; /* copied at stop */
 };
 
 static int64_t fake_now(void) { return 1000 * NS_PER_SEC; }
-
-static void on_stop_pipe(struct ev_loop *l, int fd, uint32_t ev, void *ud)
-{
-	(void)fd;
-	(void)ev;
-	(void)ud;
-	ev_stop(l);
-}
-
-static void *run_loop(void *arg)
-{
-	struct srv *s = arg;
-	ev_run(s->loop);
-	return NULL;
-}
 
 /* Configure, register processes (before the thread owns the registry), run. */
 static void srv_init(struct srv *s, struct rpc_opts *o, const char *prefixes)
@@ -76,21 +61,15 @@ static void srv_init(struct srv *s, struct rpc_opts *o, const char *prefixes)
 	s->h.policy = &s->policy;
 	s->h.now_ns = fake_now;
 	rpc_tracing_register(s->rpc, &s->h);
-	REQUIRE(pipe(s->pipe) == 0);
-	ev_io_add(s->loop, s->pipe[0], EPOLLIN, on_stop_pipe, s);
 }
 
-static void srv_run(struct srv *s) { REQUIRE(pthread_create(&s->th, NULL, run_loop, s) == 0); }
+static void srv_run(struct srv *s) { REQUIRE(loop_thread_start(&s->lt, s->loop)); }
 
 static void srv_stop(struct srv *s)
 {
-	REQUIRE(write(s->pipe[1], "x", 1) == 1);
-	pthread_join(s->th, NULL);
+	loop_thread_stop(&s->lt);
 	s->st = *rpc_get_stats(s->rpc);
 	rpc_stop(s->rpc);
-	ev_io_del(s->loop, s->pipe[0]);
-	close(s->pipe[0]);
-	close(s->pipe[1]);
 	path_policy_free(&s->policy);
 	ev_loop_free(s->loop);
 }
@@ -533,38 +512,19 @@ static void send_frames(int fd, const char *const *bodies, size_t n)
 	buf_free(&out);
 }
 
-/* Read exactly n bytes within 3 s; the count read (short at EOF), -1 on
- * an error such as a reset (errno kept). */
-static ssize_t read_n(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	struct pollfd pf = {.fd = fd, .events = POLLIN};
-	while (got < n) {
-		if (poll(&pf, 1, 3000) != 1)
-			return (ssize_t)got;
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 /* One answer frame as upstream dyno reads it: 0 with the body, 1 at a
  * clean EOF before any byte, -1 otherwise. */
 static int read_answer(int fd, struct buf *body)
 {
 	int32_t len;
-	ssize_t r = read_n(fd, &len, 4);
+	ssize_t r = sock_read_n(fd, &len, 4, 3000);
 	if (r == 0)
 		return 1;
 	if (r != 4 || len <= 0 || len > (1 << 26))
 		return -1;
 	buf_reset(body);
 	buf_reserve(body, (size_t)len + 1);
-	if (read_n(fd, body->data, (size_t)len) != len)
+	if (sock_read_n(fd, body->data, (size_t)len, 3000) != len)
 		return -1;
 	body->len = (size_t)len;
 	body->data[len] = 0;

@@ -42,7 +42,9 @@ TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
 DAEMON_SRC  := $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
 CLI_SRC     := $(wildcard src/cli/*.c)
 CLI_LIB_SRC := $(filter-out src/cli/dyno.c,$(CLI_SRC))
-TEST_SRC    := $(wildcard tests/unit/*.c tests/lib/*.c)
+# tests/lib: harnesses shared by the unit tests and the benches
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+TEST_SRC    := $(wildcard tests/unit/*.c) $(TESTLIB_SRC)
 # test code the fuzzers share with the unit tests (model comparison)
 FUZZ_LIB_SRC := $(wildcard tests/lib/trace_*.c)
 BENCH_SRC   := $(wildcard bench/*.c)
@@ -55,6 +57,7 @@ LIBCORE   := $(O)/libdyno_core.a
 LIBTRACE  := $(O)/libdyno_trace.a
 LIBDAEMON := $(O)/libdyno_daemon.a
 LIBCLI    := $(O)/libdyno_cli.a
+LIBTEST   := $(O)/libdyno_testlib.a
 DYNOLOG   := $(O)/dynolog
 DYNO      := $(O)/dyno
 UNIT      := $(O)/unit-tests
@@ -79,6 +82,9 @@ $(LIBDAEMON): $(call obj,$(DAEMON_SRC))
 # the subcommands as a library, so unit tests, benches and fuzzers reach them
 $(LIBCLI): $(call obj,$(CLI_LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
+# the benches take only the harnesses they use from it
+$(LIBTEST): $(call obj,$(TESTLIB_SRC))
+	@rm -f $@; ar rcs $@ $^
 
 $(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
@@ -88,7 +94,7 @@ $(UNIT): $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(TOOLS): $(O)/%: $(O)/obj/src/tools/%.o $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-$(O)/bench/%: $(O)/obj/bench/%.o $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+$(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 

@@ -4,7 +4,7 @@
  * measured in the same run: N separate single-host `dyno gputrace` calls
  * one after another, which is what upstream's unitrace.py does.
  *
- * The daemons are the tests' recording fake (tests/unit/cli_fake_daemon.h):
+ * The daemons are the tests' recording fake (tests/lib/fake_daemon.h):
  * N loopback ports served by one thread, each with two registered
  * processes, answering like upstream dynolog.  Every figure is the whole
  * wall time of the dyno process (start, resolve, connect, send, answer,
@@ -12,9 +12,12 @@
  *
  *   build/bench/fanout [N] [RUNS]      defaults: 256 5
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "../tests/unit/cli_fake_daemon.h"
+#include "../tests/lib/fake_daemon.h"
 #include "core/clock.h"
 
 static int cmp_dbl(const void *a, const void *b)

@@ -1,8 +1,9 @@
 /*
  * fuzz_cli_inputs.c - libFuzzer target for what dyno parses from outside:
  * a daemon's getProcesses answer, host files, host specs, --pids and
- * --log-file checks and the trace-path prediction.  The first byte picks
- * the parser; the rest is its input.
+ * --log-file checks, the trace-path prediction, and the token put into a
+ * request (a valid request object stays valid JSON with the token in it).
+ * The first byte picks the parser; the rest is its input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include "cli/hosts.h"
 #include "cli/kineto_config.h"
 #include "cli/processes.h"
+#include "cli/rpc_client.h"
+#include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *z = xstrndup(s, n); /* NUL-terminated copy for the string checks */
 	struct buf err = BUF_INIT, out = BUF_INIT;
 	struct targets t = {0};
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0: {
 		struct proc_list l;
 		if (processes_parse(s, n, &l, &err)) {
@@ -32,9 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	}
-	case 1: targets_parse_hostfile(&t, s, n, 1778, "fuzz", &err); break;
+	case 1: targets_parse_hostfile(&t, s, n, NET_RPC_PORT, "fuzz", &err); break;
 	case 2:
-		targets_add(&t, s, n, 1778, &err);
+		targets_add(&t, s, n, NET_RPC_PORT, &err);
 		break;
 	case 3:
 		if (kineto_pids_check(z, &err)) {
@@ -48,6 +51,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			kineto_path_allowed_default(z);
 		}
 		break;
+	case 4: {
+		/* "TOKEN\nREQUEST" */
+		char *nl = strchr(z, '\n'); /* z stops at the first NUL */
+		if (!nl)
+			break;
+		*nl = 0;
+		const char *req = nl + 1;
+		size_t rn = strlen(req);
+		struct json_doc d;
+		struct json_error je;
+		bool valid = json_parse(req, rn, &d, &je);
+		bool obj = valid && d.root->type == JV_OBJECT;
+		if (valid)
+			json_doc_free(&d);
+		rpc_body_with_token(&out, req, rn, z);
+		if (obj) {
+			if (!json_parse(out.data, out.len, &d, &je) || !json_get(d.root, "token"))
+				abort();
+			json_doc_free(&d);
+		}
+		break;
+	}
 	}
 	targets_free(&t);
 	buf_free(&err);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/rpc_client.h"
+#include "core/net.h"
 #include "core/buf.h"
 #include "core/log.h"
 
@@ -47,7 +47,7 @@ static void usage(FILE *f)
 		   "  --port PORT            its RPC port (default %d)\n"
 		   "  --version              print dyno's version\n"
 		   "\n'dyno <command> --help' describes a command and its other options.\n",
-		RPC_DEFAULT_PORT);
+		NET_RPC_PORT);
 }
 
 /* Move leading "--opt value" / "--opt=value" pairs behind the subcommand.

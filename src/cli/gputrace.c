@@ -499,7 +499,7 @@ int cmd_gputrace(int argc, char **argv)
 		buf_free(&cfg);
 		rpc_job_init(&jobs[i], t.t[i].host, t.t[i].port, reqs[i].data, reqs[i].len);
 	}
-	struct rpc_opts ro = hosts_rpc_opts(&h);
+	struct rpc_client_opts ro = hosts_rpc_opts(&h);
 	rpc_call_many(jobs, t.n, &ro);
 
 	size_t failed = 0, nomatch = 0;

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
+
 #define MAX_HOSTFILE (16u << 20)
 #define MAX_HOST_LEN 253
 
@@ -106,7 +108,7 @@ bool targets_add(struct targets *t, const char *spec, size_t len, int64_t defaul
 	nt.host = xstrndup(host, hlen);
 	struct buf lb = BUF_INIT;
 	bool v6 = memchr(host, ':', hlen) != NULL;
-	if (!port && default_port == RPC_DEFAULT_PORT)
+	if (!port && default_port == NET_RPC_PORT)
 		buf_printf(&lb, "%s", nt.host);
 	else if (v6)
 		buf_printf(&lb, "[%s]:%s", nt.host, nt.port);
@@ -296,13 +298,78 @@ static bool slurm_hosts(const char *job, struct targets *t, int64_t port, struct
 	return ok;
 }
 
-bool hosts_collect(const struct host_opts *o, struct targets *out, struct buf *err)
+bool hosts_token_load(const char *path, char out[HOST_TOKEN_MAX + 1], struct buf *err)
+{
+	/* O_NONBLOCK: opening a FIFO must not hang; regular files ignore it. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		buf_printf(err, "token file %s: %s", path, strerror(errno));
+		return false;
+	}
+	struct stat st;
+	struct buf b = BUF_INIT;
+	bool ok = false;
+	if (fstat(fd, &st) < 0) {
+		buf_printf(err, "token file %s: %s", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		buf_printf(err, "token file %s: not a regular file", path);
+	} else {
+		int rc = buf_read_fd(&b, fd, 4096);
+		if (rc < 0)
+			buf_printf(err, "token file %s: %s", path, strerror(errno));
+		else if (rc > 0)
+			buf_printf(err, "token file %s: larger than 4 KiB, not a token", path);
+		else
+			ok = true;
+	}
+	close(fd);
+	size_t n = b.len;
+	while (ok && n > 0 && (b.data[n - 1] == '\n' || b.data[n - 1] == '\r' || b.data[n - 1] == ' ' ||
+			       b.data[n - 1] == '\t'))
+		n--;
+	if (ok && (n < HOST_TOKEN_MIN || n > HOST_TOKEN_MAX || memchr(b.data, 0, n))) {
+		buf_printf(err, "token file %s: the token must be %d to %d bytes of text", path, HOST_TOKEN_MIN,
+			   HOST_TOKEN_MAX);
+		ok = false;
+	}
+	/* JSON carries text: invalid UTF-8 would arrive changed (U+FFFD) and
+	 * never match. */
+	for (size_t i = 0; ok && i < n;) {
+		const unsigned char *u = (const unsigned char *)b.data + i;
+		int l = *u < 0x80 ? 1 : utf8_seq(u, (const unsigned char *)b.data + n);
+		if (l <= 0) {
+			buf_printf(err, "token file %s: the token is not valid UTF-8 text", path);
+			ok = false;
+		}
+		i += l > 0 ? (size_t)l : 1;
+	}
+	if (ok) {
+		memcpy(out, b.data, n);
+		out[n] = 0;
+	}
+	/* the secret does not stay in freed memory */
+	if (b.data)
+		explicit_bzero(b.data, b.cap);
+	buf_free(&b);
+	return ok;
+}
+
+bool hosts_collect(struct host_opts *o, struct targets *out, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!(o->timeout_s > 0 && o->timeout_s <= 86400)) {
 		buf_printf(err, "--timeout-s must be in (0, 86400]");
 		return false;
 	}
+	o->token[0] = 0;
+	const char *tf = o->token_file;
+	if (!tf) {
+		tf = getenv(HOST_TOKEN_ENV);
+		if (tf && !*tf)
+			tf = NULL;
+	}
+	if (tf && !hosts_token_load(tf, o->token, err))
+		return false;
 	if (o->hostname_seen && (o->hostnames || o->hostfile || o->slurm_job)) {
 		buf_printf(err, "--hostname names one daemon; with --hostnames, --hostfile or --slurm-job leave it out");
 		return false;
@@ -334,9 +401,10 @@ bool hosts_collect(const struct host_opts *o, struct targets *out, struct buf *e
 	return ok;
 }
 
-struct rpc_opts hosts_rpc_opts(const struct host_opts *o)
+struct rpc_client_opts hosts_rpc_opts(const struct host_opts *o)
 {
-	struct rpc_opts r = {0};
+	struct rpc_client_opts r = {0};
+	r.token = o->token[0] ? o->token : NULL;
 	double ms = o->timeout_s * 1000.0;
 	r.timeout_ms = ms >= 1 ? (int64_t)ms : 1;
 	r.max_parallel = (int)o->parallel;

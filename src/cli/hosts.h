@@ -6,7 +6,9 @@
  * --hostfile FILE (one host per line, first word, '#' comments; MPI host
  * files work) or --slurm-job ID (the job's nodes from squeue/scontrol).
  * HOST_ARG_OPTS puts the shared options into a command's arg_opt table;
- * hosts_collect turns them into a deduplicated target list.
+ * hosts_collect turns them into a deduplicated target list and loads the
+ * token of --token-file (or $DYNO_TOKEN_FILE), which every request then
+ * carries, for daemons started with --rpc_token_file.
  */
 #ifndef DYNO_CLI_HOSTS_H
 #define DYNO_CLI_HOSTS_H
@@ -19,6 +21,12 @@
 #include "core/args.h"
 #include "core/buf.h"
 
+/* The daemon's token is 8 to 1024 bytes (docs/security.md). */
+#define HOST_TOKEN_MIN 8
+#define HOST_TOKEN_MAX 1024
+/* The environment variable naming a token file when --token-file is not given. */
+#define HOST_TOKEN_ENV "DYNO_TOKEN_FILE"
+
 struct host_opts {
 	const char *hostname;
 	int64_t port;
@@ -28,13 +36,16 @@ struct host_opts {
 	double timeout_s;
 	int64_t parallel;
 	bool hostname_seen;
+	const char *token_file;
+	/* loaded by hosts_collect from token_file or $DYNO_TOKEN_FILE; "" when none */
+	char token[HOST_TOKEN_MAX + 1];
 };
 
-#define HOST_OPTS_INIT {"localhost", RPC_DEFAULT_PORT, NULL, NULL, NULL, RPC_DEFAULT_TIMEOUT_MS / 1000.0, \
-			RPC_DEFAULT_PARALLEL, false}
+#define HOST_OPTS_INIT {"localhost", NET_RPC_PORT, NULL, NULL, NULL, RPC_DEFAULT_TIMEOUT_MS / 1000.0, \
+			RPC_DEFAULT_PARALLEL, false, NULL, ""}
 
 /* the number of entries HOST_ARG_OPTS expands to */
-#define HOST_ARG_COUNT 7
+#define HOST_ARG_COUNT 8
 #define HOST_ARG_OPTS(h)                                                                             \
 	{"hostname", 0, ARG_STRING, &(h)->hostname, "HOST", "daemon host", 0, 0, &(h)->hostname_seen}, \
 	{"port", 0, ARG_INT, &(h)->port, "PORT", "daemon RPC port", 1, 65535, NULL},          \
@@ -46,7 +57,9 @@ struct host_opts {
 	 "the nodes of this SLURM job (squeue/scontrol), contacted at --port", 0, 0, NULL},          \
 	{"timeout-s", 0, ARG_DOUBLE, &(h)->timeout_s, "SECONDS",                                     \
 	 "per daemon: connect, send and answer", 0, 0, NULL},                            \
-	{"parallel", 0, ARG_INT, &(h)->parallel, "N", "connections in flight at once", 1, 65536, NULL}
+	{"parallel", 0, ARG_INT, &(h)->parallel, "N", "connections in flight at once", 1, 65536, NULL}, \
+	{"token-file", 0, ARG_STRING, &(h)->token_file, "FILE",                                      \
+	 "send the secret in FILE (daemon's --rpc_token_file; default $" HOST_TOKEN_ENV ")", 0, 0, NULL}
 
 struct target {
 	char *host;    /* no brackets */
@@ -60,8 +73,9 @@ struct targets {
 	bool many; /* --hostnames/--hostfile/--slurm-job: per-host table output */
 };
 
-/* Build the target list; false with a message in err. */
-bool hosts_collect(const struct host_opts *o, struct targets *out, struct buf *err);
+/* Build the target list and load the token into o->token; false with a
+ * message in err. */
+bool hosts_collect(struct host_opts *o, struct targets *out, struct buf *err);
 void targets_free(struct targets *t);
 /* Parse "host", "host:port", "[v6]:port" or a bare IPv6 address and append
  * it (unless already present).  Exposed for tests and the fuzzer. */
@@ -69,8 +83,12 @@ bool targets_add(struct targets *t, const char *spec, size_t len, int64_t defaul
 /* Parse host-file text (one host per line). */
 bool targets_parse_hostfile(struct targets *t, const char *text, size_t len, int64_t default_port,
 			    const char *fname, struct buf *err);
-/* rpc_opts from the shared options. */
-struct rpc_opts hosts_rpc_opts(const struct host_opts *o);
+/* Read a token file: a regular file of at most 4 KiB whose text, trailing
+ * whitespace stripped (as the daemon does), is 8..1024 bytes of UTF-8
+ * without NUL.  out gets the token, NUL-terminated. */
+bool hosts_token_load(const char *path, char out[HOST_TOKEN_MAX + 1], struct buf *err);
+/* Client options from the shared options (after hosts_collect). */
+struct rpc_client_opts hosts_rpc_opts(const struct host_opts *o);
 /* Fill jobs[i] for every target with one request body. */
 void hosts_jobs(const struct targets *t, struct rpc_job *jobs, const char *req, size_t len);
 

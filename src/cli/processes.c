@@ -72,6 +72,11 @@ bool processes_parse(const char *json, size_t len, struct proc_list *out, struct
 		buf_printf(err, "getProcesses answer has no \"processes\" array");
 	} else {
 		ok = true;
+		int64_t count;
+		bool trunc = false;
+		out->truncated = json_get_bool(doc.root, "truncated", &trunc) && trunc;
+		out->total = json_get_i64(doc.root, "count", &count) && count >= (int64_t)arr->len ? (size_t)count
+												 : arr->len;
 		out->p = xcalloc(arr->len ? arr->len : 1, sizeof *out->p);
 		for (uint32_t i = 0; i < arr->len && ok; i++) {
 			ok = parse_one(&arr->u.items[i], &out->p[i], err, i);
@@ -98,6 +103,8 @@ void processes_format(const struct proc_list *l, const char *indent, struct buf 
 			buf_puts(out, "  (stale: probably exited)");
 		buf_putc(out, '\n');
 	}
+	if (l->truncated)
+		buf_printf(out, "%s(the daemon listed %zu of its %zu processes)\n", indent, l->n, l->total);
 }
 
 static bool pid_in(const char *pids, int64_t pid)
@@ -137,6 +144,9 @@ void processes_explain(const struct proc_list *l, uint64_t job_id, const char *p
 			   indent);
 		return;
 	}
+	if (l->truncated)
+		buf_printf(out, "%s(the daemon listed only %zu of its %zu processes: the explanation may miss some)\n",
+			   indent, l->n, l->total);
 	size_t in_job = 0, stale = 0, pid_hit = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		if (strcmp(l->p[i].job, job) != 0)

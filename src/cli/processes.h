@@ -29,14 +29,21 @@ struct proc_info {
 struct proc_list {
 	struct proc_info *p;
 	size_t n;
+	/* the daemon's "count": every registered process, also those a
+	 * truncated answer ("truncated": true) leaves out; n when absent */
+	size_t total;
+	bool truncated;
 };
 
 #define GET_PROCESSES_REQUEST "{\"fn\":\"getProcesses\"}"
 
-/* Parse a getProcesses answer; false with a message when it is not one. */
+/* Parse a getProcesses answer; false with a message when it is not one.
+ * Daemons list at most 1000 processes: then truncated is set and total
+ * has the real number. */
 bool processes_parse(const char *json, size_t len, struct proc_list *out, struct buf *err);
 void processes_free(struct proc_list *l);
-/* A table: PID JOB STATE LAST-POLL ANCESTRY, one line per process. */
+/* A table: PID JOB STATE LAST-POLL ANCESTRY, one line per process, and
+ * a last line saying how many the daemon left out when it truncated. */
 void processes_format(const struct proc_list *l, const char *indent, struct buf *out);
 /* Why did a request for job_id / pids (the --pids text) match nothing?
  * One or more lines, each starting with indent. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/json.h"
 #include "core/loop.h"
 
 #define RESOLVE_THREADS 16
@@ -39,9 +40,7 @@ struct conn {
 	int fd;
 	struct buf out; /* framed request */
 	size_t sent;
-	unsigned char lenbuf[4];
-	size_t got_len; /* bytes of the prefix read */
-	int32_t want;   /* body length, once known */
+	struct net_frame in; /* the answer */
 	int64_t start_ns, deadline_ns;
 };
 
@@ -52,6 +51,7 @@ struct fanout {
 	size_t n, next, active, done;
 	int max_parallel;
 	int64_t timeout_ns;
+	const char *token;
 	bool starting; /* inside start_more: finish() must not recurse into it */
 };
 
@@ -66,6 +66,7 @@ const char *rpc_status_name(enum rpc_status s)
 	case RPC_ERR_NO_RESPONSE: return "no-answer";
 	case RPC_ERR_BAD_LENGTH: return "bad-answer";
 	case RPC_ERR_TRUNCATED: return "truncated";
+	case RPC_ERR_UNAUTHORIZED: return "unauthorized";
 	}
 	return "?";
 }
@@ -181,6 +182,7 @@ static void finish(struct fanout *f, struct conn *c, enum rpc_status st, const c
 		c->fd = -1;
 	}
 	buf_free(&c->out);
+	net_frame_free(&c->in);
 	if (st != RPC_OK)
 		buf_reset(&j->resp);
 	c->st = ST_DONE;
@@ -192,67 +194,55 @@ static void finish(struct fanout *f, struct conn *c, enum rpc_status st, const c
 		start_more(f);
 }
 
+/* Our daemon's answer to a request without the right token (compact,
+ * keys sorted, so always these bytes first). */
+#define UNAUTHORIZED_PREFIX "{\"error\":\"unauthorized"
+
 /* Read what is there; returns false when c finished (either way). */
 static bool on_readable(struct fanout *f, struct conn *c)
 {
 	struct rpc_job *j = c->job;
-	for (;;) {
-		char tmp[65536];
-		char *dst;
-		size_t cap;
-		if (c->got_len < 4) {
-			dst = (char *)c->lenbuf + c->got_len;
-			cap = 4 - c->got_len;
-		} else {
-			size_t left = (size_t)c->want - j->resp.len;
-			dst = tmp;
-			cap = left < sizeof tmp ? left : sizeof tmp;
-		}
-		ssize_t r = recv(c->fd, dst, cap, 0);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return true;
-			finish(f, c, RPC_ERR_IO, "receive failed: %s", strerror(errno));
-			return false;
-		}
-		if (r == 0) {
-			if (c->got_len == 0)
-				finish(f, c, RPC_ERR_NO_RESPONSE,
-				       "the daemon closed the connection without answering (it does not know "
-				       "this request, or refused it)");
-			else if (c->got_len < 4)
-				finish(f, c, RPC_ERR_TRUNCATED, "connection closed inside the length prefix (%zu of 4 bytes)",
-				       c->got_len);
-			else
-				finish(f, c, RPC_ERR_TRUNCATED,
-				       "connection closed after %zu of the %d announced answer bytes", j->resp.len,
-				       (int)c->want);
-			return false;
-		}
-		if (c->got_len < 4) {
-			c->got_len += (size_t)r;
-			if (c->got_len < 4)
-				continue;
-			int32_t len;
-			memcpy(&len, c->lenbuf, 4); /* native order, like upstream */
-			if (len <= 0 || (uint32_t)len > RPC_MAX_RESPONSE) {
-				finish(f, c, RPC_ERR_BAD_LENGTH, "invalid answer length %d (expected 1..%u)", (int)len,
-				       RPC_MAX_RESPONSE);
-				return false;
-			}
-			c->want = len;
-			buf_reserve(&j->resp, (size_t)len);
-		} else {
-			buf_append(&j->resp, tmp, (size_t)r);
-		}
-		if (c->got_len == 4 && j->resp.len == (size_t)c->want) {
-			/* Complete: no need to wait for the close. */
-			finish(f, c, RPC_OK, NULL);
-			return false;
-		}
+	enum net_frame_status st = net_frame_read(&c->in, c->fd);
+	switch (st) {
+	case NET_FRAME_MORE: return true;
+	case NET_FRAME_DONE: break;
+	case NET_FRAME_IO_ERROR: finish(f, c, RPC_ERR_IO, "receive failed: %s", strerror(errno)); return false;
+	case NET_FRAME_BAD_LEN:
+	case NET_FRAME_TOO_BIG:
+		finish(f, c, RPC_ERR_BAD_LENGTH, "invalid answer length %d (expected 1..%u)", (int)c->in.len,
+		       RPC_MAX_RESPONSE);
+		return false;
+	case NET_FRAME_EOF:
+		if (c->in.nhdr == 0)
+			finish(f, c, RPC_ERR_NO_RESPONSE,
+			       "the daemon closed the connection without answering (it does not know "
+			       "this request, or refused it)");
+		else if (c->in.nhdr < 4)
+			finish(f, c, RPC_ERR_TRUNCATED, "connection closed inside the length prefix (%u of 4 bytes)",
+			       c->in.nhdr);
+		else
+			finish(f, c, RPC_ERR_TRUNCATED, "connection closed after %zu of the %d announced answer bytes",
+			       c->in.body.len, (int)c->in.len);
+		return false;
 	}
+	/* Complete: no need to wait for the close.  The body moves to the job. */
+	buf_free(&j->resp);
+	j->resp = c->in.body;
+	buf_init(&c->in.body);
+	size_t pl = sizeof UNAUTHORIZED_PREFIX - 1;
+	if (j->resp.len >= pl && memcmp(j->resp.data, UNAUTHORIZED_PREFIX, pl) == 0) {
+		if (f->token)
+			finish(f, c, RPC_ERR_UNAUTHORIZED,
+			       "the daemon refused the token of --token-file (DYNO_TOKEN_FILE): it is not the one "
+			       "of its --rpc_token_file");
+		else
+			finish(f, c, RPC_ERR_UNAUTHORIZED,
+			       "the daemon requires a token: --token-file FILE (or DYNO_TOKEN_FILE=FILE) with the "
+			       "secret of its --rpc_token_file");
+		return false;
+	}
+	finish(f, c, RPC_OK, NULL);
+	return false;
 }
 
 static void on_writable(struct fanout *f, struct conn *c)
@@ -313,8 +303,14 @@ static void start_one(struct fanout *f, struct conn *c)
 		return;
 	}
 	buf_init(&c->out);
-	buf_put_u32(&c->out, (uint32_t)j->req_len);
-	buf_append(&c->out, j->req, j->req_len);
+	buf_put_u32(&c->out, 0); /* the length, once the body is there */
+	if (f->token)
+		rpc_body_with_token(&c->out, j->req, j->req_len, f->token);
+	else
+		buf_append(&c->out, j->req, j->req_len);
+	uint32_t len = (uint32_t)(c->out.len - 4);
+	memcpy(c->out.data, &len, 4); /* native order, like upstream */
+	net_frame_init(&c->in, RPC_MAX_RESPONSE);
 	c->fd = socket(c->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		finish(f, c, RPC_ERR_CONNECT, "socket: %s", strerror(errno));
@@ -391,7 +387,7 @@ static int fd_budget(void)
 	return avail > 65536 ? 65536 : (int)avail;
 }
 
-size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_opts *o)
+size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_client_opts *o)
 {
 	if (n == 0)
 		return 0;
@@ -399,6 +395,7 @@ size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_opts *o)
 	f.n = n;
 	f.timeout_ns = (o && o->timeout_ms > 0 ? o->timeout_ms : RPC_DEFAULT_TIMEOUT_MS) * NS_PER_MS;
 	f.max_parallel = o && o->max_parallel > 0 ? o->max_parallel : RPC_DEFAULT_PARALLEL;
+	f.token = o ? o->token : NULL;
 	int budget = fd_budget();
 	if (f.max_parallel > budget)
 		f.max_parallel = budget;
@@ -438,6 +435,7 @@ size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_opts *o)
 			c->fd = -1;
 		}
 		buf_free(&c->out);
+		net_frame_free(&c->in);
 		if (c->st != ST_DONE && jobs[i].status == RPC_OK) {
 			jobs[i].status = RPC_ERR_IO;
 			snprintf(jobs[i].err, sizeof jobs[i].err, "%s: event loop failed", jobs[i].host);
@@ -454,4 +452,22 @@ size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_opts *o)
 	return failed;
 }
 
-bool rpc_call(struct rpc_job *j, const struct rpc_opts *o) { return rpc_call_many(j, 1, o) == 0; }
+void rpc_body_with_token(struct buf *out, const char *req, size_t n, const char *token)
+{
+	const char *brace = memchr(req, '{', n);
+	if (!brace) {
+		buf_append(out, req, n);
+		return;
+	}
+	size_t head = (size_t)(brace + 1 - req);
+	buf_append(out, req, head);
+	buf_puts(out, "\"token\":");
+	json_escape(out, token, strlen(token));
+	/* a comma unless the object is empty */
+	size_t k = head;
+	while (k < n && (req[k] == ' ' || req[k] == '\t' || req[k] == '\n' || req[k] == '\r'))
+		k++;
+	if (k < n && req[k] != '}')
+		buf_putc(out, ',');
+	buf_append(out, req + head, n - head);
+}

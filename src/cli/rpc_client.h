@@ -9,10 +9,16 @@
  * rpc_call_many() talks to many daemons at once: names are resolved by a
  * small thread pool (getaddrinfo is the only blocking step), then every
  * exchange runs as a non-blocking socket on one event loop (core/loop.h),
- * at most max_parallel at a time, each bounded by timeout_ms.  rpc_call()
- * is the same for one host.  Every failure ends as a one-line message in
- * the result (refused, timed out, closed without answering, bad length,
- * truncated); nothing here prints or exits.
+ * at most max_parallel at a time, each bounded by timeout_ms.  Every
+ * failure ends as a one-line message in the result (refused, timed out,
+ * closed without answering, bad length, truncated, token refused); nothing
+ * here prints or exits.  Frames are read by core/net.h's one reader.
+ *
+ * With a token (the daemon's --rpc_token_file), every request gets it as
+ * its first member, "token", which is where the daemon looks; a daemon
+ * that refuses a request for its token answers
+ * {"error":"unauthorized: ...","status":"failed"}, which ends here as
+ * RPC_ERR_UNAUTHORIZED with a message naming --token-file.
  */
 #ifndef DYNO_CLI_RPC_CLIENT_H
 #define DYNO_CLI_RPC_CLIENT_H
@@ -22,8 +28,8 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/net.h"
 
-#define RPC_DEFAULT_PORT 1778
 #define RPC_DEFAULT_TIMEOUT_MS 10000
 #define RPC_DEFAULT_PARALLEL 256
 /* Largest response accepted; getMetrics answers are the big ones. */
@@ -40,6 +46,7 @@ enum rpc_status {
 	RPC_ERR_NO_RESPONSE,
 	RPC_ERR_BAD_LENGTH, /* length prefix <= 0 or over the limit */
 	RPC_ERR_TRUNCATED,  /* closed in the middle of the answer */
+	RPC_ERR_UNAUTHORIZED, /* the daemon wants a (different) token */
 };
 
 struct rpc_job {
@@ -56,18 +63,21 @@ struct rpc_job {
 	double elapsed_ms;  /* resolution excluded */
 };
 
-struct rpc_opts {
+struct rpc_client_opts {
 	int64_t timeout_ms; /* per host: connect + send + answer; <= 0: default */
 	int max_parallel;   /* connections in flight; <= 0: default */
+	const char *token;  /* NULL: none; else sent in every request */
 };
 
 /* Run every job; returns the number that failed.  Jobs must have their
  * output fields zeroed or set by rpc_job_init. */
-size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_opts *o);
+size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_client_opts *o);
 void rpc_job_init(struct rpc_job *j, const char *host, const char *port, const char *req, size_t req_len);
 void rpc_job_free(struct rpc_job *j);
-/* One host: returns true when a complete answer arrived. */
-bool rpc_call(struct rpc_job *j, const struct rpc_opts *o);
 const char *rpc_status_name(enum rpc_status s);
+/* The request body req with "token":TOKEN inserted as the first member of
+ * its object, appended to out (req unchanged when it has no '{').
+ * Exposed for tests and the fuzzer. */
+void rpc_body_with_token(struct buf *out, const char *req, size_t n, const char *token);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool cli_targets(const char *prog, const struct host_opts *h, struct targets *t)
+bool cli_targets(const char *prog, struct host_opts *h, struct targets *t)
 {
 	struct buf err = BUF_INIT;
 	bool ok = hosts_collect(h, t, &err);
@@ -16,7 +16,7 @@ bool cli_targets(const char *prog, const struct host_opts *h, struct targets *t)
 	return ok;
 }
 
-int cli_start(const struct arg_cmd *c, int argc, char **argv, const struct host_opts *h, struct args *a,
+int cli_start(const struct arg_cmd *c, int argc, char **argv, struct host_opts *h, struct args *a,
 	      struct targets *t)
 {
 	int rc = args_cmd(c, argc, argv, a);
@@ -33,7 +33,7 @@ struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, cons
 {
 	struct rpc_job *jobs = xcalloc(t->n, sizeof *jobs);
 	hosts_jobs(t, jobs, req, len);
-	struct rpc_opts o = hosts_rpc_opts(h);
+	struct rpc_client_opts o = hosts_rpc_opts(h);
 	rpc_call_many(jobs, t->n, &o);
 	return jobs;
 }

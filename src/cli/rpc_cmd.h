@@ -18,10 +18,10 @@
 #include "core/json.h"
 
 /* hosts_collect with the error printed as "PROG: ..." (PROG: "dyno status") */
-bool cli_targets(const char *prog, const struct host_opts *h, struct targets *t);
+bool cli_targets(const char *prog, struct host_opts *h, struct targets *t);
 /* args_cmd, then cli_targets(c->prog): -1 to go on with a and t filled
  * (free with targets_free and args_free), else the exit code to return. */
-int cli_start(const struct arg_cmd *c, int argc, char **argv, const struct host_opts *h, struct args *a,
+int cli_start(const struct arg_cmd *c, int argc, char **argv, struct host_opts *h, struct args *a,
 	      struct targets *t);
 /* One request to every target; the jobs are returned (free with cli_jobs_free). */
 struct rpc_job *cli_run(const struct targets *t, const struct host_opts *h, const char *req, size_t len);

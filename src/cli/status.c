@@ -49,7 +49,12 @@ static void proc_summary(const struct rpc_job *j, struct buf *out, struct proc_l
 		pending += strcmp(pl->p[i].state, "pending") == 0;
 		busy += strcmp(pl->p[i].state, "busy") == 0;
 	}
-	buf_printf(out, "%zu registered (%zu idle, %zu pending, %zu busy)", pl->n, idle, pending, busy);
+	if (pl->truncated)
+		buf_printf(out, "%zu registered, %zu listed (the daemon truncated its list; of those: %zu idle, "
+				"%zu pending, %zu busy)",
+			   pl->total, pl->n, idle, pending, busy);
+	else
+		buf_printf(out, "%zu registered (%zu idle, %zu pending, %zu busy)", pl->n, idle, pending, busy);
 }
 
 int cmd_status(int argc, char **argv)

@@ -19,7 +19,6 @@ void log_init(const char *prog, enum log_level level)
 }
 
 void log_set_level(enum log_level level) { g_level = level; }
-enum log_level log_get_level(void) { return g_level; }
 
 bool log_parse_level(const char *s, enum log_level *out)
 {

@@ -15,7 +15,6 @@ enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBU
 
 void log_init(const char *prog, enum log_level level);
 void log_set_level(enum log_level level);
-enum log_level log_get_level(void);
 /* "error", "warn", "info", "debug" -> level; false if unknown. */
 bool log_parse_level(const char *s, enum log_level *out);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -120,10 +120,22 @@ void net_frame_init(struct net_frame *f, uint32_t max)
 {
 	memset(f, 0, sizeof *f);
 	buf_init(&f->body);
+	buf_init(&f->rest);
 	f->max = max;
 }
 
-void net_frame_free(struct net_frame *f) { buf_free(&f->body); }
+void net_frame_free(struct net_frame *f)
+{
+	buf_free(&f->body);
+	buf_free(&f->rest);
+	f->rest_off = 0;
+}
+
+void net_frame_drop_pending(struct net_frame *f)
+{
+	buf_free(&f->rest);
+	f->rest_off = 0;
+}
 
 void net_frame_reset(struct net_frame *f, size_t keep_cap)
 {
@@ -164,11 +176,21 @@ enum net_frame_status net_frame_feed(struct net_frame *f, const void *p, size_t 
 
 enum net_frame_status net_frame_read(struct net_frame *f, int fd)
 {
-	char tmp[16384];
+	size_t used;
+	if (net_frame_pending(f)) {
+		enum net_frame_status st = net_frame_feed(f, f->rest.data + f->rest_off, f->rest.len - f->rest_off, &used);
+		f->rest_off += used;
+		if (f->rest_off == f->rest.len) {
+			buf_reset(&f->rest);
+			f->rest_off = 0;
+		}
+		if (st != NET_FRAME_MORE)
+			return st;
+	}
+	char tmp[65536];
 	for (;;) {
-		/* One read takes the whole of a typical request.  Bytes past the
-		 * frame are dropped: the protocol has one request per connection. */
-		ssize_t r = read(fd, tmp, sizeof tmp);
+		/* One read usually takes a whole request; a big answer takes a few. */
+		ssize_t r = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -178,8 +200,9 @@ enum net_frame_status net_frame_read(struct net_frame *f, int fd)
 		}
 		if (r == 0)
 			return NET_FRAME_EOF;
-		size_t used;
 		enum net_frame_status st = net_frame_feed(f, tmp, (size_t)r, &used);
+		if (st == NET_FRAME_DONE && used < (size_t)r)
+			buf_append(&f->rest, tmp + used, (size_t)r - used);
 		if (st != NET_FRAME_MORE)
 			return st;
 	}
@@ -408,34 +431,23 @@ int net_rpc_call(int fd, const void *req, size_t n, struct buf *resp, uint32_t m
 			buf_printf(err, "no answer: %s", strerror(errno));
 			break;
 		}
-		char tmp[16384];
-		ssize_t r = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
-		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			buf_printf(err, "recv: %s", strerror(errno));
-			break;
-		}
-		if (r == 0) {
-			if (f.nhdr == 0) {
-				rc = 1;
-			} else {
-				buf_printf(err, "server closed mid-answer");
-			}
-			break;
-		}
-		size_t used;
-		enum net_frame_status st = net_frame_feed(&f, tmp, (size_t)r, &used);
+		enum net_frame_status st = net_frame_read(&f, fd);
+		if (st == NET_FRAME_MORE)
+			continue;
 		if (st == NET_FRAME_DONE) {
 			buf_reset(resp);
 			buf_append(resp, f.body.data, f.body.len);
 			rc = 0;
-			break;
-		}
-		if (st != NET_FRAME_MORE) {
+		} else if (st == NET_FRAME_EOF && f.nhdr == 0) {
+			rc = 1;
+		} else if (st == NET_FRAME_EOF) {
+			buf_printf(err, "server closed mid-answer");
+		} else if (st == NET_FRAME_IO_ERROR) {
+			buf_printf(err, "recv: %s", strerror(errno));
+		} else {
 			buf_printf(err, "bad answer: %s", net_frame_status_str(st));
-			break;
 		}
+		break;
 	}
 	net_frame_free(&f);
 	return rc;

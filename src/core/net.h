@@ -6,9 +6,12 @@
  *   v4-mapped addresses), falling back to IPv4 when the kernel has no IPv6;
  *   or bound to one given address.  Non-blocking, close-on-exec.
  * - The RPC frame: int32 native-endian length + body, as upstream dyno.
- *   struct net_frame reads one frame incrementally from a non-blocking
- *   socket with a size cap; net_frame_parse checks a complete buffer (what
- *   the fuzzer drives).
+ *   struct net_frame is the one frame reader of both programs: it reads a
+ *   frame incrementally from a non-blocking socket with a size cap (the
+ *   daemon's server, dyno's fan-out and the blocking call below all use
+ *   it), keeping bytes read past a frame for the next one (keep-alive
+ *   clients pipeline); net_frame_feed takes bytes from memory (what the
+ *   fuzzer drives).
  * - Network allow-lists: "10.0.0.0/8,::1,127.0.0.1/32" parsed once and
  *   matched against a peer address (v4-mapped IPv6 peers match IPv4 rules).
  * - A blocking client call with a deadline (connect, send frame, read frame).
@@ -25,6 +28,9 @@
 #include <sys/socket.h>
 
 #include "buf.h"
+
+/* Upstream dyno's and dynolog's RPC port. */
+#define NET_RPC_PORT 1778
 
 /* Listen on addr ("" or NULL or "::": every address, dual-stack) and port
  * (0: kernel picks; *bound_port receives the port).  Returns the fd or -1
@@ -52,16 +58,28 @@ struct net_frame {
 	int32_t len; /* valid once nhdr == 4 */
 	struct buf body;
 	uint32_t max;
+	struct buf rest; /* bytes read past the frame: the start of the next */
+	size_t rest_off;
 };
 
 void net_frame_init(struct net_frame *f, uint32_t max);
 void net_frame_free(struct net_frame *f);
-/* Ready f for the next frame on the same stream; the body's memory is kept
- * when it is at most keep_cap bytes, freed otherwise (so an idle
- * connection does not hold a big request's buffer). */
+/* Ready f for the next frame on the same stream (bytes already read past
+ * the last frame stay); the body's memory is kept when it is at most
+ * keep_cap bytes, freed otherwise (so an idle connection does not hold a
+ * big request's buffer). */
 void net_frame_reset(struct net_frame *f, size_t keep_cap);
-/* Read what is available on a non-blocking fd. */
+/* Read the frame: first from the bytes kept past the previous frame, then
+ * from the socket until the frame is complete or the socket has nothing
+ * more (NET_FRAME_MORE).  Never blocks (MSG_DONTWAIT), so a blocking
+ * socket works too, after poll() says it is readable. */
 enum net_frame_status net_frame_read(struct net_frame *f, int fd);
+/* Bytes past the last frame are waiting (a pipelined next request). */
+static inline bool net_frame_pending(const struct net_frame *f) { return f->rest_off < f->rest.len; }
+/* Forget them (and their memory). */
+void net_frame_drop_pending(struct net_frame *f);
+/* Heap bytes the frame holds (body and kept bytes), for memory budgets. */
+static inline size_t net_frame_held(const struct net_frame *f) { return f->body.cap + f->rest.cap; }
 /* Feed bytes from memory (used by net_frame_read and the fuzzer); *used
  * receives how many bytes were consumed (a frame never eats past its end). */
 enum net_frame_status net_frame_feed(struct net_frame *f, const void *p, size_t n, size_t *used);

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 	const char *log_level = "info";
 	struct telemetry_config *tcfg = telemetry_config_new();
 	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
-	struct rpc_flags rf = {.port = 1778, .enable = true, .bind = "", .allow = "", .token_file = "",
+	struct rpc_flags rf = {.port = NET_RPC_PORT, .enable = true, .bind = "", .allow = "", .token_file = "",
 			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000};
 	const struct arg_opt own_rows[] = {
 		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},

@@ -22,6 +22,9 @@
  * congestion window is 10 segments of 1448 bytes); bigger ones may still
  * sit in the send queue when the server closes. */
 #define SMALL_ANSWER 14000
+/* The answer buffer shared by every connection is released after an
+ * answer bigger than this, so one big answer does not stay resident. */
+#define SCRATCH_KEEP (1u << 20)
 
 struct rpc_conn {
 	struct rpc_server *s;
@@ -31,8 +34,6 @@ struct rpc_conn {
 	struct net_frame in;
 	struct buf out; /* the part of an answer the socket did not take at once */
 	size_t out_off;
-	struct buf rest; /* bytes read past the current frame (a keep-alive client's next) */
-	size_t rest_off;
 	uint32_t nreq;   /* requests answered on this connection */
 	uint32_t watch;  /* events registered with the loop; 0: not registered */
 	bool keep;       /* keep-alive: read the next request once `out` is sent */
@@ -40,6 +41,7 @@ struct rpc_conn {
 	bool big;        /* the answer may still be queued unsent at close:
 			  * over SMALL_ANSWER, or the socket was full */
 	bool lingering;  /* answered and shut for writing; discarding input until EOF */
+	size_t held;     /* heap bytes kept for it, as counted in the server's st.held */
 	socklen_t peerlen;
 	struct sockaddr_storage peer; /* formatted only when a message needs it */
 };
@@ -58,6 +60,7 @@ struct rpc_server {
 	uint32_t max_frame;
 	int timeout_ms, max_conns, nconns;
 	uint32_t max_requests;
+	size_t max_queued, max_held;
 	struct rpc_conn *head, *tail;
 	struct ev_timer *timer;
 	int64_t timer_at;
@@ -124,7 +127,7 @@ static void conn_close(struct rpc_conn *c)
 	conn_unlink(c);
 	net_frame_free(&c->in);
 	buf_free(&c->out);
-	buf_free(&c->rest);
+	s->st.held -= c->held;
 	free(c);
 	s->nconns--;
 }
@@ -285,44 +288,6 @@ static int conn_send(struct rpc_conn *c, const struct buf *body)
 	return 0;
 }
 
-/* The next frame: first from bytes a previous read took past the last
- * frame (a keep-alive client may send its next request early), then from
- * the socket.  Bytes past a frame are kept in c->rest; a connection that
- * closes after its answer drops them, as upstream. */
-static enum net_frame_status conn_read(struct rpc_conn *c)
-{
-	size_t used;
-	if (c->rest_off < c->rest.len) {
-		enum net_frame_status st =
-			net_frame_feed(&c->in, c->rest.data + c->rest_off, c->rest.len - c->rest_off, &used);
-		c->rest_off += used;
-		if (c->rest_off == c->rest.len) {
-			buf_reset(&c->rest);
-			c->rest_off = 0;
-		}
-		if (st != NET_FRAME_MORE)
-			return st;
-	}
-	char tmp[16384];
-	for (;;) {
-		ssize_t r = read(c->fd, tmp, sizeof tmp);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return NET_FRAME_MORE;
-			return NET_FRAME_IO_ERROR;
-		}
-		if (r == 0)
-			return NET_FRAME_EOF;
-		enum net_frame_status st = net_frame_feed(&c->in, tmp, (size_t)r, &used);
-		if (st == NET_FRAME_DONE && used < (size_t)r)
-			buf_append(&c->rest, tmp + used, (size_t)r - used);
-		if (st != NET_FRAME_MORE)
-			return st;
-	}
-}
-
 /* After a keep-alive answer went out: a fresh deadline (the connection
  * moves to the back of the FIFO), then the next request if its bytes are
  * already here (1), else wait for them (0); -1 if the loop refuses. */
@@ -333,7 +298,7 @@ static int keep_open(struct rpc_conn *c)
 	c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
 	conn_unlink(c);
 	conn_append(c);
-	if (c->rest_off < c->rest.len)
+	if (net_frame_pending(&c->in))
 		return 1;
 	return conn_watch(c, EPOLLIN | EPOLLRDHUP) ? 0 : -1;
 }
@@ -341,7 +306,7 @@ static int keep_open(struct rpc_conn *c)
 /* Advance one connection as far as it goes without blocking: read a
  * request, answer it, and on a keep-alive connection go on with the next
  * one.  False when the connection was closed. */
-static bool serve(struct rpc_conn *c, uint32_t events)
+static bool serve_step(struct rpc_conn *c, uint32_t events)
 {
 	struct rpc_server *s = c->s;
 	char a[72];
@@ -351,7 +316,11 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 			w = conn_flush(c);
 			goto sent;
 		}
-		enum net_frame_status st = conn_read(c);
+		/* Bytes read past a frame are kept in c->in for the next one (a
+		 * keep-alive client may send its next request early); a
+		 * connection that closes after its answer drops them, as
+		 * upstream. */
+		enum net_frame_status st = net_frame_read(&c->in, c->fd);
 		if (st == NET_FRAME_MORE && !(events & (EPOLLHUP | EPOLLERR))) {
 			if (conn_watch(c, EPOLLIN | EPOLLRDHUP))
 				return true;
@@ -385,6 +354,8 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 		net_frame_reset(&c->in, KEEP_CAP);
 		c->big = s->scratch.len > SMALL_ANSWER;
 		w = conn_send(c, &s->scratch);
+		if (s->scratch.cap > SCRATCH_KEEP)
+			buf_free(&s->scratch);
 	sent:
 		if (w < 0)
 			goto close;
@@ -404,7 +375,7 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 			 * client may send more while a big answer drains: then
 			 * read until the client closes (or the deadline) before
 			 * closing.  Small answers are on their way already. */
-			if (c->refused || c->big || c->rest_off < c->rest.len)
+			if (c->refused || c->big || net_frame_pending(&c->in))
 				goto linger;
 			goto close;
 		}
@@ -418,8 +389,7 @@ static bool serve(struct rpc_conn *c, uint32_t events)
 	}
 linger:
 	c->lingering = true;
-	buf_free(&c->rest);
-	c->rest_off = 0;
+	net_frame_drop_pending(&c->in);
 	c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
 	conn_unlink(c);
 	conn_append(c);
@@ -429,6 +399,46 @@ close:
 	conn_close(c);
 	return false;
 }
+
+static void drop(struct rpc_conn *c, const char *why)
+{
+	char a[72];
+	c->s->st.overflow++;
+	LOG_ONCE(LOG_LEVEL_WARN, "RPC: dropping clients that do not read their answers (%s); see docs/rpc.md", why);
+	log_debug("RPC: %s dropped: %s", peer(c, a), why);
+	conn_close(c);
+}
+
+/* Count what c keeps now and enforce the memory bounds: c itself over
+ * max_queued is dropped; over max_held in all, the connections that have
+ * held memory longest (the FIFO's oldest, c last) are dropped until the
+ * rest fits.  False when c was dropped. */
+static bool conn_budget(struct rpc_conn *c)
+{
+	struct rpc_server *s = c->s;
+	size_t h = net_frame_held(&c->in) + c->out.cap;
+	s->st.held = s->st.held - c->held + h;
+	c->held = h;
+	if (c->out.len - c->out_off > s->max_queued) {
+		drop(c, "unsent answer over the per-connection limit");
+		return false;
+	}
+	for (struct rpc_conn *v = s->head; s->st.held > s->max_held && v;) {
+		struct rpc_conn *next = v->next;
+		if (v != c && v->held)
+			drop(v, "memory for connections over the limit");
+		v = next;
+	}
+	if (s->st.held > s->max_held) {
+		drop(c, "memory for connections over the limit");
+		return false;
+	}
+	if (s->st.held > s->st.held_peak)
+		s->st.held_peak = s->st.held;
+	return true;
+}
+
+static bool serve(struct rpc_conn *c, uint32_t events) { return serve_step(c, events) && conn_budget(c); }
 
 /* A lingering connection: drop what the client still sends; close at its
  * EOF (or the deadline).  A few reads per wake-up, so a client that keeps
@@ -499,7 +509,6 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		c->fd = cfd;
 		net_frame_init(&c->in, s->max_frame);
 		buf_init(&c->out);
-		buf_init(&c->rest);
 		c->peer = ss;
 		c->peerlen = sl;
 		c->deadline = clock_mono_ns() + (int64_t)s->timeout_ms * NS_PER_MS;
@@ -521,6 +530,10 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 5000;
 	s->max_conns = o->max_conns > 0 ? o->max_conns : 256;
 	s->max_requests = o->max_requests > 0 ? o->max_requests : 1000;
+	s->max_held = o->max_held ? o->max_held : 32u << 20;
+	s->max_queued = o->max_queued ? o->max_queued : 16u << 20;
+	if (s->max_queued > s->max_held)
+		s->max_queued = s->max_held;
 	buf_init(&s->scratch);
 	if (!net_acl_parse(&s->acl, o->allow, err))
 		goto fail;

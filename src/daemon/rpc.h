@@ -18,6 +18,13 @@
  * connection open for the next request (at most max_requests per
  * connection, each waited for at most timeout_ms); see docs/rpc.md.
  *
+ * Memory is bounded: an answer the client does not read stays in this
+ * process only up to max_queued bytes (more, and the connection is
+ * dropped), and everything kept for connections between events (requests
+ * being read, unsent answers) up to max_held bytes in all: past it, the
+ * connections holding memory longest are dropped.  A client that does not
+ * read its answers costs at most that, and only until its deadline.
+ *
  * Handlers (the upstream functions, getProcesses, and other modules'
  * extensions such as the telemetry getMetrics) plug in with
  * rpc_register_fn; registering a name again replaces the handler, so a
@@ -32,6 +39,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/loop.h"
+#include "core/net.h"
 
 /* Write the compact JSON answer into resp and return true, or return false
  * for "no answer" (the connection is closed silently, as upstream). */
@@ -46,13 +54,18 @@ struct rpc_opts {
 	int timeout_ms;          /* per connection, default 5000 */
 	int max_conns;           /* default 256 */
 	uint32_t max_requests;   /* per keep-alive connection, default 1000; 1: extension off */
+	size_t max_queued;       /* unsent answer bytes per connection, default 16 MiB */
+	size_t max_held;         /* bytes kept for all connections together, default 32 MiB */
 };
 
 struct rpc_stats {
 	uint64_t accepted, refused_peer, requests, answered, silent, bad_frame, too_big, bad_json,
 		unknown_fn, unauthorized, timeouts, evicted, write_failed,
 		reused,         /* requests after the first on a keep-alive connection */
-		request_limit;  /* keep-alive connections closed at max_requests */
+		request_limit,  /* keep-alive connections closed at max_requests */
+		overflow,       /* connections dropped for max_queued / max_held */
+		held,           /* bytes kept for connections now */
+		held_peak;      /* the most ever kept between events */
 };
 
 struct rpc_server;

@@ -160,9 +160,12 @@ bool rpc_get_processes(const struct json_value *req, struct buf *resp, void *ud)
 	jw_u64(&w, t->reg->nprocs);
 	jw_key(&w, "processes");
 	jw_arr_begin(&w);
-	for (size_t ji = 0; ji < t->reg->njobs; ji++) {
+	/* Capped: the answer's size must not grow with whatever a local user
+	 * registered (count stays the total). */
+	size_t listed = 0, max = t->max_processes ? t->max_processes : RPC_PROCESSES_MAX;
+	for (size_t ji = 0; ji < t->reg->njobs && listed < max; ji++) {
 		const struct reg_job *j = &t->reg->jobs[ji];
-		for (size_t i = 0; i < j->n; i++) {
+		for (size_t i = 0; i < j->n && listed < max; i++, listed++) {
 			const struct reg_proc *p = j->procs[i];
 			jw_obj_begin(&w);
 			jw_key(&w, "jobId");
@@ -179,6 +182,10 @@ bool rpc_get_processes(const struct json_value *req, struct buf *resp, void *ud)
 		}
 	}
 	jw_arr_end(&w);
+	if (listed < t->reg->nprocs) {
+		jw_key(&w, "truncated");
+		jw_bool(&w, true);
+	}
 	jw_obj_end(&w);
 	return true;
 }

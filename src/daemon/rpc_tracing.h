@@ -17,10 +17,16 @@
 #include "daemon/rpc.h"
 #include "daemon/security.h"
 
+/* getProcesses lists at most this many processes (job by job) unless
+ * max_processes says otherwise; "count" is still the total and
+ * "truncated": true says some were left out. */
+#define RPC_PROCESSES_MAX 1000
+
 struct rpc_tracing {
 	struct registry *reg;
 	const struct path_policy *policy; /* NULL: any path (upstream) */
 	int64_t (*now_ns)(void);          /* monotonic clock (tests may fake it) */
+	size_t max_processes;             /* getProcesses list cap; 0: RPC_PROCESSES_MAX */
 };
 
 void rpc_tracing_register(struct rpc_server *s, struct rpc_tracing *t);

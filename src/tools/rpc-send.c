@@ -22,7 +22,7 @@
 int main(int argc, char **argv)
 {
 	const char *host = "localhost", *body = NULL;
-	int64_t port = 1778, timeout_ms = 5000;
+	int64_t port = NET_RPC_PORT, timeout_ms = 5000;
 	bool raw = false;
 	const struct arg_opt opts[] = {
 		{"host", 0, ARG_STRING, &host, "HOST", "daemon host", 0, 0, NULL},

@@ -158,3 +158,31 @@ TEST(cli_processes_answer)
 	buf_free(&e);
 	buf_free(&out);
 }
+
+TEST(cli_processes_truncated_answer)
+{
+	static const char t[] = "{\"count\":5000,\"processes\":["
+				"{\"jobId\":\"42\",\"lastSeenMs\":1200,\"pid\":500,\"pids\":[500,1],\"state\":\"idle\"}],"
+				"\"truncated\":true}";
+	struct proc_list l;
+	struct buf e = BUF_INIT, out = BUF_INIT;
+	REQUIRE(processes_parse(t, sizeof t - 1, &l, &e));
+	CHECK_INT(l.n, 1);
+	CHECK_INT(l.total, 5000);
+	CHECK(l.truncated);
+	processes_format(&l, "  ", &out);
+	CHECK(strstr(out.data, "  (the daemon listed 1 of its 5000 processes)\n"));
+	buf_reset(&out);
+	processes_explain(&l, 7, "0", "", &out);
+	CHECK(strstr(out.data, "the daemon listed only 1 of its 5000 processes"));
+	processes_free(&l);
+	/* a whole list: no note */
+	REQUIRE(processes_parse("{\"count\":0,\"processes\":[]}", 26, &l, &e));
+	CHECK(!l.truncated);
+	buf_reset(&out);
+	processes_format(&l, "", &out);
+	CHECK(!strstr(out.data, "listed"));
+	processes_free(&l);
+	buf_free(&e);
+	buf_free(&out);
+}

@@ -5,11 +5,16 @@
  * log file names, the result table and the exit status when hosts fail.
  */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cli/hosts.h"
 #include "cli/rpc_client.h"
-#include "cli_fake_daemon.h"
+#include "../lib/fake_daemon.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "test.h"
@@ -282,7 +287,7 @@ TEST(cli_rpc_client_in_process)
 		rpc_job_init(&j[i], "127.0.0.1", ports[i], "{\"fn\":\"getStatus\"}", 18);
 	}
 	rpc_job_init(&j[3], "127.0.0.1", ports[0], "{\"fn\":\"getProcesses\"}", 21);
-	struct rpc_opts o = {.timeout_ms = 2000, .max_parallel = 2};
+	struct rpc_client_opts o = {.timeout_ms = 2000, .max_parallel = 2};
 	CHECK_INT(rpc_call_many(j, 4, &o), 1);
 	for (int i = 0; i < 3; i++) {
 		CHECK_INT(j[i].status, RPC_OK);
@@ -395,7 +400,7 @@ TEST(cli_rpc_client_bounded_and_one_timeout)
 		snprintf(ports[i], sizeof ports[i], "%d", f.ports[i]);
 		rpc_job_init(&j[i], "127.0.0.1", ports[i], "{\"fn\":\"getStatus\"}", 18);
 	}
-	struct rpc_opts o = {.timeout_ms = 200, .max_parallel = 3};
+	struct rpc_client_opts o = {.timeout_ms = 200, .max_parallel = 3};
 	int64_t t0 = clock_mono_ns();
 	CHECK_INT(rpc_call_many(j, 12, &o), 12);
 	CHECK(clock_mono_ns() - t0 >= 4 * 200 * NS_PER_MS);

@@ -6,8 +6,14 @@
  * can go wrong (refused, closed, bad length, truncated, garbage, silence).
  */
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "cli_fake_daemon.h"
+#include "../lib/fake_daemon.h"
+#include "cli/hosts.h"
+#include "cli/rpc_client.h"
 #include "test.h"
 
 /* dyno --hostname 127.0.0.1 --port P <args...>: upstream's option order. */
@@ -389,4 +395,89 @@ TEST(cli_dispatcher_option_order)
 	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);
+}
+
+/* ---- --token-file ---- */
+
+TEST(cli_token_goes_first_into_every_request)
+{
+	struct buf b = BUF_INIT;
+	rpc_body_with_token(&b, "{\"fn\":\"getStatus\"}", 18, "s3cret\"\\x");
+	CHECK_STR(b.data, "{\"token\":\"s3cret\\\"\\\\x\",\"fn\":\"getStatus\"}");
+	buf_reset(&b);
+	rpc_body_with_token(&b, "\n{\n    \"fn\": \"x\"\n}", 18, "abcdefgh"); /* upstream's pretty form */
+	CHECK_STR(b.data, "\n{\"token\":\"abcdefgh\",\n    \"fn\": \"x\"\n}");
+	buf_reset(&b);
+	rpc_body_with_token(&b, "{ }", 3, "abcdefgh");
+	CHECK_STR(b.data, "{\"token\":\"abcdefgh\" }");
+	buf_free(&b);
+
+	/* through dyno: the daemon sees the token in each request, fan-out too */
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 2, FAKE_EXTENDED));
+	char dir[] = "/tmp/dyno-token-XXXXXX", path[64];
+	REQUIRE(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/t", dir);
+	FILE *fp = fopen(path, "w");
+	REQUIRE(fp);
+	fputs("correct-horse\n", fp);
+	fclose(fp);
+	struct buf out = BUF_INIT, err = BUF_INIT, hosts = BUF_INIT;
+	CHECK_INT(dyno_at(&f, 0, (const char *const[]){"status", "--token-file", path, NULL}, &out, &err), 0);
+	fake_hostnames(&f, &hosts);
+	CHECK_INT(run_dyno((char *const[]){"dyno", "version", "--hostnames", hosts.data, "--token-file", path, NULL}, &out,
+			   &err, 30),
+		  0);
+	pthread_mutex_lock(&f.mu);
+	CHECK_INT(f.nreqs, 4);
+	for (size_t i = 0; i < f.nreqs; i++)
+		CHECK(strncmp(f.reqs[i].body.data, "{\"token\":\"correct-horse\",\"fn\":\"", 31) == 0);
+	pthread_mutex_unlock(&f.mu);
+	fake_stop(&f);
+	unlink(path);
+	rmdir(dir);
+	buf_free(&out);
+	buf_free(&err);
+	buf_free(&hosts);
+}
+
+TEST(cli_token_file_checks)
+{
+	char dir[] = "/tmp/dyno-token-XXXXXX", path[64];
+	REQUIRE(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/t", dir);
+	char tok[HOST_TOKEN_MAX + 1];
+	struct buf e = BUF_INIT;
+	struct {
+		const char *text;
+		const char *tok; /* NULL: refused */
+	} cases[] = {
+		{"abcdefgh", "abcdefgh"},
+		{"abcdefgh \t\r\n\n", "abcdefgh"}, /* trailing whitespace stripped, like the daemon */
+		{"  abc def gh\n", "  abc def gh"},
+		{"abcdefg\n", NULL},               /* 7 bytes */
+		{"abcd\xff\xfe" "efgh\n", NULL},   /* not UTF-8: could never match */
+		{"\n\n\n\n\n\n\n\n\n", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		FILE *fp = fopen(path, "w");
+		REQUIRE(fp);
+		fputs(cases[i].text, fp);
+		fclose(fp);
+		buf_reset(&e);
+		bool ok = hosts_token_load(path, tok, &e);
+		CHECK(ok == (cases[i].tok != NULL));
+		if (ok && cases[i].tok)
+			CHECK_STR(tok, cases[i].tok);
+		if (!ok)
+			CHECK(strstr(e.data, path) != NULL);
+	}
+	buf_reset(&e);
+	CHECK(!hosts_token_load(dir, tok, &e)); /* a directory */
+	CHECK(strstr(e.data, "not a regular file"));
+	unlink(path);
+	buf_reset(&e);
+	CHECK(!hosts_token_load(path, tok, &e)); /* missing */
+	rmdir(dir);
+	buf_free(&e);
 }

@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,8 @@
 #include "daemon/rpc.h"
 #include "daemon/rpc_tracing.h"
 #include "daemon/security.h"
+#include "../lib/loop_thread.h"
+#include "../lib/sock.h"
 #include "test.h"
 
 struct srv {
@@ -33,28 +34,12 @@ struct srv {
 	struct registry reg;
 	struct path_policy policy;
 	struct rpc_tracing h;
-	pthread_t th;
-	int pipe[2];
+	struct loop_thread lt;
 	int port;
 	struct rpc_stats st; /* copied at stop */
 };
 
 static int64_t fake_now(void) { return 1000 * NS_PER_SEC; }
-
-static void on_stop_pipe(struct ev_loop *l, int fd, uint32_t ev, void *ud)
-{
-	(void)fd;
-	(void)ev;
-	(void)ud;
-	ev_stop(l);
-}
-
-static void *run_loop(void *arg)
-{
-	struct srv *s = arg;
-	ev_run(s->loop);
-	return NULL;
-}
 
 /* Configure, register processes (before the thread owns the registry), run. */
 static void srv_init(struct srv *s, struct rpc_opts *o, const char *prefixes)
@@ -76,21 +61,15 @@ static void srv_init(struct srv *s, struct rpc_opts *o, const char *prefixes)
 	s->h.policy = &s->policy;
 	s->h.now_ns = fake_now;
 	rpc_tracing_register(s->rpc, &s->h);
-	REQUIRE(pipe(s->pipe) == 0);
-	ev_io_add(s->loop, s->pipe[0], EPOLLIN, on_stop_pipe, s);
 }
 
-static void srv_run(struct srv *s) { REQUIRE(pthread_create(&s->th, NULL, run_loop, s) == 0); }
+static void srv_run(struct srv *s) { REQUIRE(loop_thread_start(&s->lt, s->loop)); }
 
 static void srv_stop(struct srv *s)
 {
-	REQUIRE(write(s->pipe[1], "x", 1) == 1);
-	pthread_join(s->th, NULL);
+	loop_thread_stop(&s->lt);
 	s->st = *rpc_get_stats(s->rpc);
 	rpc_stop(s->rpc);
-	ev_io_del(s->loop, s->pipe[0]);
-	close(s->pipe[0]);
-	close(s->pipe[1]);
 	path_policy_free(&s->policy);
 	ev_loop_free(s->loop);
 }
@@ -533,38 +512,19 @@ static void send_frames(int fd, const char *const *bodies, size_t n)
 	buf_free(&out);
 }
 
-/* Read exactly n bytes within 3 s; the count read (short at EOF), -1 on
- * an error such as a reset (errno kept). */
-static ssize_t read_n(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	struct pollfd pf = {.fd = fd, .events = POLLIN};
-	while (got < n) {
-		if (poll(&pf, 1, 3000) != 1)
-			return (ssize_t)got;
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 /* One answer frame as upstream dyno reads it: 0 with the body, 1 at a
  * clean EOF before any byte, -1 otherwise. */
 static int read_answer(int fd, struct buf *body)
 {
 	int32_t len;
-	ssize_t r = read_n(fd, &len, 4);
+	ssize_t r = sock_read_n(fd, &len, 4, 3000);
 	if (r == 0)
 		return 1;
 	if (r != 4 || len <= 0 || len > (1 << 26))
 		return -1;
 	buf_reset(body);
 	buf_reserve(body, (size_t)len + 1);
-	if (read_n(fd, body->data, (size_t)len) != len)
+	if (sock_read_n(fd, body->data, (size_t)len, 3000) != len)
 		return -1;
 	body->len = (size_t)len;
 	body->data[len] = 0;
@@ -892,6 +852,7 @@ TEST(rpc_keepalive_big_answer_waits_for_the_socket_then_goes_on)
 	struct srv s;
 	struct rpc_opts o = {0};
 	srv_init(&s, &o, "");
+	s.h.max_processes = 20000; /* every one: a 1.2 MB answer */
 	struct reg_delivery d;
 	for (int i = 0; i < 20000; i++) {
 		int32_t anc[] = {200000 + i, 7000 + i / 16, 4000};
@@ -929,6 +890,7 @@ TEST(rpc_big_answer_not_lost_when_client_sends_more)
 		struct srv s;
 		struct rpc_opts o = {.max_requests = 1};
 		srv_init(&s, &o, "");
+		s.h.max_processes = 20000; /* every one: a 1.2 MB answer */
 		struct reg_delivery d;
 		for (int i = 0; i < 20000; i++) {
 			int32_t anc[] = {200000 + i, 7000 + i / 16, 4000};
@@ -954,4 +916,112 @@ TEST(rpc_big_answer_not_lost_when_client_sends_more)
 		CHECK_INT(s.st.answered, 1);
 		registry_free(&s.reg);
 	}
+}
+
+/* ---- memory bounds: clients that do not read ---- */
+
+static bool big_answer(const struct json_value *req, struct buf *resp, void *ud)
+{
+	(void)req;
+	size_t n = *(size_t *)ud;
+	buf_puts(resp, "{\"x\":\"");
+	buf_reserve(resp, resp->len + n + 3);
+	memset(resp->data + resp->len, 'a', n);
+	resp->len += n;
+	buf_puts(resp, "\"}");
+	return true;
+}
+
+/* A client with a tiny receive buffer: the server's kernel takes at most
+ * its send buffer (<= 4 MiB by default) of an answer. */
+static int slow_reader(struct srv *s)
+{
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE(fd >= 0);
+	int small = 4096;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)s->port),
+				 .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	REQUIRE(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+	return fd;
+}
+
+TEST(rpc_unread_answer_over_the_per_connection_cap_is_dropped)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_queued = 1u << 20};
+	srv_init(&s, &o, "");
+	size_t n = 12u << 20; /* the kernel takes <= 4 MiB: >= 8 MiB would wait here */
+	rpc_register_fn(s.rpc, "big", big_answer, &n);
+	srv_run(&s);
+	int fd = slow_reader(&s);
+	send_frames(fd, (const char *[]){"{\"fn\":\"big\"}"}, 1);
+	struct buf r = BUF_INIT;
+	usleep(300000);
+	/* what arrives is cut short: the rest was never kept */
+	CHECK(read_answer(fd, &r) == -1);
+	close(fd);
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK_INT(s.st.overflow, 1);
+	CHECK(s.st.held_peak <= (1u << 20) + 65536 * 2);
+	CHECK_INT(s.st.held, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_unread_answers_over_the_total_cap_drop_the_oldest)
+{
+	struct srv s;
+	struct rpc_opts o = {.max_queued = 12u << 20, .max_held = 16u << 20};
+	srv_init(&s, &o, "");
+	size_t n = 10u << 20; /* >= 6 MiB of each stays in the server */
+	rpc_register_fn(s.rpc, "big", big_answer, &n);
+	srv_run(&s);
+	int fd[4];
+	for (int i = 0; i < 4; i++) {
+		fd[i] = slow_reader(&s);
+		send_frames(fd[i], (const char *[]){"{\"fn\":\"big\"}"}, 1);
+		usleep(100000);
+	}
+	/* the first ones were dropped for the later ones: the oldest is gone */
+	struct pollfd p = {.fd = fd[0], .events = POLLIN};
+	CHECK(poll(&p, 1, 2000) == 1);
+	struct buf r = BUF_INIT;
+	CHECK(read_answer(fd[0], &r) == -1);
+	for (int i = 0; i < 4; i++)
+		close(fd[i]);
+	CHECK_INT(calls(&s, "{\"fn\":\"getStatus\"}", &r), 0);
+	buf_free(&r);
+	srv_stop(&s);
+	CHECK(s.st.overflow >= 2);
+	CHECK(s.st.held_peak <= 16u << 20);
+	CHECK_INT(s.st.held, 0);
+	registry_free(&s.reg);
+}
+
+TEST(rpc_get_processes_is_capped_and_says_so)
+{
+	struct srv s;
+	struct rpc_opts o = {0};
+	srv_init(&s, &o, "");
+	struct reg_delivery d;
+	for (int i = 0; i < RPC_PROCESSES_MAX + 5; i++) {
+		int32_t anc[] = {300000 + i, 4000};
+		registry_poll(&s.reg, 0, anc, 2, 2, fake_now(), &d);
+	}
+	srv_run(&s);
+	struct buf r = BUF_INIT;
+	REQUIRE(calls(&s, "{\"fn\":\"getProcesses\"}", &r) == 0);
+	char want[64];
+	snprintf(want, sizeof want, "{\"count\":%d,\"processes\":[{", RPC_PROCESSES_MAX + 5);
+	CHECK(strncmp(r.data, want, strlen(want)) == 0);
+	CHECK(r.len > 20 && strcmp(r.data + r.len - 20, "}],\"truncated\":true}") == 0);
+	size_t listed = 0;
+	for (const char *p = r.data; (p = strstr(p, "\"jobId\"")); p++)
+		listed++;
+	CHECK_INT(listed, RPC_PROCESSES_MAX);
+	buf_free(&r);
+	srv_stop(&s);
+	registry_free(&s.reg);
 }

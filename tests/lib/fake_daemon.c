@@ -1,28 +1,10 @@
-/*
- * cli_fake_daemon.h - a recording, answering stand-in for dynolog's RPC
- * server, for the dyno CLI tests and the fan-out bench (header-only so both
- * can include it; the Makefile builds every C file under tests/unit/ into the test
- * binary and every C file under bench/ into its own program).
- *
- * fake_start() listens on N loopback ports (kernel-chosen) and serves them
- * from one thread with the core event loop.  Like upstream's server it
- * handles one connection at a time: read the int32 length and the body,
- * record the exact bytes, answer, close.  Answers follow upstream
- * (wire-protocols.md §2.4): getStatus, getVersion, setKinetOnDemandRequest
- * (matching its registered processes by job id and pid ancestry, honouring
- * process_limit and keeping a pending config busy), dcgmProfPause/Resume;
- * anything else, getProcesses and getMetrics included, is closed without
- * an answer.  FAKE_EXTENDED also answers getProcesses and getMetrics like a
- * dynolite daemon.  The other modes misbehave on purpose.
- */
-#ifndef DYNO_TEST_CLI_FAKE_DAEMON_H
-#define DYNO_TEST_CLI_FAKE_DAEMON_H
+/* fake_daemon.c - see fake_daemon.h. */
+#include "fake_daemon.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,65 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/buf.h"
 #include "core/json.h"
-#include "core/loop.h"
+#include "sock.h"
 
-enum fake_mode {
-	FAKE_UPSTREAM,    /* upstream dynolog 0.6.0 */
-	FAKE_EXTENDED,    /* plus getProcesses / getMetrics */
-	FAKE_SILENT,      /* accept, read, never answer, keep the connection */
-	FAKE_CLOSE,       /* read the request, close without a byte */
-	FAKE_NEG_LEN,     /* length prefix -5 */
-	FAKE_HUGE_LEN,    /* length prefix 0x7fffffff */
-	FAKE_TRUNCATED,   /* announces 100 bytes, sends 10, closes */
-	FAKE_GARBAGE,     /* a well-framed answer that is not JSON */
-	FAKE_SHORT_PREFIX, /* 2 bytes of a length, then close */
-	FAKE_FAILED,       /* {"status":"failed"} to everything */
-	FAKE_DRIP          /* upstream answers, one byte per write, 1 ms apart */
-};
-
-#define FAKE_MAX_PROCS 8
-
-struct fake_proc {
-	int64_t pid, parent;
-	int64_t last_seen_ms;
-};
-
-struct fake_request {
-	int port_index;
-	struct buf body;
-};
-
-struct fake_daemon {
-	enum fake_mode mode;
-	int n;
-	int *fds, *ports;
-	/* registered Kineto processes (same on every port), under job id `job` */
-	char job[24];
-	struct fake_proc procs[FAKE_MAX_PROCS];
-	int nprocs;
-	/* pending[port * FAKE_MAX_PROCS + proc]: a config waits for that
-	 * process on that daemon (each port is a separate daemon) */
-	bool *pending;
-	/* getMetrics in FAKE_EXTENDED: this many extra samples of "big" */
-	int metric_samples;
-	/* recorded requests */
-	pthread_mutex_t mu;
-	struct fake_request *reqs;
-	size_t nreqs, capreqs;
-	/* silent mode keeps these open */
-	int held[1024];
-	int nheld;
-	int max_open; /* most client connections open at once (silent mode) */
-	/* the thread */
-	pthread_t th;
-	bool running;
-	int stop[2];
-	struct ev_loop *loop;
-};
-
-static __attribute__((unused)) void fake_record(struct fake_daemon *f, int idx, const char *b, size_t n)
+static void fake_record(struct fake_daemon *f, int idx, const char *b, size_t n)
 {
 	pthread_mutex_lock(&f->mu);
 	if (f->nreqs == f->capreqs) {
@@ -103,43 +30,16 @@ static __attribute__((unused)) void fake_record(struct fake_daemon *f, int idx, 
 	pthread_mutex_unlock(&f->mu);
 }
 
-static __attribute__((unused)) bool fake_read_all(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (size_t)r;
-	}
-	return true;
-}
-
-static __attribute__((unused)) void fake_write_all(int fd, const void *p, size_t n)
-{
-	size_t put = 0;
-	while (put < n) {
-		ssize_t w = send(fd, (const char *)p + put, n - put, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		put += (size_t)w;
-	}
-}
-
-static __attribute__((unused)) void fake_answer(int fd, const char *s, size_t n)
+static void fake_answer(int fd, const char *s, size_t n)
 {
 	struct buf b = BUF_INIT;
 	buf_put_u32(&b, (uint32_t)n);
 	buf_append(&b, s, n);
-	fake_write_all(fd, b.data, b.len);
+	sock_write_all(fd, b.data, b.len);
 	buf_free(&b);
 }
 
-static __attribute__((unused)) bool fake_pid_listed(const struct json_value *pids, int64_t pid)
+static bool fake_pid_listed(const struct json_value *pids, int64_t pid)
 {
 	for (uint32_t i = 0; i < pids->len; i++) {
 		int64_t v;
@@ -150,7 +50,7 @@ static __attribute__((unused)) bool fake_pid_listed(const struct json_value *pid
 }
 
 /* Upstream's setKinetOnDemandRequest semantics over the fake registry. */
-static __attribute__((unused)) void fake_trace_request(struct fake_daemon *f, int idx, const struct json_value *root,
+static void fake_trace_request(struct fake_daemon *f, int idx, const struct json_value *root,
 						       struct buf *out)
 {
 	const struct json_value *pids = json_get(root, "pids"), *cfg = json_get(root, "config");
@@ -198,17 +98,15 @@ static __attribute__((unused)) void fake_trace_request(struct fake_daemon *f, in
 	buf_free(&trig);
 }
 
-static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, int fd)
+static void fake_serve(struct fake_daemon *f, int idx, int fd)
 {
-	struct timeval tv = {2, 0};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	int32_t len;
-	if (!fake_read_all(fd, &len, 4) || len <= 0 || len > (1 << 20)) {
+	if (sock_read_n(fd, &len, 4, 2000) != 4 || len <= 0 || len > (1 << 20)) {
 		close(fd);
 		return;
 	}
 	char *body = xmalloc((size_t)len + 1);
-	if (!fake_read_all(fd, body, (size_t)len)) {
+	if (sock_read_n(fd, body, (size_t)len, 2000) != len) {
 		free(body);
 		close(fd);
 		return;
@@ -235,10 +133,10 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 		break;
 	}
 	case FAKE_CLOSE: break;
-	case FAKE_NEG_LEN: fake_write_all(fd, "\xfb\xff\xff\xff{}", 6); break;
-	case FAKE_HUGE_LEN: fake_write_all(fd, "\xff\xff\xff\x7f{\"status\":1}", 16); break;
-	case FAKE_TRUNCATED: fake_write_all(fd, "\x64\x00\x00\x00{\"status\"", 14); break;
-	case FAKE_SHORT_PREFIX: fake_write_all(fd, "\x0c\x00", 2); break;
+	case FAKE_NEG_LEN: sock_write_all(fd, "\xfb\xff\xff\xff{}", 6); break;
+	case FAKE_HUGE_LEN: sock_write_all(fd, "\xff\xff\xff\x7f{\"status\":1}", 16); break;
+	case FAKE_TRUNCATED: sock_write_all(fd, "\x64\x00\x00\x00{\"status\"", 14); break;
+	case FAKE_SHORT_PREFIX: sock_write_all(fd, "\x0c\x00", 2); break;
 	case FAKE_GARBAGE: fake_answer(fd, "status: fine", 12); break;
 	case FAKE_FAILED: fake_answer(fd, "{\"status\":\"failed\"}", 19); break;
 	case FAKE_DRIP:
@@ -291,7 +189,7 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 			buf_put_u32(&fr, (uint32_t)out.len);
 			buf_append(&fr, out.data, out.len);
 			for (size_t k = 0; k < fr.len; k++) {
-				fake_write_all(fd, fr.data + k, 1);
+				sock_write_all(fd, fr.data + k, 1);
 				usleep(1000);
 			}
 			buf_free(&fr);
@@ -307,7 +205,7 @@ static __attribute__((unused)) void fake_serve(struct fake_daemon *f, int idx, i
 		close(fd);
 }
 
-static __attribute__((unused)) void fake_on_accept(struct ev_loop *l, int fd, uint32_t events, void *ud)
+static void fake_on_accept(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
 	(void)l;
 	(void)events;
@@ -323,36 +221,20 @@ static __attribute__((unused)) void fake_on_accept(struct ev_loop *l, int fd, ui
 	}
 }
 
-static __attribute__((unused)) void fake_on_stop(struct ev_loop *l, int fd, uint32_t events, void *ud)
-{
-	(void)fd;
-	(void)events;
-	(void)ud;
-	ev_stop(l);
-}
-
-static __attribute__((unused)) void *fake_thread(void *arg)
-{
-	struct fake_daemon *f = arg;
-	ev_run(f->loop);
-	return NULL;
-}
-
 /* Listen on n loopback ports of family AF_INET or AF_INET6 (::1); false
  * when the sockets cannot be set up. */
-static __attribute__((unused)) bool fake_start_family(struct fake_daemon *f, int n, enum fake_mode mode, int family)
+bool fake_start_family(struct fake_daemon *f, int n, enum fake_mode mode, int family)
 {
 	memset(f, 0, sizeof *f);
 	f->mode = mode;
 	f->n = n;
-	f->stop[0] = f->stop[1] = -1;
 	snprintf(f->job, sizeof f->job, "0");
 	pthread_mutex_init(&f->mu, NULL);
 	f->fds = xcalloc((size_t)n, sizeof *f->fds);
 	f->ports = xcalloc((size_t)n, sizeof *f->ports);
 	f->pending = xcalloc((size_t)n * FAKE_MAX_PROCS, sizeof *f->pending);
 	f->loop = ev_loop_new();
-	if (!f->loop || pipe2(f->stop, O_CLOEXEC) < 0)
+	if (!f->loop)
 		return false;
 	for (int i = 0; i < n; i++) {
 		int s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -378,35 +260,28 @@ static __attribute__((unused)) bool fake_start_family(struct fake_daemon *f, int
 		f->ports[i] = ntohs(family == AF_INET6 ? s6->sin6_port : s4->sin_port);
 		ev_io_add(f->loop, s, EPOLLIN, fake_on_accept, f);
 	}
-	ev_io_add(f->loop, f->stop[0], EPOLLIN, fake_on_stop, f);
-	f->running = pthread_create(&f->th, NULL, fake_thread, f) == 0;
-	return f->running;
+	return loop_thread_start(&f->lt, f->loop);
 }
 
-static __attribute__((unused)) bool fake_start(struct fake_daemon *f, int n, enum fake_mode mode)
+bool fake_start(struct fake_daemon *f, int n, enum fake_mode mode)
 {
 	return fake_start_family(f, n, mode, AF_INET);
 }
 
 /* Register a process (before any request). */
-static __attribute__((unused)) void fake_add_proc(struct fake_daemon *f, int64_t pid, int64_t parent, int64_t last_seen_ms)
+void fake_add_proc(struct fake_daemon *f, int64_t pid, int64_t parent, int64_t last_seen_ms)
 {
 	if (f->nprocs < FAKE_MAX_PROCS)
 		f->procs[f->nprocs++] = (struct fake_proc){pid, parent, last_seen_ms};
 }
 
-static __attribute__((unused)) void fake_stop(struct fake_daemon *f)
+void fake_stop(struct fake_daemon *f)
 {
-	if (f->running && write(f->stop[1], "x", 1) == 1)
-		pthread_join(f->th, NULL);
+	loop_thread_stop(&f->lt);
 	for (int i = 0; i < f->n; i++)
 		close(f->fds[i]);
 	for (int i = 0; i < f->nheld; i++)
 		close(f->held[i]);
-	if (f->stop[0] >= 0) {
-		close(f->stop[0]);
-		close(f->stop[1]);
-	}
 	if (f->loop)
 		ev_loop_free(f->loop);
 	for (size_t i = 0; i < f->nreqs; i++)
@@ -419,7 +294,7 @@ static __attribute__((unused)) void fake_stop(struct fake_daemon *f)
 }
 
 /* "127.0.0.1:p1,127.0.0.1:p2,..." */
-static __attribute__((unused)) void fake_hostnames(const struct fake_daemon *f, struct buf *out)
+void fake_hostnames(const struct fake_daemon *f, struct buf *out)
 {
 	for (int i = 0; i < f->n; i++)
 		buf_printf(out, "%s127.0.0.1:%d", i ? "," : "", f->ports[i]);
@@ -429,7 +304,7 @@ static __attribute__((unused)) void fake_hostnames(const struct fake_daemon *f, 
  * build/unit-tests, ../dyno for build/bench/x) with argv (argv[0] ignored);
  * stdout and stderr are captured.  Returns the exit status, -1 if it could
  * not run or was killed (after timeout_s). */
-static __attribute__((unused)) int run_dyno(char *const argv[], struct buf *out, struct buf *err, int timeout_s)
+int run_dyno(char *const argv[], struct buf *out, struct buf *err, int timeout_s)
 {
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 16);
@@ -471,4 +346,3 @@ static __attribute__((unused)) int run_dyno(char *const argv[], struct buf *out,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-#endif

@@ -10,18 +10,49 @@
 
 #include "core/log.h"
 
+/* Larger than any token plus its whitespace: bigger is not a token file. */
+#define TOKEN_FILE_MAX 4096
+
 bool sec_load_token(const char *path, char **token, struct buf *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer,
+	 * the daemon is still starting up with SIGTERM blocked.  Symlinks are
+	 * followed on purpose (secret mounts, e.g. Kubernetes', are symlinks);
+	 * the target is what fstat checks. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		buf_printf(err, "cannot open token file %s: %s", path, strerror(errno));
 		return false;
 	}
 	struct stat st;
-	if (fstat(fd, &st) == 0 && (st.st_mode & 0044))
-		log_warn("token file %s is readable by other users (mode %03o)", path, st.st_mode & 0777);
+	if (fstat(fd, &st) < 0) {
+		buf_printf(err, "cannot stat token file %s: %s", path, strerror(errno));
+		close(fd);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		buf_printf(err, "token file %s is not a regular file", path);
+		close(fd);
+		return false;
+	}
+	if (st.st_mode & 0004) {
+		buf_printf(err, "token file %s is readable by other users (mode %03o): chmod o-r (0600 or 0640) it",
+			   path, (unsigned)(st.st_mode & 0777));
+		close(fd);
+		return false;
+	}
+	if (st.st_size > TOKEN_FILE_MAX) {
+		buf_printf(err, "token file %s is larger than %d bytes: not a token", path, TOKEN_FILE_MAX);
+		close(fd);
+		return false;
+	}
+	if (st.st_mode & 0040)
+		log_warn("token file %s is readable by its group (mode %03o)", path, (unsigned)(st.st_mode & 0777));
 	char tmp[1100];
-	ssize_t n = read(fd, tmp, sizeof tmp);
+	ssize_t n;
+	do
+		n = read(fd, tmp, sizeof tmp);
+	while (n < 0 && errno == EINTR);
 	close(fd);
 	if (n < 0) {
 		buf_printf(err, "cannot read token file %s: %s", path, strerror(errno));

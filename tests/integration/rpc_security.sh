@@ -57,6 +57,7 @@ for flags in "--rpc_allow=10.0.0.0/99" "--rpc_token_file=$WORK/missing" "--trace
 	fi
 done
 printf 'short\n' >"$WORK/short"
+chmod 600 "$WORK/short"
 rc=0; "$DYNOLOG" --port=0 --use_JSON=false --rpc_token_file="$WORK/short" 2>"$WORK/err.log" || rc=$?
 [ "$rc" = 1 ] && grep -q '8 to 1024 bytes' "$WORK/err.log" || fail "short token accepted"
 grep -q Sanitizer "$WORK/err.log" && fail "$(cat "$WORK/err.log")"

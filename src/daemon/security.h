@@ -32,6 +32,11 @@ bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn);
  * lines.  Returns out. */
 const char *sec_printable(const char *s, size_t n, char *out, size_t cap);
 
+/* A security flag given explicitly with nothing in it ("", ",,", " , ")
+ * would silently mean "no protection": false with a message then.  given:
+ * the flag was on the command line (its default, "", means off). */
+bool sec_flag_not_empty(const char *flag, bool given, const char *value, struct buf *err);
+
 struct path_policy {
 	char **prefixes; /* each absolute and ending in '/' */
 	size_t n;

@@ -25,6 +25,10 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 	struct tracing *t = xcalloc(1, sizeof *t);
 	registry_init(&t->reg, (size_t)f->max_procs);
 	char *token = NULL;
+	if (!sec_flag_not_empty("rpc_allow", f->rpc_allow_seen, f->rpc_allow, err) ||
+	    !sec_flag_not_empty("trace_path_prefixes", f->trace_prefixes_seen, f->trace_prefixes, err) ||
+	    !sec_flag_not_empty("rpc_token_file", f->token_file_seen, f->token_file, err))
+		goto fail;
 	if (!path_policy_parse(&t->policy, f->trace_prefixes, err))
 		goto fail;
 	if (f->token_file && *f->token_file && !sec_load_token(f->token_file, &token, err))

@@ -27,6 +27,8 @@ struct tracing_flags {
 	const char *rpc_bind, *rpc_allow, *token_file, *trace_prefixes;
 	const char *ipc_name, *ipc_dir;
 	int64_t expiry_s, rpc_timeout_ms, rpc_max_frame, rpc_max_requests, max_procs;
+	/* given on the command line: an explicitly empty list is an error */
+	bool rpc_allow_seen, token_file_seen, trace_prefixes_seen;
 };
 
 #define TRACING_FLAGS_DEFAULT                                                                        \
@@ -42,11 +44,12 @@ struct tracing_flags {
 	{"rpc_bind", 0, ARG_STRING, &(f)->rpc_bind, "ADDR",                                         \
 	 "listen on this address only (default: every IPv6 and IPv4 address)", 0, 0, NULL},         \
 	{"rpc_allow", 0, ARG_STRING, &(f)->rpc_allow, "CIDR,...",                                   \
-	 "accept RPC clients from these networks only (default: any)", 0, 0, NULL},                  \
+	 "accept RPC clients from these networks only (default: any)", 0, 0, &(f)->rpc_allow_seen},    \
 	{"rpc_token_file", 0, ARG_STRING, &(f)->token_file, "PATH",                                 \
-	 "require this shared secret as \"token\" in every RPC request", 0, 0, NULL},                \
+	 "require this shared secret as \"token\" in every RPC request", 0, 0, &(f)->token_file_seen}, \
 	{"trace_path_prefixes", 0, ARG_STRING, &(f)->trace_prefixes, "DIR,...",                     \
-	 "refuse trace requests writing outside these directories (default: any)", 0, 0, NULL},      \
+	 "refuse trace requests writing outside these directories (default: any)", 0, 0,              \
+	 &(f)->trace_prefixes_seen},                                                                   \
 	{"rpc_timeout_ms", 0, ARG_INT, &(f)->rpc_timeout_ms, "MS", "drop an RPC client silent this long", \
 	 1, 3600000, NULL},                                                                          \
 	{"rpc_max_frame", 0, ARG_INT, &(f)->rpc_max_frame, "BYTES", "largest RPC request accepted", 64,  \

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@ struct ipc_endpoint {
 	uint8_t *rx;   /* IPC_MAX_DGRAM */
 	struct buf tx, text;
 	struct ipc_stats st;
+	dev_t sock_dev; /* dir mode: the socket file we bound, removed at exit only if still ours */
+	ino_t sock_ino;
+	bool sock_known;
 	ipc_new_proc_fn on_new;
 	void *on_new_ud;
 };
@@ -199,6 +203,16 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 	e->fd = fd;
 	e->name = xstrdup(name);
 	e->dir = dir ? xstrdup(dir) : NULL;
+	if (dir) {
+		struct sockaddr_un sa;
+		socklen_t salen;
+		struct stat st;
+		if (ipc_addr(name, dir, &sa, &salen, err) && stat(sa.sun_path, &st) == 0) {
+			e->sock_dev = st.st_dev;
+			e->sock_ino = st.st_ino;
+			e->sock_known = true;
+		}
+	}
 	e->expiry_s = o && o->expiry_s > 0 ? o->expiry_s : 60;
 	e->rx = xmalloc(IPC_MAX_DGRAM);
 	buf_init(&e->tx);
@@ -229,12 +243,19 @@ void ipc_stop(struct ipc_endpoint *e)
 		ev_timer_del(e->loop, e->gc);
 	close(e->fd);
 	if (e->dir) {
-		/* Our own socket file only: leave no stale endpoint behind. */
+		/* Leave no stale endpoint behind, but remove our own socket file
+		 * only: another daemon may have bound the path since (after ours
+		 * was deleted by hand), and deleting its file would cut it off. */
 		struct sockaddr_un sa;
 		socklen_t len;
 		struct buf tmp = BUF_INIT;
-		if (ipc_addr(e->name, e->dir, &sa, &len, &tmp))
-			unlink(sa.sun_path);
+		struct stat st;
+		if (ipc_addr(e->name, e->dir, &sa, &len, &tmp) && stat(sa.sun_path, &st) == 0) {
+			if (e->sock_known && st.st_dev == e->sock_dev && st.st_ino == e->sock_ino)
+				unlink(sa.sun_path);
+			else
+				log_warn("IPC: not removing %s: it is no longer this daemon's socket", sa.sun_path);
+		}
 		buf_free(&tmp);
 	}
 	free(e->name);

@@ -130,7 +130,7 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	registry_delivery_text(&d, &e->text);
 	if (send_reply(e, from, fromlen, "req", e->text.data, e->text.len)) {
 		if (d.act || d.evt)
-			log_info("delivered a trace config to process %d (job %lld)", (int)m.pids[0],
+			LOG_RATELIMITED(LOG_LEVEL_INFO, "delivered a trace config to process %d (job %lld)", (int)m.pids[0],
 				 (long long)m.jobid);
 		registry_delivery_free(&d);
 	} else {

@@ -55,10 +55,10 @@ static void track_kineto_process(int32_t pid, int32_t reported, const char *job,
 {
 	(void)ud;
 	if (pid > 0 && pid != reported)
-		log_info("Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
+		LOG_RATELIMITED(LOG_LEVEL_INFO, "Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
 			 (int)pid);
 	if (pid <= 0)
-		log_info("not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
+		LOG_RATELIMITED(LOG_LEVEL_INFO, "not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
 			 (int)reported, job);
 	else if (!telemetry_track_pid(pid))
 		log_debug("not tracking Kineto process %d (job %s)", (int)pid, job);

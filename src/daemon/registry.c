@@ -215,7 +215,7 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 		r->nprocs++;
 		r->stats.registered++;
 		created = 1;
-		log_info("registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
+		LOG_RATELIMITED(LOG_LEVEL_INFO, "registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
 	}
 	if ((type & REG_EVENTS) && p->pending_evt) {
 		d->evt = p->pending_evt;
@@ -409,7 +409,7 @@ size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s)
 			struct reg_proc *p = j->procs[i];
 			/* whole seconds, as upstream: silent for more than max_age_s */
 			if ((now_ns - p->last_seen_ns) / NS_PER_SEC > max_age_s) {
-				log_info("expired process %d (job %s): silent for %llds", (int)p->leaf, j->id,
+				LOG_RATELIMITED(LOG_LEVEL_INFO, "expired process %d (job %s): silent for %llds", (int)p->leaf, j->id,
 					 (long long)((now_ns - p->last_seen_ns) / NS_PER_SEC));
 				proc_free(p);
 				gone++;

@@ -112,7 +112,7 @@ bool rpc_set_on_demand(const struct json_value *req, struct buf *resp, void *ud)
 	struct buf why = BUF_INIT;
 	if (!path_policy_check(t->policy, config->u.str, config->len, &why)) {
 		char safe[512];
-		log_warn("on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
 		status_str(resp, "failed", why.data);
 		buf_free(&why);
 		return true;
@@ -128,7 +128,7 @@ bool rpc_set_on_demand(const struct json_value *req, struct buf *resp, void *ud)
 	registry_trigger(t->reg, js, want, pids->len, config->u.str, config->len, REG_ACTIVITIES, lim, t->now_ns(),
 			 &r);
 	free(want);
-	log_info("on-demand request for job %s: %zu matched, %zu triggered, %d busy", js, r.nmatched, r.nact,
+	LOG_RATELIMITED(LOG_LEVEL_INFO, "on-demand request for job %s: %zu matched, %zu triggered, %d busy", js, r.nmatched, r.nact,
 		 r.act_busy);
 	struct jw w;
 	jw_init(&w, resp);

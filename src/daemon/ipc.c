@@ -2,6 +2,7 @@
 #include "ipc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -82,11 +83,18 @@ static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, soc
 	}
 }
 
-/* sender: the kernel's pid of the datagram's sender (SCM_CREDENTIALS), 0
- * when not visible in our pid namespace, -1 when no credentials came. */
+/* The datagram's sender credentials (SCM_CREDENTIALS): pid is the kernel's
+ * pid in our pid namespace (0: not visible from here), -1 when none came. */
+struct peer {
+	int32_t pid;
+	bool has_uid;
+	uint32_t uid;
+};
+
 static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un *from, socklen_t fromlen,
-		   int64_t now, int32_t sender)
+		   int64_t now, const struct peer *peer)
 {
+	int32_t sender = peer->pid;
 	struct ipc_msg m;
 	const char *why = NULL;
 	e->st.datagrams++;
@@ -116,7 +124,11 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	e->st.req++;
 	struct reg_delivery d;
 	bool was_empty = e->reg->nprocs == 0;
-	int polled = registry_poll(e->reg, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d);
+	/* The caps count by uid and by the exact sender address. */
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	struct reg_sender rs = {.has_uid = peer->has_uid, .uid = peer->uid, .name = from->sun_path,
+				.name_len = fromlen > (socklen_t)off ? (size_t)fromlen - off : 0};
+	int polled = registry_poll_from(e->reg, &rs, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d);
 	if (polled < 0)
 		return;
 	if (polled == 1 && e->on_new) {
@@ -140,16 +152,20 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 		arm_gc(e);
 }
 
-static int32_t sender_pid(struct msghdr *mh)
+static struct peer sender_of(struct msghdr *mh)
 {
+	struct peer p = {.pid = -1};
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
 		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
 			struct ucred uc;
 			memcpy(&uc, CMSG_DATA(c), sizeof uc);
-			return uc.pid > 0 ? (int32_t)uc.pid : 0;
+			p.pid = uc.pid > 0 ? (int32_t)uc.pid : 0;
+			p.has_uid = true;
+			p.uid = (uint32_t)uc.uid;
+			return p;
 		}
-	return -1;
+	return p;
 }
 
 static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
@@ -185,7 +201,8 @@ static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 			log_debug("IPC: dropped oversized datagram (%zd bytes)", r);
 			continue;
 		}
-		handle(e, (size_t)r, &from, mh.msg_namelen, now, sender_pid(&mh));
+		struct peer peer = sender_of(&mh);
+		handle(e, (size_t)r, &from, mh.msg_namelen, now, &peer);
 	}
 }
 
@@ -238,6 +255,12 @@ void ipc_stop(struct ipc_endpoint *e)
 {
 	if (!e)
 		return;
+	const struct reg_stats *rs = &e->reg->stats;
+	if (rs->refused_sender || rs->refused_uid || rs->refused_full)
+		log_info("registry: %llu refused (%llu per-sender cap, %llu per-user cap, %llu full)",
+			 (unsigned long long)(rs->refused_sender + rs->refused_uid + rs->refused_full),
+			 (unsigned long long)rs->refused_sender, (unsigned long long)rs->refused_uid,
+			 (unsigned long long)rs->refused_full);
 	ev_io_del(e->loop, e->fd);
 	if (e->gc)
 		ev_timer_del(e->loop, e->gc);

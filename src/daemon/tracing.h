@@ -35,7 +35,7 @@ struct tracing_flags {
 	{.port = 1778, .enable_rpc = true, .rpc_bind = "", .rpc_allow = "", .token_file = "",          \
 	 .trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60,                \
 	 .rpc_timeout_ms = 5000, .rpc_max_frame = 1 << 20, .rpc_max_requests = 1000,                 \
-	 .max_procs = 65536}
+	 .max_procs = 8192}
 
 /* Option rows for the daemon's table (upstream names first). */
 #define TRACING_FLAG_ROWS(f)                                                                         \

@@ -61,8 +61,10 @@ static void on_gc(struct ev_loop *l, struct ev_timer *t, void *ud)
 	arm_gc(e);
 }
 
-static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, socklen_t tolen, const char *type,
-		       const void *payload, size_t n)
+enum { SENT = 1, NOT_NOW = 0, TOO_BIG = -1 };
+
+static int send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, socklen_t tolen, const char *type,
+		      const void *payload, size_t n)
 {
 	buf_reset(&e->tx);
 	ipc_encode(&e->tx, type, payload, n);
@@ -71,15 +73,17 @@ static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, soc
 				   (const struct sockaddr *)to, tolen);
 		if (w == (ssize_t)e->tx.len) {
 			e->st.replies++;
-			return true;
+			return SENT;
 		}
 		if (w < 0 && errno == EINTR && tries < 3)
 			continue;
 		/* ECONNREFUSED/ENOENT: the process is gone.  EAGAIN: its queue
-		 * is full (it stopped reading).  Either way, never wait here. */
+		 * is full (it stopped reading).  Either way, never wait here.
+		 * EMSGSIZE: no retry can ever send it. */
+		int err = w < 0 ? errno : 0;
 		e->st.reply_failed++;
-		log_debug("IPC reply not sent: %s", w < 0 ? strerror(errno) : "short send");
-		return false;
+		log_debug("IPC reply not sent: %s", w < 0 ? strerror(err) : "short send");
+		return err == EMSGSIZE ? TOO_BIG : NOT_NOW;
 	}
 }
 
@@ -112,7 +116,7 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 		e->st.ctxt++;
 		int32_t count = registry_ctxt(e->reg, m.jobid, m.gpu, m.pid);
 		if (count >= 0)
-			send_reply(e, from, fromlen, "ctxt", &count, sizeof count);
+			(void)send_reply(e, from, fromlen, "ctxt", &count, sizeof count);
 		return;
 	}
 	if (m.kind == IPC_OTHER) {
@@ -140,11 +144,22 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	}
 	buf_reset(&e->text);
 	registry_delivery_text(&d, &e->text);
-	if (send_reply(e, from, fromlen, "req", e->text.data, e->text.len)) {
+	int sent = send_reply(e, from, fromlen, "req", e->text.data, e->text.len);
+	if (sent == SENT) {
 		if (d.act || d.evt)
 			LOG_RATELIMITED(LOG_LEVEL_INFO, "delivered a trace config to process %d (job %lld)", (int)m.pids[0],
 				 (long long)m.jobid);
 		registry_delivery_free(&d);
+	} else if (sent == TOO_BIG && (d.act || d.evt)) {
+		/* Putting it back would fail the same way on every poll and
+		 * leave the process unanswered and "busy" for good. */
+		e->st.dropped_too_big++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"IPC: dropped a trace config for process %d (job %lld): its %zu-byte reply does not "
+				"fit in one datagram",
+				(int)m.pids[0], (long long)m.jobid, e->text.len + IPC_HDR_LEN);
+		registry_delivery_free(&d);
+		(void)send_reply(e, from, fromlen, "req", NULL, 0);
 	} else {
 		registry_restore(e->reg, m.jobid, m.pids, (uint32_t)m.n, &d);
 	}
@@ -234,6 +249,17 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 	e->rx = xmalloc(IPC_MAX_DGRAM);
 	buf_init(&e->tx);
 	buf_init(&e->text);
+	/* The largest reply this socket can send: Linux refuses a datagram
+	 * longer than SO_SNDBUF - 32 (EMSGSIZE).  Configs that would not fit
+	 * are refused when requested (rpc_tracing.c reads max_config). */
+	int sndbuf = 0;
+	socklen_t sl = sizeof sndbuf;
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) == 0 && sndbuf > 32 + IPC_HDR_LEN + REG_WRAP_OVERHEAD) {
+		size_t carry = (size_t)sndbuf - 32 - IPC_HDR_LEN - REG_WRAP_OVERHEAD;
+		if (carry < reg->max_config)
+			reg->max_config = carry;
+	}
+	log_debug("IPC: replies up to %zu bytes of config (SO_SNDBUF %d)", reg->max_config, sndbuf);
 	int one = 1;
 	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
 		log_warn("IPC: no sender credentials (SO_PASSCRED: %s); tracking processes by the pid they report",
@@ -256,6 +282,9 @@ void ipc_stop(struct ipc_endpoint *e)
 	if (!e)
 		return;
 	const struct reg_stats *rs = &e->reg->stats;
+	if (e->st.dropped_too_big)
+		log_info("IPC: %llu trace configs dropped: too big for one datagram",
+			 (unsigned long long)e->st.dropped_too_big);
 	if (rs->refused_sender || rs->refused_uid || rs->refused_full)
 		log_info("registry: %llu refused (%llu per-sender cap, %llu per-user cap, %llu full)",
 			 (unsigned long long)(rs->refused_sender + rs->refused_uid + rs->refused_full),

@@ -13,9 +13,10 @@
 void registry_init(struct registry *r, size_t max_procs)
 {
 	memset(r, 0, sizeof *r);
-	r->max_procs = max_procs ? max_procs : 8192;
+	r->max_procs = max_procs ? max_procs : 65536;
 	r->max_per_uid = r->max_procs / 4 ? r->max_procs / 4 : 1;
 	r->max_per_sender = REG_MAX_PER_SENDER;
+	r->max_config = REG_MAX_CONFIG;
 	if (gethostname(r->host, sizeof r->host - 1) < 0)
 		strcpy(r->host, "localhost");
 }

@@ -40,6 +40,15 @@ enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
 #define REG_MAX_JOBS 4096 /* distinct job ids (a host runs a handful) */
 #define REG_MAX_GPUS 1024 /* ctxt tables per job */
 #define REG_MAX_PER_SENDER 16 /* processes one socket name may register */
+/* What a delivered config carries beyond the requested text: "\n    " in
+ * front, "\n    REQUEST_TRACE_ID=<up to 20 digits>" and the reply's "\n"
+ * behind. */
+#define REG_WRAP_OVERHEAD 48
+/* Largest config accepted by default: its reply (40-byte IPC header +
+ * wrapped text) is at most 64 KiB, which every Unix datagram socket with
+ * the kernel's default buffer (212992 bytes) carries and our own receivers
+ * take whole.  The IPC endpoint lowers it when its socket carries less. */
+#define REG_MAX_CONFIG (65536 - 40 - REG_WRAP_OVERHEAD)
 
 struct reg_proc {
 	int32_t leaf;            /* pids[0] of the first poll */
@@ -98,6 +107,7 @@ struct registry {
 	size_t njobs;
 	size_t nprocs, max_procs;
 	size_t max_per_uid, max_per_sender;
+	size_t max_config;    /* longest config a process can be handed (setKinetOnDemandRequest checks) */
 	size_t nctxt_entries; /* ctxt tables + pids, bounded by max_procs */
 	struct reg_counts counts;
 	uint64_t trace_seq;
@@ -119,7 +129,8 @@ struct reg_trigger {
 
 enum reg_state { REG_IDLE, REG_PENDING, REG_BUSY };
 
-/* max_procs 0: 8192.  Per-user cap: max_procs / 4 (at least 1). */
+/* max_procs 0: 65536 (the daemon passes --ipc_max_processes, default 8192).
+ * Per-user cap: max_procs / 4 (at least 1). */
 void registry_init(struct registry *r, size_t max_procs);
 void registry_free(struct registry *r);
 

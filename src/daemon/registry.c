@@ -96,6 +96,8 @@ static uint64_t name_key(const void *name, size_t n)
 	return (h & ~(1ull << 63)) | 1;
 }
 
+static size_t slen(const char *t) { return t ? strlen(t) : 0; }
+
 static void proc_free(struct reg_proc *p)
 {
 	free(p->ancestry);
@@ -338,10 +340,12 @@ int registry_poll_from(struct registry *r, const struct reg_sender *s, int64_t j
 		LOG_RATELIMITED(LOG_LEVEL_INFO, "registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
 	}
 	if ((type & REG_EVENTS) && p->pending_evt) {
+		r->pending_bytes -= slen(p->pending_evt);
 		d->evt = p->pending_evt;
 		p->pending_evt = NULL;
 	}
 	if ((type & REG_ACTIVITIES) && p->pending_act) {
+		r->pending_bytes -= slen(p->pending_act);
 		d->act = p->pending_act;
 		p->pending_act = NULL;
 		p->delivered_ns = now_ns;
@@ -386,10 +390,12 @@ void registry_restore(struct registry *r, int64_t job, const int32_t *pids, uint
 		if (at >= 0) {
 			struct reg_proc *p = j->procs[at];
 			if (d->evt && !p->pending_evt) {
+				r->pending_bytes += slen(d->evt);
 				p->pending_evt = d->evt;
 				d->evt = NULL;
 			}
 			if (d->act && !p->pending_act) {
+				r->pending_bytes += slen(d->act);
 				p->pending_act = d->act;
 				d->act = NULL;
 				p->delivered_ns = 0;
@@ -450,14 +456,19 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
 	size_t nw = make_key(pids, npids, want);
 	bool all = nw == 0 || (nw == 1 && want[0] == 0);
+	size_t cost = config_len + REG_WRAP_OVERHEAD;
 	for (size_t i = 0; i < j->n; i++) {
 		struct reg_proc *p = j->procs[i];
 		if (!all && !proc_matches(p, want, nw))
 			continue;
 		push(&out->matched, &out->nmatched, p->leaf);
 		if ((type & REG_ACTIVITIES) && (int64_t)out->nact < limit) {
-			if (!p->pending_act) {
+			if (!p->pending_act && r->pending_bytes + cost > REG_MAX_PENDING_BYTES) {
+				out->no_memory++;
+				r->stats.refused_memory++;
+			} else if (!p->pending_act) {
 				p->pending_act = wrap_config(r, p, config, config_len);
+				r->pending_bytes += slen(p->pending_act);
 				push(&out->act_triggered, &out->nact, p->leaf);
 				r->stats.triggered++;
 			} else {
@@ -466,8 +477,12 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 			}
 		}
 		if ((type & REG_EVENTS) && (int64_t)out->nevt < limit) {
-			if (!p->pending_evt) {
+			if (!p->pending_evt && r->pending_bytes + cost > REG_MAX_PENDING_BYTES) {
+				out->no_memory++;
+				r->stats.refused_memory++;
+			} else if (!p->pending_evt) {
 				p->pending_evt = wrap_config(r, p, config, config_len);
+				r->pending_bytes += slen(p->pending_evt);
 				push(&out->evt_triggered, &out->nevt, p->leaf);
 			} else {
 				out->evt_busy++;
@@ -475,6 +490,11 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		}
 	}
 	free(want);
+	if (out->no_memory)
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"registry: %zu matched processes not triggered: undelivered configs already take %zu "
+				"bytes (the limit is %u)",
+				out->no_memory, r->pending_bytes, REG_MAX_PENDING_BYTES);
 }
 
 void registry_trigger_free(struct reg_trigger *t)
@@ -539,6 +559,7 @@ size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s)
 					 (long long)((now_ns - p->last_seen_ns) / NS_PER_SEC));
 				count_dec(&r->counts, p->uid_key);
 				count_dec(&r->counts, p->name_key);
+				r->pending_bytes -= slen(p->pending_act) + slen(p->pending_evt);
 				proc_free(p);
 				gone++;
 			} else {

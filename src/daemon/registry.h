@@ -49,6 +49,9 @@ enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
  * the kernel's default buffer (212992 bytes) carries and our own receivers
  * take whole.  The IPC endpoint lowers it when its socket carries less. */
 #define REG_MAX_CONFIG (65536 - 40 - REG_WRAP_OVERHEAD)
+/* All undelivered configs together: one request for every process of a
+ * full table would otherwise copy a 64 KiB config thousands of times. */
+#define REG_MAX_PENDING_BYTES (16u << 20)
 
 struct reg_proc {
 	int32_t leaf;            /* pids[0] of the first poll */
@@ -90,7 +93,7 @@ struct reg_job {
 
 struct reg_stats {
 	uint64_t registered, expired, delivered, restored, refused_full, triggered, busy;
-	uint64_t refused_sender, refused_uid;
+	uint64_t refused_sender, refused_uid, refused_memory;
 };
 
 /* Open-addressing counters: key (never 0) -> n. */
@@ -109,6 +112,7 @@ struct registry {
 	size_t max_per_uid, max_per_sender;
 	size_t max_config;    /* longest config a process can be handed (setKinetOnDemandRequest checks) */
 	size_t nctxt_entries; /* ctxt tables + pids, bounded by max_procs */
+	size_t pending_bytes; /* undelivered config texts, bounded by REG_MAX_PENDING_BYTES */
 	struct reg_counts counts;
 	uint64_t trace_seq;
 	char host[64];
@@ -125,6 +129,7 @@ struct reg_trigger {
 	int32_t *matched, *act_triggered, *evt_triggered;
 	size_t nmatched, nact, nevt;
 	int act_busy, evt_busy;
+	size_t no_memory; /* matched but not triggered: REG_MAX_PENDING_BYTES reached */
 };
 
 enum reg_state { REG_IDLE, REG_PENDING, REG_BUSY };

@@ -404,7 +404,7 @@ TEST(registry_caps_per_sender_and_per_user)
 	int32_t first = 1000;
 	CHECK_INT(registry_poll_from(&r, &a, 0, &first, 1, 2, 2 * S, &d), 0);
 	/* the same uid over many names stops at the per-user cap */
-	char names[200][16];
+	char names[200][24];
 	for (int i = 0; i < 200; i++) {
 		snprintf(names[i], sizeof names[i], "%cname%d", 0, i);
 		struct reg_sender b = {.has_uid = true, .uid = 0, .name = names[i], .name_len = 1 + strlen(names[i] + 1)};
@@ -437,5 +437,41 @@ TEST(registry_ctxt_bounded_in_total)
 			registry_ctxt(&r, job, gpu, 5);
 	CHECK(r.nctxt_entries <= 64);
 	CHECK(r.stats.refused_full > 0);
+	registry_free(&r);
+}
+
+/* Undelivered configs together stay under REG_MAX_PENDING_BYTES: a big
+ * config for every process of a big job is not copied past it; delivery
+ * and expiry give the room back. */
+TEST(registry_pending_configs_bounded_in_total)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 1000);
+	struct reg_delivery d;
+	for (int32_t pid = 1; pid <= 400; pid++)
+		registry_poll(&r, 0, &pid, 1, 2, S, &d);
+	size_t len = REG_MAX_CONFIG;
+	char *cfg = malloc(len);
+	REQUIRE(cfg);
+	memset(cfg, '#', len);
+	struct reg_trigger t;
+	registry_trigger(&r, "0", NULL, 0, cfg, len, REG_ACTIVITIES, 1000, S, &t);
+	size_t fit = REG_MAX_PENDING_BYTES / (len + REG_WRAP_OVERHEAD);
+	CHECK_INT(t.nmatched, 400);
+	CHECK_INT(t.nact, fit);
+	CHECK_INT(t.no_memory, 400 - fit);
+	CHECK(r.pending_bytes <= REG_MAX_PENDING_BYTES);
+	registry_trigger_free(&t);
+	int32_t first = 1;
+	registry_poll(&r, 0, &first, 1, 2, 2 * S, &d); /* delivered: its room is free again */
+	CHECK(d.act != NULL);
+	registry_delivery_free(&d);
+	registry_trigger(&r, "0", NULL, 0, cfg, len, REG_ACTIVITIES, 1000, S, &t);
+	CHECK_INT(t.nact, 1);
+	registry_trigger_free(&t);
+	registry_expire(&r, 100 * S, 60);
+	CHECK_INT(r.pending_bytes, 0);
+	free(cfg);
 	registry_free(&r);
 }

@@ -11,7 +11,12 @@
  *   ACTIVITIES_LOG_FILE line is checked (Kineto keeps the last good one),
  *   the default path Kineto uses when none is given is checked too, and
  *   ".." anywhere, relative paths and values Kineto would mis-parse are
- *   refused.  Refusals carry a one-line reason for the caller.
+ *   refused.  Paths and prefixes are compared with symlinks resolved
+ *   (realpath of the longest existing ancestor, at every request: a few
+ *   syscalls per path).  Refusals carry a one-line reason for the caller.
+ * - Start-up checks: a token file must be a private regular file (opened
+ *   non-blocking, so a FIFO cannot hang start-up), and a protection flag
+ *   given with an empty value is an error rather than "off".
  * Network allow-lists and --rpc_bind live in core/net.h and rpc.c.
  */
 #ifndef DYNO_SECURITY_H

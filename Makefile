@@ -22,7 +22,7 @@ O ?= build
 SAN ?=
 ifeq ($(SAN),1)
 O := build/san
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 OPT ?= -O1 -g
 else
 OPT ?= -O2 -g
@@ -117,7 +117,7 @@ run: deps
 
 # ---- fuzzing (clang + libFuzzer) ----
 FUZZ_CC ?= clang
-FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
 	-DDYNO_VERSION='"$(VERSION)"' -Isrc
 FUZZERS := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 20

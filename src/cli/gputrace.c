@@ -73,7 +73,11 @@ static void judge(const struct rpc_job *j, struct host_result *r)
 		return;
 	const char *s;
 	size_t n;
-	if (!int_array(doc.root, "processesMatched", &r->matched, &r->nmatched)) {
+	if (json_get_str(doc.root, "error", &s, &n)) {
+		/* our daemon's refusals (trace path policy, a config too big to
+		 * deliver) carry the reason; show it rather than a status */
+		buf_printf(&r->detail, "daemon refused the request: %.*s", (int)(n > 300 ? 300 : n), s);
+	} else if (!int_array(doc.root, "processesMatched", &r->matched, &r->nmatched)) {
 		if (json_get_str(doc.root, "status", &s, &n))
 			buf_printf(&r->detail, "daemon refused the request: status \"%.*s\"", (int)(n > 200 ? 200 : n), s);
 		else

@@ -2,9 +2,11 @@
 #include "ipc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,6 +28,9 @@ struct ipc_endpoint {
 	uint8_t *rx;   /* IPC_MAX_DGRAM */
 	struct buf tx, text;
 	struct ipc_stats st;
+	dev_t sock_dev; /* dir mode: the socket file we bound, removed at exit only if still ours */
+	ino_t sock_ino;
+	bool sock_known;
 	ipc_new_proc_fn on_new;
 	void *on_new_ud;
 };
@@ -56,8 +61,10 @@ static void on_gc(struct ev_loop *l, struct ev_timer *t, void *ud)
 	arm_gc(e);
 }
 
-static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, socklen_t tolen, const char *type,
-		       const void *payload, size_t n)
+enum { SENT = 1, NOT_NOW = 0, TOO_BIG = -1 };
+
+static int send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, socklen_t tolen, const char *type,
+		      const void *payload, size_t n)
 {
 	buf_reset(&e->tx);
 	ipc_encode(&e->tx, type, payload, n);
@@ -66,23 +73,32 @@ static bool send_reply(struct ipc_endpoint *e, const struct sockaddr_un *to, soc
 				   (const struct sockaddr *)to, tolen);
 		if (w == (ssize_t)e->tx.len) {
 			e->st.replies++;
-			return true;
+			return SENT;
 		}
 		if (w < 0 && errno == EINTR && tries < 3)
 			continue;
 		/* ECONNREFUSED/ENOENT: the process is gone.  EAGAIN: its queue
-		 * is full (it stopped reading).  Either way, never wait here. */
+		 * is full (it stopped reading).  Either way, never wait here.
+		 * EMSGSIZE: no retry can ever send it. */
+		int err = w < 0 ? errno : 0;
 		e->st.reply_failed++;
-		log_debug("IPC reply not sent: %s", w < 0 ? strerror(errno) : "short send");
-		return false;
+		log_debug("IPC reply not sent: %s", w < 0 ? strerror(err) : "short send");
+		return err == EMSGSIZE ? TOO_BIG : NOT_NOW;
 	}
 }
 
-/* sender: the kernel's pid of the datagram's sender (SCM_CREDENTIALS), 0
- * when not visible in our pid namespace, -1 when no credentials came. */
+/* The datagram's sender credentials (SCM_CREDENTIALS): pid is the kernel's
+ * pid in our pid namespace (0: not visible from here), -1 when none came. */
+struct peer {
+	int32_t pid;
+	bool has_uid;
+	uint32_t uid;
+};
+
 static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un *from, socklen_t fromlen,
-		   int64_t now, int32_t sender)
+		   int64_t now, const struct peer *peer)
 {
+	int32_t sender = peer->pid;
 	struct ipc_msg m;
 	const char *why = NULL;
 	e->st.datagrams++;
@@ -100,7 +116,7 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 		e->st.ctxt++;
 		int32_t count = registry_ctxt(e->reg, m.jobid, m.gpu, m.pid);
 		if (count >= 0)
-			send_reply(e, from, fromlen, "ctxt", &count, sizeof count);
+			(void)send_reply(e, from, fromlen, "ctxt", &count, sizeof count);
 		return;
 	}
 	if (m.kind == IPC_OTHER) {
@@ -112,7 +128,11 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	e->st.req++;
 	struct reg_delivery d;
 	bool was_empty = e->reg->nprocs == 0;
-	int polled = registry_poll(e->reg, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d);
+	/* The caps count by uid and by the exact sender address. */
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+	struct reg_sender rs = {.has_uid = peer->has_uid, .uid = peer->uid, .name = from->sun_path,
+				.name_len = fromlen > (socklen_t)off ? (size_t)fromlen - off : 0};
+	int polled = registry_poll_from(e->reg, &rs, m.jobid, m.pids, (uint32_t)m.n, m.want, now, &d);
 	if (polled < 0)
 		return;
 	if (polled == 1 && e->on_new) {
@@ -124,11 +144,22 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 	}
 	buf_reset(&e->text);
 	registry_delivery_text(&d, &e->text);
-	if (send_reply(e, from, fromlen, "req", e->text.data, e->text.len)) {
+	int sent = send_reply(e, from, fromlen, "req", e->text.data, e->text.len);
+	if (sent == SENT) {
 		if (d.act || d.evt)
-			log_info("delivered a trace config to process %d (job %lld)", (int)m.pids[0],
+			LOG_RATELIMITED(LOG_LEVEL_INFO, "delivered a trace config to process %d (job %lld)", (int)m.pids[0],
 				 (long long)m.jobid);
 		registry_delivery_free(&d);
+	} else if (sent == TOO_BIG && (d.act || d.evt)) {
+		/* Putting it back would fail the same way on every poll and
+		 * leave the process unanswered and "busy" for good. */
+		e->st.dropped_too_big++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"IPC: dropped a trace config for process %d (job %lld): its %zu-byte reply does not "
+				"fit in one datagram",
+				(int)m.pids[0], (long long)m.jobid, e->text.len + IPC_HDR_LEN);
+		registry_delivery_free(&d);
+		(void)send_reply(e, from, fromlen, "req", NULL, 0);
 	} else {
 		registry_restore(e->reg, m.jobid, m.pids, (uint32_t)m.n, &d);
 	}
@@ -136,16 +167,20 @@ static void handle(struct ipc_endpoint *e, size_t len, const struct sockaddr_un 
 		arm_gc(e);
 }
 
-static int32_t sender_pid(struct msghdr *mh)
+static struct peer sender_of(struct msghdr *mh)
 {
+	struct peer p = {.pid = -1};
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
 		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
 			struct ucred uc;
 			memcpy(&uc, CMSG_DATA(c), sizeof uc);
-			return uc.pid > 0 ? (int32_t)uc.pid : 0;
+			p.pid = uc.pid > 0 ? (int32_t)uc.pid : 0;
+			p.has_uid = true;
+			p.uid = (uint32_t)uc.uid;
+			return p;
 		}
-	return -1;
+	return p;
 }
 
 static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
@@ -181,7 +216,8 @@ static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 			log_debug("IPC: dropped oversized datagram (%zd bytes)", r);
 			continue;
 		}
-		handle(e, (size_t)r, &from, mh.msg_namelen, now, sender_pid(&mh));
+		struct peer peer = sender_of(&mh);
+		handle(e, (size_t)r, &from, mh.msg_namelen, now, &peer);
 	}
 }
 
@@ -199,10 +235,31 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 	e->fd = fd;
 	e->name = xstrdup(name);
 	e->dir = dir ? xstrdup(dir) : NULL;
+	if (dir) {
+		struct sockaddr_un sa;
+		socklen_t salen;
+		struct stat st;
+		if (ipc_addr(name, dir, &sa, &salen, err) && stat(sa.sun_path, &st) == 0) {
+			e->sock_dev = st.st_dev;
+			e->sock_ino = st.st_ino;
+			e->sock_known = true;
+		}
+	}
 	e->expiry_s = o && o->expiry_s > 0 ? o->expiry_s : 60;
 	e->rx = xmalloc(IPC_MAX_DGRAM);
 	buf_init(&e->tx);
 	buf_init(&e->text);
+	/* The largest reply this socket can send: Linux refuses a datagram
+	 * longer than SO_SNDBUF - 32 (EMSGSIZE).  Configs that would not fit
+	 * are refused when requested (rpc_tracing.c reads max_config). */
+	int sndbuf = 0;
+	socklen_t sl = sizeof sndbuf;
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &sl) == 0 && sndbuf > 32 + IPC_HDR_LEN + REG_WRAP_OVERHEAD) {
+		size_t carry = (size_t)sndbuf - 32 - IPC_HDR_LEN - REG_WRAP_OVERHEAD;
+		if (carry < reg->max_config)
+			reg->max_config = carry;
+	}
+	log_debug("IPC: replies up to %zu bytes of config (SO_SNDBUF %d)", reg->max_config, sndbuf);
 	int one = 1;
 	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
 		log_warn("IPC: no sender credentials (SO_PASSCRED: %s); tracking processes by the pid they report",
@@ -224,17 +281,33 @@ void ipc_stop(struct ipc_endpoint *e)
 {
 	if (!e)
 		return;
+	const struct reg_stats *rs = &e->reg->stats;
+	if (e->st.dropped_too_big)
+		log_info("IPC: %llu trace configs dropped: too big for one datagram",
+			 (unsigned long long)e->st.dropped_too_big);
+	if (rs->refused_sender || rs->refused_uid || rs->refused_full)
+		log_info("registry: %llu refused (%llu per-sender cap, %llu per-user cap, %llu full)",
+			 (unsigned long long)(rs->refused_sender + rs->refused_uid + rs->refused_full),
+			 (unsigned long long)rs->refused_sender, (unsigned long long)rs->refused_uid,
+			 (unsigned long long)rs->refused_full);
 	ev_io_del(e->loop, e->fd);
 	if (e->gc)
 		ev_timer_del(e->loop, e->gc);
 	close(e->fd);
 	if (e->dir) {
-		/* Our own socket file only: leave no stale endpoint behind. */
+		/* Leave no stale endpoint behind, but remove our own socket file
+		 * only: another daemon may have bound the path since (after ours
+		 * was deleted by hand), and deleting its file would cut it off. */
 		struct sockaddr_un sa;
 		socklen_t len;
 		struct buf tmp = BUF_INIT;
-		if (ipc_addr(e->name, e->dir, &sa, &len, &tmp))
-			unlink(sa.sun_path);
+		struct stat st;
+		if (ipc_addr(e->name, e->dir, &sa, &len, &tmp) && stat(sa.sun_path, &st) == 0) {
+			if (e->sock_known && st.st_dev == e->sock_dev && st.st_ino == e->sock_ino)
+				unlink(sa.sun_path);
+			else
+				log_warn("IPC: not removing %s: it is no longer this daemon's socket", sa.sun_path);
+		}
 		buf_free(&tmp);
 	}
 	free(e->name);

@@ -7,7 +7,12 @@
  * answered with its pending config (or an empty reply), `ctxt` with the
  * per-GPU count.  Replies go with MSG_DONTWAIT to the exact sender address;
  * a reply that cannot be sent (peer gone, its queue full) is never retried
- * in the loop — its config is put back in the registry for the next poll.
+ * in the loop — its config is put back in the registry for the next poll,
+ * unless the reply is too big for any datagram (EMSGSIZE): then the
+ * config is dropped with a log line and the process gets an empty reply,
+ * so one undeliverable config never blocks it.  At start the endpoint
+ * lowers the registry's max_config to what its socket can send (SO_SNDBUF),
+ * so setKinetOnDemandRequest refuses such configs up front.
  * Malformed datagrams are dropped and counted.  A one-shot timer expires
  * silent processes at the moment the oldest one goes stale, so nothing
  * wakes the daemon while nobody polls.
@@ -37,6 +42,7 @@ struct ipc_opts {
 
 struct ipc_stats {
 	uint64_t datagrams, req, ctxt, unknown, malformed, foreign, replies, reply_failed;
+	uint64_t dropped_too_big; /* configs whose reply the socket could never carry */
 };
 
 struct ipc_endpoint;

@@ -128,6 +128,38 @@ bool ipc_addr(const char *name, const char *dir, struct sockaddr_un *sa, socklen
 	return true;
 }
 
+/* Filesystem mode: a file already at the socket's path is removed only
+ * when nobody serves it.  A socket a live daemon is bound to accepts a
+ * connect(); one left by a crashed daemon answers ECONNREFUSED.  Without
+ * the probe a second daemon would unlink a running one's socket and leave
+ * it unreachable. */
+static bool clear_stale(const struct sockaddr_un *sa, socklen_t len, struct buf *err)
+{
+	struct stat st;
+	if (lstat(sa->sun_path, &st) < 0)
+		return true; /* nothing there */
+	if (S_ISSOCK(st.st_mode)) {
+		int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (probe < 0) {
+			buf_printf(err, "socket: %s", strerror(errno));
+			return false;
+		}
+		int rc = connect(probe, (const struct sockaddr *)sa, len);
+		int e = errno;
+		close(probe);
+		if (rc == 0) {
+			buf_printf(err, "another daemon is serving %s; not replacing its socket", sa->sun_path);
+			return false;
+		}
+		if (e != ECONNREFUSED) {
+			buf_printf(err, "cannot tell whether %s is in use: %s", sa->sun_path, strerror(e));
+			return false;
+		}
+	}
+	unlink(sa->sun_path); /* a stale file from an earlier run */
+	return true;
+}
+
 int ipc_bind(const char *name, const char *dir, struct buf *err)
 {
 	struct sockaddr_un sa;
@@ -139,8 +171,10 @@ int ipc_bind(const char *name, const char *dir, struct buf *err)
 		buf_printf(err, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (dir && *dir)
-		unlink(sa.sun_path); /* a stale file from an earlier run */
+	if (dir && *dir && !clear_stale(&sa, len, err)) {
+		close(fd);
+		return -1;
+	}
 	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
 		buf_printf(err, "cannot bind IPC endpoint %s%s%s: %s", dir && *dir ? sa.sun_path : "@",
 			   dir && *dir ? "" : name, dir && *dir ? "" : "@", strerror(errno));

@@ -63,8 +63,9 @@ void ipc_encode_ctxt(struct buf *out, int32_t gpu, int32_t pid, int64_t jobid);
 /* Address of endpoint `name`: abstract when dir is NULL or empty, else the
  * file <dir>/<name>.  False with a message when the name does not fit. */
 bool ipc_addr(const char *name, const char *dir, struct sockaddr_un *sa, socklen_t *len, struct buf *err);
-/* A non-blocking datagram socket bound to `name` (stale socket file
- * removed first and the new one made 0666 in dir mode).  -1 + message. */
+/* A non-blocking datagram socket bound to `name` (in dir mode a stale
+ * socket file is removed first, a live one -- another process answers on
+ * it -- is an error, and the new one is made 0666).  -1 + message. */
 int ipc_bind(const char *name, const char *dir, struct buf *err);
 /* Whether a sender address can be replied to and, in dir mode, lies in
  * dir (upstream aborts the daemon on a foreign path; we drop the message). */

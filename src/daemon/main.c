@@ -35,6 +35,8 @@ struct rpc_flags {
 	bool enable;
 	const char *bind, *allow, *token_file;
 	int64_t timeout_ms, max_frame, max_requests;
+	/* given on the command line: an explicitly empty list is an error */
+	bool allow_seen, token_file_seen;
 };
 
 #define RPC_FLAG_ROWS(f)                                                                                      \
@@ -43,9 +45,9 @@ struct rpc_flags {
 	{"rpc_bind", 0, ARG_STRING, &(f)->bind, "ADDR",                                                     \
 	 "listen on this address only (default: every IPv6 and IPv4 address)", 0, 0, NULL},                 \
 	{"rpc_allow", 0, ARG_STRING, &(f)->allow, "CIDR,...",                                               \
-	 "accept RPC clients from these networks only (default: any)", 0, 0, NULL},                          \
+	 "accept RPC clients from these networks only (default: any)", 0, 0, &(f)->allow_seen},              \
 	{"rpc_token_file", 0, ARG_STRING, &(f)->token_file, "PATH",                                         \
-	 "require this shared secret as \"token\" in every RPC request", 0, 0, NULL},                        \
+	 "require this shared secret as \"token\" in every RPC request", 0, 0, &(f)->token_file_seen},       \
 	{"rpc_timeout_ms", 0, ARG_INT, &(f)->timeout_ms, "MS", "drop an RPC client silent this long", 1,    \
 	 3600000, NULL},                                                                                     \
 	{"rpc_max_frame", 0, ARG_INT, &(f)->max_frame, "BYTES", "largest RPC request accepted", 64, 1 << 30, \
@@ -74,6 +76,9 @@ static void on_hup(struct ev_loop *l, int signo, void *ud)
 static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_server **srv, struct buf *err)
 {
 	*srv = NULL;
+	if (!sec_flag_not_empty("rpc_allow", f->allow_seen, f->allow, err) ||
+	    !sec_flag_not_empty("rpc_token_file", f->token_file_seen, f->token_file, err))
+		return false;
 	if (!f->enable)
 		return true;
 	char *token = NULL;
@@ -120,10 +125,10 @@ static void track_kineto_process(int32_t pid, int32_t reported, const char *job,
 {
 	struct telemetry *tel = ud;
 	if (pid > 0 && pid != reported)
-		log_info("Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
+		LOG_RATELIMITED(LOG_LEVEL_INFO, "Kineto process %d (job %s) is pid %d here (another pid namespace?)", (int)reported, job,
 			 (int)pid);
 	if (pid <= 0)
-		log_info("not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
+		LOG_RATELIMITED(LOG_LEVEL_INFO, "not tracking Kineto process %d (job %s): not visible from the daemon's pid namespace",
 			 (int)reported, job);
 	else if (!telemetry_track_pid(tel, pid))
 		log_debug("not tracking Kineto process %d (job %s)", (int)pid, job);

@@ -14,9 +14,89 @@ void registry_init(struct registry *r, size_t max_procs)
 {
 	memset(r, 0, sizeof *r);
 	r->max_procs = max_procs ? max_procs : 65536;
+	r->max_per_uid = r->max_procs / 4 ? r->max_procs / 4 : 1;
+	r->max_per_sender = REG_MAX_PER_SENDER;
+	r->max_config = REG_MAX_CONFIG;
 	if (gethostname(r->host, sizeof r->host - 1) < 0)
 		strcpy(r->host, "localhost");
 }
+
+/* ---- counters per sender: linear probing, backward-shift deletion ---- */
+
+static size_t slot_of(const struct reg_counts *c, uint64_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 17) & (c->cap - 1);
+	while (c->slot[i].key && c->slot[i].key != key)
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+static uint32_t count_get(const struct reg_counts *c, uint64_t key)
+{
+	if (!c->cap)
+		return 0;
+	return c->slot[slot_of(c, key)].n;
+}
+
+static void count_inc(struct reg_counts *c, uint64_t key)
+{
+	if ((c->used + 1) * 2 > c->cap) {
+		struct reg_counts big = {.cap = c->cap ? c->cap * 2 : 64};
+		big.slot = xcalloc(big.cap, sizeof *big.slot);
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->slot[i].key)
+				big.slot[slot_of(&big, c->slot[i].key)] = c->slot[i];
+		big.used = c->used;
+		free(c->slot);
+		*c = big;
+	}
+	size_t i = slot_of(c, key);
+	if (!c->slot[i].key) {
+		c->slot[i].key = key;
+		c->used++;
+	}
+	c->slot[i].n++;
+}
+
+static void count_dec(struct reg_counts *c, uint64_t key)
+{
+	if (!key || !c->cap)
+		return;
+	size_t i = slot_of(c, key);
+	if (!c->slot[i].key || --c->slot[i].n)
+		return;
+	/* Empty the slot and pull later entries of the run back into it. */
+	size_t mask = c->cap - 1;
+	c->slot[i].key = 0;
+	c->used--;
+	for (size_t j = (i + 1) & mask; c->slot[j].key; j = (j + 1) & mask) {
+		size_t home = (size_t)((c->slot[j].key * 0x9e3779b97f4a7c15ull) >> 17) & mask;
+		/* move j to i when its home is not in (i, j] (cyclically) */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			c->slot[i] = c->slot[j];
+			c->slot[j].key = 0;
+			c->slot[j].n = 0;
+			i = j;
+		}
+	}
+}
+
+/* Keys: a uid has the top bit set; a socket name is a 63-bit FNV-1a hash
+ * with the low bit set (so never 0). */
+static uint64_t uid_key(uint32_t uid) { return (1ull << 63) | uid; }
+
+static uint64_t name_key(const void *name, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= ((const uint8_t *)name)[i];
+		h *= 1099511628211ull;
+	}
+	return (h & ~(1ull << 63)) | 1;
+}
+
+static size_t slen(const char *t) { return t ? strlen(t) : 0; }
 
 static void proc_free(struct reg_proc *p)
 {
@@ -42,6 +122,7 @@ void registry_free(struct registry *r)
 	for (size_t i = 0; i < r->njobs; i++)
 		job_free(&r->jobs[i]);
 	free(r->jobs);
+	free(r->counts.slot);
 	memset(r, 0, sizeof *r);
 }
 
@@ -123,6 +204,8 @@ static ssize_t find_proc(const struct reg_job *j, const int32_t *key, uint32_t n
 
 static void remove_job_at(struct registry *r, size_t i)
 {
+	for (size_t k = 0; k < r->jobs[i].nctxt; k++)
+		r->nctxt_entries -= 1 + r->jobs[i].ctxt[k].n;
 	job_free(&r->jobs[i]);
 	r->jobs[i] = r->jobs[--r->njobs];
 }
@@ -171,6 +254,35 @@ static int64_t trace_window_ns(const char *cfg)
 int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t n, int32_t type,
 		  int64_t now_ns, struct reg_delivery *d)
 {
+	return registry_poll_from(r, NULL, job, pids, n, type, now_ns, d);
+}
+
+/* Whether a new process from s fits under its caps; logs and counts when not. */
+static bool sender_may_register(struct registry *r, const struct reg_sender *s, int32_t leaf, uint64_t uk,
+				uint64_t nk)
+{
+	if (nk && count_get(&r->counts, nk) >= r->max_per_sender) {
+		r->stats.refused_sender++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"registry: refused process %d: its socket already registered %zu processes (the "
+				"per-sender cap)",
+				(int)leaf, r->max_per_sender);
+		return false;
+	}
+	if (uk && count_get(&r->counts, uk) >= r->max_per_uid) {
+		r->stats.refused_uid++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"registry: refused process %d: uid %u already registered %zu processes (the per-user "
+				"cap)",
+				(int)leaf, (unsigned)s->uid, r->max_per_uid);
+		return false;
+	}
+	return true;
+}
+
+int registry_poll_from(struct registry *r, const struct reg_sender *s, int64_t job, const int32_t *pids,
+		       uint32_t n, int32_t type, int64_t now_ns, struct reg_delivery *d)
+{
 	d->evt = d->act = NULL;
 	if (n < 1 || n > REG_MAX_PIDS)
 		return -1;
@@ -185,10 +297,14 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 	if (j && at >= 0) {
 		p = j->procs[at];
 	} else {
+		uint64_t uk = s && s->has_uid ? uid_key(s->uid) : 0;
+		uint64_t nk = s && s->name_len ? name_key(s->name, s->name_len) : 0;
+		if (!sender_may_register(r, s, pids[0], uk, nk))
+			return -1;
 		if (r->nprocs >= r->max_procs) {
 			r->stats.refused_full++;
-			LOG_ONCE(LOG_LEVEL_WARN, "process registry full (%zu processes): ignoring new ones",
-				 r->max_procs);
+			LOG_RATELIMITED(LOG_LEVEL_WARN, "registry: refused process %d: the registry is full (%zu processes)",
+					(int)pids[0], r->max_procs);
 			return -1;
 		}
 		j = get_job(r, js);
@@ -205,6 +321,12 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 		p->key = xmalloc(nkey * sizeof *p->key);
 		memcpy(p->key, key, nkey * sizeof *key);
 		p->first_seen_ns = now_ns;
+		p->uid_key = uk;
+		p->name_key = nk;
+		if (uk)
+			count_inc(&r->counts, uk);
+		if (nk)
+			count_inc(&r->counts, nk);
 		if (j->n == j->cap) {
 			j->cap = j->cap ? j->cap * 2 : 8;
 			j->procs = xrealloc(j->procs, j->cap * sizeof *j->procs);
@@ -215,13 +337,15 @@ int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t
 		r->nprocs++;
 		r->stats.registered++;
 		created = 1;
-		log_info("registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
+		LOG_RATELIMITED(LOG_LEVEL_INFO, "registered process %d (job %s, %u pids)", (int)p->leaf, js, n);
 	}
 	if ((type & REG_EVENTS) && p->pending_evt) {
+		r->pending_bytes -= slen(p->pending_evt);
 		d->evt = p->pending_evt;
 		p->pending_evt = NULL;
 	}
 	if ((type & REG_ACTIVITIES) && p->pending_act) {
+		r->pending_bytes -= slen(p->pending_act);
 		d->act = p->pending_act;
 		p->pending_act = NULL;
 		p->delivered_ns = now_ns;
@@ -266,10 +390,12 @@ void registry_restore(struct registry *r, int64_t job, const int32_t *pids, uint
 		if (at >= 0) {
 			struct reg_proc *p = j->procs[at];
 			if (d->evt && !p->pending_evt) {
+				r->pending_bytes += slen(d->evt);
 				p->pending_evt = d->evt;
 				d->evt = NULL;
 			}
 			if (d->act && !p->pending_act) {
+				r->pending_bytes += slen(d->act);
 				p->pending_act = d->act;
 				d->act = NULL;
 				p->delivered_ns = 0;
@@ -330,14 +456,19 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
 	size_t nw = make_key(pids, npids, want);
 	bool all = nw == 0 || (nw == 1 && want[0] == 0);
+	size_t cost = config_len + REG_WRAP_OVERHEAD;
 	for (size_t i = 0; i < j->n; i++) {
 		struct reg_proc *p = j->procs[i];
 		if (!all && !proc_matches(p, want, nw))
 			continue;
 		push(&out->matched, &out->nmatched, p->leaf);
 		if ((type & REG_ACTIVITIES) && (int64_t)out->nact < limit) {
-			if (!p->pending_act) {
+			if (!p->pending_act && r->pending_bytes + cost > REG_MAX_PENDING_BYTES) {
+				out->no_memory++;
+				r->stats.refused_memory++;
+			} else if (!p->pending_act) {
 				p->pending_act = wrap_config(r, p, config, config_len);
+				r->pending_bytes += slen(p->pending_act);
 				push(&out->act_triggered, &out->nact, p->leaf);
 				r->stats.triggered++;
 			} else {
@@ -346,8 +477,12 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 			}
 		}
 		if ((type & REG_EVENTS) && (int64_t)out->nevt < limit) {
-			if (!p->pending_evt) {
+			if (!p->pending_evt && r->pending_bytes + cost > REG_MAX_PENDING_BYTES) {
+				out->no_memory++;
+				r->stats.refused_memory++;
+			} else if (!p->pending_evt) {
 				p->pending_evt = wrap_config(r, p, config, config_len);
+				r->pending_bytes += slen(p->pending_evt);
 				push(&out->evt_triggered, &out->nevt, p->leaf);
 			} else {
 				out->evt_busy++;
@@ -355,6 +490,11 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		}
 	}
 	free(want);
+	if (out->no_memory)
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"registry: %zu matched processes not triggered: undelivered configs already take %zu "
+				"bytes (the limit is %u)",
+				out->no_memory, r->pending_bytes, REG_MAX_PENDING_BYTES);
 }
 
 void registry_trigger_free(struct reg_trigger *t)
@@ -377,8 +517,13 @@ int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 		if (j->ctxt[i].gpu == gpu)
 			c = &j->ctxt[i];
 	if (!c) {
-		if (j->nctxt >= REG_MAX_GPUS)
+		/* Tables and pids of every job together are bounded like the
+		 * process table: a flood of made-up (job, gpu, pid) stops here. */
+		if (j->nctxt >= REG_MAX_GPUS || r->nctxt_entries >= r->max_procs) {
+			r->stats.refused_full++;
 			return -1;
+		}
+		r->nctxt_entries++;
 		j->ctxt = xrealloc(j->ctxt, (j->nctxt + 1) * sizeof *j->ctxt);
 		c = &j->ctxt[j->nctxt++];
 		memset(c, 0, sizeof *c);
@@ -386,7 +531,8 @@ int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 	}
 	if (c->n == 0 || !bsearch(&pid, c->pids, c->n, sizeof *c->pids, cmp_i32)) {
 		/* Bounded like the main table: a flood of fake pids stops here. */
-		if (c->n < r->max_procs) {
+		if (c->n < r->max_procs && r->nctxt_entries < r->max_procs) {
+			r->nctxt_entries++;
 			size_t at = 0;
 			while (at < c->n && c->pids[at] < pid)
 				at++;
@@ -409,8 +555,11 @@ size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s)
 			struct reg_proc *p = j->procs[i];
 			/* whole seconds, as upstream: silent for more than max_age_s */
 			if ((now_ns - p->last_seen_ns) / NS_PER_SEC > max_age_s) {
-				log_info("expired process %d (job %s): silent for %llds", (int)p->leaf, j->id,
+				LOG_RATELIMITED(LOG_LEVEL_INFO, "expired process %d (job %s): silent for %llds", (int)p->leaf, j->id,
 					 (long long)((now_ns - p->last_seen_ns) / NS_PER_SEC));
+				count_dec(&r->counts, p->uid_key);
+				count_dec(&r->counts, p->name_key);
+				r->pending_bytes -= slen(p->pending_act) + slen(p->pending_evt);
 				proc_free(p);
 				gone++;
 			} else {

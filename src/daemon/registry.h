@@ -19,7 +19,12 @@
  *     dropped with their job.
  * Beyond upstream: a delivery whose reply could not be sent can be put back
  * (registry_restore), so a config is never lost to a full socket, and the
- * number of processes is capped so a local flood cannot exhaust memory.
+ * number of processes is capped so a local flood cannot exhaust memory:
+ * in total (max_procs), per sending user (the peer credential's uid, a
+ * quarter of the total: root counts like anyone) and per sender socket
+ * name (REG_MAX_PER_SENDER: Kineto uses one socket per process), so one
+ * local user cannot crowd the others out.  Counting costs one small hash
+ * table of (uid or socket name) -> count.
  */
 #ifndef DYNO_REGISTRY_H
 #define DYNO_REGISTRY_H
@@ -34,6 +39,19 @@ enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
 #define REG_MAX_PIDS 64   /* longest ancestry accepted (Kineto sends <= 11) */
 #define REG_MAX_JOBS 4096 /* distinct job ids (a host runs a handful) */
 #define REG_MAX_GPUS 1024 /* ctxt tables per job */
+#define REG_MAX_PER_SENDER 16 /* processes one socket name may register */
+/* What a delivered config carries beyond the requested text: "\n    " in
+ * front, "\n    REQUEST_TRACE_ID=<up to 20 digits>" and the reply's "\n"
+ * behind. */
+#define REG_WRAP_OVERHEAD 48
+/* Largest config accepted by default: its reply (40-byte IPC header +
+ * wrapped text) is at most 64 KiB, which every Unix datagram socket with
+ * the kernel's default buffer (212992 bytes) carries and our own receivers
+ * take whole.  The IPC endpoint lowers it when its socket carries less. */
+#define REG_MAX_CONFIG (65536 - 40 - REG_WRAP_OVERHEAD)
+/* All undelivered configs together: one request for every process of a
+ * full table would otherwise copy a 64 KiB config thousands of times. */
+#define REG_MAX_PENDING_BYTES (16u << 20)
 
 struct reg_proc {
 	int32_t leaf;            /* pids[0] of the first poll */
@@ -48,6 +66,15 @@ struct reg_proc {
 	int32_t last_type;       /* type bits of the last poll */
 	int64_t delivered_ns;    /* monotonic time of the last activity delivery, 0: never */
 	int64_t busy_until_ns;   /* estimated end of the delivered trace window */
+	uint64_t uid_key, name_key; /* the sender's counters (0: not counted) */
+};
+
+/* Who sent a poll, for the per-user and per-socket caps. */
+struct reg_sender {
+	bool has_uid;
+	uint32_t uid;       /* peer credentials (SCM_CREDENTIALS) */
+	const void *name;   /* the sender's socket address bytes */
+	size_t name_len;
 };
 
 struct reg_ctxt {
@@ -66,12 +93,27 @@ struct reg_job {
 
 struct reg_stats {
 	uint64_t registered, expired, delivered, restored, refused_full, triggered, busy;
+	uint64_t refused_sender, refused_uid, refused_memory;
+};
+
+/* Open-addressing counters: key (never 0) -> n. */
+struct reg_counts {
+	struct reg_count {
+		uint64_t key;
+		uint32_t n;
+	} *slot;
+	size_t cap, used;
 };
 
 struct registry {
 	struct reg_job *jobs; /* unordered; few per host */
 	size_t njobs;
 	size_t nprocs, max_procs;
+	size_t max_per_uid, max_per_sender;
+	size_t max_config;    /* longest config a process can be handed (setKinetOnDemandRequest checks) */
+	size_t nctxt_entries; /* ctxt tables + pids, bounded by max_procs */
+	size_t pending_bytes; /* undelivered config texts, bounded by REG_MAX_PENDING_BYTES */
+	struct reg_counts counts;
 	uint64_t trace_seq;
 	char host[64];
 	struct reg_stats stats;
@@ -87,10 +129,13 @@ struct reg_trigger {
 	int32_t *matched, *act_triggered, *evt_triggered;
 	size_t nmatched, nact, nevt;
 	int act_busy, evt_busy;
+	size_t no_memory; /* matched but not triggered: REG_MAX_PENDING_BYTES reached */
 };
 
 enum reg_state { REG_IDLE, REG_PENDING, REG_BUSY };
 
+/* max_procs 0: 65536 (the daemon passes --ipc_max_processes, default 8192).
+ * Per-user cap: max_procs / 4 (at least 1). */
 void registry_init(struct registry *r, size_t max_procs);
 void registry_free(struct registry *r);
 
@@ -104,6 +149,10 @@ struct reg_job *registry_find_job(struct registry *r, const char *job);
  * jobs is full). */
 int registry_poll(struct registry *r, int64_t job, const int32_t *pids, uint32_t n, int32_t type,
 		  int64_t now_ns, struct reg_delivery *d);
+/* The same, counting the process against its sender's caps (s NULL: not
+ * counted, for tests and tools).  -1 also when the sender's cap is full. */
+int registry_poll_from(struct registry *r, const struct reg_sender *s, int64_t job, const int32_t *pids,
+		       uint32_t n, int32_t type, int64_t now_ns, struct reg_delivery *d);
 /* The reply text of a delivery: each present config followed by "\n". */
 void registry_delivery_text(const struct reg_delivery *d, struct buf *out);
 /* The reply could not be sent: give the configs back to the process (unless

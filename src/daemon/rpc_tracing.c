@@ -109,10 +109,39 @@ bool rpc_set_on_demand(const struct json_value *req, struct buf *resp, void *ud)
 		status_str(resp, "failed", "config contains a NUL character");
 		return true;
 	}
+	if (t->reg->max_config && config->len > t->reg->max_config) {
+		/* It could never reach a process (one datagram, see ipc.h).
+		 * Answered in upstream's shape, nothing triggered, plus the
+		 * reason: upstream dyno prints the answer and does not fail. */
+		struct buf why = BUF_INIT;
+		buf_printf(&why, "config is %u bytes; a process can receive at most %zu bytes in one datagram",
+			   (unsigned)config->len, t->reg->max_config);
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "on-demand request refused: %s", why.data);
+		struct jw w;
+		jw_init(&w, resp);
+		jw_obj_begin(&w);
+		jw_key(&w, "activityProfilersBusy");
+		jw_i64(&w, 0);
+		jw_key(&w, "activityProfilersTriggered");
+		put_pids(&w, NULL, 0);
+		jw_key(&w, "error");
+		jw_strn(&w, why.data, why.len);
+		jw_key(&w, "eventProfilersBusy");
+		jw_i64(&w, 0);
+		jw_key(&w, "eventProfilersTriggered");
+		put_pids(&w, NULL, 0);
+		jw_key(&w, "processesMatched");
+		put_pids(&w, NULL, 0);
+		jw_key(&w, "status");
+		jw_str(&w, "failed");
+		jw_obj_end(&w);
+		buf_free(&why);
+		return true;
+	}
 	struct buf why = BUF_INIT;
 	if (!path_policy_check(t->policy, config->u.str, config->len, &why)) {
 		char safe[512];
-		log_warn("on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
 		status_str(resp, "failed", why.data);
 		buf_free(&why);
 		return true;
@@ -128,7 +157,7 @@ bool rpc_set_on_demand(const struct json_value *req, struct buf *resp, void *ud)
 	registry_trigger(t->reg, js, want, pids->len, config->u.str, config->len, REG_ACTIVITIES, lim, t->now_ns(),
 			 &r);
 	free(want);
-	log_info("on-demand request for job %s: %zu matched, %zu triggered, %d busy", js, r.nmatched, r.nact,
+	LOG_RATELIMITED(LOG_LEVEL_INFO, "on-demand request for job %s: %zu matched, %zu triggered, %d busy", js, r.nmatched, r.nact,
 		 r.act_busy);
 	struct jw w;
 	jw_init(&w, resp);

@@ -11,7 +11,12 @@
  *   ACTIVITIES_LOG_FILE line is checked (Kineto keeps the last good one),
  *   the default path Kineto uses when none is given is checked too, and
  *   ".." anywhere, relative paths and values Kineto would mis-parse are
- *   refused.  Refusals carry a one-line reason for the caller.
+ *   refused.  Paths and prefixes are compared with symlinks resolved
+ *   (realpath of the longest existing ancestor, at every request: a few
+ *   syscalls per path).  Refusals carry a one-line reason for the caller.
+ * - Start-up checks: a token file must be a private regular file (opened
+ *   non-blocking, so a FIFO cannot hang start-up), and a protection flag
+ *   given with an empty value is an error rather than "off".
  * Network allow-lists and --rpc_bind live in core/net.h and rpc.c.
  */
 #ifndef DYNO_SECURITY_H
@@ -31,6 +36,11 @@ bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn);
  * control and non-ASCII bytes shown as '?', so a request cannot forge log
  * lines.  Returns out. */
 const char *sec_printable(const char *s, size_t n, char *out, size_t cap);
+
+/* A security flag given explicitly with nothing in it ("", ",,", " , ")
+ * would silently mean "no protection": false with a message then.  given:
+ * the flag was on the command line (its default, "", means off). */
+bool sec_flag_not_empty(const char *flag, bool given, const char *value, struct buf *err);
 
 struct path_policy {
 	char **prefixes; /* each absolute and ending in '/' */

@@ -22,6 +22,8 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 {
 	struct tracing *t = xcalloc(1, sizeof *t);
 	registry_init(&t->reg, (size_t)f->max_procs);
+	if (!sec_flag_not_empty("trace_path_prefixes", f->trace_prefixes_seen, f->trace_prefixes, err))
+		goto fail;
 	if (!path_policy_parse(&t->policy, f->trace_prefixes, err))
 		goto fail;
 	t->handlers.reg = &t->reg;

@@ -27,15 +27,18 @@ struct tracing_flags {
 	const char *trace_prefixes;
 	const char *ipc_name, *ipc_dir;
 	int64_t expiry_s, max_procs;
+	/* given on the command line: an explicitly empty list is an error */
+	bool trace_prefixes_seen;
 };
 
 #define TRACING_FLAGS_DEFAULT                                                                        \
-	{.trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60, .max_procs = 65536}
+	{.trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60, .max_procs = 8192}
 
 /* Option rows for the daemon's table (upstream names first). */
 #define TRACING_FLAG_ROWS(f)                                                                         \
 	{"trace_path_prefixes", 0, ARG_STRING, &(f)->trace_prefixes, "DIR,...",                     \
-	 "refuse trace requests writing outside these directories (default: any)", 0, 0, NULL},      \
+	 "refuse trace requests writing outside these directories (default: any)", 0, 0,              \
+	 &(f)->trace_prefixes_seen},                                                                   \
 	{"enable_ipc_monitor", 0, ARG_BOOL, &(f)->enable_ipc, NULL,                                 \
 	 "serve Kineto (PyTorch) processes on the IPC fabric socket", 0, 0, NULL},                   \
 	{"ipc_endpoint_name", 0, ARG_STRING, &(f)->ipc_name, "NAME",                               \

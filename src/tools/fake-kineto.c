@@ -23,6 +23,11 @@
  *
  * Each event is printed on stdout ("registered", "config", "trace <path>")
  * so tests can follow along.
+ *
+ * --flood=N is a hostile local user instead (tests of the daemon's
+ * bounds): N `req` polls, each claiming a new made-up pid ancestry of
+ * --flood_npids pids, spread over --flood_sockets endpoint names; replies
+ * are drained and counted, then it prints "flood: sent N, replies M".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -441,11 +446,83 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 	return ok;
 }
 
+/* --flood: see the top of the file.  A full daemon queue (EAGAIN) is
+ * waited out, so the daemon paces us rather than our datagrams dropping. */
+static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npids, int64_t job)
+{
+	const char *dir = ipc_env_dir();
+	int *fds = calloc((size_t)nsock, sizeof *fds);
+	char (*names)[64] = calloc((size_t)nsock, sizeof *names);
+	struct sockaddr_un to;
+	socklen_t tolen;
+	struct buf err = BUF_INIT, msg = BUF_INIT;
+	int status = 1;
+	uint64_t sent = 0, replies = 0;
+	if (!fds || !names || !ipc_addr(daemon_name, dir, &to, &tolen, &err))
+		goto out;
+	for (int64_t i = 0; i < nsock; i++) {
+		char uuid[37];
+		uuid4(uuid);
+		snprintf(names[i], sizeof names[i], "dynoconfigclient%s", uuid);
+		fds[i] = ipc_bind(names[i], dir, &err);
+		if (fds[i] < 0)
+			goto out;
+	}
+	static uint8_t rx[IPC_MAX_DGRAM];
+	int32_t pids[REG_MAX_PIDS];
+	for (int64_t i = 0; i < n && !stop; i++) {
+		for (int64_t j = 0; j < npids; j++)
+			pids[j] = (int32_t)(1000000 + i * npids + j);
+		buf_reset(&msg);
+		ipc_encode_req(&msg, 2, job, pids, (int32_t)npids);
+		int fd = fds[i % nsock];
+		ssize_t w;
+		int waits = 0;
+		for (;;) {
+			w = sendto(fd, msg.data, msg.len, 0, (struct sockaddr *)&to, tolen);
+			if (w >= 0 || (errno != EINTR && errno != EAGAIN) || ++waits > 5000)
+				break;
+			if (errno == EAGAIN) /* the daemon's queue is full: let it drain */
+				sleep_ms(1);
+		}
+		if (w != (ssize_t)msg.len) {
+			buf_printf(&err, "send: %s", w < 0 ? strerror(errno) : "short");
+			goto out;
+		}
+		sent++;
+		while (recv(fd, rx, sizeof rx, MSG_DONTWAIT) >= 0)
+			replies++;
+	}
+	sleep_ms(100);
+	for (int64_t i = 0; i < nsock; i++)
+		while (recv(fds[i], rx, sizeof rx, MSG_DONTWAIT) >= 0)
+			replies++;
+	printf("flood: sent %llu, replies %llu\n", (unsigned long long)sent, (unsigned long long)replies);
+	status = 0;
+out:
+	if (status)
+		fprintf(stderr, "fake-kineto: flood: %s\n", err.len ? err.data : "out of memory");
+	for (int64_t i = 0; fds && names && i < nsock; i++) {
+		if (fds[i] > 0)
+			close(fds[i]);
+		struct sockaddr_un me;
+		socklen_t ml;
+		if (dir && names[i][0] && ipc_addr(names[i], dir, &me, &ml, &err))
+			unlink(me.sun_path);
+	}
+	free(fds);
+	free(names);
+	buf_free(&err);
+	buf_free(&msg);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *daemon_name = IPC_DAEMON_NAME, *job_s = NULL, *raw_hex = NULL;
 	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1;
 	bool legacy = false, restrict_paths = false;
+	int64_t flood_n = 0, flood_sockets = 1, flood_npids = 64;
 	const struct arg_opt opts[] = {
 		{"daemon_name", 0, ARG_STRING, &daemon_name, "NAME", "daemon endpoint name", 0, 0, NULL},
 		{"job_id", 0, ARG_STRING, &job_s, "N", "job id (default: $SLURM_JOB_ID, else 0)", 0, 0, NULL},
@@ -462,6 +539,11 @@ int main(int argc, char **argv)
 		 "send these bytes as one datagram, print the answer's size (or 'no reply'), exit", 0, 0, NULL},
 		{"restrict_paths", 0, ARG_BOOL, &restrict_paths, NULL,
 		 "newer Kineto: trace paths only under /tmp/ or $KINETO_ONDEMAND_TRACE_DIR", 0, 0, NULL},
+		{"flood", 0, ARG_INT, &flood_n, "N",
+		 "hostile mode: send N polls with made-up pid ancestries, print the count of replies, exit", 0,
+		 100000000, NULL},
+		{"flood_sockets", 0, ARG_INT, &flood_sockets, "K", "--flood over K endpoint names", 1, 4096, NULL},
+		{"flood_npids", 0, ARG_INT, &flood_npids, "N", "pids per --flood poll", 1, REG_MAX_PIDS, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
@@ -482,6 +564,11 @@ int main(int argc, char **argv)
 	if (!job_s)
 		job_s = getenv("SLURM_JOB_ID");
 	int64_t job = job_s ? strtoll(job_s, NULL, 10) : 0; /* numeric prefix, as Kineto */
+	if (flood_n) {
+		int frc = flood(daemon_name, flood_n, flood_sockets, flood_npids, job);
+		args_free(&a);
+		return frc;
+	}
 	int pid = getpid();
 	int32_t pids[11];
 	int npids = ancestry(pids, 11);

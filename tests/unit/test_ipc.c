@@ -576,3 +576,43 @@ TEST(ipc_endpoint_new_process_hook_gets_kernel_pid)
 	close(c);
 	fixture_stop(&f);
 }
+
+/* A config whose reply cannot go out as one datagram (the kernel says
+ * EMSGSIZE) is dropped with a log line, and the process gets an empty
+ * reply now and on every later poll: it is not blocked by it forever. */
+TEST(ipc_endpoint_undeliverable_config_dropped)
+{
+	struct fixture f;
+	fixture_start(&f, NULL, 60);
+	int c = client("client_too_big", NULL);
+	REQUIRE(c >= 0);
+	int32_t self = getpid();
+	struct buf m = BUF_INIT;
+	ipc_encode_req(&m, 2, 0, &self, 1);
+	send_to(c, f.name, NULL, &m);
+	pump(&f, 20);
+	static uint8_t rx[1 << 20];
+	CHECK_INT(reply(c, rx, sizeof rx), 40);
+	/* the registry API takes any size (the RPC refuses it first) */
+	size_t big = 300000;
+	char *cfg = malloc(big);
+	REQUIRE(cfg);
+	memset(cfg, '#', big);
+	struct reg_trigger t;
+	registry_trigger(&f.reg, "0", NULL, 0, cfg, big, REG_ACTIVITIES, 10, 0, &t);
+	CHECK_INT(t.nact, 1);
+	registry_trigger_free(&t);
+	free(cfg);
+	for (int i = 0; i < 3; i++) {
+		send_to(c, f.name, NULL, &m);
+		pump(&f, 20);
+		CHECK_INT(reply(c, rx, sizeof rx), 40); /* answered, empty */
+	}
+	CHECK_INT(ipc_get_stats(f.ep)->dropped_too_big, 1);
+	struct reg_job *j = registry_find_job(&f.reg, "0");
+	REQUIRE(j && j->n == 1);
+	CHECK(!j->procs[0]->pending_act); /* nothing left to re-send */
+	buf_free(&m);
+	close(c);
+	fixture_stop(&f);
+}

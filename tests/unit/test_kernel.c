@@ -123,6 +123,36 @@ TEST(kernel_counter_wrap_and_reset)
 	kernel_collector_free(k);
 }
 
+/* A CPU counter that jumps to near 2^64 (a corrupt read, or fuzzed input)
+ * is not a real delta: the tick publishes no CPU time for it (the int64
+ * conversion used to overflow: "cpu_u_ms":-9223372036854775808), the
+ * counter falling back is a reset, and the next sane tick is published. */
+TEST(kernel_cpu_absurd_jump_is_skipped)
+{
+	struct kernel_collector *k = kc_new("cpujump", "t0");
+	struct frame f;
+	frame_init(&f);
+	tick(k, &f, "cpujump", "t0");
+	tick(k, &f, "cpujump", "t1");
+	ABSENT(&f, "cpu_u_ms");
+	ABSENT(&f, "cpu_util");
+	ABSENT(&f, "cpu_u_ms.cpu0");
+	ABSENT(&f, "cpu_util.cpu0");
+	CHECK_INT(fval(&f, "ctxt"), 10); /* the rest of the tick is kept */
+	for (size_t i = 0; i < f.n; i++)
+		if (f.vals[i].type == FV_INT)
+			CHECK(f.vals[i].v.i >= 0);
+	tick(k, &f, "cpujump", "t2"); /* back down: a reset, rebaselined */
+	ABSENT(&f, "cpu_u_ms");
+	tick(k, &f, "cpujump", "t3");
+	long hz = sysconf(_SC_CLK_TCK);
+	CHECK_INT(fval(&f, "cpu_u_ms"), (long long)(100 * (1000.0 / (double)hz) + 0.5));
+	CHECK_INT(fval(&f, "cpu_u_ms.cpu0"), (long long)(100 * (1000.0 / (double)hz) + 0.5));
+	CHECK_NEAR(fval(&f, "cpu_util"), 100.0 * 2.0 / 3.0, 1e-9);
+	frame_free(&f);
+	kernel_collector_free(k);
+}
+
 TEST(kernel_cpu_hotplug)
 {
 	struct kernel_collector *k = kc_new("hotplug", "t0");

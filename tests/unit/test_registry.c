@@ -5,6 +5,7 @@
  * capacity, and the getProcesses states (wire-protocols.md section 4 and
  * conformance items 10-13).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -380,5 +381,97 @@ TEST(registry_caps_jobs_and_gpus_against_floods)
 	for (int32_t g = 1; g < REG_MAX_GPUS; g++)
 		registry_ctxt(&r, 7, g, 1);
 	CHECK_INT(registry_ctxt(&r, 7, REG_MAX_GPUS + 5, 1), -1);
+	registry_free(&r);
+}
+
+/* One sender (socket name) and one user cannot take the table: the caps
+ * refuse them while others still register; expiry gives the room back;
+ * root is counted like anyone. */
+TEST(registry_caps_per_sender_and_per_user)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 400); /* per user: 100 */
+	CHECK_INT(r.max_per_uid, 100);
+	struct reg_delivery d;
+	struct reg_sender a = {.has_uid = true, .uid = 0, .name = "\0flooder", .name_len = 8};
+	int32_t pid = 1000;
+	for (int i = 0; i < 1000; i++, pid++)
+		registry_poll_from(&r, &a, 0, &pid, 1, 2, S, &d);
+	CHECK_INT(r.nprocs, REG_MAX_PER_SENDER);
+	CHECK_INT(r.stats.refused_sender, 1000 - REG_MAX_PER_SENDER);
+	/* a known process of the capped sender still polls (and gets configs) */
+	int32_t first = 1000;
+	CHECK_INT(registry_poll_from(&r, &a, 0, &first, 1, 2, 2 * S, &d), 0);
+	/* the same uid over many names stops at the per-user cap */
+	char names[200][24];
+	for (int i = 0; i < 200; i++) {
+		snprintf(names[i], sizeof names[i], "%cname%d", 0, i);
+		struct reg_sender b = {.has_uid = true, .uid = 0, .name = names[i], .name_len = 1 + strlen(names[i] + 1)};
+		for (int k = 0; k < 4; k++, pid++)
+			registry_poll_from(&r, &b, 0, &pid, 1, 2, S, &d);
+	}
+	CHECK_INT(r.nprocs, 100);
+	CHECK(r.stats.refused_uid > 0);
+	/* another user still registers */
+	struct reg_sender c = {.has_uid = true, .uid = 1000, .name = "\0legit", .name_len = 6};
+	int32_t legit = 7;
+	CHECK_INT(registry_poll_from(&r, &c, 0, &legit, 1, 2, 90 * S, &d), 1);
+	/* expiry gives the flooder's room back */
+	CHECK_INT(registry_expire(&r, 100 * S, 60), 100);
+	CHECK_INT(r.nprocs, 1);
+	CHECK_INT(registry_poll_from(&r, &a, 0, &pid, 1, 2, 100 * S, &d), 1);
+	pid++;
+	CHECK_INT(r.counts.used, 4); /* uid 0, "\0flooder", uid 1000, "\0legit": the other names are gone */
+	registry_free(&r);
+}
+
+/* ctxt tables and pids of all jobs together are bounded by max_procs. */
+TEST(registry_ctxt_bounded_in_total)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 64);
+	for (int job = 0; job < 100; job++)
+		for (int gpu = 0; gpu < 10; gpu++)
+			registry_ctxt(&r, job, gpu, 5);
+	CHECK(r.nctxt_entries <= 64);
+	CHECK(r.stats.refused_full > 0);
+	registry_free(&r);
+}
+
+/* Undelivered configs together stay under REG_MAX_PENDING_BYTES: a big
+ * config for every process of a big job is not copied past it; delivery
+ * and expiry give the room back. */
+TEST(registry_pending_configs_bounded_in_total)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 1000);
+	struct reg_delivery d;
+	for (int32_t pid = 1; pid <= 400; pid++)
+		registry_poll(&r, 0, &pid, 1, 2, S, &d);
+	size_t len = REG_MAX_CONFIG;
+	char *cfg = malloc(len);
+	REQUIRE(cfg);
+	memset(cfg, '#', len);
+	struct reg_trigger t;
+	registry_trigger(&r, "0", NULL, 0, cfg, len, REG_ACTIVITIES, 1000, S, &t);
+	size_t fit = REG_MAX_PENDING_BYTES / (len + REG_WRAP_OVERHEAD);
+	CHECK_INT(t.nmatched, 400);
+	CHECK_INT(t.nact, fit);
+	CHECK_INT(t.no_memory, 400 - fit);
+	CHECK(r.pending_bytes <= REG_MAX_PENDING_BYTES);
+	registry_trigger_free(&t);
+	int32_t first = 1;
+	registry_poll(&r, 0, &first, 1, 2, 2 * S, &d); /* delivered: its room is free again */
+	CHECK(d.act != NULL);
+	registry_delivery_free(&d);
+	registry_trigger(&r, "0", NULL, 0, cfg, len, REG_ACTIVITIES, 1000, S, &t);
+	CHECK_INT(t.nact, 1);
+	registry_trigger_free(&t);
+	registry_expire(&r, 100 * S, 60);
+	CHECK_INT(r.pending_bytes, 0);
+	free(cfg);
 	registry_free(&r);
 }

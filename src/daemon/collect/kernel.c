@@ -243,11 +243,19 @@ static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *su
 	}
 }
 
-/* d = c - prev for every mode; false if any went backwards (reset / hotplug glitch). */
+/* The largest CPU-time delta (in clock ticks) one tick can really see:
+ * 2^40 ticks is 348 years at 100 Hz, more than 4096 CPUs accumulate in a
+ * day.  Anything above is a corrupt read (or a fuzzed file), and would
+ * overflow the conversion to milliseconds (int64) and the sum of modes. */
+#define CPU_MAX_TICK_DELTA (1ull << 40)
+
+/* d = c - prev for every mode; false if any went backwards (reset / hotplug
+ * glitch) or jumped by more than can be real: the tick publishes no CPU
+ * times for this line rather than a wrong or overflowing number. */
 static bool cpu_deltas(const uint64_t *prev, const uint64_t *c, uint64_t *d)
 {
 	for (int i = 0; i < CPU_N; i++) {
-		if (c[i] < prev[i])
+		if (c[i] < prev[i] || c[i] - prev[i] > CPU_MAX_TICK_DELTA)
 			return false;
 		d[i] = c[i] - prev[i];
 	}

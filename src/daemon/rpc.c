@@ -25,6 +25,8 @@
 /* The answer buffer shared by every connection is released after an
  * answer bigger than this, so one big answer does not stay resident. */
 #define SCRATCH_KEEP (1u << 20)
+/* see on_listen */
+#define RPC_ACCEPT_BURST 64
 
 struct rpc_conn {
 	struct rpc_server *s;
@@ -475,7 +477,12 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	(void)l;
 	(void)events;
 	struct rpc_server *s = ud;
-	for (;;) {
+	/* At most RPC_ACCEPT_BURST connections per wake-up: connection churn
+	 * refills the backlog as fast as it is drained, and each accepted
+	 * connection is served at once; the listening socket is
+	 * level-triggered, so the rest waits one epoll round, behind the
+	 * timers and the other fds. */
+	for (int n = 0; n < RPC_ACCEPT_BURST; n++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
 		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -530,8 +537,8 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 5000;
 	s->max_conns = o->max_conns > 0 ? o->max_conns : 256;
 	s->max_requests = o->max_requests > 0 ? o->max_requests : 1000;
-	s->max_held = o->max_held ? o->max_held : 32u << 20;
-	s->max_queued = o->max_queued ? o->max_queued : 16u << 20;
+	s->max_held = o->max_held ? o->max_held : 8u << 20;
+	s->max_queued = o->max_queued ? o->max_queued : 2u << 20;
 	if (s->max_queued > s->max_held)
 		s->max_queued = s->max_held;
 	buf_init(&s->scratch);

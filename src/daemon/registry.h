@@ -51,7 +51,7 @@ enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
 #define REG_MAX_CONFIG (65536 - 40 - REG_WRAP_OVERHEAD)
 /* All undelivered configs together: one request for every process of a
  * full table would otherwise copy a 64 KiB config thousands of times. */
-#define REG_MAX_PENDING_BYTES (16u << 20)
+#define REG_MAX_PENDING_BYTES (4u << 20)
 
 struct reg_proc {
 	int32_t leaf;            /* pids[0] of the first poll */

@@ -54,8 +54,8 @@ struct rpc_opts {
 	int timeout_ms;          /* per connection, default 5000 */
 	int max_conns;           /* default 256 */
 	uint32_t max_requests;   /* per keep-alive connection, default 1000; 1: extension off */
-	size_t max_queued;       /* unsent answer bytes per connection, default 16 MiB */
-	size_t max_held;         /* bytes kept for all connections together, default 32 MiB */
+	size_t max_queued;       /* unsent answer bytes per connection, default 2 MiB */
+	size_t max_held;         /* bytes kept for all connections together, default 8 MiB */
 };
 
 struct rpc_stats {

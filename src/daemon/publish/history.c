@@ -264,7 +264,7 @@ static const struct arg_opt history_opts[] = {
 };
 #undef H
 
-static const struct history_config history_defaults = {3600, 20000, 32};
+static const struct history_config history_defaults = {3600, 20000, 16};
 
 struct history_sink {
 	struct history *h;

@@ -171,7 +171,7 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp,
 	if (!json_parse(c->in.body.data, c->in.body.len, &doc, &jerr)) {
 		s->st.bad_json++;
 		char safe[sizeof jerr.msg];
-		log_warn("RPC from %s: invalid JSON at byte %llu: %s", peer(c, a), (unsigned long long)jerr.offset,
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: invalid JSON at byte %llu: %s", peer(c, a), (unsigned long long)jerr.offset,
 			 sec_printable(jerr.msg, strlen(jerr.msg), safe, sizeof safe));
 		return false;
 	}
@@ -180,7 +180,7 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp,
 	size_t fnlen;
 	if (!doc.root || doc.root->type != JV_OBJECT || !json_get_str(doc.root, "fn", &fn, &fnlen)) {
 		s->st.bad_json++;
-		log_warn("RPC from %s: request is not an object with a string \"fn\"", peer(c, a));
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: request is not an object with a string \"fn\"", peer(c, a));
 		goto out;
 	}
 	if (s->token) {
@@ -190,7 +190,7 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp,
 		    !sec_token_eq(tok, toklen, s->token, strlen(s->token))) {
 			s->st.unauthorized++;
 			char safe[65];
-			log_warn("RPC from %s: %s refused: missing or wrong token", peer(c, a),
+			LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: %s refused: missing or wrong token", peer(c, a),
 				 sec_printable(fn, fnlen, safe, sizeof safe));
 			/* Answer so an honest client learns why; nothing else leaks
 			 * (and the connection closes: no keep-alive without the token). */
@@ -204,7 +204,7 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp,
 	if (!h) {
 		s->st.unknown_fn++;
 		char safe[65];
-		log_warn("RPC from %s: unknown RPC call '%s'", peer(c, a), sec_printable(fn, fnlen, safe, sizeof safe));
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: unknown RPC call '%s'", peer(c, a), sec_printable(fn, fnlen, safe, sizeof safe));
 		goto out;
 	}
 	answered = h->fn(doc.root, resp, h->ud);
@@ -333,7 +333,7 @@ static bool serve_step(struct rpc_conn *c, uint32_t events)
 				/* a keep-alive client done with the connection */
 			} else if (st == NET_FRAME_TOO_BIG) {
 				s->st.too_big++;
-				log_warn("RPC from %s: frame of %d bytes over the %u-byte limit", peer(c, a), (int)c->in.len,
+				LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: frame of %d bytes over the %u-byte limit", peer(c, a), (int)c->in.len,
 					 s->max_frame);
 			} else {
 				s->st.bad_frame++;
@@ -496,7 +496,7 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		if (!net_acl_allows(&s->acl, (struct sockaddr *)&ss, sl)) {
 			char a[72];
 			s->st.refused_peer++;
-			log_warn("RPC: refused connection from %s (not in --rpc_allow)",
+			LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC: refused connection from %s (not in --rpc_allow)",
 				 net_addr_str((struct sockaddr *)&ss, sl, a, sizeof a));
 			close(cfd);
 			continue;

@@ -32,6 +32,7 @@
 #include "daemon/ipc.h"
 #include "daemon/ipc_wire.h"
 #include "daemon/registry.h"
+#include "../tests/lib/loop_thread.h"
 
 enum { NCLIENTS = 1000, BURST = 10, ROUNDS = 5 };
 
@@ -39,23 +40,9 @@ struct daemon {
 	struct ev_loop *loop;
 	struct registry reg;
 	struct ipc_endpoint *ep;
-	int pipe[2];
-	pthread_t th;
+	struct loop_thread th;
 	char name[64];
 };
-
-static void on_pipe(struct ev_loop *l, int fd, uint32_t ev, void *ud)
-{
-	(void)fd, (void)ev, (void)ud;
-	ev_stop(l);
-}
-
-static void *daemon_main(void *arg)
-{
-	struct daemon *d = arg;
-	ev_run(d->loop);
-	return NULL;
-}
 
 static volatile int echo_stop;
 static void *echo_main(void *arg)
@@ -166,9 +153,6 @@ int main(void)
 		fprintf(stderr, "bench: %s\n", err.data);
 		return 1;
 	}
-	if (pipe(d.pipe) < 0)
-		return 1;
-	ev_io_add(d.loop, d.pipe[0], EPOLLIN, on_pipe, &d);
 	for (int i = 0; i < NCLIENTS; i++) {
 		char nm[80];
 		snprintf(nm, sizeof nm, "dynoconfigclientbench-%d-%04d-0000-4000-8000-000000000000", (int)getpid(), i);
@@ -178,7 +162,8 @@ int main(void)
 			return 1;
 		}
 	}
-	pthread_create(&d.th, NULL, daemon_main, &d);
+	if (!loop_thread_start(&d.th, d.loop))
+		return 1;
 	ipc_addr(d.name, NULL, &target, &target_len, &err);
 	/* register everyone */
 	for (int i = 0; i < NCLIENTS; i++) {
@@ -194,9 +179,7 @@ int main(void)
 
 	/* delivery: leave a config for every process (on the loop thread's
 	 * data, so stop the loop while doing it), then poll each once */
-	if (write(d.pipe[1], "x", 1) != 1)
-		return 1;
-	pthread_join(d.th, NULL);
+	loop_thread_stop(&d.th);
 	const char *cfg = "ACTIVITIES_LOG_FILE=/tmp/libkineto_trace.json\nPROFILE_START_TIME=0\n"
 			  "ACTIVITIES_DURATION_MSECS=500\nPROFILE_REPORT_INPUT_SHAPES=false\nPROFILE_WITH_STACK=false\n"
 			  "PROFILE_WITH_FLOPS=false\nPROFILE_WITH_MODULES=false";
@@ -205,10 +188,8 @@ int main(void)
 	registry_trigger(&d.reg, "0", &zero, 1, cfg, strlen(cfg), REG_ACTIVITIES, NCLIENTS, clock_mono_ns(), &tr);
 	size_t triggered = tr.nact;
 	registry_trigger_free(&tr);
-	char c;
-	while (read(d.pipe[0], &c, 1) != 1)
-		;
-	pthread_create(&d.th, NULL, daemon_main, &d);
+	if (!loop_thread_start(&d.th, d.loop))
+		return 1;
 	int64_t *deliv = malloc(NCLIENTS * sizeof *deliv);
 	size_t with_cfg = 0;
 	for (int i = 0; i < NCLIENTS; i++) {
@@ -217,9 +198,7 @@ int main(void)
 		with_cfg += wait_reply(i) > 200;
 		deliv[i] = clock_mono_ns() - t0;
 	}
-	if (write(d.pipe[1], "x", 1) != 1)
-		return 1;
-	pthread_join(d.th, NULL);
+	loop_thread_stop(&d.th);
 
 	/* baseline: bare echo thread, same clients, same pattern */
 	char bname[64];

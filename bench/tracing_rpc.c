@@ -41,6 +41,8 @@
 #include "daemon/registry.h"
 #include "daemon/rpc.h"
 #include "daemon/rpc_tracing.h"
+#include "../tests/lib/loop_thread.h"
+#include "../tests/lib/sock.h"
 
 #define ROUNDS 3
 #define ROUND_S 0.5
@@ -61,21 +63,6 @@ static double thread_cpu_s(void)
 	struct timespec t;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static bool read_full(int fd, void *p, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return false;
-		}
-		got += (size_t)r;
-	}
-	return true;
 }
 
 /* Read one answer frame: the 4-byte length and that many bytes, as
@@ -211,18 +198,6 @@ static void print_row(const char *what, struct result r)
 	total_fail += r.fail;
 }
 
-static void on_pipe(struct ev_loop *l, int fd, uint32_t ev, void *ud)
-{
-	(void)fd, (void)ev, (void)ud;
-	ev_stop(l);
-}
-
-static void *loop_main(void *arg)
-{
-	ev_run(arg);
-	return NULL;
-}
-
 /* The baseline: upstream's shape, one blocking connection at a time,
  * reading the prefix then the body, writing the answer, closing. */
 static int base_fd;
@@ -236,7 +211,9 @@ static void *baseline_main(void *arg)
 			continue;
 		int32_t len;
 		char tmp[4096];
-		if (read_full(c, &len, 4) && len > 0 && len < (int32_t)sizeof tmp && read_full(c, tmp, (size_t)len)) {
+		/* timeout -1: plain blocking reads, no poll, as upstream's server */
+		if (sock_read_n(c, &len, 4, -1) == 4 && len > 0 && len < (int32_t)sizeof tmp &&
+		    sock_read_n(c, tmp, (size_t)len, -1) == len) {
 			static const char ans[] = "\x0c\0\0\0{\"status\":1}";
 			if (write(c, ans, 16) != 16)
 				(void)0;
@@ -267,14 +244,11 @@ int main(void)
 	struct rpc_tracing h = {.reg = &reg};
 	rpc_tracing_register(srv, &h);
 	int port = rpc_port(srv);
-	int pp[2];
-	if (pipe(pp) < 0)
+	struct loop_thread lt;
+	if (!loop_thread_start(&lt, loop))
 		return 1;
-	ev_io_add(loop, pp[0], EPOLLIN, on_pipe, NULL);
-	pthread_t lt;
-	pthread_create(&lt, NULL, loop_main, loop);
 	clockid_t dyn_clock;
-	pthread_getcpuclockid(lt, &dyn_clock);
+	pthread_getcpuclockid(lt.th, &dyn_clock);
 
 	int bport;
 	base_fd = net_listen_tcp("127.0.0.1", 0, 128, &bport, &err);
@@ -357,9 +331,7 @@ int main(void)
 	       "the upstream pattern)\n",
 	       best_ka, at_ka, best_ka >= 20000 ? "met" : "MISSED", best_ka / best_dyn);
 
-	if (write(pp[1], "x", 1) != 1)
-		return 1;
-	pthread_join(lt, NULL);
+	loop_thread_stop(&lt);
 	const struct rpc_stats *st = rpc_get_stats(srv);
 	printf("  failed requests: %llu; dynolog: %llu connections, %llu answered, %llu on kept-open connections, "
 	       "%llu closed at the limit\n",

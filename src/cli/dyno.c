@@ -1,5 +1,6 @@
 /*
- * dyno.c - the dyno command line: a thin dispatcher over src/cli/<cmd>.c.
+ * dyno.c - the dyno command line: a thin dispatcher over src/cli/<cmd>.c,
+ * whose table is the rows of src/cli/list.h.
  *
  *   dyno <command> [options]      run a command
  *   dyno help <command>           same as dyno <command> --help
@@ -24,15 +25,11 @@ struct command {
 	const char *summary;
 };
 
+/* One row per line of cli/list.h, in its order (the order of --help). */
 static const struct command commands[] = {
-	{"analyze", cmd_analyze, "analyze Kineto traces like HTA: temporal, idle, kernels, overlap, launch, summary"},
-	{"json", cmd_json, "check JSON files (e.g. a trace) and report the first error's position"},
-	{"status", cmd_status, "daemon status and the PyTorch processes registered with it"},
-	{"version", cmd_version, "daemon version"},
-	{"gputrace", cmd_gputrace, "trace PyTorch processes through their daemons (one host or many)"},
-	{"dcgm-pause", cmd_dcgm_pause, "pause the daemons' DCGM profiling metrics for a while"},
-	{"dcgm-resume", cmd_dcgm_resume, "resume the daemons' DCGM profiling metrics"},
-	{"metrics", cmd_metrics, "recent metrics kept by the daemons (dynolite daemons)"},
+#define COMMAND(fn, name, summary) {name, cmd_##fn, summary},
+#include "cli/list.h"
+#undef COMMAND
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

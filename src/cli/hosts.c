@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/secret.h"
 #include "core/utf8.h"
 
 #define MAX_HOSTFILE (16u << 20)
@@ -300,34 +301,27 @@ static bool slurm_hosts(const char *job, struct targets *t, int64_t port, struct
 
 bool hosts_token_load(const char *path, char out[HOST_TOKEN_MAX + 1], struct buf *err)
 {
-	/* O_NONBLOCK: opening a FIFO must not hang; regular files ignore it. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		buf_printf(err, "token file %s: %s", path, strerror(errno));
+	/* any permissions: the daemon is the side that refuses a readable file */
+	struct secret s;
+	switch (secret_read(path, 0, 4096, &s)) {
+	case SECRET_OK:
+		break;
+	case SECRET_OPEN:
+	case SECRET_STAT:
+	case SECRET_READ:
+		buf_printf(err, "token file %s: %s", path, strerror(s.err));
+		return false;
+	case SECRET_NOT_REGULAR:
+		buf_printf(err, "token file %s: not a regular file", path);
+		return false;
+	case SECRET_MODE: /* refuses none */
+	case SECRET_TOO_BIG:
+		buf_printf(err, "token file %s: larger than 4 KiB, not a token", path);
 		return false;
 	}
-	struct stat st;
-	struct buf b = BUF_INIT;
-	bool ok = false;
-	if (fstat(fd, &st) < 0) {
-		buf_printf(err, "token file %s: %s", path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		buf_printf(err, "token file %s: not a regular file", path);
-	} else {
-		int rc = buf_read_fd(&b, fd, 4096);
-		if (rc < 0)
-			buf_printf(err, "token file %s: %s", path, strerror(errno));
-		else if (rc > 0)
-			buf_printf(err, "token file %s: larger than 4 KiB, not a token", path);
-		else
-			ok = true;
-	}
-	close(fd);
-	size_t n = b.len;
-	while (ok && n > 0 && (b.data[n - 1] == '\n' || b.data[n - 1] == '\r' || b.data[n - 1] == ' ' ||
-			       b.data[n - 1] == '\t'))
-		n--;
-	if (ok && (n < HOST_TOKEN_MIN || n > HOST_TOKEN_MAX || memchr(b.data, 0, n))) {
+	size_t n = s.len;
+	bool ok = true;
+	if (n < HOST_TOKEN_MIN || n > HOST_TOKEN_MAX || memchr(s.data, 0, n)) {
 		buf_printf(err, "token file %s: the token must be %d to %d bytes of text", path, HOST_TOKEN_MIN,
 			   HOST_TOKEN_MAX);
 		ok = false;
@@ -335,8 +329,8 @@ bool hosts_token_load(const char *path, char out[HOST_TOKEN_MAX + 1], struct buf
 	/* JSON carries text: invalid UTF-8 would arrive changed (U+FFFD) and
 	 * never match. */
 	for (size_t i = 0; ok && i < n;) {
-		const unsigned char *u = (const unsigned char *)b.data + i;
-		int l = *u < 0x80 ? 1 : utf8_seq(u, (const unsigned char *)b.data + n);
+		const unsigned char *u = (const unsigned char *)s.data + i;
+		int l = *u < 0x80 ? 1 : utf8_seq(u, (const unsigned char *)s.data + n);
 		if (l <= 0) {
 			buf_printf(err, "token file %s: the token is not valid UTF-8 text", path);
 			ok = false;
@@ -344,13 +338,10 @@ bool hosts_token_load(const char *path, char out[HOST_TOKEN_MAX + 1], struct buf
 		i += l > 0 ? (size_t)l : 1;
 	}
 	if (ok) {
-		memcpy(out, b.data, n);
+		memcpy(out, s.data, n);
 		out[n] = 0;
 	}
-	/* the secret does not stay in freed memory */
-	if (b.data)
-		explicit_bzero(b.data, b.cap);
-	buf_free(&b);
+	secret_free(&s);
 	return ok;
 }
 

@@ -224,15 +224,6 @@ void buf_truncate(struct buf *b, size_t len)
 		b->data[len] = 0;
 }
 
-void buf_consume(struct buf *b, size_t n)
-{
-	if (n >= b->len) {
-		buf_reset(b);
-		return;
-	}
-	memmove(b->data, b->data + n, b->len - n);
-	buf_truncate(b, b->len - n);
-}
 
 char *buf_detach(struct buf *b, size_t *len)
 {

@@ -39,8 +39,6 @@ void buf_put_u32(struct buf *b, uint32_t v);
 void buf_truncate(struct buf *b, size_t len);
 /* Forget the contents, keep the memory. */
 static inline void buf_reset(struct buf *b) { buf_truncate(b, 0); }
-/* Remove the first n bytes. */
-void buf_consume(struct buf *b, size_t n);
 /* Hand the malloc'ed string to the caller and reset b. Never NULL. */
 char *buf_detach(struct buf *b, size_t *len);
 /* Append what fd gives until end of file (EINTR retried).  Returns 0 at the

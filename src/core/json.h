@@ -128,11 +128,6 @@ static inline const char *json_str(const struct json_reader *r, size_t *len)
 		*len = r->slen;
 	return r->sval;
 }
-static inline bool json_str_eq(const struct json_reader *r, const char *lit, size_t n)
-{
-	return r->slen == n && __builtin_memcmp(r->sval, lit, n) == 0;
-}
-#define JSON_STR_EQ(r, lit) json_str_eq((r), (lit), sizeof(lit) - 1)
 
 /* Skip the value whose first token was just returned (a scalar: nothing to
  * do; an object/array begin: consume through its end).  Returns false on error. */

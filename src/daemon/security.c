@@ -10,63 +10,49 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/secret.h"
 
 /* Larger than any token plus its whitespace: bigger is not a token file. */
 #define TOKEN_FILE_MAX 4096
 
 bool sec_load_token(const char *path, char **token, struct buf *err)
 {
-	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer,
-	 * the daemon is still starting up with SIGTERM blocked.  Symlinks are
-	 * followed on purpose (secret mounts, e.g. Kubernetes', are symlinks);
-	 * the target is what fstat checks. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		buf_printf(err, "cannot open token file %s: %s", path, strerror(errno));
+	/* secret_read opens without blocking: a FIFO (or a device) must not
+	 * wait for a writer while the daemon starts up with SIGTERM blocked.
+	 * Readable by others is refused; by the group, said once. */
+	struct secret s;
+	switch (secret_read(path, 0004, TOKEN_FILE_MAX, &s)) {
+	case SECRET_OK:
+		break;
+	case SECRET_OPEN:
+		buf_printf(err, "cannot open token file %s: %s", path, strerror(s.err));
 		return false;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		buf_printf(err, "cannot stat token file %s: %s", path, strerror(errno));
-		close(fd);
+	case SECRET_STAT:
+		buf_printf(err, "cannot stat token file %s: %s", path, strerror(s.err));
 		return false;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	case SECRET_NOT_REGULAR:
 		buf_printf(err, "token file %s is not a regular file", path);
-		close(fd);
 		return false;
-	}
-	if (st.st_mode & 0004) {
+	case SECRET_MODE:
 		buf_printf(err, "token file %s is readable by other users (mode %03o): chmod o-r (0600 or 0640) it",
-			   path, (unsigned)(st.st_mode & 0777));
-		close(fd);
+			   path, (unsigned)(s.mode & 0777));
 		return false;
-	}
-	if (st.st_size > TOKEN_FILE_MAX) {
+	case SECRET_TOO_BIG:
 		buf_printf(err, "token file %s is larger than %d bytes: not a token", path, TOKEN_FILE_MAX);
-		close(fd);
+		return false;
+	case SECRET_READ:
+		buf_printf(err, "cannot read token file %s: %s", path, strerror(s.err));
 		return false;
 	}
-	if (st.st_mode & 0040)
-		log_warn("token file %s is readable by its group (mode %03o)", path, (unsigned)(st.st_mode & 0777));
-	char tmp[1100];
-	ssize_t n;
-	do
-		n = read(fd, tmp, sizeof tmp);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < 0) {
-		buf_printf(err, "cannot read token file %s: %s", path, strerror(errno));
-		return false;
-	}
-	while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == '\r' || tmp[n - 1] == ' ' || tmp[n - 1] == '\t'))
-		n--;
-	if (n < 8 || n > 1024 || memchr(tmp, 0, (size_t)n)) {
+	if (s.mode & 0040)
+		log_warn("token file %s is readable by its group (mode %03o)", path, (unsigned)(s.mode & 0777));
+	bool ok = s.len >= 8 && s.len <= 1024 && !memchr(s.data, 0, s.len);
+	if (ok)
+		*token = xstrndup(s.data, s.len);
+	else
 		buf_printf(err, "token in %s must be 8 to 1024 bytes of text", path);
-		return false;
-	}
-	*token = xstrndup(tmp, (size_t)n);
-	return true;
+	secret_free(&s);
+	return ok;
 }
 
 bool sec_token_eq(const char *a, size_t an, const char *b, size_t bn)

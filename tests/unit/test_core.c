@@ -27,13 +27,11 @@ TEST(buf_grows_and_stays_terminated)
 	CHECK(b.data[b.len - 2] == 0 && b.data[b.len] == 0);
 	buf_truncate(&b, 4);
 	CHECK_STR(b.data, "0,1,");
-	buf_consume(&b, 2);
-	CHECK_STR(b.data, "1,");
 	buf_put_u32(&b, 0x04030201u);
-	CHECK(b.len == 6 && memcmp(b.data + 2, "\x01\x02\x03\x04", 4) == 0);
+	CHECK(b.len == 8 && memcmp(b.data + 4, "\x01\x02\x03\x04", 4) == 0);
 	size_t n;
 	char *s = buf_detach(&b, &n);
-	CHECK(n == 6 && b.len == 0 && b.cap == 0);
+	CHECK(n == 8 && b.len == 0 && b.cap == 0);
 	free(s);
 	/* a long printf takes the slow path */
 	char big[1000];

@@ -397,7 +397,9 @@ TEST(json_skip_values)
 	REQUIRE(json_next(&r) == JSON_OBJ_BEGIN);
 	REQUIRE(json_skip(&r));
 	REQUIRE(json_next(&r) == JSON_KEY);
-	CHECK(JSON_STR_EQ(&r, "keep"));
+	size_t kl;
+	const char *k = json_str(&r, &kl);
+	CHECK(kl == 4 && memcmp(k, "keep", 4) == 0);
 	REQUIRE(json_next(&r) == JSON_NUMBER);
 	REQUIRE(json_skip(&r)); /* skipping a scalar is a no-op */
 	CHECK(json_next(&r) == JSON_OBJ_END);

@@ -342,7 +342,10 @@ TEST(cli_wait_warns_about_stale_processes)
 	CHECK_INT(run_dyno(argv, &out, &err, 30), 1);
 	CHECK(strstr(out.data, "pid 900 last polled 90 s ago: it has probably exited and will not write its trace") !=
 	      NULL);
-	CHECK_INT(f.nreqs, 2); /* gputrace, getProcesses */
+	/* and the reason for the missing file */
+	CHECK(strstr(err.data, "s_900.json (pid 900): the process has not polled its daemon since the request") !=
+	      NULL);
+	CHECK_INT(f.nreqs, 3); /* gputrace, getProcesses, getProcesses for the reasons */
 	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);

@@ -34,7 +34,7 @@ struct gt {
 	const char *pids;
 	int64_t process_limit;
 	bool fail_on_no_process;
-	bool wait, json;
+	bool wait, json, verbose;
 	double wait_timeout_s;
 	double start_delay_s;
 };
@@ -144,7 +144,7 @@ struct want {
 	size_t n;
 };
 
-/* Kineto's timing (docs/cli.md, "The default start delay"): a process reads
+/* Kineto's timing (docs/cli.md, "Many daemons at once"): a process reads
  * a config up to one poll (5 s) after the request, one more poll later when
  * it started before its daemon (a libkineto bug), acts on it at its next
  * 1 s tick, and refuses a start time less than its 5 s warm-up after that. */
@@ -540,6 +540,8 @@ int cmd_gputrace(int argc, char **argv)
 		 NULL},
 		{"start-delay-s", 0, ARG_DOUBLE, &g.start_delay_s, "SECONDS",
 		 "many daemons, duration mode: common PROFILE_START_TIME this far ahead (20: Kineto's worst case + 4 s)", 0, 0, NULL},
+		{"verbose", 0, ARG_BOOL, &g.verbose, NULL,
+		 "print the Kineto config before contacting the daemons (else after the first answer)", 0, 0, NULL},
 		{"json", 0, ARG_BOOL, &g.json, NULL, "print the per-host results as one JSON object instead of text", 0,
 		 0, NULL},
 		{"wait", 0, ARG_BOOL, &g.wait, NULL, "wait until the trace files exist (local or shared file system)", 0,
@@ -568,6 +570,25 @@ int cmd_gputrace(int argc, char **argv)
 			buf_puts(&err, "--start-delay-s and --wait-timeout-s must be >= 0");
 		fprintf(stderr, "dyno gputrace: %s\n", err.data);
 		goto out;
+	}
+	if (start_seen && g.to.profile_start_time != 0 && g.to.iterations <= 0) {
+		/* Kineto rejects a start time in the past and refuses one closer
+		 * than its tick + warm-up (6 s) after it reads the config. */
+		int64_t ahead_ms = g.to.profile_start_time - clock_wall_ns() / NS_PER_MS;
+		if (ahead_ms < 6000) {
+			char iso[40];
+			clock_fmt_iso8601(iso, sizeof iso, g.to.profile_start_time * NS_PER_MS);
+			fprintf(stderr,
+				"dyno gputrace: --profile-start-time %" PRId64 " (%s) is %s: Kineto needs it at least "
+				"6 s after it reads the config (which is up to 5 s, or 10 s, after this request); use a "
+				"time at least %.0f s ahead, or 0\n",
+				g.to.profile_start_time, iso, ahead_ms < 0 ? "in the past" : "too close", 20.0);
+			goto out;
+		}
+		if (ahead_ms < (int64_t)(KINETO_WORST_PICKUP_S * 1000))
+			fprintf(stderr, "dyno gputrace: note: --profile-start-time is only %.1f s ahead; a process "
+					"that reads the config late (up to 10 s) refuses it (20 s is safe)\n",
+				(double)ahead_ms / 1000.0);
 	}
 	if (!cli_targets(cmd.prog, &h, &t))
 		goto out;
@@ -599,7 +620,10 @@ int cmd_gputrace(int argc, char **argv)
 				"$KINETO_ONDEMAND_TRACE_DIR of the traced process); elsewhere it falls back to "
 				"/tmp/libkineto_activities_<pid>.json\n");
 
-	if (!g.json)
+	/* Upstream prints the config first; printed before a connection
+	 * error it only hides the error, so without --verbose it waits for
+	 * a daemon's answer (the same lines, in the same order, then). */
+	if (!g.json && g.verbose)
 		printf("Kineto config = \n%s\n", cfg_shown.data);
 	fflush(stdout);
 
@@ -623,12 +647,17 @@ int cmd_gputrace(int argc, char **argv)
 	int64_t request_wall_ms = clock_wall_ns() / NS_PER_MS;
 	rpc_call_many(jobs, t.n, &ro);
 
-	size_t failed = 0, nomatch = 0;
+	size_t failed = 0, nomatch = 0, matched = 0, triggered = 0, answered = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		judge(&jobs[i], &res[i]);
 		failed += !res[i].ok;
 		nomatch += res[i].ok && res[i].nmatched == 0;
+		matched += res[i].ok ? res[i].nmatched : 0;
+		triggered += res[i].ok ? res[i].ntriggered : 0;
+		answered += jobs[i].status == RPC_OK;
 	}
+	if (!g.json && !g.verbose && answered)
+		printf("Kineto config = \n%s\n", cfg_shown.data);
 	ask_processes(&g, &h, &t, res);
 
 	struct want wt = {0};
@@ -641,6 +670,12 @@ int cmd_gputrace(int argc, char **argv)
 		print_table(&g, &t, res, &wt);
 	}
 	rc = failed ? 1 : 0;
+	if (matched && !triggered) {
+		/* every matched process busy or over --process-limit 0 */
+		fprintf(stderr, "dyno gputrace: %zu process%s matched but none was triggered\n", matched,
+			matched == 1 ? "" : "es");
+		rc = 1;
+	}
 	if (g.fail_on_no_process && nomatch) {
 		fprintf(stderr, "Error: No processes were matched\n");
 		rc = 1;

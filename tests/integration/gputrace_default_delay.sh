@@ -5,7 +5,7 @@
 # 5 s warm-up, start times too close refused): two per daemon start before
 # it with --late_replies (libkineto's bug: they read every reply one poll
 # late), one after it.  The synchronized start time must cover the worst
-# case (docs/cli.md, "The default start delay").  Then a too-small
+# case (docs/cli.md, "Many daemons at once").  Then a too-small
 # --start-delay-s must make --wait name the reason for the missing files.
 source "$(dirname "$0")/tracing-lib.bash"
 JOB=$((200000 + RANDOM))

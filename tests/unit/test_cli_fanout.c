@@ -364,7 +364,7 @@ TEST(cli_gputrace_json_output)
 	fake_hostnames(&f, &hosts);
 	buf_printf(&hosts, ",127.0.0.1:%d", dead);
 	char *argv[] = {"dyno", "gputrace", "--hostnames", hosts.data, "--log-file", "/tmp/j.json", "--json",
-			"--profile-start-time", "1795300000000", NULL};
+			"--profile-start-time", "4102444800000", NULL};
 	CHECK_INT(run_dyno(argv, &out, &err, 30), 1);
 	struct json_doc doc;
 	struct json_error je;
@@ -372,7 +372,7 @@ TEST(cli_gputrace_json_output)
 	const struct json_value *h = json_get(doc.root, "hosts"), *sum = json_get(doc.root, "summary");
 	REQUIRE(h && h->type == JV_ARRAY && h->len == 3 && sum);
 	int64_t v;
-	CHECK(json_get_i64(doc.root, "profile_start_time_ms", &v) && v == 1795300000000);
+	CHECK(json_get_i64(doc.root, "profile_start_time_ms", &v) && v == 4102444800000);
 	CHECK(json_get_i64(sum, "ok", &v) && v == 2);
 	CHECK(json_get_i64(sum, "failed", &v) && v == 1);
 	CHECK(json_get_i64(sum, "triggered", &v) && v == 2);

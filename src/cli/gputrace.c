@@ -34,7 +34,7 @@ struct gt {
 	const char *pids;
 	int64_t process_limit;
 	bool fail_on_no_process;
-	bool wait, json;
+	bool wait, json, verbose;
 	double wait_timeout_s;
 	double start_delay_s;
 };
@@ -133,10 +133,95 @@ static char *subst_host(const char *log_file, const struct targets *t, size_t i)
 	return buf_detach(&b, NULL);
 }
 
-/* Wait until every path exists (a shared or local file system); 250 ms
- * polling because inotify does not see writes made by other NFS clients. */
-static int wait_files(FILE *f, char **paths, size_t n, double timeout_s)
+/* A trace file dyno waits for, and whose it is. */
+struct wanted {
+	char *path;
+	size_t host; /* index in the targets */
+	int64_t pid;
+};
+struct want {
+	struct wanted *f;
+	size_t n;
+};
+
+/* Kineto's timing (docs/cli.md, "Many daemons at once"): a process reads
+ * a config up to one poll (5 s) after the request, one more poll later when
+ * it started before its daemon (a libkineto bug), acts on it at its next
+ * 1 s tick, and refuses a start time less than its 5 s warm-up after that. */
+#define KINETO_WORST_PICKUP_S 16.0
+
+/* What dyno knows when it explains a missing file. */
+struct wait_ctx {
+	const struct gt *g;
+	const struct host_opts *h;
+	const struct targets *t;
+	const struct host_result *res;
+	int64_t request_wall_ms; /* when the daemons were asked */
+};
+
+/* Why did this trace file not appear?  One line to err. */
+static void explain_missing(const struct wait_ctx *c, const struct wanted *w, const struct proc_list *pl,
+			    bool pl_ok, struct buf *why)
 {
+	const char *path = w->path, *slash = strrchr(path, '/');
+	struct stat st;
+	if (slash && slash != path) {
+		char *dir = xstrdup(path);
+		dir[slash - path] = 0;
+		bool missing = stat(dir, &st) != 0;
+		if (missing)
+			buf_printf(why, "directory %s does not exist (here; Kineto does not create it)", dir);
+		free(dir);
+		if (missing)
+			return;
+	}
+	if (!kineto_path_allowed_default(c->res[w->host].log_file)) {
+		buf_printf(why, "outside /tmp/: Kineto since 2026-06 refuses it and writes "
+				"/tmp/libkineto_activities_%" PRId64 ".json instead (unless the process has "
+				"$KINETO_ONDEMAND_TRACE_DIR)",
+			   w->pid);
+		return;
+	}
+	const struct proc_info *p = NULL;
+	for (size_t m = 0; pl_ok && m < pl->n && !p; m++)
+		if (pl->p[m].pid == w->pid)
+			p = &pl->p[m];
+	int64_t since_ms = clock_wall_ns() / NS_PER_MS - c->request_wall_ms;
+	if (pl_ok && !p) {
+		buf_puts(why, "the process is no longer registered with its daemon (it exited?)");
+		return;
+	}
+	if (p && p->last_seen_ms >= since_ms) {
+		buf_printf(why, "the process has not polled its daemon since the request (last poll %.0f s ago): "
+				"hung or exited",
+			   (double)p->last_seen_ms / 1000.0);
+		return;
+	}
+	const struct gt *g = c->g;
+	if (g->to.iterations <= 0 && g->to.profile_start_time > 0) {
+		double ahead = (double)(g->to.profile_start_time - c->request_wall_ms) / 1000.0;
+		if (ahead < KINETO_WORST_PICKUP_S) {
+			buf_printf(why, "start time too close to its poll: it was %.1f s after the request, but a "
+					"process reads the config up to 10 s later and needs 6 s more to warm up, "
+					"so Kineto refused it (use --start-delay-s of at least 20, the default)",
+				   ahead);
+			return;
+		}
+	}
+	if (p && strcmp(p->state, "pending") == 0)
+		buf_puts(why, "the config is still waiting for the process's next poll");
+	else if (!pl_ok)
+		buf_puts(why, "unknown (the daemon does not list its processes)");
+	else
+		buf_puts(why, "unknown: the process polled after the request; see its log");
+}
+
+/* Wait until every path exists (a shared or local file system); 250 ms
+ * polling because inotify does not see writes made by other NFS clients.
+ * Files still missing at the end are listed with the likely reason. */
+static int wait_files(FILE *f, const struct want *wt, double timeout_s, const struct wait_ctx *c)
+{
+	size_t n = wt->n;
 	fprintf(f, "\nwaiting up to %.0f s for %zu trace file%s ...\n", timeout_s, n, n == 1 ? "" : "s");
 	fflush(f);
 	bool *seen = xcalloc(n ? n : 1, sizeof *seen);
@@ -145,10 +230,10 @@ static int wait_files(FILE *f, char **paths, size_t n, double timeout_s)
 	for (;;) {
 		for (size_t i = 0; i < n; i++) {
 			struct stat st;
-			if (!seen[i] && stat(paths[i], &st) == 0) {
+			if (!seen[i] && stat(wt->f[i].path, &st) == 0) {
 				seen[i] = true;
 				left--;
-				fprintf(f, "    written: %s (%lld bytes)\n", paths[i], (long long)st.st_size);
+				fprintf(f, "    written: %s (%lld bytes)\n", wt->f[i].path, (long long)st.st_size);
 				fflush(f);
 			}
 		}
@@ -157,35 +242,67 @@ static int wait_files(FILE *f, char **paths, size_t n, double timeout_s)
 		struct timespec ts = {0, 250 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	if (left) {
-		fprintf(stderr, "dyno gputrace: %zu of %zu trace files did not appear within %.0f s:\n", left, n,
-			timeout_s);
-		for (size_t i = 0; i < n; i++)
-			if (!seen[i]) {
-				struct buf tmp = BUF_INIT;
-				struct stat st;
-				buf_printf(&tmp, "%s.tmp", paths[i]);
-				fprintf(stderr, "    %s%s\n", paths[i],
-					stat(tmp.data, &st) == 0 ? " (still being written: .tmp exists)" : "");
-				buf_free(&tmp);
-			}
-	} else {
+	if (!left) {
 		fprintf(f, "all %zu trace file%s written\n", n, n == 1 ? "" : "s");
+		free(seen);
+		return 0;
 	}
+	/* Ask the daemons of the missing files for their processes' last polls. */
+	struct targets nt = {0};
+	size_t *hidx = xcalloc(c->t->n, sizeof *hidx); /* host -> index in nt + 1 */
+	nt.t = xcalloc(c->t->n, sizeof *nt.t);
+	for (size_t i = 0; i < n; i++)
+		if (!seen[i] && !hidx[wt->f[i].host]) {
+			nt.t[nt.n++] = c->t->t[wt->f[i].host];
+			hidx[wt->f[i].host] = nt.n;
+		}
+	struct rpc_job *pj = cli_run(&nt, c->h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
+	struct proc_list *pl = xcalloc(nt.n, sizeof *pl);
+	bool *pl_ok = xcalloc(nt.n, sizeof *pl_ok);
+	struct buf e = BUF_INIT, why = BUF_INIT, tmp = BUF_INIT;
+	for (size_t k = 0; k < nt.n; k++)
+		pl_ok[k] = pj[k].status == RPC_OK && processes_parse(pj[k].resp.data, pj[k].resp.len, &pl[k], &e);
+	fprintf(stderr, "dyno gputrace: %zu of %zu trace files did not appear within %.0f s:\n", left, n, timeout_s);
+	for (size_t i = 0; i < n; i++) {
+		if (seen[i])
+			continue;
+		struct stat st;
+		buf_reset(&tmp);
+		buf_reset(&why);
+		buf_printf(&tmp, "%s.tmp", wt->f[i].path);
+		size_t k = hidx[wt->f[i].host] - 1;
+		if (stat(tmp.data, &st) == 0)
+			buf_puts(&why, "still being written: .tmp exists");
+		else
+			explain_missing(c, &wt->f[i], &pl[k], pl_ok[k], &why);
+		fprintf(stderr, "    %s (pid %" PRId64 "%s%s): %s\n", wt->f[i].path, wt->f[i].pid,
+			c->t->many ? ", " : "", c->t->many ? c->t->t[wt->f[i].host].label : "", why.data);
+	}
+	for (size_t k = 0; k < nt.n; k++)
+		if (pl_ok[k])
+			processes_free(&pl[k]);
+	cli_jobs_free(pj, nt.n);
+	free(pl);
+	free(pl_ok);
+	free(nt.t);
+	free(hidx);
+	buf_free(&e);
+	buf_free(&why);
+	buf_free(&tmp);
 	free(seen);
-	return left ? 1 : 0;
+	return 1;
 }
 
-static void add_path(char ***paths, size_t *n, const char *p)
+static void add_path(struct want *w, const char *p, size_t host, int64_t pid)
 {
-	if ((*n & (*n - 1)) == 0)
-		*paths = xrealloc(*paths, (*n ? *n * 2 : 1) * sizeof **paths);
-	(*paths)[(*n)++] = xstrdup(p);
+	if ((w->n & (w->n - 1)) == 0)
+		w->f = xrealloc(w->f, (w->n ? w->n * 2 : 1) * sizeof *w->f);
+	w->f[w->n++] = (struct wanted){xstrdup(p), host, pid};
 }
 
 /* --json: everything the text output says, for scripts. */
 static void print_json(const struct gt *g, const struct targets *t, const struct rpc_job *jobs,
-		       const struct host_result *res, const char *config, char ***paths, size_t *npaths)
+		       const struct host_result *res, const char *config, struct want *wt)
 {
 	struct buf b = BUF_INIT, p = BUF_INIT;
 	struct jw w;
@@ -233,7 +350,7 @@ static void print_json(const struct gt *g, const struct targets *t, const struct
 				buf_reset(&p);
 				kineto_trace_path(r->log_file, r->triggered[k], g->to.profile_memory, &p);
 				jw_str(&w, p.data);
-				add_path(paths, npaths, p.data);
+				add_path(wt, p.data, i, r->triggered[k]);
 			}
 			jw_arr_end(&w);
 			trig += r->ntriggered;
@@ -313,8 +430,7 @@ static void ask_processes(const struct gt *g, const struct host_opts *h, const s
 }
 
 /* One daemon: upstream's lines, then ours.  False when it failed. */
-static bool print_single(const struct gt *g, const struct rpc_job *j, const struct host_result *r, char ***paths,
-			 size_t *npaths)
+static bool print_single(const struct gt *g, const struct rpc_job *j, const struct host_result *r, struct want *wt)
 {
 	if (j->status == RPC_OK)
 		cli_print_response(stdout, j);
@@ -340,7 +456,7 @@ static bool print_single(const struct gt *g, const struct rpc_job *j, const stru
 		buf_reset(&p);
 		kineto_trace_path(r->log_file, r->triggered[k], g->to.profile_memory, &p);
 		printf("    %s\n", p.data);
-		add_path(paths, npaths, p.data);
+		add_path(wt, p.data, 0, r->triggered[k]);
 	}
 	buf_free(&p);
 	fputs(r->detail.data, stdout);
@@ -348,8 +464,7 @@ static bool print_single(const struct gt *g, const struct rpc_job *j, const stru
 }
 
 /* Many daemons: one row each, a summary, the files. */
-static void print_table(const struct gt *g, const struct targets *t, struct host_result *res, char ***paths,
-			size_t *npaths)
+static void print_table(const struct gt *g, const struct targets *t, struct host_result *res, struct want *wt)
 {
 	int w = cli_host_width(t);
 	size_t failed = 0, nomatch = 0, trig = 0;
@@ -385,7 +500,7 @@ static void print_table(const struct gt *g, const struct targets *t, struct host
 			buf_reset(&p);
 			kineto_trace_path(res[i].log_file, res[i].triggered[k], g->to.profile_memory, &p);
 			printf("    %s (%s)\n", p.data, t->t[i].label);
-			add_path(paths, npaths, p.data);
+			add_path(wt, p.data, i, res[i].triggered[k]);
 		}
 	buf_free(&one);
 	buf_free(&p);
@@ -394,7 +509,7 @@ static void print_table(const struct gt *g, const struct targets *t, struct host
 int cmd_gputrace(int argc, char **argv)
 {
 	struct host_opts h = HOST_OPTS_INIT;
-	struct gt g = {.to = TRACE_OPTS_INIT, .pids = "0", .process_limit = 3, .start_delay_s = 10};
+	struct gt g = {.to = TRACE_OPTS_INIT, .pids = "0", .process_limit = 3, .start_delay_s = 20};
 	int64_t job_id = 0;
 	bool job_seen = false, start_seen = false;
 	const struct arg_opt opts[] = {
@@ -424,7 +539,9 @@ int cmd_gputrace(int argc, char **argv)
 		{"fail-on-no-process", 0, ARG_BOOL, &g.fail_on_no_process, NULL, "exit 1 when no process matched", 0, 0,
 		 NULL},
 		{"start-delay-s", 0, ARG_DOUBLE, &g.start_delay_s, "SECONDS",
-		 "many daemons, duration mode: common PROFILE_START_TIME this far ahead", 0, 0, NULL},
+		 "many daemons, duration mode: common PROFILE_START_TIME this far ahead (20: Kineto's worst case + 4 s)", 0, 0, NULL},
+		{"verbose", 0, ARG_BOOL, &g.verbose, NULL,
+		 "print the Kineto config before contacting the daemons (else after the first answer)", 0, 0, NULL},
 		{"json", 0, ARG_BOOL, &g.json, NULL, "print the per-host results as one JSON object instead of text", 0,
 		 0, NULL},
 		{"wait", 0, ARG_BOOL, &g.wait, NULL, "wait until the trace files exist (local or shared file system)", 0,
@@ -454,6 +571,25 @@ int cmd_gputrace(int argc, char **argv)
 		fprintf(stderr, "dyno gputrace: %s\n", err.data);
 		goto out;
 	}
+	if (start_seen && g.to.profile_start_time != 0 && g.to.iterations <= 0) {
+		/* Kineto rejects a start time in the past and refuses one closer
+		 * than its tick + warm-up (6 s) after it reads the config. */
+		int64_t ahead_ms = g.to.profile_start_time - clock_wall_ns() / NS_PER_MS;
+		if (ahead_ms < 6000) {
+			char iso[40];
+			clock_fmt_iso8601(iso, sizeof iso, g.to.profile_start_time * NS_PER_MS);
+			fprintf(stderr,
+				"dyno gputrace: --profile-start-time %" PRId64 " (%s) is %s: Kineto needs it at least "
+				"6 s after it reads the config (which is up to 5 s, or 10 s, after this request); use a "
+				"time at least %.0f s ahead, or 0\n",
+				g.to.profile_start_time, iso, ahead_ms < 0 ? "in the past" : "too close", 20.0);
+			goto out;
+		}
+		if (ahead_ms < (int64_t)(KINETO_WORST_PICKUP_S * 1000))
+			fprintf(stderr, "dyno gputrace: note: --profile-start-time is only %.1f s ahead; a process "
+					"that reads the config late (up to 10 s) refuses it (20 s is safe)\n",
+				(double)ahead_ms / 1000.0);
+	}
 	if (!cli_targets(cmd.prog, &h, &t))
 		goto out;
 	g.job_id = (uint64_t)job_id;
@@ -464,8 +600,9 @@ int cmd_gputrace(int argc, char **argv)
 				"job_id as a 32-bit int and will not match it\n",
 			g.job_id);
 	if (t.many && g.to.iterations <= 0 && !start_seen) {
-		/* One start time for every rank: far enough ahead for every process
-		 * to poll (5 s) and warm up (5 s) before it. */
+		/* One start time for every rank, far enough ahead for every
+		 * process to read it and warm up (KINETO_WORST_PICKUP_S; the
+		 * default 20 s adds a 4 s margin). */
 		g.to.profile_start_time = clock_wall_ns() / NS_PER_MS + (int64_t)(g.start_delay_s * 1000);
 		buf_reset(&cfg_shown);
 		kineto_config_build(&g.to, &cfg_shown, &err);
@@ -483,7 +620,10 @@ int cmd_gputrace(int argc, char **argv)
 				"$KINETO_ONDEMAND_TRACE_DIR of the traced process); elsewhere it falls back to "
 				"/tmp/libkineto_activities_<pid>.json\n");
 
-	if (!g.json)
+	/* Upstream prints the config first; printed before a connection
+	 * error it only hides the error, so without --verbose it waits for
+	 * a daemon's answer (the same lines, in the same order, then). */
+	if (!g.json && g.verbose)
 		printf("Kineto config = \n%s\n", cfg_shown.data);
 	fflush(stdout);
 
@@ -504,32 +644,43 @@ int cmd_gputrace(int argc, char **argv)
 		rpc_job_init(&jobs[i], t.t[i].host, t.t[i].port, reqs[i].data, reqs[i].len);
 	}
 	struct rpc_client_opts ro = hosts_rpc_opts(&h);
+	int64_t request_wall_ms = clock_wall_ns() / NS_PER_MS;
 	rpc_call_many(jobs, t.n, &ro);
 
-	size_t failed = 0, nomatch = 0;
+	size_t failed = 0, nomatch = 0, matched = 0, triggered = 0, answered = 0;
 	for (size_t i = 0; i < t.n; i++) {
 		judge(&jobs[i], &res[i]);
 		failed += !res[i].ok;
 		nomatch += res[i].ok && res[i].nmatched == 0;
+		matched += res[i].ok ? res[i].nmatched : 0;
+		triggered += res[i].ok ? res[i].ntriggered : 0;
+		answered += jobs[i].status == RPC_OK;
 	}
+	if (!g.json && !g.verbose && answered)
+		printf("Kineto config = \n%s\n", cfg_shown.data);
 	ask_processes(&g, &h, &t, res);
 
-	char **paths = NULL;
-	size_t npaths = 0;
+	struct want wt = {0};
 	if (g.json) {
-		print_json(&g, &t, jobs, res, cfg_shown.data, &paths, &npaths);
+		print_json(&g, &t, jobs, res, cfg_shown.data, &wt);
 	} else if (!t.many) {
-		if (!print_single(&g, &jobs[0], &res[0], &paths, &npaths))
+		if (!print_single(&g, &jobs[0], &res[0], &wt))
 			failed = 1;
 	} else {
-		print_table(&g, &t, res, &paths, &npaths);
+		print_table(&g, &t, res, &wt);
 	}
 	rc = failed ? 1 : 0;
+	if (matched && !triggered) {
+		/* every matched process busy or over --process-limit 0 */
+		fprintf(stderr, "dyno gputrace: %zu process%s matched but none was triggered\n", matched,
+			matched == 1 ? "" : "es");
+		rc = 1;
+	}
 	if (g.fail_on_no_process && nomatch) {
 		fprintf(stderr, "Error: No processes were matched\n");
 		rc = 1;
 	}
-	if (g.wait && npaths) {
+	if (g.wait && wt.n) {
 		double tmo = g.wait_timeout_s;
 		if (tmo <= 0) {
 			double ahead = g.to.profile_start_time
@@ -537,15 +688,16 @@ int cmd_gputrace(int argc, char **argv)
 					       : 12.0; /* poll (<= 5 s) + warm-up (5 s) + 2 ticks */
 			tmo = (ahead > 0 ? ahead : 0) + (double)g.to.duration_ms / 1000.0 + 60.0;
 		}
-		if (wait_files(g.json ? stderr : stdout, paths, npaths, tmo) != 0)
+		struct wait_ctx wc = {&g, &h, &t, res, request_wall_ms};
+		if (wait_files(g.json ? stderr : stdout, &wt, tmo, &wc) != 0)
 			rc = 1;
 	} else if (g.wait && !failed) {
 		fprintf(stderr, "dyno gputrace: --wait: no process was triggered, nothing to wait for\n");
 		rc = 1;
 	}
-	for (size_t i = 0; i < npaths; i++)
-		free(paths[i]);
-	free(paths);
+	for (size_t i = 0; i < wt.n; i++)
+		free(wt.f[i].path);
+	free(wt.f);
 	for (size_t i = 0; i < t.n; i++) {
 		result_free(&res[i]);
 		buf_free(&reqs[i]);

@@ -190,9 +190,17 @@ static bool read_file(const char *path, struct buf *out, struct buf *err)
 
 int hosts_run_capture(char *const argv[], struct buf *out, struct buf *err)
 {
-	int pfd[2];
+	/* epfd carries execvp's errno back (closed by a successful exec), so
+	 * the parent alone reports a command that cannot run, once. */
+	int pfd[2], epfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		buf_printf(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(epfd, O_CLOEXEC) < 0) {
+		buf_printf(err, "pipe: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
 		return -1;
 	}
 	pid_t pid = fork();
@@ -200,15 +208,32 @@ int hosts_run_capture(char *const argv[], struct buf *out, struct buf *err)
 		buf_printf(err, "fork: %s", strerror(errno));
 		close(pfd[0]);
 		close(pfd[1]);
+		close(epfd[0]);
+		close(epfd[1]);
 		return -1;
 	}
 	if (pid == 0) {
 		dup2(pfd[1], STDOUT_FILENO);
 		execvp(argv[0], argv);
-		fprintf(stderr, "dyno: cannot run %s: %s\n", argv[0], strerror(errno));
+		int e = errno;
+		if (write(epfd[1], &e, sizeof e) < 0)
+			_exit(126);
 		_exit(127);
 	}
 	close(pfd[1]);
+	close(epfd[1]);
+	int exec_errno = 0;
+	ssize_t en;
+	while ((en = read(epfd[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+		;
+	close(epfd[0]);
+	if (en == (ssize_t)sizeof exec_errno) {
+		close(pfd[0]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		buf_printf(err, "cannot run %s: %s (not installed or not on PATH?)", argv[0], strerror(exec_errno));
+		return -1;
+	}
 	bool toobig = buf_read_fd(out, pfd[0], MAX_HOSTFILE) > 0; /* a read error: what came so far */
 	if (toobig)
 		kill(pid, SIGKILL);
@@ -218,10 +243,6 @@ int hosts_run_capture(char *const argv[], struct buf *out, struct buf *err)
 		;
 	if (toobig) {
 		buf_printf(err, "%s printed more than %u MiB", argv[0], MAX_HOSTFILE >> 20);
-		return -1;
-	}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-		buf_printf(err, "cannot run %s (not installed or not on PATH?)", argv[0]);
 		return -1;
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);

@@ -3,8 +3,11 @@
  * metric history through the getMetrics RPC extension (agreed contract:
  * {"fn":"getMetrics","since_s":S,"names":[...]} ->
  * {"interval_s":I,"metrics":{"key":[[unix_ms,value],...]},"window_s":W}).
- * Prints one line per metric (samples, last, min, mean, max) or, with
- * --json, the answer itself.  Upstream daemons do not know the request and
+ * Prints one line per metric (samples, last, min, mean, max; integral
+ * values such as byte counters exactly, not as 2.48295e+10) or, with
+ * --json, the answer itself.  The header waits for the first answer (a
+ * connection error alone prints no table), and --names that match nothing
+ * are an error (exit 1), not an empty table.  Upstream daemons do not know the request and
  * close without answering; that gets its own message.
  */
 #include <inttypes.h>
@@ -42,9 +45,36 @@ static void build_request(int64_t since_s, bool since_seen, const char *names, s
 	jw_obj_end(&w);
 }
 
-/* Print one host's metrics; false with detail when the answer is malformed. */
-static bool print_metrics(const char *host, const struct json_value *root, int w, struct buf *detail)
+/* A value in a 14-wide column: integral values exactly (counters in bytes
+ * run past %g's six digits), large ones (a mean of byte counts) to the
+ * nearest integer, the rest with 6 significant digits; --json has every
+ * value as the daemon sent it. */
+static const char *fmt_value(double v, char out[32])
 {
+	if (isfinite(v) && ((v == floor(v) && fabs(v) < 9007199254740992.0) || /* 2^53: exact in a double */
+			    (fabs(v) >= 1e6 && fabs(v) < 1e13)))
+		snprintf(out, 32, "%.0f", v);
+	else
+		snprintf(out, 32, "%.6g", v);
+	return out;
+}
+
+static void print_header(const struct targets *t, int w, bool *done)
+{
+	if (*done)
+		return;
+	*done = true;
+	if (t->many)
+		printf("%-*s  ", w, "HOST");
+	printf("%-40s %7s %14s %14s %14s %14s\n", "METRIC", "SAMPLES", "LAST", "MIN", "MEAN", "MAX");
+}
+
+/* Print one host's metrics (the header first, once); false with detail
+ * when the answer is malformed.  *count gets the number of metrics. */
+static bool print_metrics(const struct targets *t, size_t ti, const struct json_value *root, int w, bool *header,
+			  size_t *count, struct buf *detail)
+{
+	const char *host = t->many ? t->t[ti].label : NULL;
 	const char *s;
 	size_t n;
 	if (json_get_str(root, "error", &s, &n)) {
@@ -56,6 +86,7 @@ static bool print_metrics(const char *host, const struct json_value *root, int w
 		buf_puts(detail, "answer has no \"metrics\" object");
 		return false;
 	}
+	*count = m->len;
 	for (uint32_t i = 0; i < m->len; i++) {
 		const struct json_member *mb = &m->u.members[i];
 		const struct json_value *series = &mb->value;
@@ -82,13 +113,15 @@ static bool print_metrics(const char *host, const struct json_value *root, int w
 				last = v;
 			}
 		}
+		print_header(t, w, header);
 		if (host)
 			printf("%-*s  ", w, host);
+		char b1[32], b2[32], b3[32], b4[32];
 		if (series->len == 0)
 			printf("%-40s %7u  (no samples in the window)\n", mb->key, 0u);
 		else
-			printf("%-40s %7u %14.6g %14.6g %14.6g %14.6g\n", mb->key, series->len, last, min,
-			       sum / series->len, max);
+			printf("%-40s %7u %14s %14s %14s %14s\n", mb->key, series->len, fmt_value(last, b1),
+			       fmt_value(min, b2), fmt_value(sum / series->len, b3), fmt_value(max, b4));
 	}
 	return true;
 }
@@ -101,8 +134,8 @@ int cmd_metrics(int argc, char **argv)
 	const char *names = NULL;
 	const struct arg_opt opts[] = {
 		HOST_ARG_OPTS(&h),
-		{"since", 0, ARG_INT, &since_s, "SECONDS", "only samples from the last SECONDS (default: whole history)", 1,
-		 INT32_MAX, &since_seen},
+		{"since", 0, ARG_INT, &since_s, "SECONDS", "only samples from the last SECONDS (0, the default: whole history)",
+		 0, INT32_MAX, &since_seen},
 		{"names", 0, ARG_STRING, &names, "K1,K2*", "metric keys; a trailing '*' matches a prefix", 0, 0, NULL},
 		{"json", 0, ARG_BOOL, &json, NULL, "print the daemon's JSON answer", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
@@ -119,15 +152,11 @@ int cmd_metrics(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct buf req = BUF_INIT, d = BUF_INIT;
-	build_request(since_s, since_seen, names, &req);
+	build_request(since_s, since_seen && since_s > 0, names, &req); /* 0: no since_s, the whole history */
 	struct rpc_job *jobs = cli_run(&t, &h, req.data, req.len);
 	int w = cli_host_width(&t);
-	size_t failed = 0;
-	if (!json) {
-		if (t.many)
-			printf("%-*s  ", w, "HOST");
-		printf("%-40s %7s %14s %14s %14s %14s\n", "METRIC", "SAMPLES", "LAST", "MIN", "MEAN", "MAX");
-	}
+	size_t failed = 0, answered = 0, found = 0;
+	bool header = false;
 	for (size_t i = 0; i < t.n; i++) {
 		buf_reset(&d);
 		bool ok = false;
@@ -150,7 +179,10 @@ int cmd_metrics(int argc, char **argv)
 				fwrite(jobs[i].resp.data, 1, jobs[i].resp.len, stdout);
 				putchar('\n');
 			} else {
-				ok = print_metrics(t.many ? t.t[i].label : NULL, doc.root, w, &d);
+				size_t count = 0;
+				ok = print_metrics(&t, i, doc.root, w, &header, &count, &d);
+				found += count;
+				answered += ok;
 			}
 			json_doc_free(&doc);
 		}
@@ -162,6 +194,12 @@ int cmd_metrics(int argc, char **argv)
 	}
 	if (t.many)
 		cli_print_tally(&t, failed);
+	if (!json && answered && !found) {
+		/* an empty table says nothing: say why */
+		fprintf(stderr, "dyno metrics: no metric %s%s%s\n", names ? "matched --names " : "in the window",
+			names ? names : "", names ? " (dyno metrics without --names lists them all)" : "");
+		failed++;
+	}
 	cli_jobs_free(jobs, t.n);
 	targets_free(&t);
 	buf_free(&req);

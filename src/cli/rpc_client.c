@@ -209,6 +209,12 @@ static bool on_readable(struct fanout *f, struct conn *c)
 	case NET_FRAME_IO_ERROR: finish(f, c, RPC_ERR_IO, "receive failed: %s", strerror(errno)); return false;
 	case NET_FRAME_BAD_LEN:
 	case NET_FRAME_TOO_BIG:
+		/* An HTTP server (a Prometheus port, a proxy) answers with a
+		 * status line: "HTTP" read as a length is 1347703880. */
+		if (memcmp(c->in.hdr, "HTTP", 4) == 0) {
+			finish(f, c, RPC_ERR_BAD_LENGTH, "not a dynolog RPC server (it answered HTTP): wrong --port?");
+			return false;
+		}
 		finish(f, c, RPC_ERR_BAD_LENGTH, "invalid answer length %d (expected 1..%u)", (int)c->in.len,
 		       RPC_MAX_RESPONSE);
 		return false;

@@ -1,9 +1,11 @@
 /*
  * status.c - `dyno status`: the daemons' getStatus answer (upstream bytes
  * and output), then - better than upstream - the Kineto processes each
- * daemon has registered (the getProcesses extension).  Upstream daemons do
- * not know getProcesses and close without answering; that is reported as
- * "not supported", not as a failure.
+ * daemon has registered (the getProcesses extension).  getStatus carries
+ * "extensions":true, which upstream daemons ignore and ours answer with the
+ * list of their extensions; getProcesses goes only to daemons that list it,
+ * so an upstream daemon never logs "Unknown RPC call getProcesses".  A
+ * daemon without it is reported as "not listed", not as a failure.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,21 @@ static bool judge_status(const struct json_value *root, struct buf *detail)
 	}
 	buf_printf(detail, "%lld", (long long)v);
 	return true;
+}
+
+/* Does this getStatus answer list the extension name? */
+static bool has_extension(const struct rpc_job *j, const char *name)
+{
+	struct json_doc doc;
+	struct json_error je;
+	if (!json_parse(j->resp.data, j->resp.len, &doc, &je))
+		return false;
+	const struct json_value *a = json_get(doc.root, "extensions");
+	bool found = false;
+	for (uint32_t i = 0; a && a->type == JV_ARRAY && i < a->len && !found; i++)
+		found = a->u.items[i].type == JV_STRING && strcmp(a->u.items[i].u.str, name) == 0;
+	json_doc_free(&doc);
+	return found;
 }
 
 /* Process summary for one host: "3 (2 idle, 1 busy)", "not supported", ... */
@@ -79,8 +96,9 @@ int cmd_status(int argc, char **argv)
 	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	static const char req[] = "{\"fn\":\"getStatus\"}";
-	struct rpc_job *jobs = cli_run(&t, &h, req, sizeof req - 1);
+	/* --no-processes: upstream's bytes exactly */
+	static const char plain[] = "{\"fn\":\"getStatus\"}", ext[] = "{\"fn\":\"getStatus\",\"extensions\":true}";
+	struct rpc_job *jobs = no_processes ? cli_run(&t, &h, plain, sizeof plain - 1) : cli_run(&t, &h, ext, sizeof ext - 1);
 	/* getProcesses only where getStatus worked: a dead daemon costs one
 	 * timeout, not two.  pj[i] belongs to t.t[i]; unasked ones stay failed. */
 	struct rpc_job *pj = NULL;
@@ -88,8 +106,10 @@ int cmd_status(int argc, char **argv)
 		struct targets ok = {0};
 		size_t *idx = xcalloc(t.n, sizeof *idx);
 		ok.t = xcalloc(t.n, sizeof *ok.t);
+		bool *listed = xcalloc(t.n, sizeof *listed);
 		for (size_t i = 0; i < t.n; i++)
-			if (jobs[i].status == RPC_OK) {
+			if (jobs[i].status == RPC_OK && has_extension(&jobs[i], "getProcesses")) {
+				listed[i] = true;
 				idx[ok.n] = i;
 				ok.t[ok.n++] = t.t[i];
 			}
@@ -97,9 +117,11 @@ int cmd_status(int argc, char **argv)
 		pj = xcalloc(t.n, sizeof *pj);
 		for (size_t i = 0; i < t.n; i++) {
 			rpc_job_init(&pj[i], t.t[i].host, t.t[i].port, NULL, 0);
-			pj[i].status = RPC_ERR_IO;
+			/* answered without the extension: as if it closed on getProcesses */
+			pj[i].status = jobs[i].status == RPC_OK && !listed[i] ? RPC_ERR_NO_RESPONSE : RPC_ERR_IO;
 			snprintf(pj[i].err, sizeof pj[i].err, "not asked");
 		}
+		free(listed);
 		for (size_t k = 0; k < ok.n; k++) {
 			rpc_job_free(&pj[idx[k]]);
 			pj[idx[k]] = sub[k]; /* moves the response buffer */

@@ -221,9 +221,15 @@ bool rpc_get_processes(const struct json_value *req, struct buf *resp, void *ud)
 
 static bool get_status(const struct json_value *req, struct buf *resp, void *ud)
 {
-	(void)req;
 	(void)ud;
-	buf_puts(resp, "{\"status\":1}"); /* 1: no GPU monitor, as upstream */
+	/* 1: no GPU monitor, as upstream.  A client that asks (dyno status)
+	 * also learns our extensions, so it never sends them to an upstream
+	 * daemon (which would log "Unknown RPC call"); the plain request
+	 * keeps upstream's bytes. */
+	if (json_get(req, "extensions"))
+		buf_puts(resp, "{\"extensions\":[\"getMetrics\",\"getProcesses\"],\"status\":1}");
+	else
+		buf_puts(resp, "{\"status\":1}");
 	return true;
 }
 

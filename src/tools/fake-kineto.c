@@ -21,6 +21,16 @@
  * written to "<path>.tmp" and renamed.  --restrict_paths applies newer
  * Kineto's /tmp/ (or $KINETO_ONDEMAND_TRACE_DIR) rule.
  *
+ * Kineto's timing is kept because dyno's default start delay is derived
+ * from it: the config is acted on up to one controller tick (1 s) after the
+ * poll that read it, and a PROFILE_START_TIME less than the warm-up (5 s)
+ * after that moment is refused ("config refused: start time too close"),
+ * as Kineto does; --poll_phase_ms delays the first poll (processes of one
+ * job poll out of phase).  --late_replies reproduces the libkineto bug of a
+ * process started before its daemon: a send that succeeds only on a retry
+ * reports failure, so its reply stays queued and every later poll reads the
+ * previous poll's reply, one poll (5 s) late.
+ *
  * Each event is printed on stdout ("registered", "config", "trace <path>")
  * so tests can follow along.
  *
@@ -47,6 +57,9 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "daemon/ipc_wire.h"
+
+/* Kineto's controller tick and default warm-up (ACTIVITIES_WARMUP_PERIOD_SECS). */
+enum { KINETO_TICK_MS = 1000, KINETO_WARMUP_MS = 5000 };
 
 static volatile sig_atomic_t stop;
 static void on_signal(int s) { (void)s, stop = 1; }
@@ -116,14 +129,21 @@ struct client {
 };
 
 /* Kineto's send policy: retry EAGAIN/ECONNREFUSED 10 times, 10 ms doubling. */
+static bool late_replies; /* --late_replies: see the top of the file */
+static bool send_lied;    /* the last send succeeded but reported failure */
+
 static bool send_dgram(struct client *c, const struct buf *msg)
 {
 	int64_t wait = 10;
+	send_lied = false;
 	for (int attempt = 0; attempt <= 10 && !stop; attempt++) {
 		ssize_t w = sendto(c->fd, msg->data, msg->len, MSG_DONTWAIT, (struct sockaddr *)&c->daemon,
 				   c->daemon_len);
 		if (w == (ssize_t)msg->len)
-			return true;
+		{
+			send_lied = late_replies && attempt > 0; /* the libkineto bug */
+			return !send_lied;
+		}
 		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNREFUSED)
 			return false;
 		sleep_ms(wait);
@@ -520,13 +540,17 @@ out:
 int main(int argc, char **argv)
 {
 	const char *daemon_name = IPC_DAEMON_NAME, *job_s = NULL, *raw_hex = NULL;
-	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1;
+	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1, phase_ms = 0;
 	bool legacy = false, restrict_paths = false;
 	int64_t flood_n = 0, flood_sockets = 1, flood_npids = 64;
 	const struct arg_opt opts[] = {
 		{"daemon_name", 0, ARG_STRING, &daemon_name, "NAME", "daemon endpoint name", 0, 0, NULL},
 		{"job_id", 0, ARG_STRING, &job_s, "N", "job id (default: $SLURM_JOB_ID, else 0)", 0, 0, NULL},
 		{"poll_interval_ms", 0, ARG_INT, &interval_ms, "MS", "poll period (Kineto: 5000)", 1, 3600000, NULL},
+		{"poll_phase_ms", 0, ARG_INT, &phase_ms, "MS", "delay the first poll by this long", 0, 3600000, NULL},
+		{"late_replies", 0, ARG_BOOL, &late_replies, NULL,
+		 "libkineto bug: a send that succeeds on a retry reports failure, so replies are read one poll late", 0,
+		 0, NULL},
 		{"run_s", 0, ARG_INT, &run_s, "S", "exit after this long (0: until SIGTERM)", 0, 86400, NULL},
 		{"exit_after_traces", 0, ARG_INT, &max_traces, "N", "exit after writing N traces", 0, 1000000, NULL},
 		{"warmup_ms", 0, ARG_INT, &warmup_ms, "MS",
@@ -626,7 +650,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	int64_t t0 = clock_mono_ns(), next_poll = t0, traces = 0;
+	int64_t t0 = clock_mono_ns(), next_poll = t0 + phase_ms * NS_PER_MS, traces = 0;
 	bool tracing = false, registered = false;
 	int64_t trace_start_wall_us = 0, trace_end_mono = 0;
 	struct kcfg k;
@@ -655,7 +679,9 @@ int main(int argc, char **argv)
 			ipc_encode_req(&msg, type, job, pids, npids);
 			next_poll = now + interval_ms * NS_PER_MS;
 			if (!send_dgram(&c, &msg)) {
-				printf("poll failed: daemon unreachable\n");
+				printf(send_lied ? "poll sent after retries but reported failed: replies will be read one "
+						   "poll late\n"
+						 : "poll failed: daemon unreachable\n");
 				continue;
 			}
 			ssize_t r = recv_reply(&c);
@@ -678,6 +704,15 @@ int main(int argc, char **argv)
 			printf("config %llu bytes: log_file=%s duration_ms=%lld trace_id=%s\n", (unsigned long long)size,
 			       k.log_file, (long long)k.duration_ms, k.trace_id);
 			int64_t wall_ms = clock_wall_ns() / NS_PER_MS;
+			/* Kineto acts on the config at its next controller tick (up
+			 * to 1 s: the worst case here) and needs its warm-up (5 s)
+			 * before the start time, else it refuses the config. */
+			if (k.start_time_ms > 0 && k.start_time_ms < wall_ms + KINETO_TICK_MS + KINETO_WARMUP_MS) {
+				printf("config refused: start time too close (%lld ms after the poll that read it; Kineto "
+				       "needs %d)\n",
+				       (long long)(k.start_time_ms - wall_ms), KINETO_TICK_MS + KINETO_WARMUP_MS);
+				continue;
+			}
 			int64_t start_ms = k.start_time_ms > 0 ? k.start_time_ms : wall_ms + warmup_ms;
 			if (start_ms < wall_ms)
 				start_ms = wall_ms;

@@ -151,7 +151,10 @@ static void fake_serve(struct fake_daemon *f, int idx, int fd)
 				fn = NULL;
 			if (!fn) {
 			} else if (strcmp(fn, "getStatus") == 0) {
-				buf_puts(&out, "{\"status\":1}");
+				/* a dynolite daemon names its extensions when asked */
+				buf_puts(&out, f->mode == FAKE_EXTENDED && json_get(doc.root, "extensions")
+						       ? "{\"extensions\":[\"getMetrics\",\"getProcesses\"],\"status\":1}"
+						       : "{\"status\":1}");
 			} else if (strcmp(fn, "getVersion") == 0) {
 				buf_puts(&out, "{\"version\":\"0.6.0\"}");
 			} else if (strcmp(fn, "dcgmProfResume") == 0) {

@@ -14,6 +14,7 @@
 #include "../lib/fake_daemon.h"
 #include "cli/hosts.h"
 #include "cli/rpc_client.h"
+#include "core/clock.h"
 #include "test.h"
 
 /* dyno --hostname 127.0.0.1 --port P <args...>: upstream's option order. */
@@ -115,10 +116,12 @@ TEST(cli_gputrace_golden_request_and_output)
 	CHECK_STR(out.data, want);
 	buf_reset(&out);
 	buf_reset(&err);
-	/* a second request finds both still pending: busy, nothing triggered */
-	CHECK_INT(dyno_at(&f, 0, args, &out, &err), 0);
+	/* a second request finds both still pending: busy, nothing triggered,
+	 * which is a failure */
+	CHECK_INT(dyno_at(&f, 0, args, &out, &err), 1);
 	CHECK(strstr(out.data, "\"activityProfilersBusy\":2") != NULL);
 	CHECK(strstr(out.data, "Triggered 0 of them (2 busy") != NULL);
+	CHECK(strstr(err.data, "2 processes matched but none was triggered") != NULL);
 	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);
@@ -130,13 +133,13 @@ TEST(cli_gputrace_all_flags_bytes_exact)
 	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	/* duration mode with memory profiling: §5.3 order, lines 1-8 */
-	const char *a1[] = {"gputrace", "--log-file=/tmp/t.pt.trace.json", "--profile-start-time", "1000", "--duration-ms",
+	const char *a1[] = {"gputrace", "--log-file=/tmp/t.pt.trace.json", "--profile-start-time", "4102444800000", "--duration-ms",
 			    "42", "--record-shapes", "--with-stacks", "--with-modules", "--profile-memory", "--job-id",
 			    "77", "--pids", "12,13", "--process-limit", "5", NULL};
 	CHECK_INT(dyno_at(&f, 0, a1, &out, &err), 0);
 	static const char w1[] =
 		"\n{\n    \"fn\": \"setKinetOnDemandRequest\",\n    \"config\": \"ACTIVITIES_LOG_FILE=/tmp/t.pt.trace.json\\n"
-		"PROFILE_START_TIME=1000\\nACTIVITIES_DURATION_MSECS=42\\nPROFILE_REPORT_INPUT_SHAPES=true\\n"
+		"PROFILE_START_TIME=4102444800000\\nACTIVITIES_DURATION_MSECS=42\\nPROFILE_REPORT_INPUT_SHAPES=true\\n"
 		"PROFILE_PROFILE_MEMORY=true\\nPROFILE_MEMORY=true\\nPROFILE_MEMORY_DURATION_MSECS=42\\n"
 		"PROFILE_WITH_STACK=true\\nPROFILE_WITH_FLOPS=false\\nPROFILE_WITH_MODULES=true\",\n"
 		"    \"job_id\": 77,\n    \"pids\": [12,13],\n    \"process_limit\": 5\n}";
@@ -220,6 +223,49 @@ TEST(cli_bad_answers_are_clear_errors)
 		}
 }
 
+TEST(cli_gputrace_refuses_start_time_in_the_past)
+{
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	const char *a1[] = {"gputrace", "--log-file", "/tmp/p.json", "--profile-start-time", "1", NULL};
+	CHECK_INT(dyno_at(&f, 0, a1, &out, &err), 2);
+	CHECK(strstr(err.data, "--profile-start-time 1 (1970-01-01T00:00:00.001Z) is in the past") != NULL);
+	char soon[32];
+	snprintf(soon, sizeof soon, "%lld", (long long)(clock_wall_ns() / NS_PER_MS + 2000));
+	const char *a2[] = {"gputrace", "--log-file", "/tmp/p.json", "--profile-start-time", soon, NULL};
+	buf_reset(&err);
+	CHECK_INT(dyno_at(&f, 0, a2, &out, &err), 2);
+	CHECK(strstr(err.data, "is too close") != NULL);
+	CHECK_INT(f.nreqs, 0); /* nothing was sent */
+	fake_stop(&f);
+	buf_free(&out);
+	buf_free(&err);
+}
+
+TEST(cli_gputrace_config_not_printed_before_a_connect_error)
+{
+	struct fake_daemon f;
+	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
+	int port = f.ports[0];
+	fake_stop(&f);
+	char ps[16];
+	snprintf(ps, sizeof ps, "%d", port);
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char *a1[] = {"dyno", "gputrace", "--hostname", "127.0.0.1", "--port", ps, "--log-file", "/tmp/c.json", NULL};
+	CHECK_INT(run_dyno(a1, &out, &err, 30), 1);
+	CHECK(strstr(err.data, "Connection refused") != NULL);
+	CHECK(strstr(out.data, "Kineto config") == NULL);
+	/* --verbose shows it first, as upstream */
+	char *a2[] = {"dyno", "gputrace", "--hostname", "127.0.0.1", "--port", ps, "--log-file", "/tmp/c.json",
+		      "--verbose", NULL};
+	buf_reset(&out);
+	CHECK_INT(run_dyno(a2, &out, &err, 30), 1);
+	CHECK(strstr(out.data, "Kineto config = \nACTIVITIES_LOG_FILE=/tmp/c.json\n") == out.data);
+	buf_free(&out);
+	buf_free(&err);
+}
+
 TEST(cli_refused_and_unresolvable)
 {
 	/* a port nobody listens on: bind one, close it */
@@ -291,8 +337,13 @@ TEST(cli_explains_why_nothing_matched)
 	buf_reset(&out);
 	CHECK_INT(dyno_at(&f, 0, a4, &out, &err), 0);
 	CHECK(strstr(out.data, "processes: not listed (daemon without the getProcesses extension)") != NULL);
-	CHECK_INT(f.nreqs, 4); /* gputrace + getProcesses, getStatus + getProcesses */
-	CHECK(f.nreqs == 4 && strcmp(f.reqs[1].body.data, "{\"fn\":\"getProcesses\"}") == 0);
+	/* gputrace + getProcesses (to explain the no-match), then getStatus
+	 * alone: the upstream daemon did not list getProcesses among its
+	 * extensions, so status never sends it (upstream would log "Unknown
+	 * RPC call getProcesses" every time) */
+	CHECK_INT(f.nreqs, 3);
+	CHECK(f.nreqs == 3 && strcmp(f.reqs[1].body.data, "{\"fn\":\"getProcesses\"}") == 0);
+	CHECK(f.nreqs == 3 && strcmp(f.reqs[2].body.data, "{\"fn\":\"getStatus\",\"extensions\":true}") == 0);
 	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);

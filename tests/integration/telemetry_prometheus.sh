@@ -7,7 +7,7 @@ set -euo pipefail
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||
 	{ echo "prometheus/promtool not installed (scripts/install-deps.sh installs them)"; exit 77; }
 
-"$DYNOLOG" --use_prometheus --prometheus_port=0 --kernel_monitor_reporting_interval_s=1 \
+"$DYNOLOG" --port=0 --use_prometheus --prometheus_port=0 --kernel_monitor_reporting_interval_s=1 \
 	--json_log_file=/dev/null 2>"$T/dynolog.log" &
 PIDS+=($!)
 wait_for grep -q 'serving Prometheus' "$T/dynolog.log"

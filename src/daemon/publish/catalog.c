@@ -8,7 +8,6 @@
  */
 #include "catalog.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 

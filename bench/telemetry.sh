@@ -59,7 +59,7 @@ if [ -x "$O/bench/collect_cycle" ]; then
 fi
 
 echo "== dynolog A: host collectors only (procfs + JSON log), 1 s interval, ${SECS} s"
-"$DYNOLOG" --kernel_monitor_reporting_interval_s=1 --history_window_s=60 --json_log_file="$T/a.jsonl" 2>"$T/a.log" &
+"$DYNOLOG" --port=0 --kernel_monitor_reporting_interval_s=1 --history_window_s=60 --json_log_file="$T/a.jsonl" 2>"$T/a.log" &
 AP=$!
 PIDS+=($AP)
 sleep 2
@@ -72,7 +72,7 @@ a_hwm=$(hwm_kb $AP); a_pss=$(pss_kb $AP)
 kill $AP; wait $AP 2>/dev/null || true
 
 echo "== dynolog B: + Prometheus endpoint scraped every 1 s, ${SECS} s"
-"$DYNOLOG" --kernel_monitor_reporting_interval_s=1 --history_window_s=60 --use_prometheus --prometheus_port=0 \
+"$DYNOLOG" --port=0 --kernel_monitor_reporting_interval_s=1 --history_window_s=60 --use_prometheus --prometheus_port=0 \
 	--json_log_file="$T/d.jsonl" 2>"$T/d.log" &
 DP=$!
 PIDS+=($DP)
@@ -88,7 +88,7 @@ d_hwm=$(hwm_kb $DP); d_rss=$(rss_kb $DP)
 kill $DP; wait $DP 2>/dev/null || true
 
 echo "== dynolog idle: 5 s interval, no scrapes, 21 s window"
-"$DYNOLOG" --kernel_monitor_reporting_interval_s=5 --history_window_s=300 --use_prometheus --prometheus_port=0 \
+"$DYNOLOG" --port=0 --kernel_monitor_reporting_interval_s=5 --history_window_s=300 --use_prometheus --prometheus_port=0 \
 	--json_log_file="$T/i.jsonl" 2>"$T/i.log" &
 IP=$!
 PIDS+=($IP)

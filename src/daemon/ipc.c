@@ -229,20 +229,52 @@ static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	}
 }
 
+/* The socket directory as clients spell it: "//" collapsed, "/./" and a
+ * trailing "/" or "/." dropped ("/tmp/x/" -> "/tmp/x").  Clients bind
+ * "<their dir>/dynoconfigclient…" and replies go only to peers under our
+ * dir (ipc_peer_ok compares the text), so "/tmp/x/" on our side dropped
+ * every datagram from clients on "/tmp/x".  Textual only: realpath would
+ * turn a symlinked directory into its target, which clients do not use. */
+static char *dir_normalise(const char *in)
+{
+	size_t n = strlen(in);
+	char *out = xmalloc(n + 1);
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		if (in[i] == '/') {
+			if (o == 0 || out[o - 1] != '/')
+				out[o++] = '/';
+			i++;
+		} else if (in[i] == '.' && (o == 0 || out[o - 1] == '/') && (in[i + 1] == '/' || in[i + 1] == 0) &&
+			   o > 0) {
+			i++; /* a "." component under a slash */
+		} else {
+			out[o++] = in[i++];
+		}
+	}
+	while (o > 1 && out[o - 1] == '/')
+		o--;
+	out[o] = 0;
+	return out;
+}
+
 struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const struct ipc_opts *o,
 			       struct buf *err)
 {
 	const char *name = o && o->name && *o->name ? o->name : IPC_DAEMON_NAME;
-	const char *dir = o && o->dir && *o->dir ? o->dir : NULL;
+	char *ndir = o && o->dir && *o->dir ? dir_normalise(o->dir) : NULL;
+	const char *dir = ndir;
 	int fd = ipc_bind(name, dir, err);
-	if (fd < 0)
+	if (fd < 0) {
+		free(ndir);
 		return NULL;
+	}
 	struct ipc_endpoint *e = xcalloc(1, sizeof *e);
 	e->loop = l;
 	e->reg = reg;
 	e->fd = fd;
 	e->name = xstrdup(name);
-	e->dir = dir ? xstrdup(dir) : NULL;
+	e->dir = ndir;
 	if (dir) {
 		struct sockaddr_un sa;
 		socklen_t salen;

@@ -70,9 +70,11 @@ static void on_hup(struct ev_loop *l, int signo, void *ud)
 	telemetry_reload(ud);
 }
 
-/* *srv NULL when RPC is off or its port is busy (logged: upstream goes on
- * without RPC); false with err on a configuration error (token file,
- * allow-list). */
+/* *srv NULL when RPC is off; false with err on a configuration error
+ * (token file, allow-list) or a listener that cannot be opened.  A busy
+ * port is fatal like the Prometheus port and the IPC name: a daemon that
+ * runs on without RPC looks healthy under systemd while dyno cannot reach
+ * it (upstream Dynolog goes on; we do not). */
 static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_server **srv, struct buf *err)
 {
 	*srv = NULL;
@@ -84,7 +86,7 @@ static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_s
 	char *token = NULL;
 	if (f->token_file && *f->token_file && !sec_load_token(f->token_file, &token, err))
 		return false;
-	/* a bad allow-list is a configuration error; a busy port is not */
+	/* the allow-list is checked first so its message is the one shown */
 	struct net_acl probe;
 	if (!net_acl_parse(&probe, f->allow, err)) {
 		free(token);
@@ -97,10 +99,10 @@ static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_s
 	struct buf rerr = BUF_INIT;
 	*srv = rpc_start(l, &ro, &rerr);
 	if (!*srv)
-		log_error("RPC server not started (port %lld): %s", (long long)f->port, rerr.data);
+		buf_printf(err, "cannot start the RPC server on port %lld: %s", (long long)f->port, rerr.data);
 	buf_free(&rerr);
 	free(token);
-	return true;
+	return *srv != NULL;
 }
 
 static void stop_rpc(struct rpc_server *srv)
@@ -137,12 +139,14 @@ static void track_kineto_process(int32_t pid, int32_t reported, const char *job,
 int main(int argc, char **argv)
 {
 	const char *log_level = "info";
+	bool show_version = false;
 	struct telemetry_config *tcfg = telemetry_config_new();
 	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
 	struct rpc_flags rf = {.port = NET_RPC_PORT, .enable = true, .bind = "", .allow = "", .token_file = "",
 			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000};
 	const struct arg_opt own_rows[] = {
 		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},
+		{"version", 0, ARG_BOOL, &show_version, NULL, "print dynolog's version and exit", 0, 0, NULL},
 	};
 	const struct arg_opt rest[] = {RPC_FLAG_ROWS(&rf), TRACING_FLAG_ROWS(&tf)};
 	const struct arg_opt *trows = telemetry_opts(tcfg);
@@ -177,6 +181,12 @@ int main(int argc, char **argv)
 		free(opts);
 		telemetry_config_free(tcfg);
 		return rc;
+	}
+	if (show_version) {
+		/* the same form as "dyno --version": packaging scripts read either */
+		printf("dynolog %s\n", DYNO_VERSION);
+		exit_code = 0;
+		goto out;
 	}
 	enum log_level lvl;
 	if (!log_parse_level(log_level, &lvl)) {

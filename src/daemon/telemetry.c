@@ -28,6 +28,7 @@
 #include "daemon/collect/collector.h"
 #include "daemon/config.h"
 #include "daemon/frame.h"
+#include "daemon/publish/process_self.h"
 #include "daemon/publish/sink.h"
 #include "daemon/rpc.h"
 #include "daemon/sdnotify.h"
@@ -253,8 +254,9 @@ static void self_metrics(struct telemetry *t)
 	for (size_t i = 0; i < nsinks; i++)
 		if (t->ss[i].state && sinks[i]->stats)
 			sinks[i]->stats(t->ss[i].state, s);
-	self_add(s, "dynolog_process_cpu_seconds", "CPU time used by dynolog itself.", "gauge", NULL, NULL,
-		 (double)clock_cpu_ns() / 1e9);
+	/* the daemon's own process: always the live /proc, even when the
+	 * collectors read a --procfs_root fixture */
+	process_self_metrics(s, "/proc", (double)clock_cpu_ns() / 1e9);
 }
 
 static void publish(struct telemetry *t, size_t src)

@@ -16,7 +16,7 @@ if "$DYNOLOG" --no_such_flag 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown option '--no_such_flag'" "$tmp/err"
 
 for sig in TERM INT; do
-	"$DYNOLOG" --kernel_monitor_reporting_interval_s=1 >"$tmp/out" 2>"$tmp/log" &
+	"$DYNOLOG" --port=0 --kernel_monitor_reporting_interval_s=1 >"$tmp/out" 2>"$tmp/log" &
 	pid=$!
 	# wait for the second line: the first has no CPU deltas yet
 	for _ in $(seq 100); do [ "$(wc -l <"$tmp/out")" -ge 2 ] && break; sleep 0.1; done
@@ -39,8 +39,13 @@ sed -n 2p "$tmp/out" | sed 's/^time = [^ ]* data = //' >"$tmp/data.json"
 
 # procfs and sysfs roots without the files: metrics are absent, never zero
 mkdir -p "$tmp/emptyproc"
-"$DYNOLOG" --procfs_root="$tmp/emptyproc" --sysfs_root="$tmp/emptyproc" --kernel_monitor_reporting_interval_s=1 \
+"$DYNOLOG" --port=0 --procfs_root="$tmp/emptyproc" --sysfs_root="$tmp/emptyproc" --kernel_monitor_reporting_interval_s=1 \
 	--exit_after_ticks=2 >"$tmp/out" 2>"$tmp/log"
 [ ! -s "$tmp/out" ] || { echo "published values without a source:"; cat "$tmp/out"; exit 1; }
 grep -q 'uptime unavailable' "$tmp/log"
 [ "$(grep -c 'uptime unavailable' "$tmp/log")" -eq 1 ] # said once, not every tick
+
+# --version: "dynolog <version>" on stdout, exit 0, like "dyno --version"
+"$DYNOLOG" --version >"$tmp/ver"
+grep -Eq '^dynolog [0-9]+\.[0-9]+\.[0-9]+' "$tmp/ver" || { echo "bad --version: $(cat "$tmp/ver")"; exit 1; }
+[ "$(wc -l <"$tmp/ver")" -eq 1 ]

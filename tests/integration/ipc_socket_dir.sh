@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # KINETO_IPC_SOCKET_DIR mode, read by both sides: the daemon replaces a
 # stale socket file, makes <dir>/<name> mode 0666, serves a fake Kineto
-# process through the file system, and removes its socket at exit.
+# process through the file system, and removes its socket at exit.  A
+# --ipc_socket_dir spelled with a trailing slash (or "//") still serves
+# clients that spell the directory plainly.
 source "$(dirname "$0")/tracing-lib.bash"
 export KINETO_IPC_SOCKET_DIR=$WORK/sockets
 mkdir -p "$KINETO_IPC_SOCKET_DIR"
@@ -25,4 +27,19 @@ unset KINETO_IPC_SOCKET_DIR
 grep -q registered "$WORK/abstract.log" && fail "abstract endpoint answered in directory mode"
 stop_daemon
 [ -e "$sock" ] && fail "socket file left behind"
+
+# "/dir//sub/" on the daemon's side, "/dir/sub" on the client's: once
+# datagrams were dropped as foreign and nothing was ever traced
+mkdir -p "$WORK/s2/sub"
+start_daemon --ipc_socket_dir="$WORK/s2//sub/"
+grep -q "IPC endpoint listening at $WORK/s2/sub/$IPCNAME\$" "$WORK/daemon.log" || fail "path not normalised"
+export KINETO_IPC_SOCKET_DIR=$WORK/s2/sub
+fake --run_s=30 --exit_after_traces=1
+K=$LASTPID
+wait_for has_procs 1 || fail "client on the plain path not registered"
+resp=$(rpc "{\"fn\":\"setKinetOnDemandRequest\",\"config\":\"ACTIVITIES_LOG_FILE=$WORK/s2.json\\nACTIVITIES_DURATION_MSECS=100\",\"pids\":[$K]}")
+echo "$resp" | grep -q "\"activityProfilersTriggered\":\[$K\]" || fail "$resp"
+wait_for test -s "$WORK/s2_$K.json" || fail "no trace: $(ls "$WORK")"
+grep -q foreign "$WORK/daemon.log" && fail "datagrams dropped as foreign"
+stop_daemon
 echo ok

@@ -17,7 +17,7 @@ if grep -E '\(default[ :][^)]*\).*\(default: ' "$T/help.txt"; then echo "--help 
 
 # upstream JSON lines from the fixture tree: first line absolute values, second deltas
 DATA=$PWD/tests/data/procfs/basic/t0
-"$DYNOLOG" --procfs_root="$DATA/proc" --sysfs_root="$DATA/sys" --kernel_monitor_reporting_interval_s=1 \
+"$DYNOLOG" --port=0 --procfs_root="$DATA/proc" --sysfs_root="$DATA/sys" --kernel_monitor_reporting_interval_s=1 \
 	--exit_after_ticks=2 >"$T/json.txt" 2>"$T/err.txt"
 [ "$(wc -l <"$T/json.txt")" = 2 ]
 head -1 "$T/json.txt" | grep -Eq '^time = [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{12}Z data = \{'
@@ -30,7 +30,7 @@ if tail -1 "$T/json.txt" | grep -q '"cpu_util"'; then echo "cpu_util made up fro
 # upstream flag file + our JSON config; the command line wins over the config file
 echo '--kernel_monitor_reporting_interval_s=1' >"$T/flags"
 echo '{"use_prometheus": false, "json_format": "jsonl", "kernel_monitor_reporting_interval_s": 30}' >"$T/cfg.json"
-"$DYNOLOG" --flagfile="$T/flags" --config="$T/cfg.json" --prometheus_port=0 --json_log_file="$T/metrics.jsonl" \
+"$DYNOLOG" --flagfile="$T/flags" --config="$T/cfg.json" --prometheus_port=0 --port=0 --json_log_file="$T/metrics.jsonl" \
 	--enable_perf_monitor --perf_monitor_reporting_interval_s=1 \
 	--log_level=debug 2>"$T/d.log" &
 PID=$!
@@ -90,7 +90,7 @@ set -e
 
 # the packaged sample config and flag file are valid
 "$DYNOLOG" --config=packaging/dynolog.json --flagfile=packaging/dynolog.gflags --exit_after_ticks=1 \
-	--json_log_file="$T/pkg.txt" 2>"$T/pkg.log"
+	--port=0 --json_log_file="$T/pkg.txt" 2>"$T/pkg.log"
 grep -q '^time = ' "$T/pkg.txt"
 if grep -q ' [WE] dynolog: config file' "$T/pkg.log"; then echo "sample config has problems:"; cat "$T/pkg.log"; exit 1; fi
 grep -q '^ExecStart=.*--config=/etc/dynolog.json' packaging/dynolog.service

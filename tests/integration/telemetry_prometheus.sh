@@ -7,7 +7,7 @@ set -euo pipefail
 command -v prometheus >/dev/null && command -v promtool >/dev/null ||
 	{ echo "prometheus/promtool not installed (scripts/install-deps.sh installs them)"; exit 77; }
 
-"$DYNOLOG" --use_prometheus --prometheus_port=0 --kernel_monitor_reporting_interval_s=1 \
+"$DYNOLOG" --port=0 --use_prometheus --prometheus_port=0 --kernel_monitor_reporting_interval_s=1 \
 	--json_log_file=/dev/null 2>"$T/dynolog.log" &
 PIDS+=($!)
 wait_for grep -q 'serving Prometheus' "$T/dynolog.log"
@@ -18,6 +18,24 @@ promtool check metrics <"$T/page.txt"
 grep -q '^# TYPE node_network_receive_bytes_total counter$' "$T/page.txt"
 grep -q '^dynolog_build_info{version="' "$T/page.txt"
 grep -q '^dynolog_collector_duration_seconds{collector="kernel"}' "$T/page.txt"
+# the standard process_* metrics of dynolog itself, with its own values
+DPID=${PIDS[0]}
+grep -q '^# TYPE process_cpu_seconds_total counter$' "$T/page.txt"
+rss=$(awk '/^process_resident_memory_bytes /{print $2}' "$T/page.txt")
+[ -n "$rss" ] && awk -v r="$rss" 'BEGIN{exit !(r > 100000)}' || { echo "process_resident_memory_bytes: '$rss'"; exit 1; }
+start=$(awk '/^process_start_time_seconds /{print $2}' "$T/page.txt")
+# ps's elapsed time since the process started, from the current clock
+pstart=$(( $(date +%s) - $(ps -o etimes= -p "$DPID") ))
+awk -v a="$start" -v b="$pstart" 'BEGIN{d = a - b; exit !(d > -3 && d < 3)}' ||
+	{ echo "process_start_time_seconds $start, ps says $pstart"; exit 1; }
+[ "$(awk '/^process_max_fds /{print $2}' "$T/page.txt")" = "$(cut -d' ' -f1 <<<"$(ulimit -n)")" ] ||
+	{ echo "process_max_fds: $(grep '^process_max_fds' "$T/page.txt"), ulimit $(ulimit -n)"; exit 1; }
+grep -Eq '^process_open_fds [1-9][0-9]*$' "$T/page.txt"
+grep -Eq '^process_virtual_memory_bytes [1-9][0-9]*$' "$T/page.txt"
+# shortest round-trip numbers: no 17-digit artefacts of binary scaling
+if grep -E '^[a-z_]+(\{[^}]*\})? -?[0-9]+\.[0-9]*0000000[0-9]$|[0-9]\.[0-9]*9999999[0-9]$' "$T/page.txt"; then
+	echo "long float forms on the page"; exit 1
+fi
 
 # another process may take the port we picked: retry on a fresh one
 for attempt in 1 2 3; do

@@ -18,7 +18,7 @@ cp tests/data/procfs/basic/t0/proc/{stat,meminfo,uptime,loadavg,diskstats} "$T/p
 mkfifo "$T/fifo"
 sleep 60 <"$T/fifo" &
 PIDS+=($!)
-"$DYNOLOG" --procfs_root="$T/proc" --kernel_monitor_reporting_interval_s=1 --use_prometheus \
+"$DYNOLOG" --port=0 --procfs_root="$T/proc" --kernel_monitor_reporting_interval_s=1 --use_prometheus \
 	--prometheus_port=0 >"$T/fifo" 2>"$T/d.log" &
 PIDS+=($!)
 wait_for grep -q 'serving Prometheus' "$T/d.log"

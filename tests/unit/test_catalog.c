@@ -64,6 +64,23 @@ TEST(catalog_rows_prometheus)
 	frame_free(&f);
 }
 
+/* scaled values are the doubles nearest the decimal result, so the sinks
+ * print "3.53", not "3.5300000000000002" (3530 * 0.001) */
+TEST(catalog_rows_scale_exact)
+{
+	struct frame f;
+	frame_init(&f);
+	frame_reset(&f, 0);
+	frame_int(&f, "cpu_u_ms.cpu0", 3530);
+	struct catalog_rows r;
+	catalog_rows(&f, CATALOG_PROM, &r);
+	const struct catalog_row *c = find(&r, "node_cpu_seconds_total", "0");
+	REQUIRE(c);
+	CHECK(c->value == 3.53);
+	catalog_rows_free(&r);
+	frame_free(&f);
+}
+
 TEST(catalog_rows_otlp)
 {
 	struct frame f;

@@ -667,7 +667,7 @@ static const struct metric_desc kernel_catalog[] = {
 #undef CPU_AGG
 	{"cpus_online", false, G, 1, "dynolog_cpus_online", NULL, NULL, NULL, "CPUs online (sysfs).",
 	 "dynolog.cpu.online", "{cpu}", NULL, NULL},
-	{"cpus_present", false, G, 1, "dynolog_cpus_in_stat", NULL, NULL, NULL, "CPUs listed in /proc/stat.",
+	{"cpus_present", false, G, 1, "dynolog_cpus_present", NULL, NULL, NULL, "CPUs with a line in /proc/stat (online ones).",
 	 "dynolog.cpu.present", "{cpu}", NULL, NULL},
 	{"ctxt", false, C, 1, "node_context_switches_total", NULL, NULL, NULL, "Context switches.",
 	 "dynolog.context_switches", "{switch}", NULL, NULL},

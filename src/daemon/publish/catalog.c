@@ -147,6 +147,21 @@ static bool generic_name(enum catalog_sink sink, const char *key, size_t baselen
 	return true;
 }
 
+/* v * scale, computed as a division when scale is 1/N (0.01, 0.001): 3530
+ * ms * 0.001 is 3.5300000000000002 in binary floating point, 3530 / 1000 is
+ * the double nearest 3.53, which the sinks' shortest round-trip writer
+ * prints as "3.53". */
+static double scaled(double v, double scale)
+{
+	if (scale > 0 && scale < 1) {
+		double inv = (double)(long long)(1 / scale + 0.5);
+		double d = 1 / inv - scale;
+		if (d <= scale * 1e-12 && -d <= scale * 1e-12)
+			return v / inv;
+	}
+	return v * scale;
+}
+
 void catalog_rows(const struct frame *f, enum catalog_sink sink, struct catalog_rows *out)
 {
 	out->row = xmalloc((f->n ? f->n : 1) * sizeof *out->row);
@@ -179,7 +194,7 @@ void catalog_rows(const struct frame *f, enum catalog_sink sink, struct catalog_
 			r->label += strlen(d->strip);
 		r->value = v->type == FV_INT ? (double)v->v.i : v->type == FV_UINT ? (double)v->v.u : v->v.f;
 		if (d)
-			r->value *= d->scale;
+			r->value = scaled(r->value, d->scale);
 		r->idx = i;
 	}
 	for (size_t r = 0; r < out->n; r++)

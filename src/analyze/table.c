@@ -52,8 +52,24 @@ void atable_free(struct atable *t)
 	free(t->cells);
 	free(t->name);
 	free(t->title);
+	free(t->partial);
 	buf_free(&t->notes);
 	free(t);
+}
+
+void atable_set_partial(struct atable *t, const char *reason)
+{
+	free(t->partial);
+	t->partial = xstrdup(reason);
+}
+
+/* The terminal title line: a partial table says so where it is read. */
+static void title_line(const struct atable *t, struct buf *out)
+{
+	if (t->partial)
+		buf_printf(out, "%s [PARTIAL: %s]\n", t->title, t->partial);
+	else
+		buf_printf(out, "%s\n", t->title);
 }
 
 size_t atable_add_row(struct atable *t)
@@ -277,7 +293,7 @@ static size_t text_width(const char *s, size_t n)
 
 static void render_table(const struct atable *t, struct buf *out)
 {
-	buf_printf(out, "%s\n", t->title);
+	title_line(t, out);
 	size_t *w = xcalloc(t->ncols ? t->ncols : 1, sizeof *w);
 	struct buf cell = BUF_INIT;
 	for (size_t c = 0; c < t->ncols; c++)
@@ -353,6 +369,12 @@ static void render_json(const struct atable *t, struct buf *out)
 	jw_obj_begin(&w);
 	jw_key(&w, "name");
 	jw_str(&w, t->name);
+	if (t->partial) {
+		jw_key(&w, "partial");
+		jw_bool(&w, true);
+		jw_key(&w, "partial_reason");
+		jw_str(&w, t->partial);
+	}
 	jw_key(&w, "columns");
 	jw_arr_begin(&w);
 	for (size_t c = 0; c < t->ncols; c++)
@@ -399,6 +421,6 @@ void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)
 
 void atable_render_notes(const struct atable *t, struct buf *out)
 {
-	buf_printf(out, "%s\n", t->title);
+	title_line(t, out);
 	buf_append(out, t->notes.data, t->notes.len);
 }

@@ -254,6 +254,19 @@ static int check_ranks(const struct trace_set *set, const int *sel_ranks, size_t
 	return 0;
 }
 
+/* Why the results are partial: the ranks whose input stopped early
+ * (a truncated or corrupt file: the events before the damage were kept);
+ * empty if none. */
+static void partial_reason(const struct trace_set *set, struct buf *out)
+{
+	for (size_t k = 0; k < set->nranks; k++) {
+		const struct trace_rank *r = set->ranks[k];
+		if (r->stats.truncated)
+			buf_printf(out, "%sdamaged trace, rank %d: %s", out->len ? "; " : "", r->rank,
+				   r->stats.truncated_msg);
+	}
+}
+
 /* The results in order: the shown ones on stdout, all into --csv-dir. */
 static int output(const struct analyze_results *res, enum aformat fmt, const struct aopts *o)
 {
@@ -335,6 +348,8 @@ int cmd_analyze(int argc, char **argv)
 	double load_s = (double)(clock_mono_ns() - t0) / 1e9;
 	if (!o.quiet && set.warnings[0])
 		fprintf(stderr, "%s", set.warnings);
+	struct buf partial = BUF_INIT;
+	partial_reason(&set, &partial);
 	rc = check_ranks(&set, sel_ranks, nsel, path);
 	if (rc == 0) {
 		/* every analysis of every rank on the thread pool; printed in
@@ -345,7 +360,13 @@ int cmd_analyze(int argc, char **argv)
 		struct analyze_results res;
 		analyze_run(&set, &sel, &ro, &res);
 		int64_t t_out = clock_mono_ns();
-		rc = output(&res, fmt, &o) ? 1 : 0;
+		for (size_t i = 0; partial.len && i < res.n; i++)
+			atable_set_partial(res.v[i].t, partial.data);
+		/* CSV stays HTA's format: the damage is said on stderr, even
+		 * with -q, as the exit status says it too */
+		if (partial.len && fmt == AFMT_CSV)
+			fprintf(stderr, "dyno analyze: PARTIAL results: %s\n", partial.data);
+		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
 		if (!o.quiet && fmt == AFMT_TABLE) {
 			fprintf(stderr, "loaded %zu rank(s) in %.3f s\n", set.nranks, load_s);
 			for (size_t k = 0; k < set.nranks && k < 16; k++)
@@ -358,6 +379,7 @@ int cmd_analyze(int argc, char **argv)
 				      (double)(clock_mono_ns() - t0) / 1e9, ro.threads);
 		analyze_results_free(&res);
 	}
+	buf_free(&partial);
 	trace_set_free(&set);
 	free(sel_ranks);
 	analysis_config_free(&cfg);

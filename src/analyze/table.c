@@ -291,20 +291,123 @@ static size_t text_width(const char *s, size_t n)
 
 #define MAX_CELL_WIDTH 60
 
+/* Bytes of the first n code points of s[0..len). */
+static size_t cp_prefix(const char *s, size_t len, size_t n)
+{
+	size_t b = 0;
+	for (size_t k = 0; b < len && k < n; k++) {
+		b++;
+		while (b < len && ((unsigned char)s[b] & 0xC0) == 0x80)
+			b++;
+	}
+	return b;
+}
+
+/* Byte offset where the last n code points of s[0..len) start. */
+static size_t cp_suffix(const char *s, size_t len, size_t n)
+{
+	size_t b = len;
+	for (size_t k = 0; b > 0 && k < n; k++) {
+		b--;
+		while (b > 0 && ((unsigned char)s[b] & 0xC0) == 0x80)
+			b--;
+	}
+	return b;
+}
+
+/* s cut to at most limit code points: its head, '…', its tail (kernel
+ * names differ in their template arguments as often as in their name, so
+ * both ends are kept). */
+static char *cut_middle(const char *s, size_t limit)
+{
+	size_t len = strlen(s);
+	if (text_width(s, len) <= limit)
+		return xstrdup(s);
+	size_t tail = (limit - 1) / 2, head = limit - 1 - tail;
+	struct buf b = BUF_INIT;
+	buf_append(&b, s, cp_prefix(s, len, head));
+	buf_puts(&b, "\u2026");
+	size_t t0 = cp_suffix(s, len, tail);
+	buf_append(&b, s + t0, len - t0);
+	return buf_detach(&b, NULL);
+}
+
+struct cut_ref {
+	const char *cut, *full;
+};
+
+static int cut_ref_cmp(const void *a, const void *b)
+{
+	const struct cut_ref *x = a, *y = b;
+	int c = strcmp(x->cut, y->cut);
+	return c ? c : strcmp(x->full, y->full);
+}
+
+/* The terminal text of string column c, row by row, or NULL where every
+ * cell fits (or t->wide): cells over MAX_CELL_WIDTH are cut in the middle,
+ * and the cut is lengthened until no two different texts of the column
+ * look the same.  Free with free_cuts. */
+static char **column_cuts(const struct atable *t, size_t c)
+{
+	if (t->wide || t->cols[c].type != ACOL_STR)
+		return NULL;
+	size_t longest = 0;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
+		size_t w = text_width(x, strlen(x));
+		longest = w > longest ? w : longest;
+	}
+	if (longest <= MAX_CELL_WIDTH)
+		return NULL;
+	char **cut = xcalloc(t->nrows, sizeof *cut);
+	struct cut_ref *ref = xmalloc(t->nrows * sizeof *ref);
+	for (size_t limit = MAX_CELL_WIDTH;; limit += 8) {
+		for (size_t r = 0; r < t->nrows; r++) {
+			const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
+			free(cut[r]);
+			cut[r] = cut_middle(x, limit);
+			ref[r] = (struct cut_ref){cut[r], x};
+		}
+		if (limit >= longest)
+			break; /* nothing is cut: all distinct texts look distinct */
+		qsort(ref, t->nrows, sizeof *ref, cut_ref_cmp);
+		bool clash = false;
+		for (size_t r = 1; r < t->nrows && !clash; r++)
+			clash = strcmp(ref[r].cut, ref[r - 1].cut) == 0 && strcmp(ref[r].full, ref[r - 1].full) != 0;
+		if (!clash)
+			break;
+	}
+	free(ref);
+	return cut;
+}
+
+static void free_cuts(char **cut, size_t n)
+{
+	if (!cut)
+		return;
+	for (size_t r = 0; r < n; r++)
+		free(cut[r]);
+	free(cut);
+}
+
 static void render_table(const struct atable *t, struct buf *out)
 {
 	title_line(t, out);
 	size_t *w = xcalloc(t->ncols ? t->ncols : 1, sizeof *w);
+	char ***cuts = xcalloc(t->ncols ? t->ncols : 1, sizeof *cuts);
 	struct buf cell = BUF_INIT;
-	for (size_t c = 0; c < t->ncols; c++)
+	for (size_t c = 0; c < t->ncols; c++) {
 		w[c] = text_width(t->cols[c].name, strlen(t->cols[c].name));
+		cuts[c] = column_cuts(t, c);
+	}
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			buf_reset(&cell);
-			cell_text(t, r, c, true, &cell);
+			if (cuts[c])
+				buf_puts(&cell, cuts[c][r]);
+			else
+				cell_text(t, r, c, true, &cell);
 			size_t cw = text_width(cell.data, cell.len);
-			if (cw > MAX_CELL_WIDTH)
-				cw = MAX_CELL_WIDTH;
 			if (cw > w[c])
 				w[c] = cw;
 		}
@@ -325,24 +428,13 @@ static void render_table(const struct atable *t, struct buf *out)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			buf_reset(&cell);
-			cell_text(t, r, c, true, &cell);
+			if (cuts[c])
+				buf_puts(&cell, cuts[c][r]);
+			else
+				cell_text(t, r, c, true, &cell);
 			if (t->cols[c].type == ACOL_FLOAT && isnan(t->cells[r * t->ncols + c].f))
 				buf_puts(&cell, "-");
 			size_t len = cell.len, cw = text_width(cell.data, len);
-			if (cw > MAX_CELL_WIDTH) {
-				/* cut on a code point boundary and mark it */
-				size_t keep = 0, k = 0;
-				while (keep < len && k < MAX_CELL_WIDTH - 1) {
-					keep++;
-					while (keep < len && ((unsigned char)cell.data[keep] & 0xC0) == 0x80)
-						keep++;
-					k++;
-				}
-				buf_truncate(&cell, keep);
-				buf_puts(&cell, "~");
-				len = cell.len;
-				cw = MAX_CELL_WIDTH;
-			}
 			bool right = t->cols[c].type != ACOL_STR;
 			buf_puts(out, c ? "  " : "");
 			if (right)
@@ -359,6 +451,9 @@ static void render_table(const struct atable *t, struct buf *out)
 		buf_puts(out, "(no rows)\n");
 	buf_append(out, t->notes.data, t->notes.len);
 	buf_free(&cell);
+	for (size_t c = 0; c < t->ncols; c++)
+		free_cuts(cuts[c], t->nrows);
+	free(cuts);
 	free(w);
 }
 

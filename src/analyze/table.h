@@ -39,6 +39,7 @@ struct atable {
 	union acell *cells; /* row-major */
 	struct buf notes;   /* lines printed after the table (warnings, derived counts) */
 	char *partial;      /* results from a damaged trace: why (NULL: complete) */
+	bool wide;          /* terminal table: long texts in full (--wide) */
 };
 
 enum aformat { AFMT_TABLE, AFMT_CSV, AFMT_JSON };

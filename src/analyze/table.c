@@ -323,7 +323,7 @@ static char *cut_middle(const char *s, size_t limit)
 	size_t len = strlen(s);
 	if (text_width(s, len) <= limit)
 		return xstrdup(s);
-	size_t tail = (limit - 1) / 2, head = limit - 1 - tail;
+	size_t tail = (limit - 1) / 3, head = limit - 1 - tail;
 	struct buf b = BUF_INIT;
 	buf_append(&b, s, cp_prefix(s, len, head));
 	buf_puts(&b, "\u2026");
@@ -334,6 +334,7 @@ static char *cut_middle(const char *s, size_t limit)
 
 struct cut_ref {
 	const char *cut, *full;
+	size_t row;
 };
 
 static int cut_ref_cmp(const void *a, const void *b)
@@ -344,40 +345,56 @@ static int cut_ref_cmp(const void *a, const void *b)
 }
 
 /* The terminal text of string column c, row by row, or NULL where every
- * cell fits (or t->wide): cells over MAX_CELL_WIDTH are cut in the middle,
- * and the cut is lengthened until no two different texts of the column
- * look the same.  Free with free_cuts. */
+ * cell fits (or t->wide): cells over MAX_CELL_WIDTH are cut in the middle;
+ * rows whose different texts would look the same are given 8 more
+ * characters, again, until none do (a row at its full width is its text,
+ * so this ends).  Free with free_cuts. */
 static char **column_cuts(const struct atable *t, size_t c)
 {
 	if (t->wide || t->cols[c].type != ACOL_STR)
 		return NULL;
-	size_t longest = 0;
-	for (size_t r = 0; r < t->nrows; r++) {
+	bool any = false;
+	for (size_t r = 0; r < t->nrows && !any; r++) {
 		const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
-		size_t w = text_width(x, strlen(x));
-		longest = w > longest ? w : longest;
+		any = text_width(x, strlen(x)) > MAX_CELL_WIDTH;
 	}
-	if (longest <= MAX_CELL_WIDTH)
+	if (!any)
 		return NULL;
 	char **cut = xcalloc(t->nrows, sizeof *cut);
+	size_t *limit = xmalloc(t->nrows * sizeof *limit);
+	bool *grow = xmalloc(t->nrows * sizeof *grow);
 	struct cut_ref *ref = xmalloc(t->nrows * sizeof *ref);
-	for (size_t limit = MAX_CELL_WIDTH;; limit += 8) {
+	for (size_t r = 0; r < t->nrows; r++) {
+		limit[r] = MAX_CELL_WIDTH;
+		grow[r] = true;
+	}
+	for (bool clash = true; clash;) {
 		for (size_t r = 0; r < t->nrows; r++) {
 			const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
-			free(cut[r]);
-			cut[r] = cut_middle(x, limit);
-			ref[r] = (struct cut_ref){cut[r], x};
+			if (grow[r]) {
+				free(cut[r]);
+				cut[r] = cut_middle(x, limit[r]);
+				grow[r] = false;
+			}
+			ref[r] = (struct cut_ref){cut[r], x, r};
 		}
-		if (limit >= longest)
-			break; /* nothing is cut: all distinct texts look distinct */
 		qsort(ref, t->nrows, sizeof *ref, cut_ref_cmp);
-		bool clash = false;
-		for (size_t r = 1; r < t->nrows && !clash; r++)
-			clash = strcmp(ref[r].cut, ref[r - 1].cut) == 0 && strcmp(ref[r].full, ref[r - 1].full) != 0;
-		if (!clash)
-			break;
+		clash = false;
+		for (size_t a = 0; a < t->nrows;) {
+			size_t b = a + 1;
+			while (b < t->nrows && strcmp(ref[b].cut, ref[a].cut) == 0)
+				b++;
+			if (strcmp(ref[a].full, ref[b - 1].full) != 0) /* sorted: differ iff ends do */
+				for (size_t k = a; k < b; k++) {
+					limit[ref[k].row] += 8;
+					grow[ref[k].row] = clash = true;
+				}
+			a = b;
+		}
 	}
 	free(ref);
+	free(grow);
+	free(limit);
 	return cut;
 }
 

@@ -28,6 +28,7 @@ struct aopts {
 	bool keep_last_step, no_ns_rounding, quiet;
 	bool fixed; /* --fixed-classification, a load option */
 	bool timings, small_pages;
+	bool wide; /* terminal table: long names whole */
 	int64_t threads;
 };
 
@@ -162,6 +163,8 @@ static struct arg_opt *make_opts(struct aopts *o, const struct analysis_config *
 		{"csv-dir", 0, ARG_STRING, &o->csv_dir, "DIR",
 		 "also write each table as DIR/<name>.csv (HTA's file names)", 0, 0, NULL},
 		{"quiet", 'q', ARG_BOOL, &o->quiet, NULL, "no load warnings on stderr", 0, 0, NULL},
+		{"wide", 0, ARG_BOOL, &o->wide, NULL,
+		 "table format: print long names (kernels) whole instead of cutting them in the middle", 0, 0, NULL},
 		{"small-pages", 0, ARG_BOOL, &o->small_pages, NULL,
 		 "keep big arrays on 4 KiB pages (default: transparent huge pages, far fewer page faults)", 0, 0,
 		 NULL},
@@ -360,8 +363,11 @@ int cmd_analyze(int argc, char **argv)
 		struct analyze_results res;
 		analyze_run(&set, &sel, &ro, &res);
 		int64_t t_out = clock_mono_ns();
-		for (size_t i = 0; partial.len && i < res.n; i++)
-			atable_set_partial(res.v[i].t, partial.data);
+		for (size_t i = 0; i < res.n; i++) {
+			res.v[i].t->wide = o.wide;
+			if (partial.len)
+				atable_set_partial(res.v[i].t, partial.data);
+		}
 		/* CSV stays HTA's format: the damage is said on stderr, even
 		 * with -q, as the exit status says it too */
 		if (partial.len && fmt == AFMT_CSV)

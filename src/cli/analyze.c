@@ -68,9 +68,8 @@ static void analysis_names(struct buf *b, const char *sep)
 }
 
 /* One shown table on stdout: the format's separator, the table (the
- * terminal view of a notes-only table: its counts), its notes on stderr
- * for CSV (stdout is then exactly HTA's file). */
-static void print_table(const struct analyze_result *r, enum aformat fmt, bool quiet, bool *first)
+ * terminal view of a notes-only table: its counts). */
+static void print_table(const struct analyze_result *r, enum aformat fmt, bool *first)
 {
 	struct buf b = BUF_INIT;
 	if (fmt == AFMT_JSON && !*first)
@@ -88,8 +87,6 @@ static void print_table(const struct analyze_result *r, enum aformat fmt, bool q
 		buf_putc(&b, '\n');
 	*first = false;
 	fwrite(b.data, 1, b.len, stdout);
-	if (fmt == AFMT_CSV && r->t->notes.len && !quiet)
-		fprintf(stderr, "%s", r->t->notes.data);
 	buf_free(&b);
 }
 
@@ -102,6 +99,7 @@ static int write_csv(const struct analyze_result *r, const char *dir)
 	int rc = 0;
 	FILE *f = fopen(path.data, "w");
 	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
+		fflush(stdout); /* the results so far, whole, before the message */
 		fprintf(stderr, "dyno analyze: %s: %s\n", path.data, strerror(errno));
 		rc = 1;
 	}
@@ -275,16 +273,23 @@ static int output(const struct analyze_results *res, enum aformat fmt, const str
 {
 	bool first = true;
 	int rc = 0;
+	/* CSV: the tables' notes on stderr (stdout is exactly HTA's files),
+	 * all before the results, so on one pipe (2>&1) no stderr text lands
+	 * inside a result line */
+	for (size_t i = 0; fmt == AFMT_CSV && !o->quiet && i < res->n; i++)
+		if (res->v[i].shown && res->v[i].t->notes.len)
+			fprintf(stderr, "%s", res->v[i].t->notes.data);
 	if (fmt == AFMT_JSON)
 		fputs("[", stdout);
 	for (size_t i = 0; i < res->n; i++) {
 		if (res->v[i].shown)
-			print_table(&res->v[i], fmt, o->quiet, &first);
+			print_table(&res->v[i], fmt, &first);
 		if (o->csv_dir)
 			rc |= write_csv(&res->v[i], o->csv_dir);
 	}
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);
+	fflush(stdout); /* before anything more on stderr (--timings) */
 	return rc;
 }
 
@@ -372,7 +377,8 @@ int cmd_analyze(int argc, char **argv)
 		 * with -q, as the exit status says it too */
 		if (partial.len && fmt == AFMT_CSV)
 			fprintf(stderr, "dyno analyze: PARTIAL results: %s\n", partial.data);
-		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
+		/* every stderr line before the results: on one pipe (2>&1) they
+		 * then never split a result line */
 		if (!o.quiet && fmt == AFMT_TABLE) {
 			fprintf(stderr, "loaded %zu rank(s) in %.3f s\n", set.nranks, load_s);
 			for (size_t k = 0; k < set.nranks && k < 16; k++)
@@ -380,6 +386,7 @@ int cmd_analyze(int argc, char **argv)
 					trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path,
 					set.ranks[k]->n);
 		}
+		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
 		if (o.timings)
 			print_timings(&set, &res, load_s, (double)(clock_mono_ns() - t_out) / 1e9,
 				      (double)(clock_mono_ns() - t0) / 1e9, ro.threads);

@@ -474,10 +474,46 @@ static void render_table(const struct atable *t, struct buf *out)
 	free(w);
 }
 
+/* One JSON number type per column: an int_text float column whose values
+ * are all whole prints integers (HTA's int64 frame column); any other
+ * float column prints every value as a float, whole ones with ".0" (not a
+ * mix of 1 and 0.93). */
+static bool json_int_column(const struct atable *t, size_t c)
+{
+	if (!t->cols[c].int_text)
+		return false;
+	for (size_t r = 0; r < t->nrows; r++) {
+		double v = t->cells[r * t->ncols + c].f;
+		if (!isnan(v) && (v != floor(v) || fabs(v) >= 9e15))
+			return false;
+	}
+	return true;
+}
+
+static void json_float(struct jw *w, double v, bool as_int)
+{
+	if (!isfinite(v)) {
+		jw_f64(w, v); /* null */
+		return;
+	}
+	if (as_int) {
+		jw_i64(w, (int64_t)v);
+		return;
+	}
+	char tmp[48];
+	int n = json_fmt_f64(tmp, v);
+	if (!strpbrk(tmp, ".eE"))
+		n += snprintf(tmp + n, sizeof tmp - (size_t)n, ".0");
+	jw_raw(w, tmp, (size_t)n);
+}
+
 static void render_json(const struct atable *t, struct buf *out)
 {
 	struct jw w;
 	jw_init(&w, out);
+	bool *as_int = xcalloc(t->ncols ? t->ncols : 1, sizeof *as_int);
+	for (size_t c = 0; c < t->ncols; c++)
+		as_int[c] = t->cols[c].type == ACOL_FLOAT && json_int_column(t, c);
 	jw_obj_begin(&w);
 	jw_key(&w, "name");
 	jw_str(&w, t->name);
@@ -502,7 +538,7 @@ static void render_json(const struct atable *t, struct buf *out)
 			if (t->cols[c].type == ACOL_INT)
 				jw_i64(&w, x->i);
 			else if (t->cols[c].type == ACOL_FLOAT)
-				jw_f64(&w, x->f); /* NaN -> null */
+				json_float(&w, x->f, as_int[c]); /* NaN -> null */
 			else
 				jw_str(&w, x->s ? x->s : "");
 		}
@@ -520,6 +556,7 @@ static void render_json(const struct atable *t, struct buf *out)
 	}
 	jw_arr_end(&w);
 	jw_obj_end(&w);
+	free(as_int);
 }
 
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)

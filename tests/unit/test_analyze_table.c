@@ -158,3 +158,36 @@ TEST(analyze_table_cut_names_stay_distinct)
 	buf_free(&b);
 	atable_free(t);
 }
+
+/* JSON: one number type per column.  A float column printed 1 and 0.93
+ * in one column; now every value of it is a float (1.0), and an int_text
+ * column of whole values stays integers. */
+TEST(analyze_json_one_number_type_per_column)
+{
+	static const char *const cols[] = {"f:f", "g:f", "i:i", NULL};
+	struct atable *t = atable_new("j", "J", cols);
+	atable_int_text(t, 1);
+	double f[] = {1, 0.93, 1e20}, g[] = {4, 5, NAN};
+	for (size_t k = 0; k < 3; k++) {
+		size_t r = atable_add_row(t);
+		atable_set_f(t, r, 0, f[k]);
+		atable_set_f(t, r, 1, g[k]);
+		atable_set_i(t, r, 2, (int64_t)k);
+	}
+	struct buf b = BUF_INIT;
+	atable_render(t, AFMT_JSON, &b);
+	CHECK(strstr(b.data, "{\"f\":1.0,\"g\":4,\"i\":0}") != NULL);
+	CHECK(strstr(b.data, "{\"f\":0.93,\"g\":5,\"i\":1}") != NULL);
+	CHECK(strstr(b.data, "{\"f\":1e+20,\"g\":null,\"i\":2}") != NULL || strstr(b.data, "{\"f\":1e20,") != NULL);
+	struct json_doc doc;
+	struct json_error e;
+	CHECK(json_parse(b.data, b.len, &doc, &e));
+	json_doc_free(&doc);
+	/* a non-whole value in the int_text column: all its values floats */
+	atable_set_f(t, 1, 1, 5.5);
+	buf_reset(&b);
+	atable_render(t, AFMT_JSON, &b);
+	CHECK(strstr(b.data, "\"g\":4.0,") != NULL && strstr(b.data, "\"g\":5.5,") != NULL);
+	buf_free(&b);
+	atable_free(t);
+}

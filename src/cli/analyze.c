@@ -228,8 +228,17 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 	}
 	if (o->csv_dir) {
 		struct stat st;
-		if (stat(o->csv_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o->csv_dir);
+		/* the directory is the user's to make (as with HTA's output
+		 * paths): say which of the two is wrong */
+		int e = stat(o->csv_dir, &st) != 0 ? errno : 0;
+		if (e || !S_ISDIR(st.st_mode)) {
+			if (e == ENOENT)
+				fprintf(stderr, "dyno analyze: --csv-dir %s: no such directory (create it first)\n",
+					o->csv_dir);
+			else if (e)
+				fprintf(stderr, "dyno analyze: --csv-dir %s: %s\n", o->csv_dir, strerror(e));
+			else
+				fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o->csv_dir);
 			free(*sel_ranks);
 			return 2;
 		}

@@ -315,21 +315,33 @@ static size_t cp_suffix(const char *s, size_t len, size_t n)
 	return b;
 }
 
-/* s cut to at most limit code points: its head, '…', its tail (kernel
- * names differ in their template arguments as often as in their name, so
- * both ends are kept). */
-static char *cut_middle(const char *s, size_t limit)
+#define CUT_TAIL ((MAX_CELL_WIDTH - 1) / 3)
+
+/* s as its first head code points, '…', its last CUT_TAIL (kernel names
+ * differ in their template arguments and signature as often as in their
+ * name, so both ends are kept); s itself if that is no shorter. */
+static char *cut_middle(const char *s, size_t head)
 {
 	size_t len = strlen(s);
-	if (text_width(s, len) <= limit)
+	if (text_width(s, len) <= head + 1 + CUT_TAIL)
 		return xstrdup(s);
-	size_t tail = (limit - 1) / 3, head = limit - 1 - tail;
 	struct buf b = BUF_INIT;
 	buf_append(&b, s, cp_prefix(s, len, head));
 	buf_puts(&b, "\u2026");
-	size_t t0 = cp_suffix(s, len, tail);
+	size_t t0 = cp_suffix(s, len, CUT_TAIL);
 	buf_append(&b, s + t0, len - t0);
 	return buf_detach(&b, NULL);
+}
+
+/* Code points a and b have in common at their start. */
+static size_t common_prefix(const char *a, const char *b)
+{
+	size_t n = 0, i = 0;
+	while (a[i] && a[i] == b[i]) {
+		i++;
+		n += ((unsigned char)a[i] & 0xC0) != 0x80;
+	}
+	return n;
 }
 
 struct cut_ref {
@@ -346,9 +358,9 @@ static int cut_ref_cmp(const void *a, const void *b)
 
 /* The terminal text of string column c, row by row, or NULL where every
  * cell fits (or t->wide): cells over MAX_CELL_WIDTH are cut in the middle;
- * rows whose different texts would look the same are given 8 more
- * characters, again, until none do (a row at its full width is its text,
- * so this ends).  Free with free_cuts. */
+ * rows whose different texts would look the same get a head reaching 8
+ * characters past where their texts first differ (a row at its full width
+ * is its text, so this ends).  Free with free_cuts. */
 static char **column_cuts(const struct atable *t, size_t c)
 {
 	if (t->wide || t->cols[c].type != ACOL_STR)
@@ -361,11 +373,11 @@ static char **column_cuts(const struct atable *t, size_t c)
 	if (!any)
 		return NULL;
 	char **cut = xcalloc(t->nrows, sizeof *cut);
-	size_t *limit = xmalloc(t->nrows * sizeof *limit);
+	size_t *head = xmalloc(t->nrows * sizeof *head);
 	bool *grow = xmalloc(t->nrows * sizeof *grow);
 	struct cut_ref *ref = xmalloc(t->nrows * sizeof *ref);
 	for (size_t r = 0; r < t->nrows; r++) {
-		limit[r] = MAX_CELL_WIDTH;
+		head[r] = MAX_CELL_WIDTH - 1 - CUT_TAIL;
 		grow[r] = true;
 	}
 	for (bool clash = true; clash;) {
@@ -373,7 +385,7 @@ static char **column_cuts(const struct atable *t, size_t c)
 			const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
 			if (grow[r]) {
 				free(cut[r]);
-				cut[r] = cut_middle(x, limit[r]);
+				cut[r] = cut_middle(x, head[r]);
 				grow[r] = false;
 			}
 			ref[r] = (struct cut_ref){cut[r], x, r};
@@ -381,12 +393,21 @@ static char **column_cuts(const struct atable *t, size_t c)
 		qsort(ref, t->nrows, sizeof *ref, cut_ref_cmp);
 		clash = false;
 		for (size_t a = 0; a < t->nrows;) {
-			size_t b = a + 1;
-			while (b < t->nrows && strcmp(ref[b].cut, ref[a].cut) == 0)
+			size_t b = a + 1, lcp = 0;
+			while (b < t->nrows && strcmp(ref[b].cut, ref[a].cut) == 0) {
+				/* the same text on several rows (one kernel, two
+				 * ranks) is no clash */
+				if (strcmp(ref[b - 1].full, ref[b].full) != 0) {
+					size_t p = common_prefix(ref[b - 1].full, ref[b].full);
+					lcp = p > lcp ? p : lcp;
+				}
 				b++;
-			if (strcmp(ref[a].full, ref[b - 1].full) != 0) /* sorted: differ iff ends do */
+			}
+			/* one cut, texts sorted: different iff the ends differ */
+			if (strcmp(ref[a].full, ref[b - 1].full) != 0)
 				for (size_t k = a; k < b; k++) {
-					limit[ref[k].row] += 8;
+					size_t *h = &head[ref[k].row];
+					*h = lcp + 8 > *h + 8 ? lcp + 8 : *h + 8;
 					grow[ref[k].row] = clash = true;
 				}
 			a = b;
@@ -394,7 +415,7 @@ static char **column_cuts(const struct atable *t, size_t c)
 	}
 	free(ref);
 	free(grow);
-	free(limit);
+	free(head);
 	return cut;
 }
 

@@ -133,7 +133,14 @@ static struct atable *one_rank(const struct trace_rank *r, const struct launch_o
 		a = a2;
 		b = b2;
 	}
-	atable_note(t, "rank %d: %zu launches; short GPU kernels (cpu_duration <= %g and gpu_duration < "
+	size_t ngpu = 0;
+	for (size_t i = 0; i < r->n && !ngpu; i++)
+		ngpu += trace_is_gpu(r, i);
+	if (ngpu == 0) /* like every other analysis: no GPU, no statistics (not "0 launches") */
+		atable_note(t, "rank %d: no GPU events (no row has a stream): launch statistics unavailable",
+			    r->rank);
+	else
+		atable_note(t, "rank %d: %zu launches; short GPU kernels (cpu_duration <= %g and gpu_duration < "
 		       "cpu_duration): %zu; runtime outliers (cpu_duration > %g): %zu; launch delay outliers "
 		       "(> %g): %zu",
 		    r->rank, t->nrows, o->runtime_cutoff, shortk, o->runtime_cutoff, rt_out,

@@ -52,8 +52,24 @@ void atable_free(struct atable *t)
 	free(t->cells);
 	free(t->name);
 	free(t->title);
+	free(t->partial);
 	buf_free(&t->notes);
 	free(t);
+}
+
+void atable_set_partial(struct atable *t, const char *reason)
+{
+	free(t->partial);
+	t->partial = xstrdup(reason);
+}
+
+/* The terminal title line: a partial table says so where it is read. */
+static void title_line(const struct atable *t, struct buf *out)
+{
+	if (t->partial)
+		buf_printf(out, "%s [PARTIAL: %s]\n", t->title, t->partial);
+	else
+		buf_printf(out, "%s\n", t->title);
 }
 
 size_t atable_add_row(struct atable *t)
@@ -275,20 +291,161 @@ static size_t text_width(const char *s, size_t n)
 
 #define MAX_CELL_WIDTH 60
 
+/* Bytes of the first n code points of s[0..len). */
+static size_t cp_prefix(const char *s, size_t len, size_t n)
+{
+	size_t b = 0;
+	for (size_t k = 0; b < len && k < n; k++) {
+		b++;
+		while (b < len && ((unsigned char)s[b] & 0xC0) == 0x80)
+			b++;
+	}
+	return b;
+}
+
+/* Byte offset where the last n code points of s[0..len) start. */
+static size_t cp_suffix(const char *s, size_t len, size_t n)
+{
+	size_t b = len;
+	for (size_t k = 0; b > 0 && k < n; k++) {
+		b--;
+		while (b > 0 && ((unsigned char)s[b] & 0xC0) == 0x80)
+			b--;
+	}
+	return b;
+}
+
+#define CUT_TAIL ((MAX_CELL_WIDTH - 1) / 3)
+
+/* s as its first head code points, '…', its last CUT_TAIL (kernel names
+ * differ in their template arguments and signature as often as in their
+ * name, so both ends are kept); s itself if that is no shorter. */
+static char *cut_middle(const char *s, size_t head)
+{
+	size_t len = strlen(s);
+	if (text_width(s, len) <= head + 1 + CUT_TAIL)
+		return xstrdup(s);
+	struct buf b = BUF_INIT;
+	buf_append(&b, s, cp_prefix(s, len, head));
+	buf_puts(&b, "\u2026");
+	size_t t0 = cp_suffix(s, len, CUT_TAIL);
+	buf_append(&b, s + t0, len - t0);
+	return buf_detach(&b, NULL);
+}
+
+/* Code points a and b have in common at their start. */
+static size_t common_prefix(const char *a, const char *b)
+{
+	size_t n = 0, i = 0;
+	while (a[i] && a[i] == b[i]) {
+		i++;
+		n += ((unsigned char)a[i] & 0xC0) != 0x80;
+	}
+	return n;
+}
+
+struct cut_ref {
+	const char *cut, *full;
+	size_t row;
+};
+
+static int cut_ref_cmp(const void *a, const void *b)
+{
+	const struct cut_ref *x = a, *y = b;
+	int c = strcmp(x->cut, y->cut);
+	return c ? c : strcmp(x->full, y->full);
+}
+
+/* The terminal text of string column c, row by row, or NULL where every
+ * cell fits (or t->wide): cells over MAX_CELL_WIDTH are cut in the middle;
+ * rows whose different texts would look the same get a head reaching 8
+ * characters past where their texts first differ (a row at its full width
+ * is its text, so this ends).  Free with free_cuts. */
+static char **column_cuts(const struct atable *t, size_t c)
+{
+	if (t->wide || t->cols[c].type != ACOL_STR)
+		return NULL;
+	bool any = false;
+	for (size_t r = 0; r < t->nrows && !any; r++) {
+		const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
+		any = text_width(x, strlen(x)) > MAX_CELL_WIDTH;
+	}
+	if (!any)
+		return NULL;
+	char **cut = xcalloc(t->nrows, sizeof *cut);
+	size_t *head = xmalloc(t->nrows * sizeof *head);
+	bool *grow = xmalloc(t->nrows * sizeof *grow);
+	struct cut_ref *ref = xmalloc(t->nrows * sizeof *ref);
+	for (size_t r = 0; r < t->nrows; r++) {
+		head[r] = MAX_CELL_WIDTH - 1 - CUT_TAIL;
+		grow[r] = true;
+	}
+	for (bool clash = true; clash;) {
+		for (size_t r = 0; r < t->nrows; r++) {
+			const char *x = t->cells[r * t->ncols + c].s ? t->cells[r * t->ncols + c].s : "";
+			if (grow[r]) {
+				free(cut[r]);
+				cut[r] = cut_middle(x, head[r]);
+				grow[r] = false;
+			}
+			ref[r] = (struct cut_ref){cut[r], x, r};
+		}
+		qsort(ref, t->nrows, sizeof *ref, cut_ref_cmp);
+		clash = false;
+		for (size_t a = 0; a < t->nrows;) {
+			size_t b = a + 1, lcp = 0;
+			while (b < t->nrows && strcmp(ref[b].cut, ref[a].cut) == 0) {
+				/* the same text on several rows (one kernel, two
+				 * ranks) is no clash */
+				if (strcmp(ref[b - 1].full, ref[b].full) != 0) {
+					size_t p = common_prefix(ref[b - 1].full, ref[b].full);
+					lcp = p > lcp ? p : lcp;
+				}
+				b++;
+			}
+			/* one cut, texts sorted: different iff the ends differ */
+			if (strcmp(ref[a].full, ref[b - 1].full) != 0)
+				for (size_t k = a; k < b; k++) {
+					size_t *h = &head[ref[k].row];
+					*h = lcp + 8 > *h + 8 ? lcp + 8 : *h + 8;
+					grow[ref[k].row] = clash = true;
+				}
+			a = b;
+		}
+	}
+	free(ref);
+	free(grow);
+	free(head);
+	return cut;
+}
+
+static void free_cuts(char **cut, size_t n)
+{
+	if (!cut)
+		return;
+	for (size_t r = 0; r < n; r++)
+		free(cut[r]);
+	free(cut);
+}
+
 static void render_table(const struct atable *t, struct buf *out)
 {
-	buf_printf(out, "%s\n", t->title);
+	title_line(t, out);
 	size_t *w = xcalloc(t->ncols ? t->ncols : 1, sizeof *w);
+	char ***cuts = xcalloc(t->ncols ? t->ncols : 1, sizeof *cuts);
 	struct buf cell = BUF_INIT;
-	for (size_t c = 0; c < t->ncols; c++)
+	for (size_t c = 0; c < t->ncols; c++) {
 		w[c] = text_width(t->cols[c].name, strlen(t->cols[c].name));
+		cuts[c] = column_cuts(t, c);
+	}
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			buf_reset(&cell);
-			cell_text(t, r, c, true, &cell);
+			if (cuts[c])
+				buf_puts(&cell, cuts[c][r]);
+			else
+				cell_text(t, r, c, true, &cell);
 			size_t cw = text_width(cell.data, cell.len);
-			if (cw > MAX_CELL_WIDTH)
-				cw = MAX_CELL_WIDTH;
 			if (cw > w[c])
 				w[c] = cw;
 		}
@@ -309,24 +466,13 @@ static void render_table(const struct atable *t, struct buf *out)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			buf_reset(&cell);
-			cell_text(t, r, c, true, &cell);
+			if (cuts[c])
+				buf_puts(&cell, cuts[c][r]);
+			else
+				cell_text(t, r, c, true, &cell);
 			if (t->cols[c].type == ACOL_FLOAT && isnan(t->cells[r * t->ncols + c].f))
 				buf_puts(&cell, "-");
 			size_t len = cell.len, cw = text_width(cell.data, len);
-			if (cw > MAX_CELL_WIDTH) {
-				/* cut on a code point boundary and mark it */
-				size_t keep = 0, k = 0;
-				while (keep < len && k < MAX_CELL_WIDTH - 1) {
-					keep++;
-					while (keep < len && ((unsigned char)cell.data[keep] & 0xC0) == 0x80)
-						keep++;
-					k++;
-				}
-				buf_truncate(&cell, keep);
-				buf_puts(&cell, "~");
-				len = cell.len;
-				cw = MAX_CELL_WIDTH;
-			}
 			bool right = t->cols[c].type != ACOL_STR;
 			buf_puts(out, c ? "  " : "");
 			if (right)
@@ -343,16 +489,61 @@ static void render_table(const struct atable *t, struct buf *out)
 		buf_puts(out, "(no rows)\n");
 	buf_append(out, t->notes.data, t->notes.len);
 	buf_free(&cell);
+	for (size_t c = 0; c < t->ncols; c++)
+		free_cuts(cuts[c], t->nrows);
+	free(cuts);
 	free(w);
+}
+
+/* One JSON number type per column: an int_text float column whose values
+ * are all whole prints integers (HTA's int64 frame column); any other
+ * float column prints every value as a float, whole ones with ".0" (not a
+ * mix of 1 and 0.93). */
+static bool json_int_column(const struct atable *t, size_t c)
+{
+	if (!t->cols[c].int_text)
+		return false;
+	for (size_t r = 0; r < t->nrows; r++) {
+		double v = t->cells[r * t->ncols + c].f;
+		if (!isnan(v) && (v != floor(v) || fabs(v) >= 9e15))
+			return false;
+	}
+	return true;
+}
+
+static void json_float(struct jw *w, double v, bool as_int)
+{
+	if (!isfinite(v)) {
+		jw_f64(w, v); /* null */
+		return;
+	}
+	if (as_int) {
+		jw_i64(w, (int64_t)v);
+		return;
+	}
+	char tmp[48];
+	int n = json_fmt_f64(tmp, v);
+	if (!strpbrk(tmp, ".eE"))
+		n += snprintf(tmp + n, sizeof tmp - (size_t)n, ".0");
+	jw_raw(w, tmp, (size_t)n);
 }
 
 static void render_json(const struct atable *t, struct buf *out)
 {
 	struct jw w;
 	jw_init(&w, out);
+	bool *as_int = xcalloc(t->ncols ? t->ncols : 1, sizeof *as_int);
+	for (size_t c = 0; c < t->ncols; c++)
+		as_int[c] = t->cols[c].type == ACOL_FLOAT && json_int_column(t, c);
 	jw_obj_begin(&w);
 	jw_key(&w, "name");
 	jw_str(&w, t->name);
+	if (t->partial) {
+		jw_key(&w, "partial");
+		jw_bool(&w, true);
+		jw_key(&w, "partial_reason");
+		jw_str(&w, t->partial);
+	}
 	jw_key(&w, "columns");
 	jw_arr_begin(&w);
 	for (size_t c = 0; c < t->ncols; c++)
@@ -368,7 +559,7 @@ static void render_json(const struct atable *t, struct buf *out)
 			if (t->cols[c].type == ACOL_INT)
 				jw_i64(&w, x->i);
 			else if (t->cols[c].type == ACOL_FLOAT)
-				jw_f64(&w, x->f); /* NaN -> null */
+				json_float(&w, x->f, as_int[c]); /* NaN -> null */
 			else
 				jw_str(&w, x->s ? x->s : "");
 		}
@@ -386,6 +577,7 @@ static void render_json(const struct atable *t, struct buf *out)
 	}
 	jw_arr_end(&w);
 	jw_obj_end(&w);
+	free(as_int);
 }
 
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)
@@ -399,6 +591,6 @@ void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)
 
 void atable_render_notes(const struct atable *t, struct buf *out)
 {
-	buf_printf(out, "%s\n", t->title);
+	title_line(t, out);
 	buf_append(out, t->notes.data, t->notes.len);
 }

@@ -38,6 +38,8 @@ struct atable {
 	size_t nrows, cap;
 	union acell *cells; /* row-major */
 	struct buf notes;   /* lines printed after the table (warnings, derived counts) */
+	char *partial;      /* results from a damaged trace: why (NULL: complete) */
+	bool wide;          /* terminal table: long texts in full (--wide) */
 };
 
 enum aformat { AFMT_TABLE, AFMT_CSV, AFMT_JSON };
@@ -56,6 +58,10 @@ static inline union acell *atable_cell(struct atable *t, size_t row, size_t col)
 /* Print integral values of float column col without ".0" (an int64 column
  * in HTA's frame). */
 void atable_int_text(struct atable *t, size_t col);
+/* Mark the table as results from a damaged trace (the reason is copied):
+ * the terminal title and the JSON object say so; CSV, HTA's format, does
+ * not change (the caller says it on stderr). */
+void atable_set_partial(struct atable *t, const char *reason);
 void atable_note(struct atable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Move the rows and notes of src (same columns) to the end of dst and free
  * src: the table of several ranks from per-rank tables computed in
@@ -63,7 +69,8 @@ void atable_note(struct atable *t, const char *fmt, ...) __attribute__((format(p
 void atable_append(struct atable *dst, struct atable *src);
 
 /* Render one table.  For JSON, the table is an object
- * {"name":..., "columns":[...], "rows":[{...}], "notes":[...]}. */
+ * {"name":..., "columns":[...], "rows":[{...}], "notes":[...]}, with
+ * "partial":true,"partial_reason":"..." after the name when partial. */
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out);
 /* The title and the notes only (no rows): the terminal view of a table
  * too long to read, such as one row per kernel launch. */

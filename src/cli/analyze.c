@@ -28,6 +28,7 @@ struct aopts {
 	bool keep_last_step, no_ns_rounding, quiet;
 	bool fixed; /* --fixed-classification, a load option */
 	bool timings, small_pages;
+	bool wide; /* terminal table: long names whole */
 	int64_t threads;
 };
 
@@ -67,9 +68,8 @@ static void analysis_names(struct buf *b, const char *sep)
 }
 
 /* One shown table on stdout: the format's separator, the table (the
- * terminal view of a notes-only table: its counts), its notes on stderr
- * for CSV (stdout is then exactly HTA's file). */
-static void print_table(const struct analyze_result *r, enum aformat fmt, bool quiet, bool *first)
+ * terminal view of a notes-only table: its counts). */
+static void print_table(const struct analyze_result *r, enum aformat fmt, bool *first)
 {
 	struct buf b = BUF_INIT;
 	if (fmt == AFMT_JSON && !*first)
@@ -87,8 +87,6 @@ static void print_table(const struct analyze_result *r, enum aformat fmt, bool q
 		buf_putc(&b, '\n');
 	*first = false;
 	fwrite(b.data, 1, b.len, stdout);
-	if (fmt == AFMT_CSV && r->t->notes.len && !quiet)
-		fprintf(stderr, "%s", r->t->notes.data);
 	buf_free(&b);
 }
 
@@ -101,6 +99,7 @@ static int write_csv(const struct analyze_result *r, const char *dir)
 	int rc = 0;
 	FILE *f = fopen(path.data, "w");
 	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f) != 0) {
+		fflush(stdout); /* the results so far, whole, before the message */
 		fprintf(stderr, "dyno analyze: %s: %s\n", path.data, strerror(errno));
 		rc = 1;
 	}
@@ -162,6 +161,8 @@ static struct arg_opt *make_opts(struct aopts *o, const struct analysis_config *
 		{"csv-dir", 0, ARG_STRING, &o->csv_dir, "DIR",
 		 "also write each table as DIR/<name>.csv (HTA's file names)", 0, 0, NULL},
 		{"quiet", 'q', ARG_BOOL, &o->quiet, NULL, "no load warnings on stderr", 0, 0, NULL},
+		{"wide", 0, ARG_BOOL, &o->wide, NULL,
+		 "table format: print long names (kernels) whole instead of cutting them in the middle", 0, 0, NULL},
 		{"small-pages", 0, ARG_BOOL, &o->small_pages, NULL,
 		 "keep big arrays on 4 KiB pages (default: transparent huge pages, far fewer page faults)", 0, 0,
 		 NULL},
@@ -227,8 +228,17 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 	}
 	if (o->csv_dir) {
 		struct stat st;
-		if (stat(o->csv_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o->csv_dir);
+		/* the directory is the user's to make (as with HTA's output
+		 * paths): say which of the two is wrong */
+		int e = stat(o->csv_dir, &st) != 0 ? errno : 0;
+		if (e || !S_ISDIR(st.st_mode)) {
+			if (e == ENOENT)
+				fprintf(stderr, "dyno analyze: --csv-dir %s: no such directory (create it first)\n",
+					o->csv_dir);
+			else if (e)
+				fprintf(stderr, "dyno analyze: --csv-dir %s: %s\n", o->csv_dir, strerror(e));
+			else
+				fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o->csv_dir);
 			free(*sel_ranks);
 			return 2;
 		}
@@ -254,21 +264,41 @@ static int check_ranks(const struct trace_set *set, const int *sel_ranks, size_t
 	return 0;
 }
 
+/* Why the results are partial: the ranks whose input stopped early
+ * (a truncated or corrupt file: the events before the damage were kept);
+ * empty if none. */
+static void partial_reason(const struct trace_set *set, struct buf *out)
+{
+	for (size_t k = 0; k < set->nranks; k++) {
+		const struct trace_rank *r = set->ranks[k];
+		if (r->stats.truncated)
+			buf_printf(out, "%sdamaged trace, rank %d: %s", out->len ? "; " : "", r->rank,
+				   r->stats.truncated_msg);
+	}
+}
+
 /* The results in order: the shown ones on stdout, all into --csv-dir. */
 static int output(const struct analyze_results *res, enum aformat fmt, const struct aopts *o)
 {
 	bool first = true;
 	int rc = 0;
+	/* CSV: the tables' notes on stderr (stdout is exactly HTA's files),
+	 * all before the results, so on one pipe (2>&1) no stderr text lands
+	 * inside a result line */
+	for (size_t i = 0; fmt == AFMT_CSV && !o->quiet && i < res->n; i++)
+		if (res->v[i].shown && res->v[i].t->notes.len)
+			fprintf(stderr, "%s", res->v[i].t->notes.data);
 	if (fmt == AFMT_JSON)
 		fputs("[", stdout);
 	for (size_t i = 0; i < res->n; i++) {
 		if (res->v[i].shown)
-			print_table(&res->v[i], fmt, o->quiet, &first);
+			print_table(&res->v[i], fmt, &first);
 		if (o->csv_dir)
 			rc |= write_csv(&res->v[i], o->csv_dir);
 	}
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);
+	fflush(stdout); /* before anything more on stderr (--timings) */
 	return rc;
 }
 
@@ -335,6 +365,8 @@ int cmd_analyze(int argc, char **argv)
 	double load_s = (double)(clock_mono_ns() - t0) / 1e9;
 	if (!o.quiet && set.warnings[0])
 		fprintf(stderr, "%s", set.warnings);
+	struct buf partial = BUF_INIT;
+	partial_reason(&set, &partial);
 	rc = check_ranks(&set, sel_ranks, nsel, path);
 	if (rc == 0) {
 		/* every analysis of every rank on the thread pool; printed in
@@ -345,7 +377,17 @@ int cmd_analyze(int argc, char **argv)
 		struct analyze_results res;
 		analyze_run(&set, &sel, &ro, &res);
 		int64_t t_out = clock_mono_ns();
-		rc = output(&res, fmt, &o) ? 1 : 0;
+		for (size_t i = 0; i < res.n; i++) {
+			res.v[i].t->wide = o.wide;
+			if (partial.len)
+				atable_set_partial(res.v[i].t, partial.data);
+		}
+		/* CSV stays HTA's format: the damage is said on stderr, even
+		 * with -q, as the exit status says it too */
+		if (partial.len && fmt == AFMT_CSV)
+			fprintf(stderr, "dyno analyze: PARTIAL results: %s\n", partial.data);
+		/* every stderr line before the results: on one pipe (2>&1) they
+		 * then never split a result line */
 		if (!o.quiet && fmt == AFMT_TABLE) {
 			fprintf(stderr, "loaded %zu rank(s) in %.3f s\n", set.nranks, load_s);
 			for (size_t k = 0; k < set.nranks && k < 16; k++)
@@ -353,11 +395,13 @@ int cmd_analyze(int argc, char **argv)
 					trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path,
 					set.ranks[k]->n);
 		}
+		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
 		if (o.timings)
 			print_timings(&set, &res, load_s, (double)(clock_mono_ns() - t_out) / 1e9,
 				      (double)(clock_mono_ns() - t0) / 1e9, ro.threads);
 		analyze_results_free(&res);
 	}
+	buf_free(&partial);
 	trace_set_free(&set);
 	free(sel_ranks);
 	analysis_config_free(&cfg);

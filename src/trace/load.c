@@ -850,6 +850,7 @@ const char *trace_rank_rule_name(enum trace_rank_rule r)
 	case TRACE_RANK_DISTINFO: return "distributedInfo.rank";
 	case TRACE_RANK_FILENAME: return "file name";
 	case TRACE_RANK_OPTION: return "--rank";
+	case TRACE_RANK_ASSIGNED: return "no rank in the file: assigned";
 	default: return "default (no rank found)";
 	}
 }

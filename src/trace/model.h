@@ -111,6 +111,7 @@ enum trace_rank_rule {
 	TRACE_RANK_FILENAME,     /* "rank-N" / "rank_N" / "rankN" in the file name */
 	TRACE_RANK_OPTION,       /* --rank */
 	TRACE_RANK_DEFAULT,      /* none of the above: 0, like HTA */
+	TRACE_RANK_ASSIGNED,     /* none, and 0 taken: a distinct one (set.c) */
 };
 const char *trace_rank_rule_name(enum trace_rank_rule r);
 

@@ -6,9 +6,12 @@
  *     min(files, cores) threads (par_for), each parsing whole files (a rank
  *     is one file, so there is no shared state but par_for's task counter);
  *     trace_set_from_rank() makes the same set of one rank loaded alone;
- *   - ranks are sorted ascending; a rank given by two files keeps the later
- *     file in name order, with a warning (HTA keeps the later in listing
- *     order, which is unspecified);
+ *   - a rank a file declares (distributedInfo.rank, rank-N in its name,
+ *     --rank) wins over the default 0; files without one get distinct ranks
+ *     (assign_default_ranks), so none is dropped for lack of a rank;
+ *   - ranks are sorted ascending; a rank declared by two files keeps the
+ *     later file in name order, with a warning naming both (HTA keeps the
+ *     later in listing order, which is unspecified);
  *   - alignment: the global minimum ts is subtracted from every rank;
  *   - last-step filter: with at least two distinct ProfilerStep#N names over
  *     all ranks, each rank keeps its CPU rows that start before the last
@@ -84,6 +87,74 @@ static void warn(struct buf *w, const char *fmt, ...)
 	buf_putc(w, '\n');
 }
 
+/* The pid in a name like trace_<pid>.json or host_<pid>.<ts>.pt.trace.json
+ * (what `dyno gputrace` and Kineto write): the digits after the last '_'
+ * of the base name up to its first '.'; -1 if none. */
+static long pid_from_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strchr(base, '.');
+	const char *end = dot ? dot : base + strlen(base);
+	const char *d = end;
+	while (d > base && d[-1] >= '0' && d[-1] <= '9')
+		d--;
+	if (d == end || d == base || d[-1] != '_' || end - d > 9)
+		return -1;
+	return strtol(d, NULL, 10);
+}
+
+static bool rank_taken(struct trace_rank **r, size_t n, long rank)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i]->rank_rule != TRACE_RANK_DEFAULT && r[i]->rank == rank)
+			return true;
+	return false;
+}
+
+/* Files whose rank is only the default 0 (no distributedInfo.rank, no
+ * rank-N in the name, no --rank; r is in file name order): a rank a file
+ * declares always wins, so a lone such file keeps 0 (HTA's default) only
+ * if no file declares 0; otherwise every such file gets a distinct rank, by
+ * one rule said in one line: the _<pid> of the names when every one has a
+ * distinct pid that no file declares as its rank, else the smallest ranks
+ * no file declares, in file name order.  No file is dropped. */
+static void assign_default_ranks(struct trace_rank **r, size_t n, struct buf *w)
+{
+	size_t nd = 0;
+	for (size_t i = 0; i < n; i++)
+		nd += r[i]->rank_rule == TRACE_RANK_DEFAULT;
+	if (nd == 0 || (nd == 1 && !rank_taken(r, n, 0)))
+		return;
+	bool by_pid = true;
+	for (size_t i = 0; i < n && by_pid; i++) {
+		if (r[i]->rank_rule != TRACE_RANK_DEFAULT)
+			continue;
+		long pid = pid_from_name(r[i]->path);
+		by_pid = pid >= 0 && pid <= INT32_MAX && !rank_taken(r, n, pid);
+		for (size_t k = 0; k < i && by_pid; k++)
+			by_pid = r[k]->rank_rule != TRACE_RANK_DEFAULT || pid_from_name(r[k]->path) != pid;
+	}
+	long next = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i]->rank_rule != TRACE_RANK_DEFAULT)
+			continue;
+		if (by_pid) {
+			r[i]->rank = (int)pid_from_name(r[i]->path);
+		} else {
+			while (rank_taken(r, n, next))
+				next++;
+			r[i]->rank = (int)next++;
+		}
+		r[i]->rank_rule = TRACE_RANK_ASSIGNED;
+	}
+	if (by_pid)
+		warn(w, "%zu file(s) without a rank: each is given the pid in its name (_<pid>) as its rank", nd);
+	else
+		warn(w, "%zu file(s) without a rank: given the lowest ranks no file declares, in file name order",
+		     nd);
+}
+
 /* The ranks (ascending, distinct) become the set's: each one's warnings
  * (where its rank came from, what the loader skipped) after those in w,
  * then trace_set_finish. */
@@ -94,7 +165,8 @@ static void set_adopt(struct trace_set *set, struct trace_rank **ranks, size_t n
 	set->nranks = n;
 	for (size_t i = 0; i < n; i++) {
 		struct trace_rank *r = ranks[i];
-		if (r->rank_rule != TRACE_RANK_DISTINFO)
+		/* assigned ranks were said in one line already */
+		if (r->rank_rule != TRACE_RANK_DISTINFO && r->rank_rule != TRACE_RANK_ASSIGNED)
 			warn(w, "%s: rank %d from %s", r->path, r->rank, trace_rank_rule_name(r->rank_rule));
 		struct buf d = BUF_INIT;
 		trace_load_stats_describe(r, &d);
@@ -180,13 +252,15 @@ int trace_set_load(struct trace_set *set, const char *path, const struct trace_l
 		return -1;
 	}
 	struct buf w = BUF_INIT;
-	/* a single file given with --rank and no distributedInfo: --rank wins over the name */
+	assign_default_ranks(j.out, np, &w);
 	qsort(j.out, np, sizeof *j.out, rank_cmp);
 	size_t k = 0;
 	for (size_t i = 0; i < np; i++) {
 		if (k > 0 && j.out[k - 1]->rank == j.out[i]->rank) {
-			warn(&w, "rank %d is in both %s and %s; using %s", j.out[i]->rank, j.out[k - 1]->path,
-			     j.out[i]->path, j.out[i]->path);
+			/* two files declare the same rank themselves (distributedInfo,
+			 * name or --rank): HTA keeps one; say which is left out */
+			warn(&w, "rank %d is declared by both %s and %s; analysing %s, %s left out", j.out[i]->rank,
+			     j.out[k - 1]->path, j.out[i]->path, j.out[i]->path, j.out[k - 1]->path);
 			trace_rank_free(j.out[k - 1]);
 			j.out[k - 1] = j.out[i];
 			continue;

@@ -86,9 +86,18 @@ done
 printf '{"traceEvents": [{"ph": "X", "cat": "kernel"' >"$T/cut.json"
 "$DYNO" analyze temporal "$T/cut.json" 2>"$T/e4"; rc=$?
 [ $rc -eq 1 ] && grep -q "cut.json: byte " "$T/e4" || { echo "FAIL: truncated json ($rc)"; cat "$T/e4"; fail=1; }
-# truncated gzip with events: analysed, with a warning naming the file
+# --csv-dir: a missing directory is named as missing, a file as not a directory
+"$DYNO" analyze temporal "$TESTDATA/traces/trace_filter" --csv-dir "$T/nope" 2>"$T/e8"; rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--csv-dir $T/nope: no such directory (create it first)" "$T/e8" ||
+	{ echo "FAIL: --csv-dir missing ($rc)"; cat "$T/e8"; fail=1; }
+: >"$T/afile"
+"$DYNO" analyze temporal "$TESTDATA/traces/trace_filter" --csv-dir "$T/afile" 2>"$T/e9"; rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--csv-dir $T/afile: not a directory" "$T/e9" ||
+	{ echo "FAIL: --csv-dir on a file ($rc)"; cat "$T/e9"; fail=1; }
+# truncated gzip with events: analysed, with a warning naming the file, and
+# exit 3 (partial results; tests/integration/analyze_partial.sh has the rest)
 src="$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 head -c 700000 "$src" >"$T/rank-5.json.gz"
 "$DYNO" analyze temporal "$T/rank-5.json.gz" --format csv >"$T/o5" 2>"$T/e5"; rc=$?
-[ $rc -eq 0 ] && grep -q "gzip stream truncated" "$T/e5" && grep -q "^0," "$T/o5" || { echo "FAIL: truncated gzip ($rc)"; cat "$T/e5"; fail=1; }
+[ $rc -eq 3 ] && grep -q "gzip stream truncated" "$T/e5" && grep -q "^0," "$T/o5" || { echo "FAIL: truncated gzip ($rc)"; cat "$T/e5"; fail=1; }
 exit $fail

@@ -97,3 +97,97 @@ TEST(analyze_table_csv_json_table)
 	buf_free(&b);
 	atable_free(t);
 }
+
+/* Two long kernel names that differ only past the 60th character: the
+ * terminal table must not print them the same (they used to be cut to one
+ * identical "...~"); cut in the middle with '…' and lengthened until
+ * distinct; t->wide (--wide) prints them whole.  CSV/JSON untouched. */
+TEST(analyze_table_cut_names_stay_distinct)
+{
+	static const char *const cols[] = {"name:s", "n:i", NULL};
+	static const char *const names[] = {
+		"void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+		"at::detail::Array<char*, 2> >(int, at::native::AbsFunctor<float>, at::detail::Array<char*, 2>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+		"at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+		/* differs from the first only in the middle */
+		"void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<doubl>, "
+		"at::detail::Array<char*, 2> >(int, at::native::AbsFunctor<float>, at::detail::Array<char*, 2>)",
+		"short",
+	};
+	struct atable *t = atable_new("k", "Kernels", cols);
+	for (size_t i = 0; i < 4; i++) {
+		size_t r = atable_add_row(t);
+		atable_set_s(t, r, 0, names[i]);
+		atable_set_i(t, r, 1, (int64_t)i);
+	}
+	struct buf b = BUF_INIT;
+	atable_render(t, AFMT_TABLE, &b);
+	/* the name cell of each row (up to the two spaces before n) */
+	char cell[4][512];
+	size_t nl = 0;
+	char *save = NULL;
+	for (char *line = strtok_r(b.data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (nl >= 2 && nl - 2 < 4) {
+			char *end = line + strlen(line);
+			while (end > line && end[-1] != ' ')
+				end--; /* drop n */
+			while (end > line && end[-1] == ' ')
+				end--;
+			snprintf(cell[nl - 2], sizeof cell[0], "%.*s", (int)(end - line), line);
+		}
+		nl++;
+	}
+	REQUIRE(nl == 6);
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = i + 1; j < 4; j++)
+			CHECK(strcmp(cell[i], cell[j]) != 0);
+	CHECK(strstr(cell[0], "\u2026") != NULL);          /* cut, and marked */
+	CHECK(strstr(cell[0], "Array<char*, 2>)") != NULL); /* the tail is kept */
+	CHECK_STR(cell[3], "short");
+	buf_reset(&b);
+	t->wide = true;
+	atable_render(t, AFMT_TABLE, &b);
+	for (size_t i = 0; i < 3; i++)
+		CHECK(strstr(b.data, names[i]) != NULL);
+	CHECK(strstr(b.data, "\u2026") == NULL);
+	buf_reset(&b);
+	t->wide = false;
+	atable_render(t, AFMT_CSV, &b);
+	CHECK(strstr(b.data, names[0]) != NULL && strstr(b.data, "\u2026") == NULL);
+	buf_free(&b);
+	atable_free(t);
+}
+
+/* JSON: one number type per column.  A float column printed 1 and 0.93
+ * in one column; now every value of it is a float (1.0), and an int_text
+ * column of whole values stays integers. */
+TEST(analyze_json_one_number_type_per_column)
+{
+	static const char *const cols[] = {"f:f", "g:f", "i:i", NULL};
+	struct atable *t = atable_new("j", "J", cols);
+	atable_int_text(t, 1);
+	double f[] = {1, 0.93, 1e20}, g[] = {4, 5, NAN};
+	for (size_t k = 0; k < 3; k++) {
+		size_t r = atable_add_row(t);
+		atable_set_f(t, r, 0, f[k]);
+		atable_set_f(t, r, 1, g[k]);
+		atable_set_i(t, r, 2, (int64_t)k);
+	}
+	struct buf b = BUF_INIT;
+	atable_render(t, AFMT_JSON, &b);
+	CHECK(strstr(b.data, "{\"f\":1.0,\"g\":4,\"i\":0}") != NULL);
+	CHECK(strstr(b.data, "{\"f\":0.93,\"g\":5,\"i\":1}") != NULL);
+	CHECK(strstr(b.data, "{\"f\":1e+20,\"g\":null,\"i\":2}") != NULL || strstr(b.data, "{\"f\":1e20,") != NULL);
+	struct json_doc doc;
+	struct json_error e;
+	CHECK(json_parse(b.data, b.len, &doc, &e));
+	json_doc_free(&doc);
+	/* a non-whole value in the int_text column: all its values floats */
+	atable_set_f(t, 1, 1, 5.5);
+	buf_reset(&b);
+	atable_render(t, AFMT_JSON, &b);
+	CHECK(strstr(b.data, "\"g\":4.0,") != NULL && strstr(b.data, "\"g\":5.5,") != NULL);
+	buf_free(&b);
+	atable_free(t);
+}

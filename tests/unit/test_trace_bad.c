@@ -449,14 +449,79 @@ TEST(trace_rank_rules_and_directory)
 	CHECK_INT(set.ranks[0]->rank, 9);
 	CHECK_INT(set.ranks[0]->rank_rule, TRACE_RANK_OPTION);
 	trace_set_free(&set);
-	/* two files with one rank: the later name wins, with a warning */
+	/* two files without a rank: neither is dropped; they get the lowest
+	 * ranks no file declares (0 and 2, as 1 and 4 are declared) */
 	write_rank_file("d.json", "");
 	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
-	CHECK_INT(set.nranks, 3);
-	CHECK(strstr(set.warnings, "rank 0 is in both") != NULL);
-	CHECK(strstr(set.ranks[0]->path, "d.json") != NULL);
+	CHECK_INT(set.nranks, 4);
+	CHECK(strstr(set.ranks[0]->path, "c.json") != NULL);
+	CHECK_INT(set.ranks[0]->rank, 0);
+	CHECK(strstr(set.ranks[2]->path, "d.json") != NULL);
+	CHECK_INT(set.ranks[2]->rank, 2);
+	CHECK_INT(set.ranks[2]->rank_rule, TRACE_RANK_ASSIGNED);
+	CHECK(strstr(set.warnings, "2 file(s) without a rank: given the lowest ranks") != NULL);
+	trace_set_free(&set);
+	/* two files declaring one rank: the later name is analysed, the
+	 * warning names both */
+	write_rank_file("e.json", "\"distributedInfo\":{\"rank\":1},");
+	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
+	CHECK_INT(set.nranks, 4);
+	CHECK(strstr(set.warnings, "rank 1 is declared by both") != NULL);
+	CHECK(strstr(set.warnings, "b_rank_2.json left out") != NULL);
+	CHECK(strstr(set.ranks[1]->path, "e.json") != NULL);
 	trace_set_free(&set);
 	buf_free(&p);
+	buf_free(&err);
+}
+
+/* A rank read from a trace wins over the default: a file without a rank
+ * beside one with distributedInfo.rank 0 gets another rank, and is not
+ * dropped (it used to replace the real rank 0). */
+TEST(trace_rank_declared_wins_over_default)
+{
+	write_rank_file("a.json", "\"distributedInfo\":{\"rank\":0},");
+	write_rank_file("b.json", "");
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
+	REQUIRE(set.nranks == 2);
+	CHECK(strstr(set.ranks[0]->path, "/a.json") != NULL);
+	CHECK_INT(set.ranks[0]->rank_rule, TRACE_RANK_DISTINFO);
+	CHECK(strstr(set.ranks[1]->path, "/b.json") != NULL);
+	CHECK_INT(set.ranks[1]->rank, 1);
+	CHECK(strstr(set.warnings, "is in both") == NULL && strstr(set.warnings, "declared by both") == NULL);
+	trace_set_free(&set);
+	buf_free(&err);
+}
+
+/* 20 on-demand traces of non-distributed processes (trace_<pid>.json, no
+ * rank anywhere): 20 ranks, numbered by the pids, said in one line; with
+ * two names of one pid, the file order instead. */
+TEST(trace_rank_from_pid_names)
+{
+	char name[64];
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof name, "trace_%d.json", 4000 + 7 * i);
+		write_rank_file(name, "");
+	}
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
+	CHECK_INT(set.nranks, 20);
+	for (size_t k = 0; k < set.nranks && k < 20; k++) {
+		CHECK_INT(set.ranks[k]->rank, 4000 + 7 * (int)k);
+		snprintf(name, sizeof name, "/trace_%d.json", 4000 + 7 * (int)k);
+		CHECK(strstr(set.ranks[k]->path, name) != NULL);
+	}
+	const char *line = "20 file(s) without a rank: each is given the pid in its name (_<pid>) as its rank\n";
+	CHECK_STR(set.warnings, line);
+	trace_set_free(&set);
+	write_rank_file("host_4000.123.pt.trace.json", ""); /* pid 4000 twice */
+	REQUIRE(trace_set_load(&set, test_tmpdir(), NULL, &err) == 0);
+	CHECK_INT(set.nranks, 21);
+	CHECK_INT(set.ranks[20]->rank, 20);
+	CHECK(strstr(set.warnings, "21 file(s) without a rank: given the lowest ranks no file declares") != NULL);
+	trace_set_free(&set);
 	buf_free(&err);
 }
 

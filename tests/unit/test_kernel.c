@@ -230,6 +230,9 @@ TEST(kernel_malformed_input_is_absent_not_zero)
 	ABSENT(&f, "procs_running");
 	CHECK_INT(fcount_prefix(&f, "rx_"), 0);
 	CHECK_INT(fcount_prefix(&f, "disk_"), 0);
+	/* each unusable file is said, once, by name */
+	CHECK(strstr(test_stderr(), "proc/stat has no aggregate cpu line") != NULL);
+	CHECK(strstr(test_stderr(), "cpu/online: malformed cpu list") != NULL);
 	frame_free(&f);
 	kernel_collector_free(k);
 }
@@ -241,6 +244,9 @@ TEST(kernel_missing_root)
 	frame_init(&f);
 	CHECK(!kernel_collect(k, &f));
 	CHECK_INT(f.n, 0);
+	/* absent, and why: the warnings name the files */
+	CHECK(strstr(test_stderr(), "cannot read /nonexistent/proc/stat: CPU metrics unavailable") != NULL);
+	CHECK(strstr(test_stderr(), "cannot read /nonexistent/proc/meminfo") != NULL);
 	frame_free(&f);
 	kernel_collector_free(k);
 }

@@ -261,6 +261,9 @@ TEST(otlp_dead_receiver_drops_oldest)
 	CHECK(st.failures >= 2); /* retried with backoff, still failing */
 	CHECK_INT(st.sent, 0);
 	CHECK_INT(st.queued, 3);
+	/* both conditions are said (rate-limited), not silent */
+	CHECK(strstr(test_stderr(), "otlp: queue full (3 payloads); dropping the oldest") != NULL);
+	CHECK(strstr(test_stderr(), "failed: Couldn't connect to server (will retry with backoff)") != NULL);
 	frame_free(&f);
 	otlp_free(s);
 	buf_free(&err);

@@ -34,7 +34,7 @@ struct rpc_flags {
 	int64_t port;
 	bool enable;
 	const char *bind, *allow, *token_file;
-	int64_t timeout_ms, max_frame, max_requests;
+	int64_t timeout_ms, max_frame, max_requests, max_queued, max_held;
 	/* given on the command line: an explicitly empty list is an error */
 	bool allow_seen, token_file_seen;
 };
@@ -53,7 +53,12 @@ struct rpc_flags {
 	{"rpc_max_frame", 0, ARG_INT, &(f)->max_frame, "BYTES", "largest RPC request accepted", 64, 1 << 30, \
 	 NULL},                                                                                              \
 	{"rpc_max_requests_per_connection", 0, ARG_INT, &(f)->max_requests, "N",                             \
-	 "requests one keep-alive RPC connection may make (1: no keep-alive)", 1, 1000000, NULL}
+	 "requests one keep-alive RPC connection may make (1: no keep-alive)", 1, 1000000, NULL},            \
+	{"rpc_max_queued_bytes", 0, ARG_INT, &(f)->max_queued, "BYTES",                                     \
+	 "unsent answer bytes one RPC client may leave unread before it is dropped", 65536, 1LL << 30, NULL}, \
+	{"rpc_max_held_bytes", 0, ARG_INT, &(f)->max_held, "BYTES",                                         \
+	 "memory for all RPC connections together; past it the oldest holders are dropped", 65536,          \
+	 1LL << 30, NULL}
 
 static void on_stop_signal(struct ev_loop *l, int signo, void *ud)
 {
@@ -95,7 +100,8 @@ static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_s
 	net_acl_free(&probe);
 	struct rpc_opts ro = {.bind = f->bind, .port = (int)f->port, .allow = f->allow, .token = token,
 			      .max_frame = (uint32_t)f->max_frame, .timeout_ms = (int)f->timeout_ms,
-			      .max_requests = (uint32_t)f->max_requests};
+			      .max_requests = (uint32_t)f->max_requests,
+			      .max_queued = (size_t)f->max_queued, .max_held = (size_t)f->max_held};
 	struct buf rerr = BUF_INIT;
 	*srv = rpc_start(l, &ro, &rerr);
 	if (!*srv)
@@ -143,7 +149,8 @@ int main(int argc, char **argv)
 	struct telemetry_config *tcfg = telemetry_config_new();
 	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
 	struct rpc_flags rf = {.port = NET_RPC_PORT, .enable = true, .bind = "", .allow = "", .token_file = "",
-			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000};
+			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000,
+			       .max_queued = 2 << 20, .max_held = 8 << 20};
 	const struct arg_opt own_rows[] = {
 		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},
 		{"version", 0, ARG_BOOL, &show_version, NULL, "print dynolog's version and exit", 0, 0, NULL},

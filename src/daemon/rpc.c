@@ -402,12 +402,22 @@ close:
 	return false;
 }
 
-static void drop(struct rpc_conn *c, const char *why)
+#define WHY_QUEUED "unsent answer over the per-connection limit"
+#define WHY_HELD "memory for connections over the limit"
+
+/* Each of the two bounds is said once when it first bites (a LOG_ONCE per
+ * reason: which one bites first depends on the clients). */
+static void drop(struct rpc_conn *c, bool total)
 {
 	char a[72];
 	c->s->st.overflow++;
-	LOG_ONCE(LOG_LEVEL_WARN, "RPC: dropping clients that do not read their answers (%s); see docs/rpc.md", why);
-	log_debug("RPC: %s dropped: %s", peer(c, a), why);
+	if (total)
+		LOG_ONCE(LOG_LEVEL_WARN, "RPC: dropping clients that do not read their answers (" WHY_HELD
+					 "); see docs/rpc.md");
+	else
+		LOG_ONCE(LOG_LEVEL_WARN, "RPC: dropping clients that do not read their answers (" WHY_QUEUED
+					 "); see docs/rpc.md");
+	log_debug("RPC: %s dropped: %s", peer(c, a), total ? WHY_HELD : WHY_QUEUED);
 	conn_close(c);
 }
 
@@ -422,17 +432,17 @@ static bool conn_budget(struct rpc_conn *c)
 	s->st.held = s->st.held - c->held + h;
 	c->held = h;
 	if (c->out.len - c->out_off > s->max_queued) {
-		drop(c, "unsent answer over the per-connection limit");
+		drop(c, false);
 		return false;
 	}
 	for (struct rpc_conn *v = s->head; s->st.held > s->max_held && v;) {
 		struct rpc_conn *next = v->next;
 		if (v != c && v->held)
-			drop(v, "memory for connections over the limit");
+			drop(v, true);
 		v = next;
 	}
 	if (s->st.held > s->max_held) {
-		drop(c, "memory for connections over the limit");
+		drop(c, true);
 		return false;
 	}
 	if (s->st.held > s->st.held_peak)

@@ -6,7 +6,10 @@
  * is ready: nothing wakes the process between events.  Handlers may add or
  * remove handlers (their own included) from inside a callback; removed ones
  * are freed after the current batch.  Single-threaded: every callback runs
- * on the thread that called ev_run().
+ * on the thread that called ev_run().  Within a batch, timers and signals
+ * run before I/O callbacks, and the I/O callbacks of one batch stop after
+ * ~10 ms (the rest are reported again by the next epoll_wait), so a busy
+ * batch delays a timer by at most about one callback.
  */
 #ifndef DYNO_LOOP_H
 #define DYNO_LOOP_H

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -413,6 +414,62 @@ TEST(loop_timers_io_signals)
 	ev_loop_free(l);
 	close(s.sv[0]);
 	close(s.sv[1]);
+}
+
+/* A busy batch: four always-readable descriptors whose handler takes
+ * 30 ms each (never reading, so they stay ready), and a timer due after
+ * 20 ms.  The log records the order of callbacks. */
+struct busy_state {
+	char log[16];
+	int n;
+};
+
+static void busy_io(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	(void)fd;
+	(void)ev;
+	struct busy_state *s = ud;
+	s->log[s->n++] = 'I';
+	struct timespec ts = {0, 30 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	if (s->n >= 8)
+		ev_stop(l);
+}
+
+static void busy_tick(struct ev_loop *l, struct ev_timer *t, void *ud)
+{
+	(void)l;
+	(void)t;
+	struct busy_state *s = ud;
+	s->log[s->n++] = 'T';
+}
+
+TEST(loop_timer_not_behind_busy_batch)
+{
+	struct busy_state s = {0};
+	int p[4][2];
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	for (int i = 0; i < 4; i++) {
+		REQUIRE(pipe(p[i]) == 0);
+		REQUIRE(write(p[i][1], "x", 1) == 1);
+		REQUIRE(ev_io_add(l, p[i][0], EPOLLIN, busy_io, &s) == 0);
+	}
+	REQUIRE(ev_timer_add(l, 20 * NS_PER_MS, 0, busy_tick, &s));
+	CHECK(ev_run(l) == 0);
+	/* The first batch holds the four descriptors (the timer is not due
+	 * yet).  The timer falls due during the first 30 ms callback; the loop
+	 * must look again before running the other three (a whole batch of
+	 * them used to run first: "IIIIT"). */
+	const char *t = strchr(s.log, 'T');
+	REQUIRE(t != NULL);
+	if (t - s.log > 1)
+		test_fail(__FILE__, __LINE__, "the timer ran after %d busy callbacks: %s", (int)(t - s.log), s.log);
+	ev_loop_free(l);
+	for (int i = 0; i < 4; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
 }
 
 static void never(struct ev_loop *l, struct ev_timer *t, void *ud)

@@ -66,6 +66,19 @@
 #   flood datagrams     106,009            189,628
 #   daemon CPU          44 %               54 % of one core
 # (The old client, giving up at its next poll, had counted 16.7 % on main.)
+#
+# 2026-11-25, the issue's 10-minute run on an idle host (load 0.3 before
+# it; nothing else running), main at 29e740d, SOAK_SECONDS=600, all abuse:
+#   peak RSS 43.4 MiB = 0.68x MemoryMax (1.35x MemoryHigh; it rises with
+#   the 1 s history: 19.7 MiB at 60 s, 42 MiB at 540 s); ticks 598 of 600,
+#   longest gap 2.14 s = 2.14x the interval (gaps up to 1.50 s for the
+#   first 480 s, then beats skipped while pipelined getMetrics answers
+#   over the grown history filled whole loop batches: fixed since by
+#   timers-first batches with a 10 ms I/O budget, src/core/loop.c);
+#   getStatus 100 % (2780 of 2780, p99 881 ms); Prometheus 100 % (5587);
+#   Kineto polls 75 % (129 of 172; 43 sends still refused after Kineto's
+#   ~10 s of retries: the kernel queue, see docs/security.md); daemon CPU
+#   84 % of one core (the unit file's CPUQuota=10% is not applied here).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 O=${1:-${O:-build}}

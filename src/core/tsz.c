@@ -10,7 +10,8 @@
  *     the previous window (when x's leading and trailing zeros cover it);
  *     '11' + 5 bits leading zeros (at most 31) + 6 bits length (64 as 0)
  *     + that many bits: a new window.
- * The bit I/O goes a byte at a time; a point is 2 to 20 bytes touched.
+ * Writing goes a byte at a time; reading loads 8 bytes at once where
+ * they lie within the stream (byte at a time near its end).
  */
 #include "tsz.h"
 
@@ -114,11 +115,32 @@ void tsz_dec_init(struct tsz_dec *d, const uint8_t *buf, size_t nbits, uint32_t 
 	d->lead = -1;
 }
 
+/* The 8 bytes at the read position, most significant first, when all 8
+ * lie within the stream's bytes (the fast path: one load, no loop). */
+static inline bool peek64(const struct tsz_dec *d, uint64_t *w)
+{
+	size_t byte = d->pos >> 3;
+	if (byte + 8 > (d->nbits + 7) >> 3)
+		return false;
+	memcpy(w, d->buf + byte, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	*w = __builtin_bswap64(*w);
+#endif
+	*w <<= d->pos & 7;
+	return true;
+}
+
 /* n bits (1..64) into *out; false when fewer than n are left */
-static bool get_bits(struct tsz_dec *d, unsigned n, uint64_t *out)
+static inline bool get_bits(struct tsz_dec *d, unsigned n, uint64_t *out)
 {
 	if (n > d->nbits - d->pos)
 		return false;
+	uint64_t w;
+	if (n <= 56 && peek64(d, &w)) { /* at most 7 bits were shifted out */
+		*out = w >> (64 - n);
+		d->pos += n;
+		return true;
+	}
 	uint64_t v = 0;
 	while (n) {
 		unsigned off = (unsigned)(d->pos & 7), room = 8 - off;
@@ -132,9 +154,21 @@ static bool get_bits(struct tsz_dec *d, unsigned n, uint64_t *out)
 	return true;
 }
 
-/* count of leading 1 bits, up to max (the bucket prefixes) */
-static bool get_ones(struct tsz_dec *d, unsigned max, unsigned *ones)
+/* count of leading 1 bits, up to max (the bucket prefixes), and the 0
+ * that ends them when fewer than max */
+static inline bool get_ones(struct tsz_dec *d, unsigned max, unsigned *ones)
 {
+	uint64_t w;
+	if (peek64(d, &w)) {
+		unsigned k = ~w ? (unsigned)__builtin_clzll(~w) : 64;
+		k = k < max ? k : max;
+		unsigned used = k + (k < max);
+		if (used > d->nbits - d->pos)
+			return false;
+		d->pos += used;
+		*ones = k;
+		return true;
+	}
 	unsigned k = 0;
 	uint64_t b;
 	while (k < max) {

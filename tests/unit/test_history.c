@@ -164,7 +164,7 @@ static char *expected(int ticks, int cap, int64_t now_ms, int64_t since_s, int w
 			if (isnan(ref_v[t][k]) || ref_ms[t] < now_ms - since_s * 1000)
 				continue;
 			if (!opened) {
-				char name[16];
+				char name[32];
 				snprintf(name, sizeof name, "k%02d", k);
 				jw_key(&w, name);
 				jw_arr_begin(&w);
@@ -221,7 +221,7 @@ TEST(history_compressed_answers_as_a_table)
 			ref_v[t][k] = NAN;
 			if ((k >= 20 && k < 30 && t < 200) || (k >= 30 && k < 40 && t >= 300) || rnd() % 4 == 0)
 				continue;
-			char name[16];
+			char name[32];
 			snprintf(name, sizeof name, "k%02d", k);
 			if (k >= 40)
 				frame_float(&f, name, 1e300); /* overwritten below */
@@ -310,7 +310,7 @@ TEST(history_byte_cap_drops_oldest_first)
 	for (int t = 0; t < 2000; t++) {
 		frame_reset(&f, t * 1000ll * 1000000);
 		for (int k = 0; k < 3; k++) {
-			char name[16];
+			char name[32];
 			snprintf(name, sizeof name, "noise%d", k);
 			frame_float(&f, name, (double)rnd() / 7.0);
 		}

@@ -1,5 +1,5 @@
 /*
- * test_history.c - the history ring and the getMetrics RPC body: window,
+ * test_history.c - the history (compressed blocks) and the getMetrics RPC body: window,
  * since_s, name globs, absent keys, bounded series, bad requests.
  */
 #include <math.h>
@@ -126,5 +126,243 @@ TEST(history_rpc_errors)
 	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"since_s\":99999999999999}", 0);
 	CHECK_STR(r, "{\"interval_s\":10,\"metrics\":{},\"window_s\":60}");
 	free(r);
+	history_free(h);
+}
+
+/* ---- the compressed store: answers as a plain table gives them, blocks
+ * that grow and are freed, the byte cap, keys that come late ---- */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+enum { REF_T = 600, REF_K = 50 };
+static double ref_v[REF_T][REF_K]; /* NAN: absent that tick */
+static int64_t ref_ms[REF_T];
+
+/* The getMetrics body the plain (tick x key) table gives: every point of
+ * the last cap ticks at or after now - since. */
+static char *expected(int ticks, int cap, int64_t now_ms, int64_t since_s, int window_s, int interval_s)
+{
+	struct buf b = BUF_INIT;
+	struct jw w;
+	jw_init(&w, &b);
+	jw_obj_begin(&w);
+	jw_key(&w, "interval_s");
+	jw_i64(&w, interval_s);
+	jw_key(&w, "metrics");
+	jw_obj_begin(&w);
+	int first = ticks > cap ? ticks - cap : 0;
+	for (int k = 0; k < REF_K; k++) {
+		bool opened = false;
+		for (int t = first; t < ticks; t++) {
+			if (isnan(ref_v[t][k]) || ref_ms[t] < now_ms - since_s * 1000)
+				continue;
+			if (!opened) {
+				char name[32];
+				snprintf(name, sizeof name, "k%02d", k);
+				jw_key(&w, name);
+				jw_arr_begin(&w);
+				opened = true;
+			}
+			jw_arr_begin(&w);
+			jw_i64(&w, ref_ms[t]);
+			jw_f64(&w, ref_v[t][k]);
+			jw_arr_end(&w);
+		}
+		if (opened)
+			jw_arr_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_key(&w, "window_s");
+	jw_i64(&w, window_s);
+	jw_obj_end(&w);
+	return buf_detach(&b, NULL);
+}
+
+static double ref_value(int t, int k)
+{
+	double x;
+	switch (k % 5) {
+	case 0: return 42.5;                           /* constant */
+	case 1: return (double)((uint64_t)t * 65536 + 7); /* counter */
+	case 2: return (double)(rnd() % 101);           /* a percentage */
+	case 3: return -0.0;
+	default:
+		do { /* any finite double */
+			uint64_t bits = rnd();
+			memcpy(&x, &bits, sizeof x);
+		} while (!isfinite(x));
+		return x;
+	}
+}
+
+TEST(history_compressed_answers_as_a_table)
+{
+	/* window 100 s at 1 s: 101 ticks; keys present at random, k20..29 come
+	 * late (tick 200), k30..39 stop at tick 300, k40..49 are set twice a
+	 * frame (the later wins); timestamps jitter and jump */
+	const int window = 100, cap = 101;
+	struct history *h = history_new(window, 1, 0, 1000);
+	struct frame f;
+	frame_init(&f);
+	int64_t ms = 1764000000000;
+	int checked = 0;
+	for (int t = 0; t < REF_T; t++) {
+		ms += 1000 + (int64_t)(rnd() % 40) - 20 + (t % 97 == 0 ? 3600000 : 0);
+		ref_ms[t] = ms;
+		frame_reset(&f, ms * 1000000);
+		for (int k = 0; k < REF_K; k++) {
+			ref_v[t][k] = NAN;
+			if ((k >= 20 && k < 30 && t < 200) || (k >= 30 && k < 40 && t >= 300) || rnd() % 4 == 0)
+				continue;
+			char name[32];
+			snprintf(name, sizeof name, "k%02d", k);
+			if (k >= 40)
+				frame_float(&f, name, 1e300); /* overwritten below */
+			ref_v[t][k] = ref_value(t, k);
+			frame_float(&f, name, ref_v[t][k]);
+		}
+		history_add(h, &f);
+		if (t == 0 || t == 50 || t == 150 || t == 250 || t == 350 || t == 420 || t == REF_T - 1) {
+			const int64_t since[] = {window, 30, 0};
+			for (size_t i = 0; i < 3; i++) {
+				char req[96];
+				snprintf(req, sizeof req, "{\"fn\":\"getMetrics\",\"since_s\":%lld}", (long long)since[i]);
+				char *got = rpc(h, req, ms);
+				char *want = expected(t + 1, cap, ms, since[i], window, 1);
+				CHECK_STR(got, want);
+				checked++;
+				free(got);
+				free(want);
+			}
+		}
+	}
+	CHECK_INT(checked, 21);
+	CHECK_INT(history_series(h), 40); /* k30..39 left the window */
+	frame_free(&f);
+	history_free(h);
+}
+
+static void add_key(struct history *h, int64_t t_ms, const char *key, double v)
+{
+	struct frame f;
+	frame_init(&f);
+	frame_reset(&f, t_ms * 1000000);
+	frame_float(&f, key, v);
+	history_add(h, &f);
+	frame_free(&f);
+}
+
+TEST(history_blocks_grow_and_are_freed)
+{
+	/* an hour at 1 s: the ring this replaced took 2 x 3601 x 8 = 57.6 kB
+	 * for one key; a steady key takes ~2 bits a tick, blocks as it goes */
+	struct history *h = history_new(3600, 1, 0, 100);
+	CHECK_INT(history_bytes(h), 0);
+	size_t prev = 0;
+	int grew = 0;
+	for (int t = 0; t < 3601; t++) {
+		add_key(h, 1764000000000 + t * 1000ll, "cpu_util", 12.5);
+		CHECK(history_bytes(h) >= prev);
+		grew += history_bytes(h) > prev;
+		prev = history_bytes(h);
+	}
+	CHECK(grew >= 4);         /* it grew block by block */
+	CHECK(prev < 2 * 3601 * 8 / 8); /* < 1/8 of the ring (key + timestamps) */
+	/* random values in a short window: blocks are freed as they age out */
+	struct history *s = history_new(60, 1, 0, 100);
+	size_t most = 0;
+	for (int t = 0; t < 5000; t++) {
+		double x = (double)rnd() / 3.0;
+		add_key(s, t * 1000ll, "noise", x);
+		if (t > 100 && history_bytes(s) > most)
+			most = history_bytes(s);
+	}
+	/* 61 points of ~9 bytes: two 1 KiB blocks at most, and the tick log's
+	 * two; not growing with the 5000 ticks */
+	CHECK(most > 0 && most < 5 * 1024);
+	/* a key that stops: its blocks go with its last point */
+	size_t with = history_bytes(h);
+	for (int t = 3601; t < 3601 + 3601; t++)
+		add_key(h, 1764000000000 + t * 1000ll, "other", 1);
+	CHECK_INT(history_series(h), 1);
+	CHECK(history_bytes(h) <= with); /* only "other" and the tick log */
+	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"cpu_util\"]}", 1764000000000 + 7202 * 1000ll);
+	CHECK_STR(r, "{\"interval_s\":1,\"metrics\":{},\"window_s\":3600}");
+	free(r);
+	history_free(h);
+	history_free(s);
+}
+
+TEST(history_byte_cap_drops_oldest_first)
+{
+	struct history *h = history_new(3600, 1, 0, 100);
+	/* three keys' newest (1 KiB) blocks and the tick log's fit 8 KiB */
+	history_set_max_bytes(h, 8192);
+	struct frame f;
+	frame_init(&f);
+	for (int t = 0; t < 2000; t++) {
+		frame_reset(&f, t * 1000ll * 1000000);
+		for (int k = 0; k < 3; k++) {
+			char name[32];
+			snprintf(name, sizeof name, "noise%d", k);
+			frame_float(&f, name, (double)rnd() / 7.0);
+		}
+		history_add(h, &f);
+		CHECK(history_bytes(h) <= 8192);
+	}
+	CHECK(history_dropped_blocks(h) > 0);
+	CHECK_INT(history_series(h), 3);
+	/* every key keeps its newest points, none its first */
+	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"noise1\"]}", 1999000);
+	CHECK(strstr(r, "[1999000,") != NULL);
+	CHECK(strstr(r, "[1998000,") != NULL);
+	CHECK(strstr(r, "[0,") == NULL);
+	CHECK(strstr(r, "[1000,") == NULL);
+	free(r);
+	/* said once */
+	const char *err = test_stderr();
+	const char *p = strstr(err, "reach --history_max_mb");
+	CHECK(p != NULL);
+	CHECK(p && strstr(p + 1, "reach --history_max_mb") == NULL);
+	frame_free(&f);
+	history_free(h);
+}
+
+TEST(history_many_series_added_late)
+{
+	/* host keys from the start, then 8 x 40 GPU-like keys appear at run time */
+	struct history *h = history_new(3600, 1, 0, 20000);
+	struct frame f;
+	frame_init(&f);
+	for (int t = 0; t < 400; t++) {
+		frame_reset(&f, (1764000000000 + t * 1000ll) * 1000000);
+		frame_uint(&f, "cpu_u_ms", (uint64_t)t * 13);
+		if (t >= 100)
+			for (int g = 0; g < 8; g++)
+				for (int m = 0; m < 40; m++) {
+					char name[48];
+					snprintf(name, sizeof name, "gpu_m%02d.gpu%d", m, g);
+					frame_float(&f, name, (double)((t * (m + 1) + g) % 100));
+				}
+		history_add(h, &f);
+	}
+	CHECK_INT(history_series(h), 1 + 8 * 40);
+	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"gpu_m07.gpu3\"]}", 1764000399000);
+	/* first point at tick 100, last at 399, 300 in all */
+	CHECK(strstr(r, "\"gpu_m07.gpu3\":[[1764000100000,3],[1764000101000,11],") != NULL);
+	CHECK(strstr(r, "[1764000399000,") != NULL);
+	size_t n = 0;
+	for (const char *p = r; (p = strstr(p, "[17640")) != NULL; p++)
+		n++;
+	CHECK_INT(n, 300);
+	free(r);
+	frame_free(&f);
 	history_free(h);
 }

@@ -3,11 +3,13 @@
  * every numeric frame key, for the getMetrics RPC ("real-time telemetry
  * query" for load balancers and autoscalers).
  *
- * Memory is bounded twice: the ring holds cap_ticks ticks (every tick of
- * every collector over the window),
- * and at most max_series keys are kept (a key beyond that is dropped and
- * counted).  A key that stops appearing is freed once all its points have
- * aged out of the window.
+ * Points are held compressed (src/core/tsz.c) in blocks allocated as they
+ * arrive, so memory follows what is held rather than the window.  Bounds:
+ * the window holds cap_ticks ticks (every tick of every collector over the
+ * window); at most max_series keys are kept (a key beyond that is dropped
+ * and counted); and, when set, at most max_bytes of blocks (past it the
+ * oldest points go first, said once).  A key that stops appearing is freed
+ * once all its points have aged out of the window.
  */
 #ifndef DYNO_PUBLISH_HISTORY_H
 #define DYNO_PUBLISH_HISTORY_H
@@ -21,7 +23,7 @@
 
 struct history;
 
-/* interval_s is what getMetrics reports; cap_ticks: ticks the ring holds
+/* interval_s is what getMetrics reports; cap_ticks: ticks the window holds
  * (0: window_s / interval_s + 1; more when several collectors tick). */
 struct history *history_new(int64_t window_s, int64_t interval_s, size_t cap_ticks, size_t max_series);
 void history_free(struct history *h);
@@ -29,6 +31,12 @@ void history_free(struct history *h);
 void history_add(struct history *h, const struct frame *f);
 size_t history_series(const struct history *h);
 uint64_t history_dropped_series(const struct history *h);
+/* The byte cap on blocks (0, the default: none); applies from the next add. */
+void history_set_max_bytes(struct history *h, size_t max_bytes);
+/* Bytes of blocks held (headers included; not the key table and names),
+ * and blocks dropped by the byte cap so far. */
+size_t history_bytes(const struct history *h);
+uint64_t history_dropped_blocks(const struct history *h);
 
 /* The getMetrics RPC (our extension, docs/daemon.md): req is the parsed
  * request object {"fn":"getMetrics","since_s":N?,"names":[...]?}; the

@@ -474,6 +474,10 @@ static void lock_chain(struct cp_graph *g)
 
 /* ---- GPU kernels, launches and syncs ---- */
 
+/* A longer gap between two kernels of a stream is not a kernel-kernel
+ * delay (HTA's threshold, µs): something else held the stream. */
+#define CP_MAX_KERNEL_GAP 1500.0
+
 struct krow {
 	double key;
 	uint32_t row;
@@ -551,7 +555,7 @@ static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out
 				break;
 			}
 			add_edge(g, g->start_of[rt], s, CP_LAUNCH, false);
-		} else if (*l > 0) {
+		} else if (*l > 0 && g->node[s].ts - g->node[*l - 1].ts < CP_MAX_KERNEL_GAP) {
 			add_edge(g, (int32_t)*l - 1, s, CP_KERNEL_KERNEL, false);
 		}
 		*l = e + 1;
@@ -1026,8 +1030,15 @@ void critical_path_tables(const struct trace_rank *r, const struct cp_result *re
 			if (names[k][0] && (top < 0 || vals[k] > vals[top]))
 				top = (int)k;
 		}
-		atable_note(s, "rank %d: graph of %zu nodes and %zu edges; the path has %zu edges, %.6g us", res->rank,
+		atable_note(s, "rank %d: graph of %zu nodes and %zu edges; the path has %zu edges, %.17g us", res->rank,
 			    res->nodes, res->edges, res->path_edges, res->length);
+		struct buf types = BUF_INIT;
+		for (int t = 0; t < CP_NTYPES; t++)
+			if (res->type_count[t])
+				buf_printf(&types, "%s%s %zu (%.6g us)", types.len ? ", " : "", type_names[t] + 14,
+					   res->type_count[t], res->type_weight[t]);
+		atable_note(s, "edges by type: %s", types.data ? types.data : "none");
+		buf_free(&types);
 		if (top >= 0 && total > 0)
 			for (int v = 0; v < 5; v++)
 				if (strcmp(names[top], summary_verdict[v][0]) == 0)

@@ -773,7 +773,9 @@ void critical_path_run(const struct trace_rank *r, const struct cp_options *o, s
 			in[i] = r->ts[i] >= start && r->ts[i] <= end && r->dur[i] > 0;
 		} else {
 			int32_t l = r->link[i];
-			in[i] = (l >= 0 && r->stream[l] == -1 && r->ts[l] >= start && r->ts[l] <= end && r->dur[l] > 0) ||
+			/* HTA joins the launch's partner only: one kernel of a CUDA graph */
+			bool launch = l >= 0 && (!o->hta_graph_launch || r->link[l] == (int32_t)i);
+			in[i] = (launch && r->stream[l] == -1 && r->ts[l] >= start && r->ts[l] <= end && r->dur[l] > 0) ||
 				(swe != TRACE_NO_STR && r->name[i] == swe);
 			any_launch |= l >= 0;
 		}
@@ -817,6 +819,7 @@ void critical_path_run(const struct trace_rank *r, const struct cp_options *o, s
 		int32_t l = r->link[i];
 		if (r->stream[i] != -1 && l >= 0 && r->link[l] != (int32_t)i && in[i])
 			out->cuda_graph_kernels++;
+	out->hta_graph_launch = o->hta_graph_launch;
 	}
 	lock_chain(&g);
 	call_stacks(&g, in);
@@ -1049,7 +1052,7 @@ void critical_path_tables(const struct trace_rank *r, const struct cp_result *re
 				       "(the loader keeps no event-record args): no edge for them");
 		if (res->cuda_graph_kernels)
 			atable_note(s, "%zu kernels share a launch (CUDA graph): all are in the window, "
-				       "HTA keeps one (HTA issue 290)",
+				       "HTA keeps one (HTA issue 290; --hta-graph-launch does the same)",
 				    res->cuda_graph_kernels);
 	} else if (res) {
 		atable_note(s, "rank %d: critical path unavailable: %s", res->rank, res->why);
@@ -1088,6 +1091,9 @@ static const struct analysis_opt cp_opts[] = {
 	{{"instance", 0, ARG_INT, NULL, "I",
 	  "critical-path: which instance of the annotation (default 1, or 0 when it occurs once)", 0, 0, NULL},
 	 offsetof(struct cp_options, instance)},
+	{{"hta-graph-launch", 0, ARG_BOOL, NULL, NULL,
+	  "critical-path: of a cudaGraphLaunch's kernels keep only one, as HTA does (its issue 290)", 0, 0, NULL},
+	 offsetof(struct cp_options, hta_graph_launch)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
 };
 

@@ -18,6 +18,9 @@ struct cp_options {
 	int64_t rank;           /* --cp-rank: -1 = the first selected rank */
 	const char *annotation; /* --annotation: NULL = "ProfilerStep", or the whole trace without one */
 	int64_t instance;       /* --instance: -1 = 1 when the annotation occurs twice or more, else 0 */
+	/* --hta-graph-launch: of the kernels of one cudaGraphLaunch keep only
+	 * the one the launch's correlation points to, like HTA (issue 290) */
+	bool hta_graph_launch;
 };
 
 /* Edge types, in HTA's names (critical_path_analysis.py CPEdgeType). */
@@ -50,7 +53,8 @@ struct cp_result {
 		int32_t attr;     /* attributed row; -1 none; -2 the thread root (HTA event -1) */
 	} *path;
 	bool event_sync_ignored; /* Event Sync / Stream Wait Event rows were skipped */
-	size_t cuda_graph_kernels; /* kernels sharing a launch with another kernel */
+	size_t cuda_graph_kernels; /* kernels in the window sharing a launch with another kernel */
+	bool hta_graph_launch;     /* the option was on (then cuda_graph_kernels is 0) */
 };
 
 /* The analysis of rank r with options o.  Never fails hard: out->ok false

@@ -163,6 +163,8 @@ static int qpoint_cmp(const void *a, const void *b)
 	const struct qpoint *x = a, *y = b;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
+	/* launches before kernels at one time (concat order); HTA's sort is
+	 * not stable, so its order at such ties is not knowable */
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -1069,7 +1071,7 @@ void critical_path_tables(const struct trace_rank *r, const struct cp_result *re
 static bool long_shown(const void *opts, const struct analysis_show *s)
 {
 	(void)opts;
-	return s->fmt != AFMT_TABLE && !s->summary;
+	return s->fmt != AFMT_TABLE;
 }
 
 static const struct analysis_table cp_tables[] = {
@@ -1128,5 +1130,6 @@ const struct analysis analysis_critical_path = {
 	.tables = cp_tables,
 	.ntables = 3,
 	.cost = 2,
+	.own_command = true,
 	.combine = cp_combine,
 };

@@ -30,13 +30,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kernel_step_options *ko = analysis_config_opts(&cfg, &analysis_step_kernel_breakdown.opts);
 	ko->num_kernels = 2;
 	struct analyze_run_opts ro = {.config = &cfg, .fmt = AFMT_CSV, .every_table = true, .threads = 2};
-	struct analyze_results res;
-	analyze_run(&set, NULL, &ro, &res);
-	struct buf out = BUF_INIT;
-	for (size_t i = 0; i < res.n; i++)
-		atable_render(res.v[i].t, res.v[i].table->per_rank ? AFMT_JSON : AFMT_CSV, &out);
-	buf_free(&out);
-	analyze_results_free(&res);
+	/* `summary` (only NULL), then each analysis that runs only by name */
+	for (size_t k = 0; k <= ANALYSIS_COUNT; k++) {
+		if (k < ANALYSIS_COUNT && !analysis_list[k]->own_command)
+			continue;
+		ro.only = k < ANALYSIS_COUNT ? analysis_list[k] : NULL;
+		struct analyze_results res;
+		analyze_run(&set, NULL, &ro, &res);
+		struct buf out = BUF_INIT;
+		for (size_t i = 0; i < res.n; i++)
+			atable_render(res.v[i].t, res.v[i].table->per_rank ? AFMT_JSON : AFMT_CSV, &out);
+		buf_free(&out);
+		analyze_results_free(&res);
+	}
 	analysis_config_free(&cfg);
 	trace_set_free(&set);
 	return 0;

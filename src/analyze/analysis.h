@@ -104,6 +104,9 @@ struct analysis {
 	size_t ntables;
 	const struct analysis_step *prepare; /* NULL: none */
 	double cost; /* of one rank task, relative (bigger runs first) */
+	/* runs only when asked for by name, not in `summary` (nor does its
+	 * .load then cost `summary` anything) */
+	bool own_command;
 	/* One rank: fills out[t] for the wanted tables t (others may be left
 	 * NULL or filled; the runner drops them).  view holds one rank, or none
 	 * at all (then it runs once, so that its notes say so).  NULL: no

@@ -25,7 +25,7 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 {
 	unsigned need = 0;
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
-		if (!a || analysis_list[i] == a)
+		if ((!a && !analysis_list[i]->own_command) || analysis_list[i] == a)
 			need |= analysis_list[i]->load;
 	/* what no analysis reads is not stored: most of a load's time and
 	 * memory goes to CPU operator rows */

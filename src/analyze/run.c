@@ -202,7 +202,7 @@ static size_t plan(const struct analyze_run_opts *o, struct job *jobs, struct st
 	size_t njobs = 0, nsteps = 0;
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++) {
 		const struct analysis *a = analysis_list[i];
-		if (o->only && o->only != a)
+		if ((o->only && o->only != a) || (!o->only && a->own_command))
 			continue;
 		struct job *j = &jobs[njobs++];
 		*j = (struct job){a, analysis_config_opts(o->config, &a->opts), xcalloc(a->ntables, sizeof(bool)),

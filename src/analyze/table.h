@@ -40,6 +40,8 @@ struct atable {
 	struct buf notes;   /* lines printed after the table (warnings, derived counts) */
 	char *partial;      /* results from a damaged trace: why (NULL: complete) */
 	bool wide;          /* terminal table: long texts in full (--wide) */
+	bool unavailable;   /* the analysis is undefined on this trace (HTA fails): the notes
+			     * say why, `dyno analyze <analysis>` exits 4 */
 };
 
 enum aformat { AFMT_TABLE, AFMT_CSV, AFMT_JSON };

@@ -20,6 +20,11 @@ golden_cases() {
 		printf '%s/kernels-top.csv\t%s\tkernels --top --format csv\n' "$name" "$input"
 		printf '%s/idle-stats.csv\t%s\tidle --interval-stats --format csv\n' "$name" "$input"
 		printf '%s/csvdir\t%s\tsummary --format json\n' "$name" "$input"
+		printf '%s/critical-path.txt\t%s\tcritical-path --hta-graph-launch\n' "$name" "$input"
+		# every path edge: only the small traces (the unit test checks the rest)
+		case $name in critical_path__* | amd_trace | triton_example | call_stack__* | trace_compare__* | cpu_only)
+			printf '%s/critical-path.csv\t%s\tcritical-path --hta-graph-launch --format csv\n' "$name" "$input" ;;
+		esac
 	done < <(tail -n +2 "$manifest")
 	local d=trace_filter n=ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
 	printf 'options/all-kernels.json\t%s\tsummary --all-kernels --format json\n' "$d"
@@ -31,5 +36,10 @@ golden_cases() {
 	printf 'options/launch-cutoffs.json\t%s\tlaunch --runtime-cutoff 5 --launch-delay-cutoff 7 --no-memory-events --format json\n' "$d"
 	printf 'options/delay.json\t%s\tidle --consecutive-kernel-delay 3 --interval-stats --format json\n' "$d"
 	printf 'options/no-ns-rounding.json\t%s\tsummary --no-ns-rounding --format json\n' "$n"
+	printf 'options/critical-path-graph-kernels.txt\t%s\tcritical-path\n' trace_diff/test/test.json.gz
+	printf 'options/critical-path-window.json\t%s\tcritical-path --annotation aten::conv2d --instance 1 --format json\n' \
+		critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz
+	printf 'options/critical-path-rank.txt\t%s\tcritical-path --cp-rank 1\n' "$d"
+	printf 'options/critical-path-whole-trace.txt\t%s\tcritical-path --annotation= --ranks 1\n' "$d"
 	printf 'options/threads-1.json\t%s\tsummary --threads 1 --format json\n' "$d"
 }

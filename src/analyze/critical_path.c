@@ -1,0 +1,1135 @@
+/*
+ * critical_path.c - HTA's lightweight critical path analysis (semantics doc
+ * section 12, HTA critical_path_analysis.py): a graph of two nodes (start,
+ * end) per CPU operator, CUDA runtime/driver call and GPU kernel of one
+ * window of one rank, with edges for operator nesting, consecutive
+ * top-level operators, the CUDA runtime lock, kernel launches, kernels
+ * following each other on a stream and stream/context syncs; the critical
+ * path is its longest weighted path, chosen the way networkx's
+ * dag_longest_path chooses among ties (topological generations, first
+ * maximum), so the path is HTA's and not just one of equal length.
+ *
+ * Cost: a few arrays per rank (rows, nodes, edges), sorts of the window's
+ * nodes and points (O(n log n)), one pass per edge for the path; no
+ * allocation per event.  The queue length at each launch (semantics 8.1)
+ * is computed here over the whole rank (HTA uses the full trace too).
+ *
+ * Deliberate differences (docs/analyze.md): cudaEventSynchronize and
+ * cudaStreamWaitEvent edges need event args the loader does not keep, so
+ * Event Sync / Stream Wait Event rows add no edge (HTA also skips them when
+ * the args are missing) and a note says so; every kernel of a
+ * cudaGraphLaunch is in the window (HTA's join keeps only the one the
+ * launch's correlation points to, HTA issue 290).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+#include "analyze/critical_path.h"
+
+static const char *const type_names[CP_NTYPES] = {
+	"critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
+	"critical_path_kernel_kernel_delay", "critical_path_sync_dependency",
+};
+
+const char *cp_edge_type_name(enum cp_edge_type t) { return (unsigned)t < CP_NTYPES ? type_names[t] : "?"; }
+
+/* One graph node: a point in time of an event. */
+struct cp_node {
+	double ts;
+	uint32_t row;
+	uint32_t ev; /* event id (idx), the sort's tie-break */
+	uint8_t start;
+};
+
+struct cp_edge {
+	uint32_t u, v;
+	uint8_t type;
+	bool dup;      /* a later add of an existing (u, v): merged into the first */
+	double weight; /* HTA's edge object weight (what the tables print) */
+	int32_t attr;  /* attributed row, -1 none, -2 thread root */
+};
+
+struct cp_graph {
+	const struct trace_rank *r;
+	size_t nn;
+	struct cp_node *node;
+	int32_t *start_of, *end_of; /* per row: node, -1 none */
+	bool *lock, *blocking;      /* per string id */
+	struct cp_edge *e;
+	size_t ne, ecap;
+};
+
+static size_t add_edge(struct cp_graph *g, int32_t u, int32_t v, enum cp_edge_type t, bool zero)
+{
+	if (g->ne == g->ecap) {
+		g->ecap = g->ecap ? 2 * g->ecap : 1024;
+		g->e = xrealloc(g->e, g->ecap * sizeof *g->e);
+	}
+	struct cp_edge *e = &g->e[g->ne];
+	e->u = (uint32_t)u;
+	e->v = (uint32_t)v;
+	e->type = (uint8_t)t;
+	e->dup = false;
+	e->weight = (t == CP_DEPENDENCY || t == CP_SYNC || zero) ? 0 : g->node[v].ts - g->node[u].ts;
+	e->attr = -1;
+	/* HTA's attribution: operator and kernel-kernel edges only */
+	if (t == CP_KERNEL_KERNEL || (t == CP_OPERATOR && g->node[u].start))
+		e->attr = (int32_t)g->node[u].row;
+	else if (t == CP_OPERATOR && !g->node[v].start)
+		e->attr = (int32_t)g->node[v].row;
+	return g->ne++;
+}
+
+/* end -> start operator edge: attributed to the source's parent */
+static void attribute_parent(struct cp_graph *g, size_t ei, int32_t parent)
+{
+	struct cp_edge *e = &g->e[ei];
+	if (e->type == CP_OPERATOR && !g->node[e->u].start && g->node[e->v].start)
+		e->attr = parent >= 0 ? parent : -2;
+}
+
+static int node_cmp(const void *a, const void *b)
+{
+	const struct cp_node *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->ev != y->ev)
+		return x->ev < y->ev ? -1 : 1;
+	return (int)y->start - (int)x->start; /* start before end (pandas' stable sort) */
+}
+
+/* ---- strings ---- */
+
+static uint32_t sid(const struct trace_rank *r, const char *s) { return trace_strtab_find(&r->strs, s, strlen(s)); }
+
+static bool *name_set(const struct trace_rank *r, const char *const *names, size_t n)
+{
+	bool *set = xcalloc(r->strs.n ? r->strs.n : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = sid(r, names[i]);
+		if (id != TRACE_NO_STR)
+			set[id] = true;
+	}
+	return set;
+}
+
+/* ---- a small stream -> value map (a rank has a handful of streams) ---- */
+
+struct smap {
+	int64_t *key;
+	int64_t *val;
+	size_t n, cap;
+};
+
+static int64_t *smap_get(struct smap *m, int64_t key, int64_t init)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->key[i] == key)
+			return &m->val[i];
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 16;
+		m->key = xrealloc(m->key, m->cap * sizeof *m->key);
+		m->val = xrealloc(m->val, m->cap * sizeof *m->val);
+	}
+	m->key[m->n] = key;
+	m->val[m->n] = init;
+	return &m->val[m->n++];
+}
+
+static int64_t smap_find(const struct smap *m, int64_t key)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->key[i] == key)
+			return m->val[i];
+	return 0;
+}
+
+static void smap_free(struct smap *m) { free(m->key), free(m->val); }
+
+/* ---- queue length at every launch and kernel (semantics 8.1) ---- */
+
+struct qpoint {
+	double ts;
+	uint32_t row;
+	uint32_t seq; /* concat order: launches, then kernels */
+	int8_t delta;
+};
+
+static int qpoint_cmp(const void *a, const void *b)
+{
+	const struct qpoint *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	/* launches before kernels at one time (concat order); HTA's sort is
+	 * not stable, so its order at such ties is not knowable */
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* q[row] = queue length after the row's +1 (launch) or -1 (kernel); NaN
+ * for other rows.  Launch calls are HTA's runtime launch names with a GPU
+ * partner. */
+static void queue_lengths(const struct trace_rank *r, double *q)
+{
+	static const char *const launch[] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+					     "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync",
+					     "runFunction - job_prep_and_submit_for_execution",
+					     "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync",
+					     "hipMemsetAsync", "hipMemcpyWithStream"};
+	bool *is_launch = name_set(r, launch, sizeof launch / sizeof *launch);
+	size_t np = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		q[i] = NAN;
+		int32_t l = r->link[i];
+		if (r->stream[i] == -1 && l >= 0 && is_launch[r->name[i]] && r->idx[l] > 0)
+			np += 2;
+	}
+	struct qpoint *p = xmalloc((np ? np : 1) * sizeof *p);
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		int32_t l = r->link[i];
+		if (r->stream[i] == -1 && l >= 0 && is_launch[r->name[i]] && r->idx[l] > 0)
+			p[k] = (struct qpoint){r->ts[i], (uint32_t)i, (uint32_t)k, 1}, k++;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		int32_t l = r->link[i];
+		if (r->stream[i] != -1 && l >= 0 && r->stream[l] == -1 && is_launch[r->name[l]] && r->idx[i] > 0)
+			p[k] = (struct qpoint){r->ts[i], (uint32_t)i, (uint32_t)k, -1}, k++;
+	}
+	qsort(p, k, sizeof *p, qpoint_cmp);
+	struct smap sum = {0};
+	for (size_t j = 0; j < k; j++) {
+		uint32_t row = p[j].row;
+		int64_t stream = p[j].delta > 0 ? r->stream[r->link[row]] : r->stream[row];
+		int64_t *s = smap_get(&sum, stream, 0);
+		*s += p[j].delta;
+		q[row] = (double)*s;
+	}
+	smap_free(&sum);
+	free(p);
+	free(is_launch);
+}
+
+/* ---- the window (HTA critical_path_analysis, "clipped_df") ---- */
+
+static bool window(const struct trace_rank *r, const struct cp_options *o, double *start, double *end,
+		   struct cp_result *out)
+{
+	const char *ann = o->annotation ? o->annotation : "ProfilerStep";
+	*start = -INFINITY;
+	*end = INFINITY;
+	if (!*ann)
+		return true; /* the whole trace */
+	bool *match = xcalloc(r->strs.n ? r->strs.n : 1, 1);
+	for (uint32_t s = 0; s < r->strs.n; s++)
+		match[s] = strstr(r->strs.s[s], ann) != NULL;
+	size_t count = 0;
+	for (size_t i = 0; i < r->n; i++)
+		count += match[r->name[i]];
+	if (count == 0) {
+		free(match);
+		if (!o->annotation)
+			return true; /* no ProfilerStep: the whole trace, like the oracle's run */
+		snprintf(out->why, sizeof out->why, "no event name contains annotation '%s'", ann);
+		return false;
+	}
+	int64_t inst = o->instance >= 0 ? o->instance : count >= 2 ? 1 : 0;
+	if ((size_t)inst >= count) {
+		free(match);
+		snprintf(out->why, sizeof out->why, "annotation '%s' has %zu instances; instance %lld asked for",
+			 ann, count, (long long)inst);
+		return false;
+	}
+	/* instances count in the loaded order of rows (GPU rows first in a
+	 * filtered trace, as in HTA's frame) */
+	for (size_t i = 0, k = 0; i < r->n; i++)
+		if (match[r->name[i]] && (int64_t)k++ == inst) {
+			*start = r->ts[i];
+			*end = r->ts[i] + r->dur[i];
+			break;
+		}
+	free(match);
+	return true;
+}
+
+/* ---- call stacks (HTA's old builder, hta/common/call_stack.py) ---- */
+
+struct cpoint {
+	double time, dur;
+	uint32_t row, ev;
+	int8_t type; /* 1 start, -1 end */
+};
+
+static int cpoint_cmp(const void *a, const void *b)
+{
+	const struct cpoint *x = a, *y = b;
+	if (x->row == y->row)
+		return x->type == 1 ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->type == y->type) {
+		if (x->type == 1) {
+			if (x->dur == y->dur)
+				return x->ev < y->ev ? -1 : x->ev > y->ev;
+			return x->dur < y->dur ? 1 : -1;
+		}
+		if (x->dur == y->dur)
+			return x->ev < y->ev ? 1 : x->ev > y->ev ? -1 : 0;
+		return x->dur < y->dur ? -1 : 1;
+	}
+	if (x->dur > 0 && y->dur > 0)
+		return x->type == 1 ? 1 : -1;
+	if (x->dur == 0 && y->dur == 0)
+		return x->ev < y->ev ? -1 : x->ev > y->ev;
+	return x->type == 1 ? -1 : 1;
+}
+
+static bool shares_lock(const struct cp_graph *g, int32_t a, int32_t b)
+{
+	const struct trace_rank *r = g->r;
+	return g->lock[r->name[g->node[a].row]] && g->lock[r->name[g->node[b].row]] &&
+	       (g->node[a].start || !g->node[b].start);
+}
+
+/* The depth-first walk of one thread's stack: nesting and top-level edges. */
+static void walk_stack(struct cp_graph *g, int32_t first, const int32_t *parent, const int32_t *child,
+		       const int32_t *sibling)
+{
+	int32_t last = -1, last_parent = -1;
+	int depth = 0;
+	int32_t cur = first;
+	while (cur != -1) {
+		/* enter */
+		int32_t s = g->start_of[cur], e = g->end_of[cur];
+		if (s >= 0 && e >= 0) {
+			if (last >= 0 && !shares_lock(g, last, s)) {
+				size_t ei = add_edge(g, last, s, depth == 0 ? CP_DEPENDENCY : CP_OPERATOR, false);
+				attribute_parent(g, ei, last_parent);
+			}
+			last = s;
+			last_parent = parent[cur];
+			depth++;
+		}
+		if (child[cur] != -1) {
+			cur = child[cur];
+			continue;
+		}
+		while (cur != -1) {
+			/* exit */
+			s = g->start_of[cur];
+			e = g->end_of[cur];
+			if (s >= 0 && e >= 0) {
+				if (last >= 0 && !shares_lock(g, last, e)) {
+					bool zero = g->blocking[g->r->name[cur]];
+					size_t ei = add_edge(g, last, e, CP_OPERATOR, zero);
+					attribute_parent(g, ei, last_parent);
+				}
+				last = e;
+				last_parent = parent[cur];
+				depth--;
+			}
+			if (sibling[cur] != -1) {
+				cur = sibling[cur];
+				break;
+			}
+			cur = parent[cur];
+		}
+	}
+}
+
+/* tid of the only thread with cpu_op/user_annotation events whose name
+ * contains what; -1 (none or several) otherwise */
+static int64_t only_tid(const struct trace_rank *r, const uint8_t *in, const char *what, bool *found)
+{
+	uint32_t cpu_op = sid(r, "cpu_op"), ua = sid(r, "user_annotation");
+	bool *match = xcalloc(r->strs.n ? r->strs.n : 1, 1);
+	for (uint32_t s = 0; s < r->strs.n; s++)
+		match[s] = strstr(r->strs.s[s], what) != NULL;
+	int64_t tid = 0;
+	int n = 0;
+	for (size_t i = 0; i < r->n && n < 2; i++)
+		if (in[i] && match[r->name[i]] && (r->cat[i] == cpu_op || r->cat[i] == ua) && r->cat[i] != TRACE_NO_STR)
+			if (n == 0 || r->tid[i] != tid)
+				tid = r->tid[i], n++;
+	free(match);
+	*found = n == 1;
+	return tid;
+}
+
+struct trow {
+	int64_t pid, tid;
+	uint32_t row;
+};
+
+static int trow_cmp(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static void call_stacks(struct cp_graph *g, const uint8_t *in)
+{
+	const struct trace_rank *r = g->r;
+	bool fwd_ok, bwd_ok;
+	int64_t fwd = only_tid(r, in, "forward", &fwd_ok), bwd = only_tid(r, in, "autograd", &bwd_ok);
+	bool remap = fwd_ok && bwd_ok && fwd != bwd;
+	size_t m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		m += in[i];
+	struct trow *t = xmalloc((m ? m : 1) * sizeof *t);
+	m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (in[i])
+			t[m++] = (struct trow){r->pid[i], remap && r->tid[i] == bwd ? fwd : r->tid[i], (uint32_t)i};
+	qsort(t, m, sizeof *t, trow_cmp);
+	int32_t *parent = xmalloc((r->n ? r->n : 1) * sizeof *parent);
+	int32_t *child = xmalloc((r->n ? r->n : 1) * sizeof *child);
+	int32_t *last_child = xmalloc((r->n ? r->n : 1) * sizeof *last_child);
+	int32_t *sibling = xmalloc((r->n ? r->n : 1) * sizeof *sibling);
+	struct cpoint *p = xmalloc((m ? 2 * m : 1) * sizeof *p);
+	int32_t *stack = xmalloc((m ? m : 1) * sizeof *stack);
+	for (size_t a = 0; a < m;) {
+		size_t b = a;
+		bool cpu = true;
+		while (b < m && t[b].pid == t[a].pid && t[b].tid == t[a].tid)
+			cpu &= r->stream[t[b++].row] < 0;
+		/* a thread with a stream is a GPU one (HTA keeps only stream > 0
+		 * rows there, or none qualifies as CPU) */
+		if (!cpu) {
+			a = b;
+			continue;
+		}
+		size_t np = 0;
+		for (size_t k = a; k < b; k++) {
+			uint32_t i = t[k].row;
+			double dur = r->dur[i] > 0 ? r->dur[i] : 0;
+			p[np++] = (struct cpoint){r->ts[i], dur, i, r->idx[i], 1};
+			p[np++] = (struct cpoint){r->ts[i] + dur, dur, i, r->idx[i], -1};
+			parent[i] = child[i] = last_child[i] = sibling[i] = -1;
+		}
+		qsort(p, np, sizeof *p, cpoint_cmp);
+		int32_t first = -1, root_last = -1;
+		size_t sp = 0;
+		for (size_t k = 0; k < np; k++) {
+			int32_t i = (int32_t)p[k].row;
+			if (p[k].type == 1) {
+				int32_t par = sp ? stack[sp - 1] : -1;
+				parent[i] = par;
+				int32_t *lastc = par >= 0 ? &last_child[par] : &root_last;
+				if (*lastc >= 0)
+					sibling[*lastc] = i;
+				else if (par >= 0)
+					child[par] = i;
+				else
+					first = i;
+				*lastc = i;
+				stack[sp++] = i;
+			} else if (sp) {
+				sp--;
+			}
+		}
+		walk_stack(g, first, parent, child, sibling);
+		a = b;
+	}
+	free(stack);
+	free(p);
+	free(parent);
+	free(child);
+	free(last_child);
+	free(sibling);
+	free(t);
+}
+
+/* ---- the CUDA runtime lock (cudaHostAlloc, cudaLaunchKernel,
+ * cudaMemcpyAsync share it across threads) ---- */
+
+static void lock_chain(struct cp_graph *g)
+{
+	const struct trace_rank *r = g->r;
+	int32_t *pending = xmalloc((g->nn ? g->nn : 1) * sizeof *pending);
+	size_t np = 0;
+	int32_t last = -1;
+	for (size_t n = 0; n < g->nn; n++) {
+		uint32_t row = g->node[n].row;
+		if (!g->lock[r->name[row]])
+			continue;
+		if (g->node[n].start) {
+			pending[np++] = (int32_t)n;
+		} else {
+			while (np) {
+				int32_t s = pending[--np];
+				add_edge(g, s, (int32_t)n, g->node[s].row == row ? CP_OPERATOR : CP_DEPENDENCY, false);
+			}
+			if (last >= 0 && !g->node[last].start)
+				add_edge(g, last, (int32_t)n, CP_DEPENDENCY, false);
+		}
+		last = (int32_t)n;
+	}
+	free(pending);
+}
+
+/* ---- GPU kernels, launches and syncs ---- */
+
+/* A longer gap between two kernels of a stream is not a kernel-kernel
+ * delay (HTA's threshold, µs): something else held the stream. */
+#define CP_MAX_KERNEL_GAP 1500.0
+
+struct krow {
+	double key;
+	uint32_t row;
+};
+
+static int krow_cmp(const void *a, const void *b)
+{
+	const struct krow *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out)
+{
+	const struct trace_rank *r = g->r;
+	uint32_t sync_cat = sid(r, "cuda_sync"), ctx_sync = sid(r, "Context Sync"),
+		 stream_sync = sid(r, "Stream Sync"), event_sync = sid(r, "Event Sync"),
+		 wait_event = sid(r, "Stream Wait Event");
+	double *q = xmalloc((r->n ? r->n : 1) * sizeof *q);
+	queue_lengths(r, q);
+	size_t m = 0;
+	for (size_t i = 0; i < r->n; i++)
+		m += in[i] != 0;
+	struct krow *k = xmalloc((m ? m : 1) * sizeof *k);
+	m = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!in[i] || trace_index_correlation(r, i) < 0)
+			continue;
+		uint32_t nm = r->name[i];
+		if (r->stream[i] == -1 && (nm == TRACE_NO_STR || (nm != event_sync && nm != ctx_sync)))
+			continue;
+		bool sync = r->cat[i] == sync_cat && sync_cat != TRACE_NO_STR;
+		k[m++] = (struct krow){sync ? r->ts[i] + r->dur[i] : r->ts[i], (uint32_t)i};
+	}
+	qsort(k, m, sizeof *k, krow_cmp);
+	struct smap last = {0}; /* stream -> last kernel's end node + 1 (0: none) */
+	bool ok = true;
+	for (size_t j = 0; j < m && ok; j++) {
+		uint32_t i = k[j].row;
+		int32_t rt = r->link[i];
+		if (r->cat[i] == sync_cat && sync_cat != TRACE_NO_STR) {
+			uint32_t nm = r->name[i];
+			if (nm == wait_event || nm == event_sync) {
+				out->event_sync_ignored = true;
+				continue;
+			}
+			if (nm != ctx_sync && nm != stream_sync)
+				continue;
+			int32_t dst = rt >= 0 ? g->end_of[rt] : -1;
+			if (dst < 0)
+				continue;
+			if (nm == ctx_sync) {
+				for (size_t s = 0; s < last.n; s++)
+					if (last.val[s] > 0)
+						add_edge(g, (int32_t)last.val[s] - 1, dst, CP_SYNC, false);
+			} else {
+				int64_t l = smap_find(&last, r->stream[i]);
+				if (l > 0)
+					add_edge(g, (int32_t)l - 1, dst, CP_SYNC, false);
+			}
+			continue;
+		}
+		int32_t s = g->start_of[i], e = g->end_of[i];
+		if (s < 0 || e < 0)
+			continue;
+		add_edge(g, s, e, CP_OPERATOR, false);
+		int64_t *l = smap_get(&last, r->stream[i], 0);
+		double qk = q[i], qr = rt >= 0 ? q[rt] : NAN;
+		if (qr == 1 && qk == 0 && (*l == 0 || g->node[*l - 1].ts < r->ts[rt])) {
+			if (g->start_of[rt] < 0) {
+				snprintf(out->why, sizeof out->why, "could not find runtime index %u (HTA fails here too)",
+					 r->idx[rt]);
+				ok = false;
+				break;
+			}
+			add_edge(g, g->start_of[rt], s, CP_LAUNCH, false);
+		} else if (*l > 0 && g->node[s].ts - g->node[*l - 1].ts < CP_MAX_KERNEL_GAP) {
+			add_edge(g, (int32_t)*l - 1, s, CP_KERNEL_KERNEL, false);
+		}
+		*l = e + 1;
+	}
+	smap_free(&last);
+	free(k);
+	free(q);
+	return ok;
+}
+
+/* ---- the longest path, as networkx.dag_longest_path picks it ---- */
+
+struct ekey {
+	uint32_t u, v, i;
+};
+
+static int ekey_cmp(const void *a, const void *b)
+{
+	const struct ekey *x = a, *y = b;
+	if (x->u != y->u)
+		return x->u < y->u ? -1 : 1;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* networkx keeps one edge per (u, v): a later add_edge updates the first
+ * one's attributes in place (its position in the adjacency stays). */
+static void merge_duplicates(struct cp_graph *g)
+{
+	struct ekey *k = xmalloc((g->ne ? g->ne : 1) * sizeof *k);
+	for (size_t i = 0; i < g->ne; i++)
+		k[i] = (struct ekey){g->e[i].u, g->e[i].v, (uint32_t)i};
+	qsort(k, g->ne, sizeof *k, ekey_cmp);
+	for (size_t a = 0; a < g->ne;) {
+		size_t b = a + 1;
+		while (b < g->ne && k[b].u == k[a].u && k[b].v == k[a].v)
+			b++;
+		if (b - a > 1) {
+			struct cp_edge keep = g->e[k[b - 1].i];
+			keep.dup = false;
+			g->e[k[a].i] = keep;
+			for (size_t j = a + 1; j < b; j++)
+				g->e[k[j].i].dup = true;
+		}
+		a = b;
+	}
+	free(k);
+}
+
+static double gweight(const struct cp_edge *e)
+{
+	/* HTA's validation zeroes weights of -1 and below in the graph (ns
+	 * rounding leaves children ending after their parent) */
+	return e->weight <= -1 ? 0 : e->weight;
+}
+
+static bool longest_path(struct cp_graph *g, struct cp_result *out)
+{
+	size_t nn = g->nn, ne = g->ne;
+	int32_t *order = xmalloc((nn ? nn : 1) * sizeof *order); /* node -> insertion rank, -1 */
+	uint32_t *nodes = xmalloc((nn ? nn : 1) * sizeof *nodes);
+	for (size_t n = 0; n < nn; n++)
+		order[n] = -1;
+	size_t gn = 0, live = 0;
+	uint32_t *outdeg = xcalloc(nn + 1, sizeof *outdeg), *indeg = xcalloc(nn + 1, sizeof *indeg);
+	for (size_t i = 0; i < ne; i++) {
+		const struct cp_edge *e = &g->e[i];
+		if (e->dup)
+			continue;
+		live++;
+		if (order[e->u] < 0)
+			order[e->u] = (int32_t)gn, nodes[gn++] = e->u;
+		if (order[e->v] < 0)
+			order[e->v] = (int32_t)gn, nodes[gn++] = e->v;
+		outdeg[e->u + 1]++;
+		indeg[e->v + 1]++;
+		out->type_count[e->type]++;
+		out->type_weight[e->type] += e->weight;
+	}
+	out->nodes = gn;
+	out->edges = live;
+	/* successor and predecessor lists in insertion order (CSR) */
+	for (size_t n = 0; n < nn; n++)
+		outdeg[n + 1] += outdeg[n], indeg[n + 1] += indeg[n];
+	uint32_t *succ = xmalloc((live ? live : 1) * sizeof *succ), *pred = xmalloc((live ? live : 1) * sizeof *pred);
+	uint32_t *sfill = xmalloc((nn + 1) * sizeof *sfill), *pfill = xmalloc((nn + 1) * sizeof *pfill);
+	memcpy(sfill, outdeg, (nn + 1) * sizeof *sfill);
+	memcpy(pfill, indeg, (nn + 1) * sizeof *pfill);
+	for (size_t i = 0; i < ne; i++)
+		if (!g->e[i].dup) {
+			succ[sfill[g->e[i].u]++] = (uint32_t)i;
+			pred[pfill[g->e[i].v]++] = (uint32_t)i;
+		}
+	/* topological generations, in networkx's order */
+	uint32_t *remaining = xmalloc((nn ? nn : 1) * sizeof *remaining);
+	uint32_t *topo = xmalloc((gn ? gn : 1) * sizeof *topo);
+	size_t nt = 0;
+	for (size_t k = 0; k < gn; k++) {
+		uint32_t n = nodes[k];
+		remaining[n] = indeg[n + 1] - indeg[n];
+		if (remaining[n] == 0)
+			topo[nt++] = n;
+	}
+	for (size_t gen_start = 0; gen_start < nt;) {
+		size_t gen_end = nt;
+		for (size_t k = gen_start; k < gen_end; k++) {
+			uint32_t n = topo[k];
+			for (uint32_t j = outdeg[n]; j < outdeg[n + 1]; j++) {
+				uint32_t c = g->e[succ[j]].v;
+				if (--remaining[c] == 0)
+					topo[nt++] = c;
+			}
+		}
+		gen_start = gen_end;
+	}
+	bool ok = true;
+	if (nt < gn) {
+		snprintf(out->why, sizeof out->why, "the graph has a cycle (HTA fails here too)");
+		ok = false;
+	} else if (gn < 2) {
+		snprintf(out->why, sizeof out->why, "the window has no edge: no critical path (HTA fails here too)");
+		ok = false;
+	}
+	double *dist = NULL;
+	int64_t *from = NULL;
+	if (ok) {
+		dist = xmalloc(nn * sizeof *dist);
+		from = xmalloc(nn * sizeof *from); /* edge into the node, -1 = starts here */
+		size_t best_k = 0;
+		for (size_t k = 0; k < nt; k++) {
+			uint32_t v = topo[k];
+			double best = 0;
+			int64_t be = -1;
+			for (uint32_t j = indeg[v]; j < indeg[v + 1]; j++) {
+				const struct cp_edge *e = &g->e[pred[j]];
+				double d = dist[e->u] + gweight(e);
+				if (be < 0 || d > best)
+					best = d, be = pred[j];
+			}
+			if (be < 0 || best < 0)
+				best = 0, be = -1;
+			dist[v] = best;
+			from[v] = be;
+			if (dist[v] > dist[topo[best_k]])
+				best_k = k;
+		}
+		uint32_t v = topo[best_k];
+		out->length = dist[v];
+		size_t len = 0;
+		for (uint32_t x = v; from[x] >= 0; x = g->e[from[x]].u)
+			len++;
+		out->path_edges = len;
+		out->path = xmalloc((len ? len : 1) * sizeof *out->path);
+		size_t pos = len;
+		for (uint32_t x = v; from[x] >= 0; x = g->e[from[x]].u) {
+			const struct cp_edge *e = &g->e[from[x]];
+			const struct cp_node *a = &g->node[e->u], *b = &g->node[e->v];
+			out->path[--pos] = (struct cp_path_edge){a->row, b->row, a->start, b->start, a->ts, b->ts,
+								 e->weight, e->type, e->attr};
+		}
+		if (len == 0) {
+			snprintf(out->why, sizeof out->why, "the longest path has no edge (HTA fails here too)");
+			ok = false;
+		}
+	}
+	free(dist);
+	free(from);
+	free(topo);
+	free(remaining);
+	free(sfill);
+	free(pfill);
+	free(succ);
+	free(pred);
+	free(outdeg);
+	free(indeg);
+	free(nodes);
+	free(order);
+	return ok;
+}
+
+/* HTA refuses a graph with a sync edge between two events of one stream. */
+static bool validate(const struct cp_graph *g, struct cp_result *out)
+{
+	const struct trace_rank *r = g->r;
+	for (size_t i = 0; i < g->ne; i++) {
+		const struct cp_edge *e = &g->e[i];
+		if (e->dup || e->type != CP_SYNC)
+			continue;
+		int64_t a = r->stream[g->node[e->u].row], b = r->stream[g->node[e->v].row];
+		if (a != -1 && a == b) {
+			snprintf(out->why, sizeof out->why,
+				 "a sync edge joins two events of stream %lld (HTA refuses the graph too)", (long long)a);
+			return false;
+		}
+	}
+	return true;
+}
+
+void critical_path_run(const struct trace_rank *r, const struct cp_options *o, struct cp_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->rank = r->rank;
+	double start, end;
+	if (!window(r, o, &start, &end, out))
+		return;
+	uint32_t cpu_op = sid(r, "cpu_op"), rt = sid(r, "cuda_runtime"), drv = sid(r, "cuda_driver"),
+		 swe = sid(r, "Stream Wait Event");
+	/* the window: CPU rows starting in it (dur > 0), GPU rows whose launch
+	 * does, and Stream Wait Event rows */
+	uint8_t *in = xcalloc(r->n ? r->n : 1, 1);
+	bool any_launch = false;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->stream[i] == -1) {
+			in[i] = r->ts[i] >= start && r->ts[i] <= end && r->dur[i] > 0;
+		} else {
+			int32_t l = r->link[i];
+			/* HTA joins the launch's partner only: one kernel of a CUDA graph */
+			bool launch = l >= 0 && (!o->hta_graph_launch || r->link[l] == (int32_t)i);
+			in[i] = (launch && r->stream[l] == -1 && r->ts[l] >= start && r->ts[l] <= end && r->dur[l] > 0) ||
+				(swe != TRACE_NO_STR && r->name[i] == swe);
+			any_launch |= l >= 0;
+		}
+	}
+	if (!any_launch) {
+		snprintf(out->why, sizeof out->why,
+			 "no GPU activity linked to a launch: the queue length HTA's analysis needs is unavailable");
+		free(in);
+		return;
+	}
+	struct cp_graph g = {.r = r};
+	g.start_of = xmalloc((r->n ? r->n : 1) * sizeof *g.start_of);
+	g.end_of = xmalloc((r->n ? r->n : 1) * sizeof *g.end_of);
+	size_t nev = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		g.start_of[i] = g.end_of[i] = -1;
+		uint32_t c = r->cat[i];
+		bool op = c != TRACE_NO_STR && (c == cpu_op || c == rt || c == drv);
+		if (in[i] && (op || (r->stream[i] != -1 && trace_index_correlation(r, i) >= 0)))
+			in[i] = 2, nev++;
+	}
+	g.nn = 2 * nev;
+	g.node = xmalloc((g.nn ? g.nn : 1) * sizeof *g.node);
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (in[i] == 2) {
+			g.node[n++] = (struct cp_node){r->ts[i], (uint32_t)i, r->idx[i], 1};
+			g.node[n++] = (struct cp_node){r->ts[i] + r->dur[i], (uint32_t)i, r->idx[i], 0};
+		}
+	qsort(g.node, g.nn, sizeof *g.node, node_cmp);
+	for (size_t k = 0; k < g.nn; k++)
+		*(g.node[k].start ? &g.start_of[g.node[k].row] : &g.end_of[g.node[k].row]) = (int32_t)k;
+	static const char *const lock_names[] = {"cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync"};
+	static const char *const blocking_names[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize",
+						     "cudaEventQuery", "cudaEventSynchronize", "cudaMemcpy",
+						     "cudaMemcpyAsync"};
+	g.lock = name_set(r, lock_names, 3);
+	g.blocking = name_set(r, blocking_names, 6);
+	for (size_t i = 0; i < r->n; i++) {
+		/* kernels sharing one launch: a CUDA graph */
+		int32_t l = r->link[i];
+		if (r->stream[i] != -1 && l >= 0 && r->link[l] != (int32_t)i && in[i])
+			out->cuda_graph_kernels++;
+	out->hta_graph_launch = o->hta_graph_launch;
+	}
+	lock_chain(&g);
+	call_stacks(&g, in);
+	out->ok = kernels(&g, in, out);
+	if (out->ok) {
+		merge_duplicates(&g);
+		out->ok = validate(&g, out) && longest_path(&g, out);
+	}
+	free(g.lock);
+	free(g.blocking);
+	free(g.e);
+	free(g.node);
+	free(g.start_of);
+	free(g.end_of);
+	free(in);
+}
+
+void critical_path_free(struct cp_result *res)
+{
+	free(res->path);
+	res->path = NULL;
+}
+
+/* ---- tables ---- */
+
+/* HTA's shorten_name (semantics 1.7): memory names and names without '<'
+ * or '(' as they are; else without "->" and the text in balanced <...>
+ * and (...), the last space-separated word. */
+static void short_name(const struct trace_rank *r, uint32_t row, struct buf *out)
+{
+	const char *s = trace_name(r, row);
+	buf_reset(out);
+	if (trace_ktype(r, row) == TRACE_KT_MEMORY || (!strchr(s, '<') && !strchr(s, '('))) {
+		buf_append(out, s, strlen(s));
+		return;
+	}
+	int angle = 0, paren = 0;
+	for (const char *p = s; *p; p++) {
+		if (p[0] == '-' && p[1] == '>') {
+			p++;
+			continue;
+		}
+		if (*p == '<')
+			angle++;
+		else if (*p == '(')
+			paren++;
+		else if (*p == '>' && angle > 0)
+			angle--;
+		else if (*p == ')' && paren > 0)
+			paren--;
+		else if (!angle && !paren)
+			buf_append(out, p, 1);
+	}
+	/* the last word */
+	size_t end = out->len;
+	while (end > 0 && out->data[end - 1] == ' ')
+		end--;
+	size_t begin = end;
+	while (begin > 0 && out->data[begin - 1] != ' ')
+		begin--;
+	memmove(out->data, out->data + begin, end - begin);
+	out->len = end - begin;
+	out->data[out->len] = 0;
+}
+
+static const char *bound_by(const struct trace_rank *r, const struct cp_path_edge *e)
+{
+	switch (e->type) {
+	case CP_KERNEL_KERNEL:
+		return "gpu_kernel_kernel_overhead";
+	case CP_LAUNCH:
+		return "gpu_kernel_launch_overhead";
+	case CP_DEPENDENCY:
+	case CP_SYNC:
+		return "";
+	default:
+		break;
+	}
+	if (e->attr < 0)
+		return "";
+	if (r->stream[e->attr] < 0)
+		return "cpu_bound";
+	return trace_ktype(r, (size_t)e->attr) == TRACE_KT_COMMUNICATION ? "gpu_communication_bound"
+									  : "gpu_compute_bound";
+}
+
+static void id_text(struct buf *b, const struct trace_rank *r, int64_t v)
+{
+	buf_reset(b);
+	if (trace_id_is_str(v))
+		buf_printf(b, "%s", trace_strtab_get(&r->strs, (uint32_t)(v - TRACE_ID_STR_BASE)));
+	else
+		buf_printf(b, "%lld", (long long)v);
+}
+
+/* breakdown order: attributed event (none last), type, duration */
+static _Thread_local const struct cp_result *sort_res;
+static _Thread_local const struct trace_rank *sort_rank;
+static int brk_cmp(const void *a, const void *b)
+{
+	const struct cp_path_edge *x = &sort_res->path[*(const uint32_t *)a], *y = &sort_res->path[*(const uint32_t *)b];
+	if ((x->attr < 0) != (y->attr < 0))
+		return x->attr < 0 ? 1 : -1;
+	if (x->attr >= 0 && x->attr != y->attr)
+		return sort_rank->idx[x->attr] < sort_rank->idx[y->attr] ? -1 : 1;
+	int c = strcmp(type_names[x->type], type_names[y->type]);
+	if (c)
+		return c;
+	return x->weight < y->weight ? -1 : x->weight > y->weight;
+}
+
+static const char *const summary_verdict[][2] = {
+	{"cpu_bound", "CPU-bound (operators and runtime calls on the host)"},
+	{"gpu_compute_bound", "GPU compute (kernels)"},
+	{"gpu_communication_bound", "communication (collective kernels)"},
+	{"gpu_kernel_launch_overhead", "kernel launch overhead"},
+	{"gpu_kernel_kernel_overhead", "gaps between kernels on a stream"},
+};
+
+void critical_path_tables(const struct trace_rank *r, const struct cp_result *res, struct atable **breakdown,
+			  struct atable **edges, struct atable **summary)
+{
+	static const char *const bcols[] = {"event_idx:f", "duration:f", "type:s", "s_name:s", "cat:s", "pid:s",
+					    "tid:s", "stream:f", "index:f", "bound_by:s", NULL};
+	static const char *const ecols[] = {"src_event:i", "src_is_start:s", "src_ts:f", "dst_event:i",
+					    "dst_is_start:s", "dst_ts:f", "type:s", "weight:f",
+					    "attributed_event:f", NULL};
+	static const char *const scols[] = {"bound_by:s", "duration:f", "pct:f", NULL};
+	struct atable *b = atable_new("critical_path_breakdown", "Critical path, one row per edge (us)", bcols);
+	struct atable *e = atable_new("critical_path_edges", "Critical path edges in order (us)", ecols);
+	struct atable *s = atable_new("critical_path_summary", "Critical path by what bounds it", scols);
+	atable_int_text(e, 7);
+	if (r && r->int_times) {
+		atable_int_text(b, 1);
+		atable_int_text(s, 1);
+	}
+	struct buf name = BUF_INIT;
+	if (res && res->ok) {
+		uint32_t *ord = xmalloc(res->path_edges * sizeof *ord);
+		for (size_t i = 0; i < res->path_edges; i++)
+			ord[i] = (uint32_t)i;
+		sort_res = res;
+		sort_rank = r;
+		qsort(ord, res->path_edges, sizeof *ord, brk_cmp);
+		for (size_t k = 0; k < res->path_edges; k++) {
+			const struct cp_path_edge *pe = &res->path[ord[k]];
+			size_t row = atable_add_row(b);
+			atable_set_f(b, row, 1, pe->weight);
+			atable_set_s(b, row, 2, type_names[pe->type]);
+			atable_set_s(b, row, 9, bound_by(r, pe));
+			if (pe->attr >= 0) {
+				size_t a = (size_t)pe->attr;
+				atable_set_f(b, row, 0, r->idx[a]);
+				short_name(r, (uint32_t)a, &name);
+				atable_set_s(b, row, 3, name.data);
+				atable_set_s(b, row, 4, trace_strtab_get(&r->strs, r->cat[a]));
+				id_text(&name, r, r->pid[a]);
+				atable_set_s(b, row, 5, name.data);
+				id_text(&name, r, r->tid[a]);
+				atable_set_s(b, row, 6, name.data);
+				atable_set_f(b, row, 7, (double)r->stream[a]);
+				atable_set_f(b, row, 8, r->idx[a]);
+			} else {
+				atable_set_f(b, row, 0, pe->attr == -2 ? -1 : NAN);
+				atable_set_f(b, row, 7, NAN);
+				atable_set_f(b, row, 8, NAN);
+			}
+		}
+		free(ord);
+		double sum[5] = {0}, dep = 0, total = 0;
+		bool seen[5] = {false}, seen_dep = false;
+		for (size_t k = 0; k < res->path_edges; k++) {
+			const struct cp_path_edge *pe = &res->path[k];
+			size_t row = atable_add_row(e);
+			atable_set_i(e, row, 0, r->idx[pe->src_row]);
+			atable_set_s(e, row, 1, pe->src_start ? "True" : "False");
+			atable_set_f(e, row, 2, pe->src_ts);
+			atable_set_i(e, row, 3, r->idx[pe->dst_row]);
+			atable_set_s(e, row, 4, pe->dst_start ? "True" : "False");
+			atable_set_f(e, row, 5, pe->dst_ts);
+			atable_set_s(e, row, 6, type_names[pe->type]);
+			atable_set_f(e, row, 7, pe->weight);
+			atable_set_f(e, row, 8, pe->attr >= 0 ? (double)r->idx[pe->attr] : pe->attr == -2 ? -1 : NAN);
+			const char *bb = bound_by(r, pe);
+			total += pe->weight;
+			bool found = false;
+			for (int v = 0; v < 5; v++)
+				if (strcmp(bb, summary_verdict[v][0]) == 0)
+					sum[v] += pe->weight, seen[v] = found = true;
+			if (!found)
+				dep += pe->weight, seen_dep = true;
+		}
+		/* HTA's summary(): per bound_by (sorted by name), share of the
+		 * path's summed weights */
+		const char *names[6];
+		double vals[6];
+		size_t nv = 0;
+		if (seen_dep)
+			names[nv] = "", vals[nv++] = dep;
+		/* summary_verdict's rows in name order */
+		static const int sorted[5] = {0, 2, 1, 4, 3};
+		for (int k = 0; k < 5; k++)
+			if (seen[sorted[k]])
+				names[nv] = summary_verdict[sorted[k]][0], vals[nv++] = sum[sorted[k]];
+		int top = -1;
+		for (size_t k = 0; k < nv; k++) {
+			size_t row = atable_add_row(s);
+			atable_set_s(s, row, 0, names[k]);
+			atable_set_f(s, row, 1, vals[k]);
+			atable_set_f(s, row, 2, total != 0 ? vals[k] / total * 100 : NAN);
+			if (names[k][0] && (top < 0 || vals[k] > vals[top]))
+				top = (int)k;
+		}
+		atable_note(s, "rank %d: graph of %zu nodes and %zu edges; the path has %zu edges, %.17g us", res->rank,
+			    res->nodes, res->edges, res->path_edges, res->length);
+		struct buf types = BUF_INIT;
+		for (int t = 0; t < CP_NTYPES; t++)
+			if (res->type_count[t])
+				buf_printf(&types, "%s%s %zu (%.6g us)", types.len ? ", " : "", type_names[t] + 14,
+					   res->type_count[t], res->type_weight[t]);
+		atable_note(s, "edges by type: %s", types.data ? types.data : "none");
+		buf_free(&types);
+		if (top >= 0 && total > 0)
+			for (int v = 0; v < 5; v++)
+				if (strcmp(names[top], summary_verdict[v][0]) == 0)
+					atable_note(s, "bound by: %s, %.1f%% of the path", summary_verdict[v][1],
+						    vals[top] / total * 100);
+		if (res->event_sync_ignored)
+			atable_note(s, "cudaEventSynchronize / cudaStreamWaitEvent dependencies are not modelled "
+				       "(the loader keeps no event-record args): no edge for them");
+		if (res->cuda_graph_kernels)
+			atable_note(s, "%zu kernels share a launch (CUDA graph): all are in the window, "
+				       "HTA keeps one (HTA issue 290; --hta-graph-launch does the same)",
+				    res->cuda_graph_kernels);
+	} else if (res) {
+		atable_note(s, "rank %d: critical path unavailable: %s", res->rank, res->why);
+		b->unavailable = e->unavailable = s->unavailable = true;
+	}
+	buf_free(&name);
+	*breakdown = b;
+	*edges = e;
+	*summary = s;
+}
+
+/* ---- the `critical-path` row of the analysis table ---- */
+
+static bool long_shown(const void *opts, const struct analysis_show *s)
+{
+	(void)opts;
+	return s->fmt != AFMT_TABLE;
+}
+
+static const struct analysis_table cp_tables[] = {
+	{.csv = "critical_path_summary"},
+	{.csv = "critical_path_breakdown", .notes_only_in_terminal = true, .shown = long_shown},
+	{.csv = "critical_path_edges", .notes_only_in_terminal = true, .shown = long_shown},
+};
+
+static const struct cp_options cp_defaults = {.rank = -1, .annotation = NULL, .instance = -1};
+static const struct analysis_opt cp_opts[] = {
+	{{"cp-rank", 0, ARG_INT, NULL, "N", "critical-path: the rank to analyse (default: the first selected)", 0, 0,
+	  NULL},
+	 offsetof(struct cp_options, rank)},
+	{{"annotation", 0, ARG_STRING, NULL, "NAME",
+	  "critical-path: window = an event whose name contains NAME (default ProfilerStep, else the whole trace; "
+	  "\"\": the whole trace)",
+	  0, 0, NULL},
+	 offsetof(struct cp_options, annotation)},
+	{{"instance", 0, ARG_INT, NULL, "I",
+	  "critical-path: which instance of the annotation (default 1, or 0 when it occurs once)", 0, 0, NULL},
+	 offsetof(struct cp_options, instance)},
+	{{"hta-graph-launch", 0, ARG_BOOL, NULL, NULL,
+	  "critical-path: of a cudaGraphLaunch's kernels keep only one, as HTA does (its issue 290)", 0, 0, NULL},
+	 offsetof(struct cp_options, hta_graph_launch)},
+	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
+};
+
+static void cp_combine(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
+{
+	const struct cp_options *o = c->opts;
+	const struct trace_rank *r = NULL;
+	for (size_t k = 0; k < view->nranks && !r; k++)
+		if (o->rank < 0 || view->ranks[k]->rank == o->rank)
+			r = view->ranks[k];
+	for (int t = 0; t < 3; t++)
+		atable_free(out[t]);
+	if (!r) {
+		struct cp_result none = {.rank = (int)o->rank};
+		snprintf(none.why, sizeof none.why, "%s", view->nranks ? "no such rank selected" : "no rank selected");
+		critical_path_tables(NULL, &none, &out[1], &out[2], &out[0]);
+		return;
+	}
+	struct cp_result res;
+	critical_path_run(r, o, &res);
+	critical_path_tables(r, &res, &out[1], &out[2], &out[0]);
+	if (r->stats.skipped_cpu_ops)
+		atable_note(out[0], "CPU operators were not loaded: the path misses them");
+	critical_path_free(&res);
+}
+
+const struct analysis analysis_critical_path = {
+	.name = "critical-path",
+	.help = "HTA's critical path of one iteration: what bounds it (CPU, GPU compute, communication, launches)",
+	.load = ANALYSIS_LOAD_CPU_OPS,
+	.opts = {sizeof(struct cp_options), &cp_defaults, cp_opts, NULL},
+	.tables = cp_tables,
+	.ntables = 3,
+	.cost = 2,
+	.own_command = true,
+	.combine = cp_combine,
+};

@@ -25,11 +25,15 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 {
 	unsigned need = 0;
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
-		if (!a || analysis_list[i] == a)
+		/* summary runs no analysis of two sets */
+		if ((!a && !analysis_list[i]->pair) || analysis_list[i] == a)
 			need |= analysis_list[i]->load;
 	/* what no analysis reads is not stored: most of a load's time and
 	 * memory goes to CPU operator rows */
 	lo->skip_cpu_ops = !(need & ANALYSIS_LOAD_CPU_OPS);
 	lo->no_flows = !(need & ANALYSIS_LOAD_FLOWS);
 	lo->no_counters = !(need & ANALYSIS_LOAD_COUNTERS);
+	/* only ever turned on: --keep-last-step and the like stay the user's */
+	lo->keep_last_step |= !!(need & ANALYSIS_LOAD_ALL_STEPS);
+	lo->keep_python |= !!(need & ANALYSIS_LOAD_PYTHON);
 }

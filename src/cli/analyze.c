@@ -182,7 +182,7 @@ static void make_help(struct buf *usage, struct buf *desc)
 {
 	buf_puts(usage, "dyno analyze ");
 	analysis_names(usage, "|");
-	buf_puts(usage, " TRACE_OR_DIR [options]");
+	buf_puts(usage, " TRACE_OR_DIR [options]\n       dyno analyze diff CONTROL TEST [options]");
 	size_t w = strlen("summary");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		if (strlen(analysis_list[i]->name) > w)
@@ -240,6 +240,7 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 			else
 				fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o->csv_dir);
 			free(*sel_ranks);
+			*sel_ranks = NULL;
 			return 2;
 		}
 	}
@@ -317,7 +318,7 @@ int cmd_analyze(int argc, char **argv)
 		.description = desc.data,
 		.opts = opts,
 		.min_pos = 2,
-		.max_pos = 2,
+		.max_pos = 3,
 		.missing_error = "expected ANALYSIS and TRACE_OR_DIR (see --help)",
 	};
 	int rc = args_cmd(&cmd, argc, argv, &a);
@@ -340,7 +341,21 @@ int cmd_analyze(int argc, char **argv)
 	int *sel_ranks = NULL;
 	size_t nsel = 0;
 	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel);
+	/* an analysis of two sets takes CONTROL and TEST, the others one input */
+	bool pair = only && only->pair;
+	if (!rc && (a.npos == 3) != pair) {
+		if (pair)
+			fprintf(stderr, "dyno analyze: %s: expected CONTROL and TEST (two traces or directories)\n", what);
+		else
+			fprintf(stderr, "dyno analyze: %s: expected one TRACE_OR_DIR, got %d\n", what, a.npos - 1);
+		rc = 2;
+	}
+	if (!rc && pair && nsel > 1) {
+		fprintf(stderr, "dyno analyze: %s: --ranks: compares one rank of each side, got %zu\n", what, nsel);
+		rc = 2;
+	}
 	if (rc) {
+		free(sel_ranks);
 		analysis_config_free(&cfg);
 		args_free(&a);
 		return rc;
@@ -349,10 +364,15 @@ int cmd_analyze(int argc, char **argv)
 				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
 				     .threads = (int)o.threads, .fixed_classification = o.fixed};
 	analysis_load_opts(only, &lo);
-	struct trace_set set;
+	struct trace_set set, test = {0};
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();
 	rc = trace_set_load(&set, path, &lo, &err);
+	if (rc == 0 && pair) {
+		rc = trace_set_load(&test, a.pos[2], &lo, &err);
+		if (rc != 0)
+			trace_set_free(&set);
+	}
 	if (rc != 0)
 		fprintf(stderr, "dyno analyze: %s\n", err.data);
 	buf_free(&err);
@@ -365,15 +385,22 @@ int cmd_analyze(int argc, char **argv)
 	double load_s = (double)(clock_mono_ns() - t0) / 1e9;
 	if (!o.quiet && set.warnings[0])
 		fprintf(stderr, "%s", set.warnings);
+	if (pair && !o.quiet && test.warnings[0])
+		fprintf(stderr, "%s", test.warnings);
 	struct buf partial = BUF_INIT;
 	partial_reason(&set, &partial);
+	if (pair)
+		partial_reason(&test, &partial);
 	rc = check_ranks(&set, sel_ranks, nsel, path);
+	if (rc == 0 && pair)
+		rc = check_ranks(&test, sel_ranks, nsel, a.pos[2]);
 	if (rc == 0) {
 		/* every analysis of every rank on the thread pool; printed in
 		 * the table's order */
 		struct analyze_ranks sel = {sel_ranks, nsel};
 		struct analyze_run_opts ro = {.only = only, .config = &cfg, .fmt = fmt,
-					      .every_table = o.csv_dir != NULL, .threads = (int)o.threads};
+					      .every_table = o.csv_dir != NULL, .threads = (int)o.threads,
+					      .test = pair ? &test : NULL};
 		struct analyze_results res;
 		analyze_run(&set, &sel, &ro, &res);
 		int64_t t_out = clock_mono_ns();
@@ -403,6 +430,8 @@ int cmd_analyze(int argc, char **argv)
 	}
 	buf_free(&partial);
 	trace_set_free(&set);
+	if (pair)
+		trace_set_free(&test);
 	free(sel_ranks);
 	analysis_config_free(&cfg);
 	args_free(&a);

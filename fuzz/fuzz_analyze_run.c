@@ -2,7 +2,8 @@
  * fuzz_analyze_run.c - libFuzzer target for the parallel after-parse path:
  * any bytes through trace_rank_load_mem (two threads allowed), the set steps
  * (including the MTIA filter rule when the trace says MTIA) and analyze_run
- * with every analysis of the table on two threads; nothing may crash, hang
+ * with every analysis of the table on two threads (an analysis of two sets,
+ * `diff`, on the trace against itself); nothing may crash, hang
  * or leak, and the tables must render.
  */
 #include <stddef.h>
@@ -35,8 +36,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf out = BUF_INIT;
 	for (size_t i = 0; i < res.n; i++)
 		atable_render(res.v[i].t, res.v[i].table->per_rank ? AFMT_JSON : AFMT_CSV, &out);
-	buf_free(&out);
 	analyze_results_free(&res);
+	/* the analyses of two sets (summary leaves them out): the trace
+	 * against itself */
+	for (size_t i = 0; i < ANALYSIS_COUNT; i++) {
+		if (!analysis_list[i]->pair)
+			continue;
+		struct analyze_run_opts po = ro;
+		po.only = analysis_list[i];
+		po.test = &set;
+		analyze_run(&set, NULL, &po, &res);
+		for (size_t k = 0; k < res.n; k++)
+			atable_render(res.v[k].t, AFMT_JSON, &out);
+		analyze_results_free(&res);
+	}
+	buf_free(&out);
 	analysis_config_free(&cfg);
 	trace_set_free(&set);
 	return 0;

@@ -421,6 +421,10 @@ int cmd_analyze(int argc, char **argv)
 				fprintf(stderr, "  rank %d (from %s): %s, %zu rows\n", set.ranks[k]->rank,
 					trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path,
 					set.ranks[k]->n);
+			for (size_t k = 0; pair && k < test.nranks && k < 16; k++)
+				fprintf(stderr, "  test rank %d (from %s): %s, %zu rows\n", test.ranks[k]->rank,
+					trace_rank_rule_name(test.ranks[k]->rank_rule), test.ranks[k]->path,
+					test.ranks[k]->n);
 		}
 		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
 		if (o.timings)

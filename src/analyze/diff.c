@@ -272,8 +272,8 @@ static bool pick_iteration(const struct trace_rank *r, const char *label, int64_
 {
 	if (want < 0) {
 		if (r->niterations == 0) {
-			atable_note(t, "%s rank %d (%s): no ProfilerStep in the trace: trace diff unavailable", label,
-				    r->rank, r->path);
+			atable_note(t, "%s rank %d: no ProfilerStep in the trace: trace diff unavailable", label,
+				    r->rank);
 			return false;
 		}
 		*out = r->iterations[0];
@@ -284,8 +284,8 @@ static bool pick_iteration(const struct trace_rank *r, const char *label, int64_
 			*out = (int32_t)want;
 			return true;
 		}
-	atable_note(t, "%s rank %d (%s): no ProfilerStep#%lld (it has %zu iterations%s%d..%d): trace diff unavailable",
-		    label, r->rank, r->path, (long long)want, r->niterations, r->niterations ? ", " : "",
+	atable_note(t, "%s rank %d: no ProfilerStep#%lld (it has %zu iterations%s%d..%d): trace diff unavailable",
+		    label, r->rank, (long long)want, r->niterations, r->niterations ? ", " : "",
 		    r->niterations ? r->iterations[0] : 0,
 		    r->niterations ? r->iterations[r->niterations - 1] : 0);
 	return false;
@@ -335,8 +335,8 @@ void analyze_diff(const struct trace_set *control, const struct trace_set *test,
 		int d0 = dev == 2 ? 1 : 0, d1 = dev == 1 ? 0 : 1;
 		out[t] = compare_table(sides, t, d0, d1, t & 1);
 		for (int k = 0; k < 2; k++)
-			atable_note(out[t], "%s: rank %d, ProfilerStep#%d (%s)", labels[k], sides[k].r->rank,
-				    (int)sides[k].iter, sides[k].r->path);
+			atable_note(out[t], "%s: rank %d, ProfilerStep#%d", labels[k], sides[k].r->rank,
+				    (int)sides[k].iter);
 	}
 	out[T_OPS] = ops_table(out[T_ALL]);
 	for (int k = 0; k < 2; k++)

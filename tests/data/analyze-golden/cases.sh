@@ -18,7 +18,7 @@ golden_cases() {
 			printf '%s/diff.txt\t%s\tdiff\n' "$name" "$input"
 			printf '%s/diff-gpu-short.csv\t%s\tdiff --device gpu --short-names --format csv\n' "$name" "$input"
 			printf '%s/diff-iteration.json\t%s\tdiff --iteration 1010 --format json\n' "$name" "$input"
-			printf '%s/csvdir-diff\t%s\tdiff\n' "$name" "$input"
+			printf '%s/diff-csvdir\t%s\tdiff\n' "$name" "$input"
 			continue
 		fi
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue

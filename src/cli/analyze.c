@@ -23,6 +23,7 @@ struct aopts {
 	const char *format;
 	const char *ranks;
 	const char *csv_dir;
+	const char *iterations, *time_range; /* --iterations LO-HI, --time-range START:END */
 	int64_t rank;
 	bool rank_seen;
 	bool keep_last_step, no_ns_rounding, quiet;
@@ -148,6 +149,10 @@ static struct arg_opt *make_opts(struct aopts *o, const struct analysis_config *
 		 &o->rank_seen},
 		{"ranks", 0, ARG_STRING, &o->ranks, "LIST", "analyse only these ranks (e.g. 0,3); default all", 0, 0,
 		 NULL},
+		{"iterations", 0, ARG_STRING, &o->iterations, "N[-M]",
+		 "analyse only the events of ProfilerStep#N..M (e.g. 3-5, or 3)", 0, 0, NULL},
+		{"time-range", 0, ARG_STRING, &o->time_range, "START:END",
+		 "analyse only the events starting in [START, END) us from the trace start", 0, 0, NULL},
 	};
 	const struct arg_opt tail[] = {
 		{"fixed-classification", 0, ARG_BOOL, &o->fixed, NULL,
@@ -195,11 +200,61 @@ static void make_help(struct buf *usage, struct buf *desc)
 	buf_puts(desc, "With --format csv the columns are named as in HTA's CSV files.");
 }
 
+/* --iterations N or N-M (N <= M, both >= 0): 0, else -1. */
+static int parse_iterations(const char *s, struct trace_select *sel)
+{
+	char *end;
+	errno = 0;
+	long lo = strtol(s, &end, 10), hi = lo;
+	if (end == s || errno || lo < 0 || lo > INT32_MAX)
+		return -1;
+	if (*end == '-') {
+		const char *p = end + 1;
+		hi = strtol(p, &end, 10);
+		if (end == p || errno || hi < 0 || hi > INT32_MAX)
+			return -1;
+	}
+	if (*end || hi < lo)
+		return -1;
+	sel->iterations = true;
+	sel->iter_lo = (int32_t)lo;
+	sel->iter_hi = (int32_t)hi;
+	return 0;
+}
+
+/* --time-range START:END (µs, START < END, finite, START >= 0): 0, else -1. */
+static int parse_time_range(const char *s, struct trace_select *sel)
+{
+	char *end;
+	errno = 0;
+	double a = strtod(s, &end);
+	if (end == s || *end != ':' || errno)
+		return -1;
+	const char *p = end + 1;
+	double b = strtod(p, &end);
+	if (end == p || *end || errno || !(a >= 0) || !(b > a) || b > 1e300)
+		return -1;
+	sel->time_range = true;
+	sel->start = a;
+	sel->end = b;
+	return 0;
+}
+
 /* After parsing: every check of the options that does not need the
  * trace.  0 to go on, else the exit code (2), the message printed. */
 static int check_args(const struct aopts *o, const struct analysis_config *cfg, const char *what,
-		      enum aformat *fmt, const struct analysis **only, int **sel_ranks, size_t *nsel)
+		      enum aformat *fmt, const struct analysis **only, int **sel_ranks, size_t *nsel,
+		      struct trace_select *rows)
 {
+	if (o->iterations && parse_iterations(o->iterations, rows) != 0) {
+		fprintf(stderr, "dyno analyze: bad --iterations '%s' (N or N-M with N <= M, e.g. 3-5)\n", o->iterations);
+		return 2;
+	}
+	if (o->time_range && parse_time_range(o->time_range, rows) != 0) {
+		fprintf(stderr, "dyno analyze: bad --time-range '%s' (START:END in us, 0 <= START < END)\n",
+			o->time_range);
+		return 2;
+	}
 	*fmt = AFMT_TABLE;
 	if (strcmp(o->format, "csv") == 0)
 		*fmt = AFMT_CSV;
@@ -340,7 +395,8 @@ int cmd_analyze(int argc, char **argv)
 	const struct analysis *only;
 	int *sel_ranks = NULL;
 	size_t nsel = 0;
-	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel);
+	struct trace_select rows = {0};
+	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel, &rows);
 	/* an analysis of two sets takes CONTROL and TEST, the others one input */
 	bool pair = only && only->pair;
 	if (!rc && (a.npos == 3) != pair) {
@@ -375,12 +431,28 @@ int cmd_analyze(int argc, char **argv)
 	}
 	if (rc != 0)
 		fprintf(stderr, "dyno analyze: %s\n", err.data);
+	/* the rows every analysis sees, chosen once (exit status 4: none) */
+	int sel_rc = 0;
+	if (rc == 0 && trace_set_select(&set, &rows, &err) != 0) {
+		fprintf(stderr, "dyno analyze: %s: %s\n", path, err.data);
+		sel_rc = 4;
+	}
+	if (rc == 0 && !sel_rc && pair && trace_set_select(&test, &rows, &err) != 0) {
+		fprintf(stderr, "dyno analyze: %s: %s\n", a.pos[2], err.data);
+		sel_rc = 4;
+	}
+	if (sel_rc) {
+		trace_set_free(&set);
+		if (pair)
+			trace_set_free(&test);
+		rc = -1;
+	}
 	buf_free(&err);
 	if (rc != 0) {
 		free(sel_ranks);
 		analysis_config_free(&cfg);
 		args_free(&a);
-		return 1;
+		return sel_rc ? sel_rc : 1;
 	}
 	double load_s = (double)(clock_mono_ns() - t0) / 1e9;
 	if (!o.quiet && set.warnings[0])

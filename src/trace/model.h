@@ -316,6 +316,19 @@ void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
 void trace_set_from_rank(struct trace_set *set, struct trace_rank *r, const struct trace_load_opts *opts);
 void trace_set_free(struct trace_set *set);
 
+/* The rows every analysis sees (select.c), chosen once after the load:
+ * ProfilerStep numbers and/or a span of the aligned time base. */
+struct trace_select {
+	bool iterations;        /* keep rows whose iteration is in [iter_lo, iter_hi] */
+	int32_t iter_lo, iter_hi;
+	bool time_range;        /* keep rows starting in [start, end) µs */
+	double start, end;
+};
+/* Keep the selected rows of every rank (flows and counters inside the kept
+ * rows' span); 0, or -1 with a message (what the trace holds) in err when
+ * nothing would be left, the set then unchanged. */
+int trace_set_select(struct trace_set *set, const struct trace_select *sel, struct buf *err);
+
 /* A human summary of what was skipped and why (empty when nothing was). */
 void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);
 

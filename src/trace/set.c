@@ -444,7 +444,7 @@ static size_t last_step_rows(struct trace_rank *r, uint32_t **src_out)
 /* Replace the rank's rows by rows src[0..out_n) of the current table (a
  * row may repeat), column by column on up to `threads` threads; links and
  * the iteration list are recomputed. */
-static void keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
+void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
 {
 	/* gather the columns, split over threads (columns are disjoint) */
 	struct gather_job g = {r, src, out_n, threads >= 2 ? 2 : 1};
@@ -487,7 +487,7 @@ static void finish_rank(void *ctx, size_t k)
 	else
 		n = last_step_rows(r, &src);
 	r->stats.dropped_last_step += r->n > n ? r->n - n : 0;
-	keep_rows(r, src, n, j->col_threads);
+	trace_rank_keep_rows(r, src, n, j->col_threads);
 	free(src);
 }
 

@@ -187,12 +187,13 @@ static void make_help(struct buf *usage, struct buf *desc)
 {
 	buf_puts(usage, "dyno analyze ");
 	analysis_names(usage, "|");
-	buf_puts(usage, " TRACE_OR_DIR [options]\n       dyno analyze diff CONTROL TEST [options]");
+	buf_puts(usage, " TRACE_OR_DIR... [options]\n       dyno analyze diff CONTROL TEST [options]");
 	size_t w = strlen("summary");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		if (strlen(analysis_list[i]->name) > w)
 			w = strlen(analysis_list[i]->name);
-	buf_puts(desc, "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
+	buf_puts(desc, "Analyse a Kineto trace (.json or .json.gz; - reads stdin), a directory of per-rank\n"
+		       "traces, or several traces of one job (their ranks as in a directory)\n"
 		       "like Holistic Trace Analysis, with the same definitions and numbers:\n");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		buf_printf(desc, "  %-*s  %s\n", (int)w, analysis_list[i]->name, analysis_list[i]->help);
@@ -373,7 +374,7 @@ int cmd_analyze(int argc, char **argv)
 		.description = desc.data,
 		.opts = opts,
 		.min_pos = 2,
-		.max_pos = 3,
+		.max_pos = ARGS_ANY,
 		.missing_error = "expected ANALYSIS and TRACE_OR_DIR (see --help)",
 	};
 	int rc = args_cmd(&cmd, argc, argv, &a);
@@ -385,6 +386,8 @@ int cmd_analyze(int argc, char **argv)
 		return rc;
 	}
 	const char *what = a.pos[0], *path = a.pos[1];
+	bool several = a.npos > 2 && !(analysis_find(what) && analysis_find(what)->pair);
+	const char *label = several ? "the inputs" : path; /* in messages */
 	/* the columns and the analyses' scratch arrays are filled once, front to
 	 * back: on 2 MiB pages that is ~40x fewer page faults (a 1 GB trace:
 	 * ~85,000 -> ~2,000), up to half the wall time on a virtual machine
@@ -399,11 +402,8 @@ int cmd_analyze(int argc, char **argv)
 	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel, &rows);
 	/* an analysis of two sets takes CONTROL and TEST, the others one input */
 	bool pair = only && only->pair;
-	if (!rc && (a.npos == 3) != pair) {
-		if (pair)
-			fprintf(stderr, "dyno analyze: %s: expected CONTROL and TEST (two traces or directories)\n", what);
-		else
-			fprintf(stderr, "dyno analyze: %s: expected one TRACE_OR_DIR, got %d\n", what, a.npos - 1);
+	if (!rc && pair && a.npos != 3) {
+		fprintf(stderr, "dyno analyze: %s: expected CONTROL and TEST (two traces or directories)\n", what);
 		rc = 2;
 	}
 	if (!rc && pair && nsel > 1) {
@@ -423,7 +423,8 @@ int cmd_analyze(int argc, char **argv)
 	struct trace_set set, test = {0};
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();
-	rc = trace_set_load(&set, path, &lo, &err);
+	/* every input but diff's TEST is one set: the files of one job */
+	rc = trace_set_load_paths(&set, (const char *const *)a.pos + 1, pair ? 1 : (size_t)a.npos - 1, &lo, &err);
 	if (rc == 0 && pair) {
 		rc = trace_set_load(&test, a.pos[2], &lo, &err);
 		if (rc != 0)
@@ -434,7 +435,7 @@ int cmd_analyze(int argc, char **argv)
 	/* the rows every analysis sees, chosen once (exit status 4: none) */
 	int sel_rc = 0;
 	if (rc == 0 && trace_set_select(&set, &rows, &err) != 0) {
-		fprintf(stderr, "dyno analyze: %s: %s\n", path, err.data);
+		fprintf(stderr, "dyno analyze: %s: %s\n", label, err.data);
 		sel_rc = 4;
 	}
 	if (rc == 0 && !sel_rc && pair && trace_set_select(&test, &rows, &err) != 0) {
@@ -463,7 +464,7 @@ int cmd_analyze(int argc, char **argv)
 	partial_reason(&set, &partial);
 	if (pair)
 		partial_reason(&test, &partial);
-	rc = check_ranks(&set, sel_ranks, nsel, path);
+	rc = check_ranks(&set, sel_ranks, nsel, label);
 	if (rc == 0 && pair)
 		rc = check_ranks(&test, sel_ranks, nsel, a.pos[2]);
 	if (rc == 0) {

@@ -307,6 +307,12 @@ struct trace_set {
  * (1.3).  Returns 0, or -1 with a message in err. */
 int trace_set_load(struct trace_set *set, const char *path, const struct trace_load_opts *opts,
 		   struct buf *err);
+/* The same from several inputs, the files of one job: each a file, a
+ * directory (as above) or "-" (a trace on stdin, plain or gzip; once).
+ * The rank rules are the directory's: a rank a file declares wins, files
+ * without one get distinct ranks. */
+int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_t ninputs,
+			 const struct trace_load_opts *opts, struct buf *err);
 /* Align and filter an already loaded set (used by trace_set_load and tests). */
 void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts);
 /* The set trace_set_load makes of one file, from a rank already loaded

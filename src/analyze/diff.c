@@ -121,7 +121,7 @@ static void side_count(struct side *s)
 		s->dur[d] = xcalloc(r->strs.n + 1, sizeof(double));
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->iteration[i] != s->iter)
+		if (r->iteration[i] != s->iter || r->name[i] >= r->strs.n)
 			continue;
 		int d = trace_is_gpu(r, i);
 		s->cnt[d][r->name[i]] += 1;

@@ -398,6 +398,16 @@ int cmd_analyze(int argc, char **argv)
 	const struct analysis *only;
 	int *sel_ranks = NULL;
 	size_t nsel = 0;
+	/* an input right after a boolean option is more likely its value
+	 * ("--top 3"): say so, as for any command with a fixed input count */
+	for (int i = 2; i < a.npos; i++)
+		if (a.pos_after_bool[i]) {
+			fprintf(stderr, "dyno analyze: unexpected argument '%s': --%s takes no value (see --help)\n",
+				a.pos[i], a.pos_after_bool[i]);
+			analysis_config_free(&cfg);
+			args_free(&a);
+			return 2;
+		}
 	struct trace_select rows = {0};
 	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel, &rows);
 	/* an analysis of two sets takes CONTROL and TEST, the others one input */

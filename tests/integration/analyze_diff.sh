@@ -70,7 +70,6 @@ expect 0 'test: rank 1, ProfilerStep#1009' diff "$c" "$t"
 expect 2 'rank 3 is not in .*test' diff "$c" "$t" --ranks 3
 expect 2 'compares one rank of each side' diff "$c" "$t" --ranks 1,3
 expect 2 'expected CONTROL and TEST' diff "$c"
-expect 2 'expected one TRACE_OR_DIR' temporal "$c" "$t"
 expect 2 "bad --device 'tpu'" diff "$c" "$t" --device tpu
 expect 1 'no/such' diff "$c" "$T/no/such"
 # an iteration: the one asked for on both sides, or a note and no rows

@@ -68,7 +68,8 @@ TEST(analysis_table_rows_are_complete)
 		REQUIRE(a && a->name && a->name[0]);
 		CHECK(strcmp(a->name, "summary") != 0); /* the CLI's word for all of them */
 		CHECK(a->help && a->help[0]);
-		CHECK(a->rank || a->combine); /* something to compute */
+		CHECK(a->rank || a->combine || a->pair); /* something to compute */
+		CHECK(!a->pair || (!a->rank && !a->combine)); /* two sets: one call, nothing per rank */
 		CHECK(a->opts.size == 0 || (a->opts.defaults && a->opts.rows));
 		CHECK(analysis_find(a->name) == a);
 		REQUIRE(a->tables && a->ntables >= 1);

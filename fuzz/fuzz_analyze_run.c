@@ -2,7 +2,8 @@
  * fuzz_analyze_run.c - libFuzzer target for the parallel after-parse path:
  * any bytes through trace_rank_load_mem (two threads allowed), the set steps
  * (including the MTIA filter rule when the trace says MTIA) and analyze_run
- * with every analysis of the table on two threads; nothing may crash, hang
+ * with every analysis of the table on two threads (an analysis of two sets,
+ * `diff`, on the trace against itself); nothing may crash, hang
  * or leak, and the tables must render.
  */
 #include <stddef.h>
@@ -30,16 +31,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kernel_step_options *ko = analysis_config_opts(&cfg, &analysis_step_kernel_breakdown.opts);
 	ko->num_kernels = 2;
 	struct analyze_run_opts ro = {.config = &cfg, .fmt = AFMT_CSV, .every_table = true, .threads = 2};
-	/* `summary` (only NULL), then each analysis that runs only by name */
+	/* `summary` (only NULL), then each analysis that runs only by name;
+	 * an analysis of two sets (diff) gets the trace against itself */
 	for (size_t k = 0; k <= ANALYSIS_COUNT; k++) {
 		if (k < ANALYSIS_COUNT && !analysis_list[k]->own_command)
 			continue;
-		ro.only = k < ANALYSIS_COUNT ? analysis_list[k] : NULL;
+		struct analyze_run_opts po = ro;
+		po.only = k < ANALYSIS_COUNT ? analysis_list[k] : NULL;
+		if (po.only && po.only->pair)
+			po.test = &set;
 		struct analyze_results res;
-		analyze_run(&set, NULL, &ro, &res);
+		analyze_run(&set, NULL, &po, &res);
 		struct buf out = BUF_INIT;
 		for (size_t i = 0; i < res.n; i++)
-			atable_render(res.v[i].t, res.v[i].table->per_rank ? AFMT_JSON : AFMT_CSV, &out);
+			atable_render(res.v[i].t, res.v[i].table->per_rank || po.test ? AFMT_JSON : AFMT_CSV, &out);
 		buf_free(&out);
 		analyze_results_free(&res);
 	}

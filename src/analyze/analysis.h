@@ -36,6 +36,8 @@ enum {
 	ANALYSIS_LOAD_CPU_OPS = 1,  /* CPU operator rows (skip_cpu_ops) */
 	ANALYSIS_LOAD_FLOWS = 2,    /* flow events (no_flows) */
 	ANALYSIS_LOAD_COUNTERS = 4, /* counter events (no_counters) */
+	ANALYSIS_LOAD_ALL_STEPS = 8, /* no last-step filter (keep_last_step): HTA's parse_traces only */
+	ANALYSIS_LOAD_PYTHON = 16,   /* python_function rows (keep_python) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the
@@ -117,6 +119,12 @@ struct analysis {
 	 * them (or replace one, freeing it).  view holds the selected ranks.
 	 * NULL: nothing. */
 	void (*combine)(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out);
+	/* An analysis of two sets (`dyno analyze diff CONTROL TEST`): called
+	 * once, instead of .rank and .combine, with the selected ranks of
+	 * each; fills out[t] like .rank.  Such an analysis is not part of
+	 * `summary` (one input).  NULL: one set. */
+	void (*pair)(const struct analysis_ctx *c, const struct trace_set *control, const struct trace_set *test,
+		     struct atable **out);
 };
 
 /* Every analysis, in output order (list.h). */
@@ -228,6 +236,20 @@ void analyze_kernel_distribution(const struct trace_set *set, const struct analy
 void analyze_kernel_distribution_tables(const struct trace_set *view, const struct kernel_breakdown_opts *o,
 					const struct kernel_breakdown *kb, struct atable **dist,
 					struct atable **spread);
+
+/* diff.c: HTA's compare_traces_{all,cpu,gpu}[_short] and ops_diff into
+ * out[0..7) (in that order) for one rank and ProfilerStep of each set. */
+struct diff_options {
+	int64_t iteration;  /* --iteration; -1: each side's first */
+	const char *device; /* --device all|cpu|gpu: the table shown */
+	bool short_names;   /* --short-names: the table by short names shown */
+};
+struct diff_select {
+	int64_t rank;      /* -1: the first of each set */
+	int64_t iteration; /* -1: the first of each side */
+};
+void analyze_diff(const struct trace_set *control, const struct trace_set *test, const struct diff_select *sel,
+		  struct atable **out);
 
 /* overlap.c: comm_comp_overlap */
 struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);

@@ -32,4 +32,7 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 	lo->skip_cpu_ops = !(need & ANALYSIS_LOAD_CPU_OPS);
 	lo->no_flows = !(need & ANALYSIS_LOAD_FLOWS);
 	lo->no_counters = !(need & ANALYSIS_LOAD_COUNTERS);
+	/* only ever turned on: --keep-last-step and the like stay the user's */
+	lo->keep_last_step |= !!(need & ANALYSIS_LOAD_ALL_STEPS);
+	lo->keep_python |= !!(need & ANALYSIS_LOAD_PYTHON);
 }

@@ -12,8 +12,9 @@
  * order -- a step's parts by its .combine, an analysis's tables appended
  * (atable_append), then its .combine --, which gives byte for byte the
  * tables of the plain functions over the selected ranks, whatever the
- * thread count.  Costs: the tasks, plus one pointer slot per table and
- * rank.
+ * thread count.  An analysis of two sets (.pair, `diff`) is one call
+ * over the selected ranks of both, after the tasks.  Costs: the tasks,
+ * plus one pointer slot per table and rank.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,11 +147,19 @@ static size_t make_tasks(struct step_job *steps, size_t nsteps, struct job *jobs
 
 /* One analysis's tables: the rank tables appended in rank order, its
  * combine, then its results in table order. */
-static void finish_job(struct job *j, const struct trace_set *view, struct task *tasks, size_t ntasks,
-		       struct analyze_results *out)
+static void finish_job(struct job *j, const struct trace_set *view, const struct trace_set *test_view,
+		       struct task *tasks, size_t ntasks, struct analyze_results *out)
 {
 	const struct analysis *a = j->a;
 	struct atable **tabs = xcalloc(a->ntables, sizeof *tabs);
+	if (a->pair) {
+		/* one call over both sets (no rank tasks: it compares one
+		 * rank of each) */
+		int64_t t0 = clock_mono_ns();
+		struct analysis_ctx ctx = {j->opts, j->want, NULL, NULL};
+		a->pair(&ctx, view, test_view, tabs);
+		add_timing(out, a->name, "tables", -1, (double)(clock_mono_ns() - t0) / 1e9);
+	}
 	for (size_t i = 0; i < ntasks; i++) {
 		if (tasks[i].j != j)
 			continue;
@@ -203,6 +212,9 @@ static size_t plan(const struct analyze_run_opts *o, struct job *jobs, struct st
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++) {
 		const struct analysis *a = analysis_list[i];
 		if ((o->only && o->only != a) || (!o->only && a->own_command))
+			continue;
+		/* summary has one input: an analysis of two sets runs alone */
+		if (!o->only && a->pair)
 			continue;
 		struct job *j = &jobs[njobs++];
 		*j = (struct job){a, analysis_config_opts(o->config, &a->opts), xcalloc(a->ntables, sizeof(bool)),
@@ -258,8 +270,11 @@ void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, c
 		free(parts);
 		add_timing(out, s->name, "combine", -1, (double)(clock_mono_ns() - t1) / 1e9);
 	}
+	struct trace_set test_view = o->test ? analyze_view(o->test, sel) : view;
 	for (size_t i = 0; i < njobs; i++)
-		finish_job(&jobs[i], &view, tasks, nt, out);
+		finish_job(&jobs[i], &view, &test_view, tasks, nt, out);
+	if (o->test)
+		free(test_view.ranks);
 
 	for (size_t k = 0; k < nsteps; k++)
 		steps[k].s->free(steps[k].combined);

@@ -16,6 +16,10 @@ struct analyze_run_opts {
 	enum aformat fmt;                     /* decides which tables are shown */
 	bool every_table;                     /* compute every table, shown or not (--csv-dir) */
 	int threads;                          /* <= 0: the number of online cores */
+	/* the second set of an analysis of two (.pair: diff's TEST; the first
+	 * is CONTROL); its ranks are selected like the first's.  NULL: the
+	 * first set on both sides */
+	const struct trace_set *test;
 };
 
 /* One output table. */

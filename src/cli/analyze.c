@@ -23,6 +23,7 @@ struct aopts {
 	const char *format;
 	const char *ranks;
 	const char *csv_dir;
+	const char *iterations, *time_range; /* --iterations LO-HI, --time-range START:END */
 	int64_t rank;
 	bool rank_seen;
 	bool keep_last_step, no_ns_rounding, quiet;
@@ -148,6 +149,10 @@ static struct arg_opt *make_opts(struct aopts *o, const struct analysis_config *
 		 &o->rank_seen},
 		{"ranks", 0, ARG_STRING, &o->ranks, "LIST", "analyse only these ranks (e.g. 0,3); default all", 0, 0,
 		 NULL},
+		{"iterations", 0, ARG_STRING, &o->iterations, "N[-M]",
+		 "analyse only the events of ProfilerStep#N..M (e.g. 3-5, or 3)", 0, 0, NULL},
+		{"time-range", 0, ARG_STRING, &o->time_range, "START:END",
+		 "analyse only the events starting in [START, END) us from the trace start", 0, 0, NULL},
 	};
 	const struct arg_opt tail[] = {
 		{"fixed-classification", 0, ARG_BOOL, &o->fixed, NULL,
@@ -182,12 +187,13 @@ static void make_help(struct buf *usage, struct buf *desc)
 {
 	buf_puts(usage, "dyno analyze ");
 	analysis_names(usage, "|");
-	buf_puts(usage, " TRACE_OR_DIR [options]");
+	buf_puts(usage, " TRACE_OR_DIR... [options]\n       dyno analyze diff CONTROL TEST [options]");
 	size_t w = strlen("summary");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		if (strlen(analysis_list[i]->name) > w)
 			w = strlen(analysis_list[i]->name);
-	buf_puts(desc, "Analyse a Kineto trace (.json or .json.gz) or a directory of per-rank traces\n"
+	buf_puts(desc, "Analyse a Kineto trace (.json or .json.gz; - reads stdin), a directory of per-rank\n"
+		       "traces, or several traces of one job (their ranks as in a directory)\n"
 		       "like Holistic Trace Analysis, with the same definitions and numbers:\n");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		buf_printf(desc, "  %-*s  %s\n", (int)w, analysis_list[i]->name, analysis_list[i]->help);
@@ -195,11 +201,61 @@ static void make_help(struct buf *usage, struct buf *desc)
 	buf_puts(desc, "With --format csv the columns are named as in HTA's CSV files.");
 }
 
+/* --iterations N or N-M (N <= M, both >= 0): 0, else -1. */
+static int parse_iterations(const char *s, struct trace_select *sel)
+{
+	char *end;
+	errno = 0;
+	long lo = strtol(s, &end, 10), hi = lo;
+	if (end == s || errno || lo < 0 || lo > INT32_MAX)
+		return -1;
+	if (*end == '-') {
+		const char *p = end + 1;
+		hi = strtol(p, &end, 10);
+		if (end == p || errno || hi < 0 || hi > INT32_MAX)
+			return -1;
+	}
+	if (*end || hi < lo)
+		return -1;
+	sel->iterations = true;
+	sel->iter_lo = (int32_t)lo;
+	sel->iter_hi = (int32_t)hi;
+	return 0;
+}
+
+/* --time-range START:END (µs, START < END, finite, START >= 0): 0, else -1. */
+static int parse_time_range(const char *s, struct trace_select *sel)
+{
+	char *end;
+	errno = 0;
+	double a = strtod(s, &end);
+	if (end == s || *end != ':' || errno)
+		return -1;
+	const char *p = end + 1;
+	double b = strtod(p, &end);
+	if (end == p || *end || errno || !(a >= 0) || !(b > a) || b > 1e300)
+		return -1;
+	sel->time_range = true;
+	sel->start = a;
+	sel->end = b;
+	return 0;
+}
+
 /* After parsing: every check of the options that does not need the
  * trace.  0 to go on, else the exit code (2), the message printed. */
 static int check_args(const struct aopts *o, const struct analysis_config *cfg, const char *what,
-		      enum aformat *fmt, const struct analysis **only, int **sel_ranks, size_t *nsel)
+		      enum aformat *fmt, const struct analysis **only, int **sel_ranks, size_t *nsel,
+		      struct trace_select *rows)
 {
+	if (o->iterations && parse_iterations(o->iterations, rows) != 0) {
+		fprintf(stderr, "dyno analyze: bad --iterations '%s' (N or N-M with N <= M, e.g. 3-5)\n", o->iterations);
+		return 2;
+	}
+	if (o->time_range && parse_time_range(o->time_range, rows) != 0) {
+		fprintf(stderr, "dyno analyze: bad --time-range '%s' (START:END in us, 0 <= START < END)\n",
+			o->time_range);
+		return 2;
+	}
 	*fmt = AFMT_TABLE;
 	if (strcmp(o->format, "csv") == 0)
 		*fmt = AFMT_CSV;
@@ -240,6 +296,7 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 			else
 				fprintf(stderr, "dyno analyze: --csv-dir %s: not a directory\n", o->csv_dir);
 			free(*sel_ranks);
+			*sel_ranks = NULL;
 			return 2;
 		}
 	}
@@ -317,7 +374,7 @@ int cmd_analyze(int argc, char **argv)
 		.description = desc.data,
 		.opts = opts,
 		.min_pos = 2,
-		.max_pos = 2,
+		.max_pos = ARGS_ANY,
 		.missing_error = "expected ANALYSIS and TRACE_OR_DIR (see --help)",
 	};
 	int rc = args_cmd(&cmd, argc, argv, &a);
@@ -329,6 +386,8 @@ int cmd_analyze(int argc, char **argv)
 		return rc;
 	}
 	const char *what = a.pos[0], *path = a.pos[1];
+	bool several = a.npos > 2 && !(analysis_find(what) && analysis_find(what)->pair);
+	const char *label = several ? "the inputs" : path; /* in messages */
 	/* the columns and the analyses' scratch arrays are filled once, front to
 	 * back: on 2 MiB pages that is ~40x fewer page faults (a 1 GB trace:
 	 * ~85,000 -> ~2,000), up to half the wall time on a virtual machine
@@ -339,8 +398,30 @@ int cmd_analyze(int argc, char **argv)
 	const struct analysis *only;
 	int *sel_ranks = NULL;
 	size_t nsel = 0;
-	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel);
+	/* an input right after a boolean option is more likely its value
+	 * ("--top 3"): say so, as for any command with a fixed input count */
+	for (int i = 2; i < a.npos; i++)
+		if (a.pos_after_bool[i]) {
+			fprintf(stderr, "dyno analyze: unexpected argument '%s': --%s takes no value (see --help)\n",
+				a.pos[i], a.pos_after_bool[i]);
+			analysis_config_free(&cfg);
+			args_free(&a);
+			return 2;
+		}
+	struct trace_select rows = {0};
+	rc = check_args(&o, &cfg, what, &fmt, &only, &sel_ranks, &nsel, &rows);
+	/* an analysis of two sets takes CONTROL and TEST, the others one input */
+	bool pair = only && only->pair;
+	if (!rc && pair && a.npos != 3) {
+		fprintf(stderr, "dyno analyze: %s: expected CONTROL and TEST (two traces or directories)\n", what);
+		rc = 2;
+	}
+	if (!rc && pair && nsel > 1) {
+		fprintf(stderr, "dyno analyze: %s: --ranks: compares one rank of each side, got %zu\n", what, nsel);
+		rc = 2;
+	}
 	if (rc) {
+		free(sel_ranks);
 		analysis_config_free(&cfg);
 		args_free(&a);
 		return rc;
@@ -349,31 +430,60 @@ int cmd_analyze(int argc, char **argv)
 				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
 				     .threads = (int)o.threads, .fixed_classification = o.fixed};
 	analysis_load_opts(only, &lo);
-	struct trace_set set;
+	struct trace_set set, test = {0};
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();
-	rc = trace_set_load(&set, path, &lo, &err);
+	/* every input but diff's TEST is one set: the files of one job */
+	rc = trace_set_load_paths(&set, (const char *const *)a.pos + 1, pair ? 1 : (size_t)a.npos - 1, &lo, &err);
+	if (rc == 0 && pair) {
+		rc = trace_set_load(&test, a.pos[2], &lo, &err);
+		if (rc != 0)
+			trace_set_free(&set);
+	}
 	if (rc != 0)
 		fprintf(stderr, "dyno analyze: %s\n", err.data);
+	/* the rows every analysis sees, chosen once (exit status 4: none) */
+	int sel_rc = 0;
+	if (rc == 0 && trace_set_select(&set, &rows, &err) != 0) {
+		fprintf(stderr, "dyno analyze: %s: %s\n", label, err.data);
+		sel_rc = 4;
+	}
+	if (rc == 0 && !sel_rc && pair && trace_set_select(&test, &rows, &err) != 0) {
+		fprintf(stderr, "dyno analyze: %s: %s\n", a.pos[2], err.data);
+		sel_rc = 4;
+	}
+	if (sel_rc) {
+		trace_set_free(&set);
+		if (pair)
+			trace_set_free(&test);
+		rc = -1;
+	}
 	buf_free(&err);
 	if (rc != 0) {
 		free(sel_ranks);
 		analysis_config_free(&cfg);
 		args_free(&a);
-		return 1;
+		return sel_rc ? sel_rc : 1;
 	}
 	double load_s = (double)(clock_mono_ns() - t0) / 1e9;
 	if (!o.quiet && set.warnings[0])
 		fprintf(stderr, "%s", set.warnings);
+	if (pair && !o.quiet && test.warnings[0])
+		fprintf(stderr, "%s", test.warnings);
 	struct buf partial = BUF_INIT;
 	partial_reason(&set, &partial);
-	rc = check_ranks(&set, sel_ranks, nsel, path);
+	if (pair)
+		partial_reason(&test, &partial);
+	rc = check_ranks(&set, sel_ranks, nsel, label);
+	if (rc == 0 && pair)
+		rc = check_ranks(&test, sel_ranks, nsel, a.pos[2]);
 	if (rc == 0) {
 		/* every analysis of every rank on the thread pool; printed in
 		 * the table's order */
 		struct analyze_ranks sel = {sel_ranks, nsel};
 		struct analyze_run_opts ro = {.only = only, .config = &cfg, .fmt = fmt,
-					      .every_table = o.csv_dir != NULL, .threads = (int)o.threads};
+					      .every_table = o.csv_dir != NULL, .threads = (int)o.threads,
+					      .test = pair ? &test : NULL};
 		struct analyze_results res;
 		analyze_run(&set, &sel, &ro, &res);
 		int64_t t_out = clock_mono_ns();
@@ -394,6 +504,10 @@ int cmd_analyze(int argc, char **argv)
 				fprintf(stderr, "  rank %d (from %s): %s, %zu rows\n", set.ranks[k]->rank,
 					trace_rank_rule_name(set.ranks[k]->rank_rule), set.ranks[k]->path,
 					set.ranks[k]->n);
+			for (size_t k = 0; pair && k < test.nranks && k < 16; k++)
+				fprintf(stderr, "  test rank %d (from %s): %s, %zu rows\n", test.ranks[k]->rank,
+					trace_rank_rule_name(test.ranks[k]->rank_rule), test.ranks[k]->path,
+					test.ranks[k]->n);
 		}
 		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
 		/* one analysis asked for and undefined on the trace (HTA fails):
@@ -408,6 +522,8 @@ int cmd_analyze(int argc, char **argv)
 	}
 	buf_free(&partial);
 	trace_set_free(&set);
+	if (pair)
+		trace_set_free(&test);
 	free(sel_ranks);
 	analysis_config_free(&cfg);
 	args_free(&a);

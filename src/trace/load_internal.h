@@ -22,6 +22,10 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 void trace_rank_link(struct trace_rank *r);
 /* Distinct ProfilerStep numbers of the rows, into r->iterations. */
 void trace_rank_list_iterations(struct trace_rank *r);
+/* set.c: replace the rank's rows by rows src[0..out_n) (a row may repeat),
+ * column by column on up to `threads` threads; links and the iteration
+ * list are recomputed (the last-step filter, select.c). */
+void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads);
 
 /* ---- rules the steps share (finish.c, set.c, filter_mtia.c) ---- */
 

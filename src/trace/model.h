@@ -307,6 +307,12 @@ struct trace_set {
  * (1.3).  Returns 0, or -1 with a message in err. */
 int trace_set_load(struct trace_set *set, const char *path, const struct trace_load_opts *opts,
 		   struct buf *err);
+/* The same from several inputs, the files of one job: each a file, a
+ * directory (as above) or "-" (a trace on stdin, plain or gzip; once).
+ * The rank rules are the directory's: a rank a file declares wins, files
+ * without one get distinct ranks. */
+int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_t ninputs,
+			 const struct trace_load_opts *opts, struct buf *err);
 /* Align and filter an already loaded set (used by trace_set_load and tests). */
 void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts);
 /* The set trace_set_load makes of one file, from a rank already loaded
@@ -315,6 +321,19 @@ void trace_set_finish(struct trace_set *set, const struct trace_load_opts *opts)
  * filtered. */
 void trace_set_from_rank(struct trace_set *set, struct trace_rank *r, const struct trace_load_opts *opts);
 void trace_set_free(struct trace_set *set);
+
+/* The rows every analysis sees (select.c), chosen once after the load:
+ * ProfilerStep numbers and/or a span of the aligned time base. */
+struct trace_select {
+	bool iterations;        /* keep rows whose iteration is in [iter_lo, iter_hi] */
+	int32_t iter_lo, iter_hi;
+	bool time_range;        /* keep rows starting in [start, end) µs */
+	double start, end;
+};
+/* Keep the selected rows of every rank (flows and counters inside the kept
+ * rows' span); 0, or -1 with a message (what the trace holds) in err when
+ * nothing would be left, the set then unchanged. */
+int trace_set_select(struct trace_set *set, const struct trace_select *sel, struct buf *err);
 
 /* A human summary of what was skipped and why (empty when nothing was). */
 void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);

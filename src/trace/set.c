@@ -2,6 +2,8 @@
  * set.c - loading a trace or a directory of traces (one per rank) as a
  * struct trace_set, then HTA's cross-rank steps (semantics doc 1.3):
  *
+ *   - the inputs are files, directories (their *.json / *.json.gz entries)
+ *     and "-" (stdin, read whole into memory), all the ranks of one set;
  *   - a directory's *.json / *.json.gz entries are loaded in parallel by
  *     min(files, cores) threads (par_for), each parsing whole files (a rank
  *     is one file, so there is no shared state but par_for's task counter);
@@ -59,12 +61,34 @@ struct job {
 	struct buf *errs;
 };
 
+/* A trace on stdin (plain or gzip, by its first bytes), read whole into
+ * memory first: a pipe cannot be mapped or read twice. */
+static struct trace_rank *load_stdin(const struct trace_load_opts *opts, struct buf *err)
+{
+	struct buf in = BUF_INIT;
+	char tmp[1 << 16];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, stdin)) > 0)
+		buf_append(&in, tmp, n);
+	if (ferror(stdin)) {
+		buf_printf(err, "-: %s", strerror(errno));
+		buf_free(&in);
+		return NULL;
+	}
+	struct trace_rank *r = trace_rank_load_mem("-", in.data, in.len, opts, err);
+	buf_free(&in);
+	return r;
+}
+
 /* One file of the set (a par_for task: it writes out[i] and errs[i] only). */
 static void load_one(void *ctx, size_t i)
 {
 	struct job *j = ctx;
 	int64_t t0 = clock_mono_ns();
-	j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
+	if (strcmp(j->paths[i], "-") == 0)
+		j->out[i] = load_stdin(j->opts, &j->errs[i]);
+	else
+		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
 	if (j->out[i])
 		j->out[i]->load_s = (double)(clock_mono_ns() - t0) / 1e9;
 }
@@ -178,49 +202,82 @@ static void set_adopt(struct trace_set *set, struct trace_rank **ranks, size_t n
 	trace_set_finish(set, opts);
 }
 
+/* Add the trace files of path to *paths: a directory's *.json / *.json.gz
+ * entries in name order, a file or "-" (stdin) as it is.  0, or -1 with
+ * the message in err. */
+static int list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err)
+{
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) != 0) {
+		buf_printf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
+		if (*np == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			*paths = xrealloc(*paths, *cap * sizeof **paths);
+		}
+		(*paths)[(*np)++] = xstrdup(path);
+		return 0;
+	}
+	DIR *d = opendir(path);
+	if (!d) {
+		buf_printf(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	size_t first = *np;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!has_suffix(de->d_name, ".json") && !has_suffix(de->d_name, ".gz"))
+			continue;
+		if (*np == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			*paths = xrealloc(*paths, *cap * sizeof **paths);
+		}
+		struct buf p = BUF_INIT;
+		buf_printf(&p, "%s/%s", path, de->d_name);
+		(*paths)[(*np)++] = buf_detach(&p, NULL);
+	}
+	closedir(d);
+	if (*np == first) {
+		buf_printf(err, "%s: no *.json or *.json.gz trace files in this directory", path);
+		return -1;
+	}
+	qsort(*paths + first, *np - first, sizeof **paths, str_cmp);
+	return 0;
+}
+
 int trace_set_load(struct trace_set *set, const char *path, const struct trace_load_opts *opts,
 		   struct buf *err)
+{
+	return trace_set_load_paths(set, &path, 1, opts, err);
+}
+
+int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_t ninputs,
+			 const struct trace_load_opts *opts, struct buf *err)
 {
 	static const struct trace_load_opts dflt;
 	if (!opts)
 		opts = &dflt;
 	memset(set, 0, sizeof *set);
-	struct stat st;
-	if (stat(path, &st) != 0) {
-		buf_printf(err, "%s: %s", path, strerror(errno));
-		return -1;
-	}
 	char **paths = NULL;
-	size_t np = 0;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		if (!d) {
-			buf_printf(err, "%s: %s", path, strerror(errno));
-			return -1;
+	size_t np = 0, cap = 0, nstdin = 0;
+	for (size_t i = 0; i < ninputs; i++) {
+		nstdin += strcmp(inputs[i], "-") == 0;
+		if (nstdin > 1) {
+			buf_puts(err, "-: stdin can be read once only");
 		}
-		struct dirent *de;
-		size_t cap = 0;
-		while ((de = readdir(d)) != NULL) {
-			if (!has_suffix(de->d_name, ".json") && !has_suffix(de->d_name, ".gz"))
-				continue;
-			if (np == cap) {
-				cap = cap ? cap * 2 : 16;
-				paths = xrealloc(paths, cap * sizeof *paths);
-			}
-			struct buf p = BUF_INIT;
-			buf_printf(&p, "%s/%s", path, de->d_name);
-			paths[np++] = buf_detach(&p, NULL);
-		}
-		closedir(d);
-		if (np == 0) {
-			buf_printf(err, "%s: no *.json or *.json.gz trace files in this directory", path);
+		if (nstdin > 1 || list_path(inputs[i], &paths, &np, &cap, err) != 0) {
+			for (size_t k = 0; k < np; k++)
+				free(paths[k]);
 			free(paths);
 			return -1;
 		}
-		qsort(paths, np, sizeof *paths, str_cmp);
-	} else {
-		paths = xmalloc(sizeof *paths);
-		paths[np++] = xstrdup(path);
+	}
+	if (np == 0) {
+		buf_puts(err, "no trace given");
+		free(paths);
+		return -1;
 	}
 
 	struct job j = {.paths = paths, .opts = opts};
@@ -444,7 +501,7 @@ static size_t last_step_rows(struct trace_rank *r, uint32_t **src_out)
 /* Replace the rank's rows by rows src[0..out_n) of the current table (a
  * row may repeat), column by column on up to `threads` threads; links and
  * the iteration list are recomputed. */
-static void keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
+void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads)
 {
 	/* gather the columns, split over threads (columns are disjoint) */
 	struct gather_job g = {r, src, out_n, threads >= 2 ? 2 : 1};
@@ -487,7 +544,7 @@ static void finish_rank(void *ctx, size_t k)
 	else
 		n = last_step_rows(r, &src);
 	r->stats.dropped_last_step += r->n > n ? r->n - n : 0;
-	keep_rows(r, src, n, j->col_threads);
+	trace_rank_keep_rows(r, src, n, j->col_threads);
 	free(src);
 }
 

@@ -12,13 +12,15 @@ trap 'rm -rf "$T"' EXIT
 fail=0 n=0
 while IFS=$'\t' read -r out input args; do
 	mkdir -p "$T/$(dirname "$out")"
+	ins=()
+	for i in $input; do ins+=("$TESTDATA/traces/$i"); done
 	# shellcheck disable=SC2086
 	if [[ $out == *csvdir ]]; then
 		mkdir -p "$T/$out"
-		"$DYNO" analyze $args "$TESTDATA/traces/$input" -q --csv-dir "$T/$out" >/dev/null 2>&1 || true
+		"$DYNO" analyze $args "${ins[@]}" -q --csv-dir "$T/$out" >/dev/null 2>&1 || true
 		diff -r "$G/$out" "$T/$out" >"$T/d" 2>&1 || { echo "FAIL $out ($args $input)"; head -5 "$T/d"; fail=1; }
 	else
-		"$DYNO" analyze $args "$TESTDATA/traces/$input" -q >"$T/$out" 2>/dev/null || echo "exit $?" >>"$T/$out"
+		"$DYNO" analyze $args "${ins[@]}" -q >"$T/$out" 2>/dev/null || echo "exit $?" >>"$T/$out"
 		cmp -s "$G/$out" "$T/$out" || { echo "FAIL $out ($args $input)"; diff "$G/$out" "$T/$out" | head -5; fail=1; }
 	fi
 	n=$((n + 1))

@@ -195,3 +195,62 @@ static void overlap_case(const struct tt_case *c, const struct trace_set *set, i
 }
 
 TEST(analyze_overlap_table_conformance) { for_each_case(overlap_case, 20); }
+
+/* Trace diff (compare_traces_*, ops_diff.json) on the manifest's diff
+ * cases, loaded as `dyno analyze diff` loads them (every ProfilerStep). */
+static void diff_ops_compare(const char *name, const struct atable *ops)
+{
+	struct buf path = BUF_INIT, b = BUF_INIT;
+	buf_printf(&path, "%s/conformance/%s/ops_diff.json", test_data_dir(), name);
+	REQUIRE(tt_read_file(path.data, &b));
+	struct json_doc doc;
+	struct json_error e;
+	REQUIRE(json_parse(b.data, b.len, &doc, &e));
+	static const char *const cats[] = {"added", "deleted", "increased", "decreased", "unchanged"};
+	size_t row = 0;
+	for (int c = 0; c < 5; c++) {
+		const struct json_value *list = json_get(doc.root, cats[c]);
+		REQUIRE(list && list->type == JV_ARRAY);
+		for (uint32_t i = 0; i < list->len; i++, row++) {
+			REQUIRE(row < ops->nrows);
+			CHECK_STR(ops->cells[row * ops->ncols].s, cats[c]);
+			CHECK_STR(ops->cells[row * ops->ncols + 1].s, list->u.items[i].u.str);
+		}
+	}
+	CHECK_INT(ops->nrows, row);
+	json_doc_free(&doc);
+	buf_free(&b);
+	buf_free(&path);
+}
+
+TEST(analyze_diff_conformance)
+{
+	struct tt_diff_case cases[8];
+	size_t n = tt_manifest_diff(cases, 8);
+	CHECK_INT(n, 2);
+	static const char *const files[] = {"compare_traces_all.csv", "compare_traces_all_short.csv",
+					    "compare_traces_cpu.csv", "compare_traces_cpu_short.csv",
+					    "compare_traces_gpu.csv", "compare_traces_gpu_short.csv"};
+	for (size_t i = 0; i < n; i++) {
+		struct trace_load_opts o = {0};
+		analysis_load_opts(&analysis_diff, &o);
+		CHECK(o.keep_last_step && !o.skip_cpu_ops);
+		struct trace_set sets[2];
+		struct buf err = BUF_INIT;
+		REQUIRE(trace_set_load(&sets[0], cases[i].control, &o, &err) == 0);
+		REQUIRE(trace_set_load(&sets[1], cases[i].test, &o, &err) == 0);
+		buf_free(&err);
+		struct atable *out[7] = {0};
+		struct diff_select sel = {-1, -1};
+		analyze_diff(&sets[0], &sets[1], &sel, out);
+		for (int t = 0; t < 6; t++) {
+			REQUIRE(out[t]);
+			compare(cases[i].name, files[t], out[t]);
+		}
+		diff_ops_compare(cases[i].name, out[6]);
+		for (int t = 0; t < 7; t++)
+			atable_free(out[t]);
+		trace_set_free(&sets[0]);
+		trace_set_free(&sets[1]);
+	}
+}

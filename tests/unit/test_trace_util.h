@@ -70,6 +70,35 @@ static inline size_t tt_manifest(struct tt_case *out, size_t max)
 	return n;
 }
 
+/* The diff cases of the manifest: two inputs, CONTROL and TEST (absolute). */
+struct tt_diff_case {
+	char name[128];
+	char control[512], test[512];
+};
+
+static inline size_t tt_manifest_diff(struct tt_diff_case *out, size_t max)
+{
+	struct buf path = BUF_INIT;
+	buf_printf(&path, "%s/conformance/MANIFEST.tsv", test_data_dir());
+	struct buf b = BUF_INIT;
+	bool rd = tt_read_file(path.data, &b);
+	buf_free(&path);
+	size_t n = 0;
+	char *save = NULL;
+	for (char *line = rd ? strtok_r(b.data, "\n", &save) : NULL; line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[128], c[400], t[400];
+		if (sscanf(line, "%127[^\t]\tdiff\t%399[^ \t] %399[^\t\n]", name, c, t) != 3)
+			continue;
+		snprintf(out[n].name, sizeof out[n].name, "%s", name);
+		snprintf(out[n].control, sizeof out[n].control, "%s/traces/%.400s", test_data_dir(), c);
+		snprintf(out[n].test, sizeof out[n].test, "%s/traces/%.400s", test_data_dir(), t);
+		n++;
+	}
+	buf_free(&b);
+	return n;
+}
+
 /* Parse conformance/<name>/results.json into doc. */
 static inline bool tt_results(const char *name, struct json_doc *doc)
 {

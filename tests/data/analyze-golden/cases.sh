@@ -4,12 +4,23 @@
 #
 # golden_cases prints one line per output file: NAME<TAB>INPUT<TAB>ARGS...
 # NAME is the file under analyze-golden/<case>/, INPUT is relative to
-# tests/data/traces.  Every analysis in every format on every trace of the
+# tests/data/traces (two paths, a space between them, for diff).  Every analysis in every format on every trace of the
 # conformance manifest, plus the options that change the tables, on the
 # two-rank directory and one ns-resolution trace.
 golden_cases() {
 	local manifest=$1 name kind input a f
 	while IFS=$'\t' read -r name kind input; do
+		if [ "$kind" = diff ]; then
+			# INPUT holds CONTROL and TEST, a space between them
+			for f in csv json; do
+				printf '%s/diff.%s\t%s\tdiff --format %s\n' "$name" "$f" "$input" "$f"
+			done
+			printf '%s/diff.txt\t%s\tdiff\n' "$name" "$input"
+			printf '%s/diff-gpu-short.csv\t%s\tdiff --device gpu --short-names --format csv\n' "$name" "$input"
+			printf '%s/diff-iteration.json\t%s\tdiff --iteration 1010 --format json\n' "$name" "$input"
+			printf '%s/diff-csvdir\t%s\tdiff\n' "$name" "$input"
+			continue
+		fi
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
 		for a in summary temporal idle kernels kernel-distribution overlap launch; do
 			for f in csv json; do

@@ -10,11 +10,13 @@ DYNO=$(realpath "${1:?usage: make.sh DYNO}")
 find "$here" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 while IFS=$'\t' read -r out input args; do
 	mkdir -p "$here/$(dirname "$out")"
+	ins=()
+	for i in $input; do ins+=("$data/traces/$i"); done
 	# shellcheck disable=SC2086
 	if [[ $out == *csvdir ]]; then
 		mkdir -p "$here/$out"
-		"$DYNO" analyze $args "$data/traces/$input" -q --csv-dir "$here/$out" >/dev/null 2>&1 || true
+		"$DYNO" analyze $args "${ins[@]}" -q --csv-dir "$here/$out" >/dev/null 2>&1 || true
 	else
-		"$DYNO" analyze $args "$data/traces/$input" -q >"$here/$out" 2>/dev/null || echo "exit $?" >>"$here/$out"
+		"$DYNO" analyze $args "${ins[@]}" -q >"$here/$out" 2>/dev/null || echo "exit $?" >>"$here/$out"
 	fi
 done < <(golden_cases "$data/conformance/MANIFEST.tsv")

@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/loop.h"
+#include "daemon/publish/prom_accept.h"
 #include "daemon/publish/prometheus.h"
 #include "test.h"
 
@@ -324,6 +325,33 @@ TEST(prom_server_on_loop_survives_abuse)
 	frame_free(&s.f);
 	buf_free(&err);
 	ev_loop_free(l);
+}
+
+/* Issue #15 item 7: the first four bytes tell a dynolog RPC frame (int32
+ * length, little-endian, then the JSON) from an HTTP request line. */
+TEST(prom_sniff_rpc_frame_or_http)
+{
+	static const struct {
+		const char *p;
+		size_t n;
+		enum prom_sniff want;
+	} c[] = {
+		{"\x12\0\0\0{\"fn\":\"getStatus\"}", 22, SNIFF_RPC},  /* dyno status --no-processes */
+		{"\x49\x01\0\0\n{\n", 7, SNIFF_RPC},                  /* gputrace's 329-byte pretty form */
+		{"G\0\0\0{", 5, SNIFF_RPC},                            /* a length of 71 starts with 'G' */
+		{"\x12\0\0", 3, SNIFF_MORE},                           /* the prefix in pieces */
+		{"GET", 3, SNIFF_MORE},
+		{"GET /metrics HTTP/1.1\r\n", 23, SNIFF_HTTP},
+		{"HEAD /metrics HTTP/1.0\r\n", 24, SNIFF_HTTP},
+		{"POST / HTTP/1.1\r\n", 17, SNIFF_HTTP},
+		{"PUT / HTTP/1.1\r\n", 16, SNIFF_HTTP},
+		{"\r\nGET / HTTP/1.1\r\n", 18, SNIFF_HTTP}, /* the CRLF a server skips */
+		{"\x16\x03\x01\x02\x00", 5, SNIFF_RPC},      /* TLS, not HTTP either: the 400 at once */
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+		if (prom_sniff((const unsigned char *)c[i].p, c[i].n) != c[i].want)
+			test_fail(__FILE__, __LINE__, "case %zu: %d, want %d", i,
+				  (int)prom_sniff((const unsigned char *)c[i].p, c[i].n), (int)c[i].want);
 }
 
 TEST(prom_bad_address_is_an_error)

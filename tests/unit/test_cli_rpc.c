@@ -201,7 +201,7 @@ TEST(cli_bad_answers_are_clear_errors)
 		{FAKE_TRUNCATED, "after 10 of the 100 announced answer bytes"},
 		{FAKE_SHORT_PREFIX, "inside the length prefix"},
 		{FAKE_GARBAGE, "answer is not JSON"},
-		{FAKE_SILENT, "no complete answer within 500 ms"},
+		{FAKE_SILENT, "no complete answer within 500 ms (not a byte back: a busy daemon, or not a dynolog RPC port"},
 	};
 	const char *cmds[][6] = {
 		{"status", "--timeout-s", "0.5", NULL},

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "daemon/collect/counter.h"
 #include "daemon/collect/kernel.h"
 #include "fixture.h"
@@ -99,6 +100,27 @@ TEST(kernel_basic_deltas)
 	CHECK_INT(fval(&f, "disk_io_ms.sda"), 300);
 	CHECK_INT(fval(&f, "disk_io_in_progress.sda"), 2);
 	CHECK_INT(fval(&f, "disk_reads.sda1"), 90);
+	frame_free(&f);
+	kernel_collector_free(k);
+}
+
+/* Issue #15 item 6: utilization is (t - idle) / t, one division of exact
+ * integers: 30 of 200 ticks busy is 15, not 100 * (1 - 0.85) =
+ * 15.000000000000002, in the JSON log (shortest round-trip form) too. */
+TEST(kernel_utilization_exact_shortest_form)
+{
+	struct kernel_collector *k = kc_new("ratio", "t0");
+	struct frame f;
+	frame_init(&f);
+	tick(k, &f, "ratio", "t0");
+	tick(k, &f, "ratio", "t1");
+	static const char *const keys[] = {"cpu_util", "cpu_util.cpu0", "cpu_util.cpu1"};
+	for (size_t i = 0; i < 3; i++) {
+		char t[40];
+		json_fmt_f64(t, fval(&f, keys[i]));
+		if (strcmp(t, "15") != 0)
+			test_fail(__FILE__, __LINE__, "%s = %s, want 15", keys[i], t);
+	}
 	frame_free(&f);
 	kernel_collector_free(k);
 }

@@ -98,6 +98,20 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"lo\"} 7\n") != NULL);
 	CHECK(strstr(page, "dynolog_perf_cycles_total 2000\n") != NULL);
 	free(page);
+	/* a percentage that is not exactly representable, scaled to a ratio:
+	 * 15.000000000000002 / 100 would print 0.15000000000000002, 12.3 / 100
+	 * 0.12300000000000001; both print short (issue #15 item 6), while a
+	 * value with real 17-digit content keeps it */
+	frame_reset(&f, 3);
+	frame_float(&f, "cpu_util", 15.000000000000002);
+	frame_float(&f, "cpu_util.cpu0", 12.3);
+	frame_float(&f, "cpu_util.cpu1", 100.0 / 3.0);
+	prom_update(p, 0, &f);
+	page = render(p);
+	CHECK(strstr(page, "dynolog_cpu_utilization_ratio 0.15\n") != NULL);
+	CHECK(strstr(page, "dynolog_cpu_core_utilization_ratio{cpu=\"0\"} 0.123\n") != NULL);
+	CHECK(strstr(page, "dynolog_cpu_core_utilization_ratio{cpu=\"1\"} 0.333333333333333") != NULL);
+	free(page);
 	frame_free(&g);
 	frame_free(&f);
 	prom_free(p);

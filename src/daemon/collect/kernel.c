@@ -213,7 +213,9 @@ static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *su
 		frame_float(f, "cpu_u", 100.0 * (double)d[CPU_USER] / t);
 		frame_float(f, "cpu_s", 100.0 * (double)d[CPU_SYS] / t);
 		frame_float(f, "cpu_i", 100.0 * (double)d[CPU_IDLE] / t);
-		frame_float(f, "cpu_util", 100.0 * (1.0 - (double)d[CPU_IDLE] / t));
+		/* (t - idle) / t: exact integers divided once, so 3/20 is 15, not
+		 * the 15.000000000000002 of 1 - 0.85 */
+		frame_float(f, "cpu_util", 100.0 * (double)(total - d[CPU_IDLE]) / t);
 		frame_float(f, "cpu_guest", 100.0 * (double)d[CPU_GUEST] / t);
 		frame_float(f, "cpu_guest_nice", 100.0 * (double)d[CPU_GUEST_NICE] / t);
 		static const struct {
@@ -239,7 +241,7 @@ static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *su
 	}
 	if (total) {
 		snprintf(key, sizeof key, "cpu_util.%s", suffix);
-		frame_float(f, key, 100.0 * (1.0 - (double)d[CPU_IDLE] / (double)total));
+		frame_float(f, key, 100.0 * (double)(total - d[CPU_IDLE]) / (double)total);
 	}
 }
 

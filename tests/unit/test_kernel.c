@@ -125,6 +125,52 @@ TEST(kernel_utilization_exact_shortest_form)
 	kernel_collector_free(k);
 }
 
+/* Issue #15 item 6: the kernel's own totals for Prometheus' node_exporter
+ * families ("@" keys, left out of the JSON log): as read, from the first
+ * tick on; a CPU that is offline, or a counter the kernel wrapped, is
+ * published as the kernel has it (absent; lower: a counter reset). */
+TEST(kernel_totals_for_node_exporter_names)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct kernel_collector *k = kc_new("basic", "t0");
+	struct frame f;
+	frame_init(&f);
+	tick(k, &f, "basic", "t0");
+	CHECK_NEAR(fval(&f, "@cpu_user_s.cpu0"), 500.0 / (double)hz, 1e-12); /* first tick: no delta needed */
+	tick(k, &f, "basic", "t1");
+	CHECK_NEAR(fval(&f, "@cpu_user_s.cpu0"), 540.0 / (double)hz, 1e-12);
+	CHECK_NEAR(fval(&f, "@cpu_idle_s.cpu1"), 4350.0 / (double)hz, 1e-12);
+	CHECK_NEAR(fval(&f, "@cpu_steal_s.cpu1"), 10.0 / (double)hz, 1e-12);
+	CHECK_NEAR(fval(&f, "@cpu_guest_s.cpu1"), 0, 1e-12);
+	ABSENT(&f, "@cpu_user_s.cpu"); /* no aggregate: node_exporter has none */
+	CHECK_INT(fval(&f, "@ctxt"), 501000);
+	CHECK_INT(fval(&f, "@forks"), 12010);
+	CHECK_INT(fval(&f, "@rx_bytes.eth0"), 5600000);
+	CHECK_INT(fval(&f, "@tx_drops.eth0"), 1);
+	CHECK(!isnan(fval(&f, "@disk_read_bytes.sda")) && (int64_t)fval(&f, "@disk_read_bytes.sda") % 512 == 0);
+	frame_free(&f);
+	kernel_collector_free(k);
+
+	k = kc_new("hotplug", "t0");
+	frame_init(&f);
+	tick(k, &f, "hotplug", "t0");
+	CHECK(!isnan(fval(&f, "@cpu_user_s.cpu2")));
+	tick(k, &f, "hotplug", "t1"); /* cpu2 offline: absent, not 0 */
+	CHECK_INT(fcount_prefix(&f, "@cpu_user_s.cpu2"), 0);
+	CHECK(!isnan(fval(&f, "@cpu_user_s.cpu0")));
+	frame_free(&f);
+	kernel_collector_free(k);
+
+	k = kc_new("wrap", "t0");
+	frame_init(&f);
+	tick(k, &f, "wrap", "t0");
+	CHECK_INT(fval(&f, "@rx_bytes.eth0"), 4294967000LL);
+	tick(k, &f, "wrap", "t1");
+	CHECK_INT(fval(&f, "@rx_bytes.eth0"), 1000); /* the kernel's value: Prometheus sees a reset */
+	frame_free(&f);
+	kernel_collector_free(k);
+}
+
 TEST(kernel_counter_wrap_and_reset)
 {
 	struct kernel_collector *k = kc_new("wrap", "t0");

@@ -39,10 +39,15 @@ TEST(prom_render_families_and_counters)
 	struct frame f;
 	frame_init(&f);
 	frame_reset(&f, 0);
-	frame_uint(&f, "rx_bytes.eth0", 100);
-	frame_uint(&f, "rx_bytes.lo", 5);
-	frame_int(&f, "cpu_u_ms.cpu3", 1500);
-	frame_int(&f, "cpu_i_ms.cpu3", 500);
+	/* node_exporter's families: the kernel's totals, as read */
+	frame_uint(&f, "@rx_bytes.eth0", 100);
+	frame_uint(&f, "@rx_bytes.lo", 5);
+	frame_float(&f, "@cpu_user_s.cpu3", 1.5);
+	frame_float(&f, "@cpu_idle_s.cpu3", 0.5);
+	frame_float(&f, "@cpu_guest_s.cpu3", 0.25);
+	/* the per-interval deltas (JSON log, OTLP): not on the page */
+	frame_uint(&f, "rx_bytes.eth0", 3);
+	frame_int(&f, "cpu_u_ms.cpu3", 40);
 	frame_float(&f, "cpu_util", 42.5);
 	frame_uint(&f, "mem_total_bytes", 1024);
 	frame_int(&f, "cpu_u_ms", 99); /* upstream aggregate: not exported */
@@ -58,6 +63,8 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"eth0\"} 100\n") != NULL);
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"user\"} 1.5\n") != NULL);
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"idle\"} 0.5\n") != NULL);
+	CHECK(strstr(page, "# TYPE node_cpu_guest_seconds_total counter\nnode_cpu_guest_seconds_total{cpu=\"3\",mode=\"user\"} 0.25\n") != NULL);
+	CHECK(strstr(page, "} 3\n") == NULL && strstr(page, "} 0.04\n") == NULL);
 	CHECK(strstr(page, "dynolog_cpu_utilization_ratio 0.425\n") != NULL);
 	CHECK(strstr(page, "# TYPE dynolog_memory_total_bytes gauge\ndynolog_memory_total_bytes 1024\n") != NULL);
 	CHECK(strstr(page, "cpu_u_ms ") == NULL);
@@ -74,8 +81,8 @@ TEST(prom_render_families_and_counters)
 
 	/* next tick: counters accumulate, lo vanished */
 	frame_reset(&f, 1);
-	frame_uint(&f, "rx_bytes.eth0", 50);
-	frame_int(&f, "cpu_u_ms.cpu3", 500);
+	frame_uint(&f, "@rx_bytes.eth0", 150);
+	frame_float(&f, "@cpu_user_s.cpu3", 2);
 	prom_update(p, 0, &f);
 	page = render(p);
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"eth0\"} 150\n") != NULL);
@@ -84,9 +91,9 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "dynolog_memory_total_bytes") == NULL);
 	free(page);
 
-	/* lo comes back: its counter restarts from its first delta */
+	/* lo comes back: the kernel's total, as read */
 	frame_reset(&f, 2);
-	frame_uint(&f, "rx_bytes.lo", 7);
+	frame_uint(&f, "@rx_bytes.lo", 7);
 	prom_update(p, 0, &f);
 	/* a second source keeps its own series */
 	struct frame g;
@@ -138,7 +145,7 @@ static void on_tick(struct ev_loop *l, struct ev_timer *t, void *ud)
 	s->last_ns = now;
 	s->ticks++;
 	frame_reset(&s->f, clock_wall_ns());
-	frame_uint(&s->f, "rx_bytes.eth0", 10);
+	frame_uint(&s->f, "@rx_bytes.eth0", 10);
 	frame_float(&s->f, "load1", (double)s->ticks);
 	prom_update(s->p, 0, &s->f);
 	prom_publish(s->p, NULL, 0);

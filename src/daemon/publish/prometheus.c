@@ -13,7 +13,9 @@
  *
  * Rendering: each collector (source) hands its frame to prom_update(); the
  * sink keeps the latest frame per source, and the page shows all of them,
- * mapped through the catalog to node_exporter style families.  Counters:
+ * mapped through the catalog to node_exporter style families.  The
+ * node_exporter-named counters are the kernel's own totals (MK_TOTAL keys,
+ * "@..."), published as read, as node_exporter does.  Our other counters:
  * the frame carries per-interval increases, so the sink keeps a running
  * total per series (starting at 0 when the daemon or the series starts: a
  * counter reset, which Prometheus' rate() handles).  Series absent from a
@@ -275,7 +277,7 @@ static void render_frame(const struct frame *f, struct buf *o)
 			cur = w->name;
 			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", cur,
 				   w->d ? catalog_help(w->d) : "dynolog metric without a catalog entry.", cur,
-				   w->d && w->d->kind == MK_COUNTER ? "counter" : "gauge");
+				   w->d && (w->d->kind == MK_COUNTER || w->d->kind == MK_TOTAL) ? "counter" : "gauge");
 		}
 		buf_puts(o, cur);
 		bool any = false;

@@ -58,6 +58,11 @@ for mode in user nice system idle iowait irq softirq steal; do
 done
 [ "$(grep -c '^node_cpu_seconds_total{cpu="[0-9]*",mode="user"} ' "$T/page2.txt")" = "$(grep -c '^cpu[0-9]' /proc/stat)" ] ||
 	{ echo "node_cpu_seconds_total does not have one user series per CPU line of /proc/stat"; exit 1; }
+# dynolog_cpu_mode_ratio has every mode: they add up to 1 (guest and
+# guest_nice are inside user and nice, as in /proc/stat)
+awk '/^dynolog_cpu_mode_ratio\{mode="(user|nice|system|idle|iowait|irq|softirq|steal)"\} / {s += $NF; n++}
+	END {exit !(n == 8 && s > 0.999999 && s < 1.000001)}' "$T/page2.txt" ||
+	{ echo "dynolog_cpu_mode_ratio modes do not add up to 1:"; grep '^dynolog_cpu_mode_ratio' "$T/page2.txt"; exit 1; }
 # the JSON log keeps upstream's per-interval records: no totals there
 if grep -q '"@' "$T/m.json"; then echo "an export-only key reached the JSON log"; exit 1; fi
 echo ok

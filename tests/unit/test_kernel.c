@@ -75,6 +75,13 @@ TEST(kernel_basic_deltas)
 	CHECK_NEAR(fval(&f, "cpu_util"), 100.0 * (1.0 - 700.0 / 915.0), 1e-9);
 	CHECK_NEAR(fval(&f, "cpu_u"), 100.0 * 100.0 / 915.0, 1e-9);
 	CHECK_NEAR(fval(&f, "cpu_i"), 100.0 * 700.0 / 915.0, 1e-9);
+	/* the other modes, for dynolog_cpu_mode_ratio: all eight add up to 1 */
+	CHECK(fval(&f, "@cpu_ratio_steal") == 15.0 / 915.0);
+	CHECK(fval(&f, "@cpu_ratio_nice") == 0);
+	CHECK_NEAR((fval(&f, "cpu_u") + fval(&f, "cpu_s") + fval(&f, "cpu_i")) / 100 + fval(&f, "@cpu_ratio_nice") +
+			   fval(&f, "@cpu_ratio_iowait") + fval(&f, "@cpu_ratio_irq") + fval(&f, "@cpu_ratio_softirq") +
+			   fval(&f, "@cpu_ratio_steal"),
+		   1.0, 1e-12);
 	CHECK_INT(fval(&f, "cpu_u_ms"), (long long)(100 * ms + 0.5));
 	CHECK_INT(fval(&f, "cpu_z_ms"), (long long)(15 * ms + 0.5));
 	/* per CPU */

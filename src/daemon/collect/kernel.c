@@ -218,6 +218,16 @@ static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *su
 		frame_float(f, "cpu_util", 100.0 * (double)(total - d[CPU_IDLE]) / t);
 		frame_float(f, "cpu_guest", 100.0 * (double)d[CPU_GUEST] / t);
 		frame_float(f, "cpu_guest_nice", 100.0 * (double)d[CPU_GUEST_NICE] / t);
+		/* the modes upstream's record lacks (user + system + idle alone
+		 * can be half of the time): Prometheus only, as exact ratios */
+		static const struct {
+			const char *key;
+			int idx;
+		} more[] = {{"@cpu_ratio_nice", CPU_NICE}, {"@cpu_ratio_iowait", CPU_IOWAIT},
+			    {"@cpu_ratio_irq", CPU_IRQ},   {"@cpu_ratio_softirq", CPU_SOFTIRQ},
+			    {"@cpu_ratio_steal", CPU_STEAL}};
+		for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+			frame_float(f, more[i].key, (double)d[more[i].idx] / t);
 		static const struct {
 			const char *key;
 			int idx;
@@ -677,6 +687,13 @@ static const struct metric_desc kernel_catalog[] = {
 	 "1", NULL, "cpu.mode=system"},
 	{"cpu_i", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=idle", NULL, "system.cpu.utilization",
 	 "1", NULL, "cpu.mode=idle"},
+#define MODE_RATIO(m) {"@cpu_ratio_" m, false, G, 1, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=" m, NULL, NULL, NULL, NULL, NULL}
+	MODE_RATIO("nice"),
+	MODE_RATIO("iowait"),
+	MODE_RATIO("irq"),
+	MODE_RATIO("softirq"),
+	MODE_RATIO("steal"),
+#undef MODE_RATIO
 	{"cpu_guest", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=guest", NULL,
 	 "system.cpu.utilization", "1", NULL, "cpu.mode=guest"},
 	{"cpu_guest_nice", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=guest_nice", NULL,

@@ -9,6 +9,7 @@
 #include "catalog.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,13 +159,18 @@ static bool generic_name(enum catalog_sink sink, const char *key, size_t baselen
  * snprintf and a strtod per scaled non-integral value. */
 static double tidy(double r)
 {
-	if (!isfinite(r) || r == floor(r))
+	/* no libm calls: the daemon links libm statically (floor's ifunc
+	 * does not link there) */
+	if (!isfinite(r) || fabs(r) >= 1e15 || r == (double)(long long)r)
 		return r;
 	char t[32];
 	snprintf(t, sizeof t, "%.15g", r);
-	double s = strtod(t, NULL);
-	double ulp = nextafter(fabs(r), INFINITY) - fabs(r);
-	return fabs(s - r) <= 2 * ulp ? s : r;
+	double s = strtod(t, NULL), a = fabs(r), next;
+	uint64_t bits;
+	memcpy(&bits, &a, sizeof bits);
+	bits++; /* the next double away from zero */
+	memcpy(&next, &bits, sizeof next);
+	return fabs(s - r) <= 2 * (next - a) ? s : r;
 }
 
 /* v * scale, computed as a division when scale is 1/N (0.01, 0.001): 3530

@@ -5,7 +5,8 @@
  * With one daemon it sends exactly upstream dyno's bytes and prints
  * upstream's lines, then adds what upstream leaves out: which processes
  * were really triggered, why nothing matched (asking the daemon for its
- * registered processes when it supports getProcesses), the file names Kineto
+ * registered processes when its getStatus lists the getProcesses
+ * extension: never sent to an upstream daemon), the file names Kineto
  * will really write, and with --wait, waits until they exist.
  *
  * With many daemons (--hostnames/--hostfile/--slurm-job) every daemon is
@@ -256,7 +257,8 @@ static int wait_files(FILE *f, const struct want *wt, double timeout_s, const st
 			nt.t[nt.n++] = c->t->t[wt->f[i].host];
 			hidx[wt->f[i].host] = nt.n;
 		}
-	struct rpc_job *pj = cli_run(&nt, c->h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
+	struct rpc_job *pj =
+		cli_run_extension(&nt, c->h, NULL, "getProcesses", GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
 	struct proc_list *pl = xcalloc(nt.n, sizeof *pl);
 	bool *pl_ok = xcalloc(nt.n, sizeof *pl_ok);
 	struct buf e = BUF_INIT, why = BUF_INIT, tmp = BUF_INIT;
@@ -395,7 +397,11 @@ static void ask_processes(const struct gt *g, const struct host_opts *h, const s
 			nidx[nt.n] = i;
 			nt.t[nt.n++] = t->t[i];
 		}
-	struct rpc_job *pj = nt.n ? cli_run(&nt, h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1) : NULL;
+	/* getStatus first: an upstream daemon would log "Unknown RPC call
+	 * getProcesses" for every gputrace that matched nothing */
+	struct rpc_job *pj = nt.n ? cli_run_extension(&nt, h, NULL, "getProcesses", GET_PROCESSES_REQUEST,
+						      sizeof GET_PROCESSES_REQUEST - 1)
+				  : NULL;
 	for (size_t k = 0; k < nt.n; k++) {
 		struct host_result *r = &res[nidx[k]];
 		bool why = r->nmatched == 0;

@@ -153,7 +153,9 @@ int cmd_metrics(int argc, char **argv)
 		return rc;
 	struct buf req = BUF_INIT, d = BUF_INIT;
 	build_request(since_s, since_seen && since_s > 0, names, &req); /* 0: no since_s, the whole history */
-	struct rpc_job *jobs = cli_run(&t, &h, req.data, req.len);
+	/* getStatus first: an upstream daemon is never sent getMetrics (it
+	 * would log "Unknown RPC call getMetrics") */
+	struct rpc_job *jobs = cli_run_extension(&t, &h, NULL, "getMetrics", req.data, req.len);
 	int w = cli_host_width(&t);
 	size_t failed = 0, answered = 0, found = 0;
 	bool header = false;
@@ -162,9 +164,8 @@ int cmd_metrics(int argc, char **argv)
 		bool ok = false;
 		struct json_doc doc;
 		if (jobs[i].status == RPC_ERR_NO_RESPONSE)
-			buf_printf(&d, "%s: the daemon closed the connection without answering: it has no getMetrics "
-				       "(upstream dynolog) or refused the request",
-				   t.t[i].label);
+			buf_printf(&d, "%s: it has no getMetrics (upstream dynolog) or refused the request (%s)",
+				   t.t[i].label, jobs[i].err);
 		else if (jobs[i].status != RPC_OK)
 			buf_puts(&d, jobs[i].err);
 		else if (cli_parse_answer(&jobs[i], &doc, &d)) {

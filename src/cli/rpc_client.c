@@ -355,10 +355,15 @@ static void on_timer(struct ev_loop *l, struct ev_timer *t, void *ud)
 	for (size_t i = 0; i < f->next; i++) {
 		struct conn *c = &f->c[i];
 		if (c->st != ST_DONE && c->st != ST_WAITING && c->deadline_ns <= now)
+			/* Not a byte back: a third-party HTTP server waits for a
+			 * request line our frame never completes; say so (nothing
+			 * is sent to find out: the bytes stay upstream's). */
 			finish(f, c, RPC_ERR_TIMEOUT, "no complete answer within %lld ms (%s)",
 			       (long long)(f->timeout_ns / NS_PER_MS),
 			       c->st == ST_CONNECTING ? "still connecting"
 			       : c->st == ST_SENDING  ? "still sending"
+			       : c->in.nhdr == 0      ? "not a byte back: a busy daemon, or not a dynolog RPC port "
+							"(an HTTP server waits for a request line)"
 						      : "waiting for the answer");
 	}
 	if (f->done < f->n)

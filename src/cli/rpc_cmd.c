@@ -121,3 +121,65 @@ int cli_simple_output(const char *prog, const struct targets *t, struct rpc_job 
 	buf_free(&d);
 	return failed ? 1 : 0;
 }
+
+bool cli_has_extension(const struct rpc_job *j, const char *name)
+{
+	struct json_doc doc;
+	struct json_error je;
+	if (j->status != RPC_OK || !json_parse(j->resp.data, j->resp.len, &doc, &je))
+		return false;
+	const struct json_value *a = json_get(doc.root, "extensions");
+	bool found = false;
+	for (uint32_t i = 0; a && a->type == JV_ARRAY && i < a->len && !found; i++)
+		found = a->u.items[i].type == JV_STRING && strcmp(a->u.items[i].u.str, name) == 0;
+	json_doc_free(&doc);
+	return found;
+}
+
+struct rpc_job *cli_run_extension(const struct targets *t, const struct host_opts *h, const struct rpc_job *st,
+				  const char *ext, const char *req, size_t len)
+{
+	struct rpc_job *own = NULL;
+	if (!st)
+		st = own = cli_run(t, h, GET_STATUS_EXT_REQUEST, sizeof GET_STATUS_EXT_REQUEST - 1);
+	struct targets ok = {0};
+	size_t *idx = xcalloc(t->n ? t->n : 1, sizeof *idx);
+	ok.t = xcalloc(t->n ? t->n : 1, sizeof *ok.t);
+	for (size_t i = 0; i < t->n; i++)
+		if (cli_has_extension(&st[i], ext)) {
+			idx[ok.n] = i;
+			ok.t[ok.n++] = t->t[i];
+		}
+	struct rpc_job *sub = ok.n ? cli_run(&ok, h, req, len) : NULL;
+	struct rpc_job *out = xcalloc(t->n ? t->n : 1, sizeof *out);
+	for (size_t i = 0; i < t->n; i++) {
+		rpc_job_init(&out[i], t->t[i].host, t->t[i].port, NULL, 0);
+		struct json_doc doc;
+		struct buf why = BUF_INIT;
+		if (st[i].status == RPC_OK && !cli_parse_answer(&st[i], &doc, &why)) {
+			/* garbage is a failure, not an upstream daemon */
+			out[i].status = RPC_ERR_IO;
+			snprintf(out[i].err, sizeof out[i].err, "getStatus: %s", why.data);
+		} else if (st[i].status == RPC_OK) {
+			json_doc_free(&doc);
+			out[i].status = RPC_ERR_NO_RESPONSE;
+			snprintf(out[i].err, sizeof out[i].err, "the daemon does not list the %s extension", ext);
+		} else {
+			/* NO_RESPONSE means "no such extension" to the caller;
+			 * a daemon that closes on getStatus is a failure */
+			out[i].status = st[i].status == RPC_ERR_NO_RESPONSE ? RPC_ERR_IO : st[i].status;
+			snprintf(out[i].err, sizeof out[i].err, "getStatus: %s", st[i].err);
+		}
+		buf_free(&why);
+	}
+	for (size_t k = 0; k < ok.n; k++) {
+		rpc_job_free(&out[idx[k]]);
+		out[idx[k]] = sub[k]; /* moves the response buffer */
+	}
+	free(sub);
+	free(ok.t);
+	free(idx);
+	if (own)
+		cli_jobs_free(own, t->n);
+	return out;
+}

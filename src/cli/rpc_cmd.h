@@ -41,4 +41,20 @@ int cli_simple_output(const char *prog, const struct targets *t, struct rpc_job 
 /* Parse j->resp as a JSON object; false with the reason in detail. */
 bool cli_parse_answer(const struct rpc_job *j, struct json_doc *doc, struct buf *detail);
 
+/* Our extensions (getProcesses, getMetrics) go only to daemons that list
+ * them: getStatus with "extensions":true (ignored by upstream daemons,
+ * answered by ours with the list), so an upstream daemon never logs
+ * "Unknown RPC call".  These are the request and the check of its answer. */
+#define GET_STATUS_EXT_REQUEST "{\"fn\":\"getStatus\",\"extensions\":true}"
+bool cli_has_extension(const struct rpc_job *status_answer, const char *name);
+/* Send req (an extension named ext) to the targets whose getStatus answer
+ * lists ext.  st: their answers to GET_STATUS_EXT_REQUEST, one per target,
+ * or NULL to ask for them here first.  One job per target comes back (free
+ * with cli_jobs_free): the extension's answer where asked; else
+ * RPC_ERR_NO_RESPONSE when the daemon answered without listing ext (as if
+ * it closed on the request, which an upstream daemon does), or the
+ * getStatus failure. */
+struct rpc_job *cli_run_extension(const struct targets *t, const struct host_opts *h, const struct rpc_job *st,
+				  const char *ext, const char *req, size_t len);
+
 #endif

@@ -25,21 +25,6 @@ static bool judge_status(const struct json_value *root, struct buf *detail)
 	return true;
 }
 
-/* Does this getStatus answer list the extension name? */
-static bool has_extension(const struct rpc_job *j, const char *name)
-{
-	struct json_doc doc;
-	struct json_error je;
-	if (!json_parse(j->resp.data, j->resp.len, &doc, &je))
-		return false;
-	const struct json_value *a = json_get(doc.root, "extensions");
-	bool found = false;
-	for (uint32_t i = 0; a && a->type == JV_ARRAY && i < a->len && !found; i++)
-		found = a->u.items[i].type == JV_STRING && strcmp(a->u.items[i].u.str, name) == 0;
-	json_doc_free(&doc);
-	return found;
-}
-
 /* Process summary for one host: "3 (2 idle, 1 busy)", "not supported", ... */
 static void proc_summary(const struct rpc_job *j, struct buf *out, struct proc_list *pl, bool *have)
 {
@@ -97,39 +82,14 @@ int cmd_status(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	/* --no-processes: upstream's bytes exactly */
-	static const char plain[] = "{\"fn\":\"getStatus\"}", ext[] = "{\"fn\":\"getStatus\",\"extensions\":true}";
-	struct rpc_job *jobs = no_processes ? cli_run(&t, &h, plain, sizeof plain - 1) : cli_run(&t, &h, ext, sizeof ext - 1);
-	/* getProcesses only where getStatus worked: a dead daemon costs one
-	 * timeout, not two.  pj[i] belongs to t.t[i]; unasked ones stay failed. */
-	struct rpc_job *pj = NULL;
-	if (!no_processes) {
-		struct targets ok = {0};
-		size_t *idx = xcalloc(t.n, sizeof *idx);
-		ok.t = xcalloc(t.n, sizeof *ok.t);
-		bool *listed = xcalloc(t.n, sizeof *listed);
-		for (size_t i = 0; i < t.n; i++)
-			if (jobs[i].status == RPC_OK && has_extension(&jobs[i], "getProcesses")) {
-				listed[i] = true;
-				idx[ok.n] = i;
-				ok.t[ok.n++] = t.t[i];
-			}
-		struct rpc_job *sub = cli_run(&ok, &h, GET_PROCESSES_REQUEST, sizeof GET_PROCESSES_REQUEST - 1);
-		pj = xcalloc(t.n, sizeof *pj);
-		for (size_t i = 0; i < t.n; i++) {
-			rpc_job_init(&pj[i], t.t[i].host, t.t[i].port, NULL, 0);
-			/* answered without the extension: as if it closed on getProcesses */
-			pj[i].status = jobs[i].status == RPC_OK && !listed[i] ? RPC_ERR_NO_RESPONSE : RPC_ERR_IO;
-			snprintf(pj[i].err, sizeof pj[i].err, "not asked");
-		}
-		free(listed);
-		for (size_t k = 0; k < ok.n; k++) {
-			rpc_job_free(&pj[idx[k]]);
-			pj[idx[k]] = sub[k]; /* moves the response buffer */
-		}
-		free(sub);
-		free(ok.t);
-		free(idx);
-	}
+	static const char plain[] = "{\"fn\":\"getStatus\"}";
+	struct rpc_job *jobs = no_processes ? cli_run(&t, &h, plain, sizeof plain - 1)
+					    : cli_run(&t, &h, GET_STATUS_EXT_REQUEST, sizeof GET_STATUS_EXT_REQUEST - 1);
+	/* getProcesses only where getStatus worked and listed it: a dead
+	 * daemon costs one timeout, not two. */
+	struct rpc_job *pj = no_processes ? NULL
+					  : cli_run_extension(&t, &h, jobs, "getProcesses", GET_PROCESSES_REQUEST,
+							      sizeof GET_PROCESSES_REQUEST - 1);
 	struct buf d = BUF_INIT;
 	if (!t.many) {
 		rc = cli_simple_output(cmd.prog, &t, jobs, judge_status);

@@ -10,6 +10,7 @@
 #ifndef DYNO_FRAME_H
 #define DYNO_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,12 @@ static inline const char *frame_key(const struct frame *f, const struct frame_va
 {
 	return f->names.data + v->key;
 }
+/* Keys starting with this are for the exporting sinks only (Prometheus):
+ * the kernel's absolute counters under node_exporter's names.  The JSON
+ * log and the history (upstream's keys and per-interval values) skip
+ * them, so their records stay upstream's. */
+#define FRAME_EXPORT_ONLY '@'
+static inline bool frame_key_export_only(const char *key) { return key[0] == FRAME_EXPORT_ONLY; }
 /* Sort values by key (byte order), as upstream's JSON line has them. */
 void frame_sort(struct frame *f);
 

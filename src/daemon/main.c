@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/net.h"
+#include "daemon/publish/prometheus.h"
 #include "daemon/rpc.h"
 #include "daemon/security.h"
 #include "daemon/telemetry.h"
@@ -104,6 +105,8 @@ static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_s
 			      .max_queued = (size_t)f->max_queued, .max_held = (size_t)f->max_held};
 	struct buf rerr = BUF_INIT;
 	*srv = rpc_start(l, &ro, &rerr);
+	if (*srv)
+		prom_note_rpc_port(rpc_port(*srv)); /* named by the Prometheus port's answer to RPC */
 	if (!*srv)
 		buf_printf(err, "cannot start the RPC server on port %lld: %s", (long long)f->port, rerr.data);
 	buf_free(&rerr);

@@ -15,6 +15,9 @@
 enum metric_kind {
 	MK_GAUGE,   /* the frame value is the current level */
 	MK_COUNTER, /* the frame value is the increase over the last interval */
+	MK_TOTAL,   /* the frame value is the kernel's own running total (a
+		     * counter since boot, node_exporter's value); its key starts
+		     * with FRAME_EXPORT_ONLY: JSON log and history leave it out */
 };
 
 struct metric_desc {

@@ -31,6 +31,10 @@ static void fill(struct frame *f)
 	frame_uint(f, "rx_bytes.lo", 5);         /* 6: same family as 3, after it */
 	frame_float(f, "9x-y.a.b", 1);           /* 7: sanitized for Prometheus only */
 	frame_float(f, "cpu_util", NAN);         /* 8: NaN kept: the sink decides */
+	/* the kernel's totals: Prometheus only (node_exporter's names) */
+	frame_float(f, "@cpu_user_s.cpu3", 1.5); /* 9 */
+	frame_uint(f, "@rx_bytes.eth0", 100);    /* 10 */
+	frame_uint(f, "@rx_bytes.lo", 5);        /* 11 */
 }
 
 TEST(catalog_rows_prometheus)
@@ -44,7 +48,7 @@ TEST(catalog_rows_prometheus)
 	const struct catalog_row *c = find(&r, "node_cpu_seconds_total", "3");
 	REQUIRE(c);
 	CHECK_STR(c->suffix, "cpu3");
-	CHECK(c->d && c->d->kind == MK_COUNTER && c->value == 1.5 && c->idx == 0);
+	CHECK(c->d && c->d->kind == MK_TOTAL && c->value == 1.5 && c->idx == 9);
 	c = find(&r, "dynolog_gpu_power", "0");
 	REQUIRE(c);
 	CHECK(!c->d && c->value == 250.5);
@@ -59,7 +63,7 @@ TEST(catalog_rows_prometheus)
 		CHECK(cmp < 0 || (cmp == 0 && r.row[i - 1].idx < r.row[i].idx));
 	}
 	c = find(&r, "node_network_receive_bytes_total", "eth0");
-	CHECK(c && c->idx == 3 && c + 1 < r.row + r.n && strcmp(c[1].label, "lo") == 0);
+	CHECK(c && c->idx == 10 && c + 1 < r.row + r.n && strcmp(c[1].label, "lo") == 0);
 	catalog_rows_free(&r);
 	frame_free(&f);
 }
@@ -71,10 +75,10 @@ TEST(catalog_rows_scale_exact)
 	struct frame f;
 	frame_init(&f);
 	frame_reset(&f, 0);
-	frame_int(&f, "cpu_u_ms.cpu0", 3530);
+	frame_uint(&f, "@disk_read_ms.sda", 3530);
 	struct catalog_rows r;
 	catalog_rows(&f, CATALOG_PROM, &r);
-	const struct catalog_row *c = find(&r, "node_cpu_seconds_total", "0");
+	const struct catalog_row *c = find(&r, "node_disk_read_time_seconds_total", "sda");
 	REQUIRE(c);
 	CHECK(c->value == 3.53);
 	catalog_rows_free(&r);

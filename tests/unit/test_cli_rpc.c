@@ -13,6 +13,7 @@
 
 #include "../lib/fake_daemon.h"
 #include "cli/hosts.h"
+#include "cli/rpc_cmd.h"
 #include "cli/rpc_client.h"
 #include "core/clock.h"
 #include "test.h"
@@ -36,8 +37,9 @@ static void check_one_request(struct fake_daemon *f, const char *want, size_t wa
 	pthread_mutex_lock(&f->mu);
 	size_t n = f->nreqs;
 	pthread_mutex_unlock(&f->mu);
-	/* a gputrace that matched nothing is followed by getProcesses */
-	CHECK(n == 1 || (n == 2 && strcmp(f->reqs[1].body.data, "{\"fn\":\"getProcesses\"}") == 0));
+	/* a gputrace that matched nothing is followed by getStatus (does the
+	 * daemon have getProcesses?) */
+	CHECK(n == 1 || (n == 2 && strcmp(f->reqs[1].body.data, GET_STATUS_EXT_REQUEST) == 0));
 	if (n < 1)
 		return;
 	CHECK_INT(f->reqs[0].body.len, wantlen);
@@ -199,7 +201,7 @@ TEST(cli_bad_answers_are_clear_errors)
 		{FAKE_TRUNCATED, "after 10 of the 100 announced answer bytes"},
 		{FAKE_SHORT_PREFIX, "inside the length prefix"},
 		{FAKE_GARBAGE, "answer is not JSON"},
-		{FAKE_SILENT, "no complete answer within 500 ms"},
+		{FAKE_SILENT, "no complete answer within 500 ms (not a byte back: a busy daemon, or not a dynolog RPC port"},
 	};
 	const char *cmds[][6] = {
 		{"status", "--timeout-s", "0.5", NULL},
@@ -337,16 +339,67 @@ TEST(cli_explains_why_nothing_matched)
 	buf_reset(&out);
 	CHECK_INT(dyno_at(&f, 0, a4, &out, &err), 0);
 	CHECK(strstr(out.data, "processes: not listed (daemon without the getProcesses extension)") != NULL);
-	/* gputrace + getProcesses (to explain the no-match), then getStatus
-	 * alone: the upstream daemon did not list getProcesses among its
-	 * extensions, so status never sends it (upstream would log "Unknown
-	 * RPC call getProcesses" every time) */
+	/* gputrace + getStatus (may it ask getProcesses to explain the
+	 * no-match? no), then status's getStatus alone: the upstream daemon
+	 * did not list getProcesses among its extensions, so it is never sent
+	 * (upstream would log "Unknown RPC call getProcesses" every time) */
 	CHECK_INT(f.nreqs, 3);
-	CHECK(f.nreqs == 3 && strcmp(f.reqs[1].body.data, "{\"fn\":\"getProcesses\"}") == 0);
+	CHECK(f.nreqs == 3 && strcmp(f.reqs[1].body.data, "{\"fn\":\"getStatus\",\"extensions\":true}") == 0);
 	CHECK(f.nreqs == 3 && strcmp(f.reqs[2].body.data, "{\"fn\":\"getStatus\",\"extensions\":true}") == 0);
 	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);
+}
+
+/* How many recorded requests name fn (a substring of the body). */
+static size_t count_requests(struct fake_daemon *f, const char *fn)
+{
+	pthread_mutex_lock(&f->mu);
+	size_t c = 0;
+	for (size_t i = 0; i < f->nreqs; i++)
+		c += strstr(f->reqs[i].body.data, fn) != NULL;
+	pthread_mutex_unlock(&f->mu);
+	return c;
+}
+
+/* Issue #15 item 8: gputrace asks for getProcesses only where getStatus
+ * lists it, in every path that wants the list: nothing matched, matched
+ * with --wait (are they alive?), files missing after --wait (why?). */
+TEST(cli_gputrace_no_extension_to_upstream)
+{
+	const char *none[] = {"gputrace", "--log-file", "/tmp/x.json", "--job-id", "77", NULL};
+	const char *match[] = {"gputrace", "--log-file", "/tmp/x.json", NULL};
+	const char *wait[] = {"gputrace", "--log-file", "/nonexistent-dyno-test/x.json", "--wait",
+			      "--wait-timeout-s", "0.3", NULL};
+	const char *const *paths[] = {none, match, wait};
+	const int want_rc[] = {0, 0, 1};
+	for (int mode = 0; mode < 2; mode++)
+		for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+			/* a fresh daemon each time: a triggered process stays pending */
+			struct fake_daemon f;
+			REQUIRE(fake_start(&f, 1, mode ? FAKE_EXTENDED : FAKE_UPSTREAM));
+			fake_add_proc(&f, 500, 400, 1000);
+			struct buf out = BUF_INIT, err = BUF_INIT;
+			CHECK_INT(dyno_at(&f, 0, paths[i], &out, &err), want_rc[i]);
+			size_t asked = count_requests(&f, "getProcesses");
+			if (mode == 0 && asked)
+				test_fail(__FILE__, __LINE__, "path %zu sent getProcesses to an upstream daemon", i);
+			/* ours is still asked where the list explains something */
+			if (mode == 1 && i != 1 && !asked)
+				test_fail(__FILE__, __LINE__, "path %zu did not ask our daemon for its processes", i);
+			/* the probe: getStatus with our key, which upstream ignores */
+			if (i != 1)
+				CHECK(count_requests(&f, GET_STATUS_EXT_REQUEST) >= 1);
+			if (mode == 0 && i == 0)
+				CHECK(strstr(out.data, "does not list its processes") != NULL);
+			if (mode == 1 && i == 0)
+				CHECK(strstr(out.data, "no registered process has job id 77") != NULL);
+			if (i == 2)
+				CHECK(strstr(err.data, "x_500.json (pid 500)") != NULL);
+			buf_free(&out);
+			buf_free(&err);
+			fake_stop(&f);
+		}
 }
 
 TEST(cli_metrics_extension)
@@ -356,7 +409,11 @@ TEST(cli_metrics_extension)
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	const char *a1[] = {"metrics", "--since", "60", "--names", "cpu_*,uptime", NULL};
 	CHECK_INT(dyno_at(&f, 0, a1, &out, &err), 0);
-	check_one_request(&f, LIT("{\"fn\":\"getMetrics\",\"names\":[\"cpu_*\",\"uptime\"],\"since_s\":60}"));
+	/* getStatus (is getMetrics listed?), then the request */
+	CHECK_INT(f.nreqs, 2);
+	CHECK(f.nreqs == 2 && strcmp(f.reqs[0].body.data, GET_STATUS_EXT_REQUEST) == 0);
+	CHECK(f.nreqs == 2 && strcmp(f.reqs[1].body.data,
+				     "{\"fn\":\"getMetrics\",\"names\":[\"cpu_*\",\"uptime\"],\"since_s\":60}") == 0);
 	CHECK(strstr(out.data, "cpu_util") != NULL);
 	CHECK(strstr(out.data, "      2           37.5           12.5             25           37.5") != NULL);
 	fake_stop(&f);
@@ -365,7 +422,9 @@ TEST(cli_metrics_extension)
 	const char *a2[] = {"metrics", NULL};
 	CHECK_INT(dyno_at(&f, 0, a2, &out, &err), 1);
 	CHECK(strstr(err.data, "it has no getMetrics (upstream dynolog)") != NULL);
-	check_one_request(&f, LIT("{\"fn\":\"getMetrics\"}"));
+	/* only the getStatus probe: upstream would log "Unknown RPC call getMetrics" */
+	check_one_request(&f, LIT(GET_STATUS_EXT_REQUEST));
+	CHECK_INT(count_requests(&f, "getMetrics"), 0);
 	fake_stop(&f);
 	buf_free(&out);
 	buf_free(&err);

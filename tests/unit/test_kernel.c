@@ -6,6 +6,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "daemon/collect/counter.h"
 #include "daemon/collect/kernel.h"
 #include "fixture.h"
@@ -74,6 +75,13 @@ TEST(kernel_basic_deltas)
 	CHECK_NEAR(fval(&f, "cpu_util"), 100.0 * (1.0 - 700.0 / 915.0), 1e-9);
 	CHECK_NEAR(fval(&f, "cpu_u"), 100.0 * 100.0 / 915.0, 1e-9);
 	CHECK_NEAR(fval(&f, "cpu_i"), 100.0 * 700.0 / 915.0, 1e-9);
+	/* the other modes, for dynolog_cpu_mode_ratio: all eight add up to 1 */
+	CHECK(fval(&f, "@cpu_ratio_steal") == 15.0 / 915.0);
+	CHECK(fval(&f, "@cpu_ratio_nice") == 0);
+	CHECK_NEAR((fval(&f, "cpu_u") + fval(&f, "cpu_s") + fval(&f, "cpu_i")) / 100 + fval(&f, "@cpu_ratio_nice") +
+			   fval(&f, "@cpu_ratio_iowait") + fval(&f, "@cpu_ratio_irq") + fval(&f, "@cpu_ratio_softirq") +
+			   fval(&f, "@cpu_ratio_steal"),
+		   1.0, 1e-12);
 	CHECK_INT(fval(&f, "cpu_u_ms"), (long long)(100 * ms + 0.5));
 	CHECK_INT(fval(&f, "cpu_z_ms"), (long long)(15 * ms + 0.5));
 	/* per CPU */
@@ -99,6 +107,73 @@ TEST(kernel_basic_deltas)
 	CHECK_INT(fval(&f, "disk_io_ms.sda"), 300);
 	CHECK_INT(fval(&f, "disk_io_in_progress.sda"), 2);
 	CHECK_INT(fval(&f, "disk_reads.sda1"), 90);
+	frame_free(&f);
+	kernel_collector_free(k);
+}
+
+/* Issue #15 item 6: utilization is (t - idle) / t, one division of exact
+ * integers: 30 of 200 ticks busy is 15, not 100 * (1 - 0.85) =
+ * 15.000000000000002, in the JSON log (shortest round-trip form) too. */
+TEST(kernel_utilization_exact_shortest_form)
+{
+	struct kernel_collector *k = kc_new("ratio", "t0");
+	struct frame f;
+	frame_init(&f);
+	tick(k, &f, "ratio", "t0");
+	tick(k, &f, "ratio", "t1");
+	static const char *const keys[] = {"cpu_util", "cpu_util.cpu0", "cpu_util.cpu1"};
+	for (size_t i = 0; i < 3; i++) {
+		char t[40];
+		json_fmt_f64(t, fval(&f, keys[i]));
+		if (strcmp(t, "15") != 0)
+			test_fail(__FILE__, __LINE__, "%s = %s, want 15", keys[i], t);
+	}
+	frame_free(&f);
+	kernel_collector_free(k);
+}
+
+/* Issue #15 item 6: the kernel's own totals for Prometheus' node_exporter
+ * families ("@" keys, left out of the JSON log): as read, from the first
+ * tick on; a CPU that is offline, or a counter the kernel wrapped, is
+ * published as the kernel has it (absent; lower: a counter reset). */
+TEST(kernel_totals_for_node_exporter_names)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct kernel_collector *k = kc_new("basic", "t0");
+	struct frame f;
+	frame_init(&f);
+	tick(k, &f, "basic", "t0");
+	CHECK_NEAR(fval(&f, "@cpu_user_s.cpu0"), 500.0 / (double)hz, 1e-12); /* first tick: no delta needed */
+	tick(k, &f, "basic", "t1");
+	CHECK_NEAR(fval(&f, "@cpu_user_s.cpu0"), 540.0 / (double)hz, 1e-12);
+	CHECK_NEAR(fval(&f, "@cpu_idle_s.cpu1"), 4350.0 / (double)hz, 1e-12);
+	CHECK_NEAR(fval(&f, "@cpu_steal_s.cpu1"), 10.0 / (double)hz, 1e-12);
+	CHECK_NEAR(fval(&f, "@cpu_guest_s.cpu1"), 0, 1e-12);
+	ABSENT(&f, "@cpu_user_s.cpu"); /* no aggregate: node_exporter has none */
+	CHECK_INT(fval(&f, "@ctxt"), 501000);
+	CHECK_INT(fval(&f, "@forks"), 12010);
+	CHECK_INT(fval(&f, "@rx_bytes.eth0"), 5600000);
+	CHECK_INT(fval(&f, "@tx_drops.eth0"), 1);
+	CHECK(!isnan(fval(&f, "@disk_read_bytes.sda")) && (int64_t)fval(&f, "@disk_read_bytes.sda") % 512 == 0);
+	frame_free(&f);
+	kernel_collector_free(k);
+
+	k = kc_new("hotplug", "t0");
+	frame_init(&f);
+	tick(k, &f, "hotplug", "t0");
+	CHECK(!isnan(fval(&f, "@cpu_user_s.cpu2")));
+	tick(k, &f, "hotplug", "t1"); /* cpu2 offline: absent, not 0 */
+	CHECK_INT(fcount_prefix(&f, "@cpu_user_s.cpu2"), 0);
+	CHECK(!isnan(fval(&f, "@cpu_user_s.cpu0")));
+	frame_free(&f);
+	kernel_collector_free(k);
+
+	k = kc_new("wrap", "t0");
+	frame_init(&f);
+	tick(k, &f, "wrap", "t0");
+	CHECK_INT(fval(&f, "@rx_bytes.eth0"), 4294967000LL);
+	tick(k, &f, "wrap", "t1");
+	CHECK_INT(fval(&f, "@rx_bytes.eth0"), 1000); /* the kernel's value: Prometheus sees a reset */
 	frame_free(&f);
 	kernel_collector_free(k);
 }

@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/loop.h"
+#include "daemon/publish/prom_accept.h"
 #include "daemon/publish/prometheus.h"
 #include "test.h"
 
@@ -38,10 +39,15 @@ TEST(prom_render_families_and_counters)
 	struct frame f;
 	frame_init(&f);
 	frame_reset(&f, 0);
-	frame_uint(&f, "rx_bytes.eth0", 100);
-	frame_uint(&f, "rx_bytes.lo", 5);
-	frame_int(&f, "cpu_u_ms.cpu3", 1500);
-	frame_int(&f, "cpu_i_ms.cpu3", 500);
+	/* node_exporter's families: the kernel's totals, as read */
+	frame_uint(&f, "@rx_bytes.eth0", 100);
+	frame_uint(&f, "@rx_bytes.lo", 5);
+	frame_float(&f, "@cpu_user_s.cpu3", 1.5);
+	frame_float(&f, "@cpu_idle_s.cpu3", 0.5);
+	frame_float(&f, "@cpu_guest_s.cpu3", 0.25);
+	/* the per-interval deltas (JSON log, OTLP): not on the page */
+	frame_uint(&f, "rx_bytes.eth0", 3);
+	frame_int(&f, "cpu_u_ms.cpu3", 40);
 	frame_float(&f, "cpu_util", 42.5);
 	frame_uint(&f, "mem_total_bytes", 1024);
 	frame_int(&f, "cpu_u_ms", 99); /* upstream aggregate: not exported */
@@ -57,6 +63,8 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"eth0\"} 100\n") != NULL);
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"user\"} 1.5\n") != NULL);
 	CHECK(strstr(page, "node_cpu_seconds_total{cpu=\"3\",mode=\"idle\"} 0.5\n") != NULL);
+	CHECK(strstr(page, "# TYPE node_cpu_guest_seconds_total counter\nnode_cpu_guest_seconds_total{cpu=\"3\",mode=\"user\"} 0.25\n") != NULL);
+	CHECK(strstr(page, "} 3\n") == NULL && strstr(page, "} 0.04\n") == NULL);
 	CHECK(strstr(page, "dynolog_cpu_utilization_ratio 0.425\n") != NULL);
 	CHECK(strstr(page, "# TYPE dynolog_memory_total_bytes gauge\ndynolog_memory_total_bytes 1024\n") != NULL);
 	CHECK(strstr(page, "cpu_u_ms ") == NULL);
@@ -73,8 +81,8 @@ TEST(prom_render_families_and_counters)
 
 	/* next tick: counters accumulate, lo vanished */
 	frame_reset(&f, 1);
-	frame_uint(&f, "rx_bytes.eth0", 50);
-	frame_int(&f, "cpu_u_ms.cpu3", 500);
+	frame_uint(&f, "@rx_bytes.eth0", 150);
+	frame_float(&f, "@cpu_user_s.cpu3", 2);
 	prom_update(p, 0, &f);
 	page = render(p);
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"eth0\"} 150\n") != NULL);
@@ -83,9 +91,9 @@ TEST(prom_render_families_and_counters)
 	CHECK(strstr(page, "dynolog_memory_total_bytes") == NULL);
 	free(page);
 
-	/* lo comes back: its counter restarts from its first delta */
+	/* lo comes back: the kernel's total, as read */
 	frame_reset(&f, 2);
-	frame_uint(&f, "rx_bytes.lo", 7);
+	frame_uint(&f, "@rx_bytes.lo", 7);
 	prom_update(p, 0, &f);
 	/* a second source keeps its own series */
 	struct frame g;
@@ -96,6 +104,20 @@ TEST(prom_render_families_and_counters)
 	page = render(p);
 	CHECK(strstr(page, "node_network_receive_bytes_total{device=\"lo\"} 7\n") != NULL);
 	CHECK(strstr(page, "dynolog_perf_cycles_total 2000\n") != NULL);
+	free(page);
+	/* a percentage that is not exactly representable, scaled to a ratio:
+	 * 15.000000000000002 / 100 would print 0.15000000000000002, 12.3 / 100
+	 * 0.12300000000000001; both print short (issue #15 item 6), while a
+	 * value with real 17-digit content keeps it */
+	frame_reset(&f, 3);
+	frame_float(&f, "cpu_util", 15.000000000000002);
+	frame_float(&f, "cpu_util.cpu0", 12.3);
+	frame_float(&f, "cpu_util.cpu1", 100.0 / 3.0);
+	prom_update(p, 0, &f);
+	page = render(p);
+	CHECK(strstr(page, "dynolog_cpu_utilization_ratio 0.15\n") != NULL);
+	CHECK(strstr(page, "dynolog_cpu_core_utilization_ratio{cpu=\"0\"} 0.123\n") != NULL);
+	CHECK(strstr(page, "dynolog_cpu_core_utilization_ratio{cpu=\"1\"} 0.333333333333333") != NULL);
 	free(page);
 	frame_free(&g);
 	frame_free(&f);
@@ -123,7 +145,7 @@ static void on_tick(struct ev_loop *l, struct ev_timer *t, void *ud)
 	s->last_ns = now;
 	s->ticks++;
 	frame_reset(&s->f, clock_wall_ns());
-	frame_uint(&s->f, "rx_bytes.eth0", 10);
+	frame_uint(&s->f, "@rx_bytes.eth0", 10);
 	frame_float(&s->f, "load1", (double)s->ticks);
 	prom_update(s->p, 0, &s->f);
 	prom_publish(s->p, NULL, 0);
@@ -324,6 +346,33 @@ TEST(prom_server_on_loop_survives_abuse)
 	frame_free(&s.f);
 	buf_free(&err);
 	ev_loop_free(l);
+}
+
+/* Issue #15 item 7: the first four bytes tell a dynolog RPC frame (int32
+ * length, little-endian, then the JSON) from an HTTP request line. */
+TEST(prom_sniff_rpc_frame_or_http)
+{
+	static const struct {
+		const char *p;
+		size_t n;
+		enum prom_sniff want;
+	} c[] = {
+		{"\x12\0\0\0{\"fn\":\"getStatus\"}", 22, SNIFF_RPC},  /* dyno status --no-processes */
+		{"\x49\x01\0\0\n{\n", 7, SNIFF_RPC},                  /* gputrace's 329-byte pretty form */
+		{"G\0\0\0{", 5, SNIFF_RPC},                            /* a length of 71 starts with 'G' */
+		{"\x12\0\0", 3, SNIFF_MORE},                           /* the prefix in pieces */
+		{"GET", 3, SNIFF_MORE},
+		{"GET /metrics HTTP/1.1\r\n", 23, SNIFF_HTTP},
+		{"HEAD /metrics HTTP/1.0\r\n", 24, SNIFF_HTTP},
+		{"POST / HTTP/1.1\r\n", 17, SNIFF_HTTP},
+		{"PUT / HTTP/1.1\r\n", 16, SNIFF_HTTP},
+		{"\r\nGET / HTTP/1.1\r\n", 18, SNIFF_HTTP}, /* the CRLF a server skips */
+		{"\x16\x03\x01\x02\x00", 5, SNIFF_RPC},      /* TLS, not HTTP either: the 400 at once */
+	};
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+		if (prom_sniff((const unsigned char *)c[i].p, c[i].n) != c[i].want)
+			test_fail(__FILE__, __LINE__, "case %zu: %d, want %d", i,
+				  (int)prom_sniff((const unsigned char *)c[i].p, c[i].n), (int)c[i].want);
 }
 
 TEST(prom_bad_address_is_an_error)

@@ -213,9 +213,21 @@ static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *su
 		frame_float(f, "cpu_u", 100.0 * (double)d[CPU_USER] / t);
 		frame_float(f, "cpu_s", 100.0 * (double)d[CPU_SYS] / t);
 		frame_float(f, "cpu_i", 100.0 * (double)d[CPU_IDLE] / t);
-		frame_float(f, "cpu_util", 100.0 * (1.0 - (double)d[CPU_IDLE] / t));
+		/* (t - idle) / t: exact integers divided once, so 3/20 is 15, not
+		 * the 15.000000000000002 of 1 - 0.85 */
+		frame_float(f, "cpu_util", 100.0 * (double)(total - d[CPU_IDLE]) / t);
 		frame_float(f, "cpu_guest", 100.0 * (double)d[CPU_GUEST] / t);
 		frame_float(f, "cpu_guest_nice", 100.0 * (double)d[CPU_GUEST_NICE] / t);
+		/* the modes upstream's record lacks (user + system + idle alone
+		 * can be half of the time): Prometheus only, as exact ratios */
+		static const struct {
+			const char *key;
+			int idx;
+		} more[] = {{"@cpu_ratio_nice", CPU_NICE}, {"@cpu_ratio_iowait", CPU_IOWAIT},
+			    {"@cpu_ratio_irq", CPU_IRQ},   {"@cpu_ratio_softirq", CPU_SOFTIRQ},
+			    {"@cpu_ratio_steal", CPU_STEAL}};
+		for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+			frame_float(f, more[i].key, (double)d[more[i].idx] / t);
 		static const struct {
 			const char *key;
 			int idx;
@@ -239,7 +251,7 @@ static void emit_cpu(struct kernel_collector *k, struct frame *f, const char *su
 	}
 	if (total) {
 		snprintf(key, sizeof key, "cpu_util.%s", suffix);
-		frame_float(f, key, 100.0 * (1.0 - (double)d[CPU_IDLE] / (double)total));
+		frame_float(f, key, 100.0 * (double)(total - d[CPU_IDLE]) / (double)total);
 	}
 }
 
@@ -260,6 +272,29 @@ static bool cpu_deltas(const uint64_t *prev, const uint64_t *c, uint64_t *d)
 		d[i] = c[i] - prev[i];
 	}
 	return true;
+}
+
+/* A rise beyond CPU_MAX_TICK_DELTA is a corrupt read: its totals are not
+ * published either.  A fall is a real restart (hotplug): published. */
+static bool cpu_jumped(const uint64_t *prev, const uint64_t *c)
+{
+	for (int i = 0; i < CPU_N; i++)
+		if (c[i] > prev[i] && c[i] - prev[i] > CPU_MAX_TICK_DELTA)
+			return true;
+	return false;
+}
+
+/* The kernel's own per-CPU times since boot, in seconds (clock ticks /
+ * USER_HZ), for node_cpu_seconds_total / node_cpu_guest_seconds_total. */
+static void emit_cpu_totals(struct kernel_collector *k, struct frame *f, const char *cpu, const uint64_t *c)
+{
+	static const char *const mode[CPU_N] = {"user",   "nice", "system", "idle",  "iowait",
+						"irq",    "softirq", "steal", "guest", "guest_nice"};
+	char key[64];
+	for (int i = 0; i < CPU_N; i++) {
+		snprintf(key, sizeof key, "%ccpu_%s_s.%s", FRAME_EXPORT_ONLY, mode[i], cpu);
+		frame_float(f, key, (double)c[i] / (double)k->hz);
+	}
 }
 
 static void collect_stat(struct kernel_collector *k, struct frame *f)
@@ -312,6 +347,8 @@ static void collect_stat(struct kernel_collector *k, struct frame *f)
 				uint64_t d[CPU_N];
 				if (!fresh && cpu_deltas(e->v, c, d))
 					emit_cpu(k, f, name, d);
+				if (fresh || !cpu_jumped(e->v, c))
+					emit_cpu_totals(k, f, name, c);
 				memcpy(e->v, c, sizeof c);
 			}
 			continue;
@@ -339,8 +376,12 @@ static void collect_stat(struct kernel_collector *k, struct frame *f)
 		uint64_t d;
 		if (got_ctr[i] && k->have_stat_ctr && counter_delta(k->stat_ctr[i], ctr[i], &d))
 			frame_uint(f, keys[i], d);
-		if (got_ctr[i])
+		if (got_ctr[i]) {
 			k->stat_ctr[i] = ctr[i];
+			char key[16];
+			snprintf(key, sizeof key, "%c%s", FRAME_EXPORT_ONLY, keys[i]);
+			frame_uint(f, key, ctr[i]);
+		}
 	}
 	k->have_stat_ctr = all;
 }
@@ -472,6 +513,11 @@ static void emit_deltas(struct frame *f, struct ent *e, bool fresh, const uint64
 			frame_uint(f, key, scale ? d * scale[i] : d);
 		/* else: reset, no delta this tick */
 		e->v[i] = v[i];
+		/* the kernel's own total (sectors * 512 fits: a sector count
+		 * near 2^55 is 16 EiB), for the node_exporter-named families */
+		snprintf(key, sizeof key, "%c%s.%s", FRAME_EXPORT_ONLY, keys[i], e->name);
+		if (!scale || v[i] <= UINT64_MAX / scale[i])
+			frame_uint(f, key, scale ? v[i] * scale[i] : v[i]);
 	}
 }
 
@@ -627,6 +673,7 @@ static void kernel_describe(const void *cfg, struct buf *out)
  * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
 #define G MK_GAUGE
 #define C MK_COUNTER
+#define T MK_TOTAL
 static const struct metric_desc kernel_catalog[] = {
 	{"uptime", false, G, 1, "dynolog_host_uptime_seconds", NULL, NULL, NULL, "Seconds since the host booted.",
 	 "system.uptime", "s", NULL, NULL},
@@ -640,6 +687,13 @@ static const struct metric_desc kernel_catalog[] = {
 	 "1", NULL, "cpu.mode=system"},
 	{"cpu_i", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=idle", NULL, "system.cpu.utilization",
 	 "1", NULL, "cpu.mode=idle"},
+#define MODE_RATIO(m) {"@cpu_ratio_" m, false, G, 1, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=" m, NULL, NULL, NULL, NULL, NULL}
+	MODE_RATIO("nice"),
+	MODE_RATIO("iowait"),
+	MODE_RATIO("irq"),
+	MODE_RATIO("softirq"),
+	MODE_RATIO("steal"),
+#undef MODE_RATIO
 	{"cpu_guest", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=guest", NULL,
 	 "system.cpu.utilization", "1", NULL, "cpu.mode=guest"},
 	{"cpu_guest_nice", false, G, 0.01, "dynolog_cpu_mode_ratio", NULL, NULL, "mode=guest_nice", NULL,
@@ -647,9 +701,11 @@ static const struct metric_desc kernel_catalog[] = {
 	{"cpu_util", true, G, 0.01, "dynolog_cpu_core_utilization_ratio", "cpu", "cpu", NULL,
 	 "Share of time not idle over the last interval, per CPU (0-1).", "dynolog.cpu.core.utilization", "1",
 	 "cpu.logical_number", NULL},
+	/* per-interval CPU times: OTLP (and JSON, history); Prometheus gets
+	 * the kernel's totals below, as node_exporter publishes them */
 #define CPU_MODE(k, m)                                                                                         \
-	{k, true, C, 0.001, "node_cpu_seconds_total", "cpu", "cpu", "mode=" m,                                 \
-	 "Seconds the CPUs spent in each mode.", "system.cpu.time", "s", "cpu.logical_number", "cpu.mode=" m}
+	{k, true, C, 0.001, NULL, "cpu", "cpu", "mode=" m, NULL, "system.cpu.time", "s", "cpu.logical_number",  \
+	 "cpu.mode=" m}
 	CPU_MODE("cpu_u_ms", "user"),
 	CPU_MODE("cpu_n_ms", "nice"),
 	CPU_MODE("cpu_s_ms", "system"),
@@ -659,6 +715,21 @@ static const struct metric_desc kernel_catalog[] = {
 	CPU_MODE("cpu_y_ms", "softirq"),
 	CPU_MODE("cpu_z_ms", "steal"),
 #undef CPU_MODE
+#define CPU_TOTAL(m, fam, lab)                                                                                 \
+	{"@cpu_" m "_s", true, T, 1, fam, "cpu", "cpu", "mode=" lab,                                           \
+	 "Seconds the CPUs spent in each mode, since boot (/proc/stat).", NULL, NULL, NULL, NULL}
+	CPU_TOTAL("user", "node_cpu_seconds_total", "user"),
+	CPU_TOTAL("nice", "node_cpu_seconds_total", "nice"),
+	CPU_TOTAL("system", "node_cpu_seconds_total", "system"),
+	CPU_TOTAL("idle", "node_cpu_seconds_total", "idle"),
+	CPU_TOTAL("iowait", "node_cpu_seconds_total", "iowait"),
+	CPU_TOTAL("irq", "node_cpu_seconds_total", "irq"),
+	CPU_TOTAL("softirq", "node_cpu_seconds_total", "softirq"),
+	CPU_TOTAL("steal", "node_cpu_seconds_total", "steal"),
+	/* node_exporter: guest time is also in user (nice), so its own family */
+	CPU_TOTAL("guest", "node_cpu_guest_seconds_total", "user"),
+	CPU_TOTAL("guest_nice", "node_cpu_guest_seconds_total", "nice"),
+#undef CPU_TOTAL
 	/* upstream's all-CPU times per interval: JSON and history only; the
 	 * per-CPU counters above carry the same information for the others */
 #define CPU_AGG(k) {k, false, C, 0.001, NULL, NULL, NULL, NULL, NULL, NULL, "s", NULL, NULL}
@@ -669,12 +740,15 @@ static const struct metric_desc kernel_catalog[] = {
 	 "dynolog.cpu.online", "{cpu}", NULL, NULL},
 	{"cpus_present", false, G, 1, "dynolog_cpus_present", NULL, NULL, NULL, "CPUs with a line in /proc/stat (online ones).",
 	 "dynolog.cpu.present", "{cpu}", NULL, NULL},
-	{"ctxt", false, C, 1, "node_context_switches_total", NULL, NULL, NULL, "Context switches.",
-	 "dynolog.context_switches", "{switch}", NULL, NULL},
-	{"intr", false, C, 1, "node_intr_total", NULL, NULL, NULL, "Interrupts serviced.", "dynolog.interrupts",
-	 "{interrupt}", NULL, NULL},
-	{"forks", false, C, 1, "node_forks_total", NULL, NULL, NULL, "Processes and threads created.",
-	 "system.process.created", "{process}", NULL, NULL},
+	{"ctxt", false, C, 1, NULL, NULL, NULL, NULL, NULL, "dynolog.context_switches", "{switch}", NULL, NULL},
+	{"intr", false, C, 1, NULL, NULL, NULL, NULL, NULL, "dynolog.interrupts", "{interrupt}", NULL, NULL},
+	{"forks", false, C, 1, NULL, NULL, NULL, NULL, NULL, "system.process.created", "{process}", NULL, NULL},
+	{"@ctxt", false, T, 1, "node_context_switches_total", NULL, NULL, NULL, "Context switches since boot.", NULL,
+	 NULL, NULL, NULL},
+	{"@intr", false, T, 1, "node_intr_total", NULL, NULL, NULL, "Interrupts serviced since boot.", NULL, NULL,
+	 NULL, NULL},
+	{"@forks", false, T, 1, "node_forks_total", NULL, NULL, NULL, "Processes and threads created since boot.",
+	 NULL, NULL, NULL, NULL},
 	{"procs_running", false, G, 1, "node_procs_running", NULL, NULL, NULL, "Runnable tasks.",
 	 "system.process.count", "{process}", NULL, "process.state=running"},
 	{"procs_blocked", false, G, 1, "node_procs_blocked", NULL, NULL, NULL, "Tasks blocked on I/O.",
@@ -705,7 +779,8 @@ static const struct metric_desc kernel_catalog[] = {
 	    "system.paging.state=used"),
 #undef MEM
 #define NET(k, p, h, o, u, dir)                                                                                \
-	{k, true, C, 1, p, "device", NULL, NULL, h, o, u, "network.interface.name", "network.io.direction=" dir}
+	{k, true, C, 1, NULL, "device", NULL, NULL, NULL, o, u, "network.interface.name", "network.io.direction=" dir}, \
+	{"@" k, true, T, 1, p, "device", NULL, NULL, h, NULL, NULL, NULL, NULL}
 	NET("rx_bytes", "node_network_receive_bytes_total", "Bytes received per interface.", "system.network.io",
 	    "By", "receive"),
 	NET("rx_packets", "node_network_receive_packets_total", "Packets received per interface.",
@@ -723,7 +798,9 @@ static const struct metric_desc kernel_catalog[] = {
 	NET("tx_drops", "node_network_transmit_drop_total", "Transmitted packets dropped per interface.",
 	    "system.network.dropped", "{packet}", "transmit"),
 #undef NET
-#define DISK(k, kind, sc, p, h, o, u, f) {k, true, kind, sc, p, "device", NULL, NULL, h, o, u, "system.device", f}
+#define DISK(k, kind, sc, p, h, o, u, f)                                                                       \
+	{k, true, kind, sc, NULL, "device", NULL, NULL, NULL, o, u, "system.device", f},                          \
+	{"@" k, true, T, sc, p, "device", NULL, NULL, h, NULL, NULL, NULL, NULL}
 	DISK("disk_reads", C, 1, "node_disk_reads_completed_total", "Reads completed per disk.",
 	     "system.disk.operations", "{operation}", "disk.io.direction=read"),
 	DISK("disk_writes", C, 1, "node_disk_writes_completed_total", "Writes completed per disk.",
@@ -738,12 +815,13 @@ static const struct metric_desc kernel_catalog[] = {
 	     "system.disk.operation_time", "s", "disk.io.direction=write"),
 	DISK("disk_io_ms", C, 0.001, "node_disk_io_time_seconds_total", "Seconds the disk had I/O in flight.",
 	     "system.disk.io_time", "s", NULL),
-	DISK("disk_io_in_progress", G, 1, "node_disk_io_now", "I/Os in flight per disk.", "dynolog.disk.pending",
-	     "{operation}", NULL),
 #undef DISK
+	{"disk_io_in_progress", true, G, 1, "node_disk_io_now", "device", NULL, NULL, "I/Os in flight per disk.",
+	 "dynolog.disk.pending", "{operation}", "system.device", NULL},
 };
 #undef G
 #undef C
+#undef T
 
 const struct collector collector_kernel = {
 	.name = "kernel",

@@ -8,6 +8,9 @@
  */
 #include "catalog.h"
 
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +150,29 @@ static bool generic_name(enum catalog_sink sink, const char *key, size_t baselen
 	return true;
 }
 
+/* A percentage is itself a rounded quotient (100 * 3 / 20); divided by
+ * 100 it is rounded a second time, which can land one or two ulps beside
+ * the double nearest the short decimal (0.15000000000000002 for 0.15,
+ * about one value in a thousand).  Where 15 significant digits are within
+ * 2 ulps of the result - below the precision of the inputs - the 15-digit
+ * value is kept, so the shortest round-trip writer prints "0.15".  Costs a
+ * snprintf and a strtod per scaled non-integral value. */
+static double tidy(double r)
+{
+	/* no libm calls: the daemon links libm statically (floor's ifunc
+	 * does not link there) */
+	if (!isfinite(r) || fabs(r) >= 1e15 || r == (double)(long long)r)
+		return r;
+	char t[32];
+	snprintf(t, sizeof t, "%.15g", r);
+	double s = strtod(t, NULL), a = fabs(r), next;
+	uint64_t bits;
+	memcpy(&bits, &a, sizeof bits);
+	bits++; /* the next double away from zero */
+	memcpy(&next, &bits, sizeof next);
+	return fabs(s - r) <= 2 * (next - a) ? s : r;
+}
+
 /* v * scale, computed as a division when scale is 1/N (0.01, 0.001): 3530
  * ms * 0.001 is 3.5300000000000002 in binary floating point, 3530 / 1000 is
  * the double nearest 3.53, which the sinks' shortest round-trip writer
@@ -157,7 +183,7 @@ static double scaled(double v, double scale)
 		double inv = (double)(long long)(1 / scale + 0.5);
 		double d = 1 / inv - scale;
 		if (d <= scale * 1e-12 && -d <= scale * 1e-12)
-			return v / inv;
+			return tidy(v / inv);
 	}
 	return v * scale;
 }

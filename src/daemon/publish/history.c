@@ -238,6 +238,8 @@ void history_add(struct history *h, const struct frame *f)
 		if (!isfinite(x))
 			continue;
 		const char *name = frame_key(f, fv);
+		if (frame_key_export_only(name))
+			continue; /* Prometheus' absolute counters: getMetrics keeps upstream's keys */
 		struct series *s = slot_for(h->s, h->nslots, name);
 		if (!s->name) {
 			if (h->n >= h->max_series) {

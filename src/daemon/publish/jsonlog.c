@@ -46,6 +46,8 @@ void jsonlog_render(struct frame *f, enum jsonlog_mode mode, struct buf *out)
 	jw_obj_begin(&w);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct frame_value *v = &f->vals[i];
+		if (frame_key_export_only(frame_key(f, v)))
+			continue; /* Prometheus' absolute counters: not upstream's record */
 		jw_key(&w, frame_key(f, v));
 		switch (v->type) {
 		case FV_INT: jw_i64(&w, v->v.i); break;

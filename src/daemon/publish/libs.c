@@ -35,6 +35,7 @@ static const struct dl_sym mhd_syms[] = {
 	MS(add_response_header, "MHD_add_response_header"),
 	MS(queue_response, "MHD_queue_response"),
 	MS(destroy_response, "MHD_destroy_response"),
+	MS(add_connection, "MHD_add_connection"),
 };
 #undef MS
 

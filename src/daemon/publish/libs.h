@@ -47,6 +47,7 @@ struct mhd_api {
 	__typeof__(&MHD_add_response_header) add_response_header;
 	__typeof__(&MHD_queue_response) queue_response;
 	__typeof__(&MHD_destroy_response) destroy_response;
+	__typeof__(&MHD_add_connection) add_connection;
 };
 
 /* The loaded API, or NULL with the reason (which package to install) in err.

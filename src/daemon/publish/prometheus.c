@@ -2,7 +2,10 @@
  * prometheus.c - the Prometheus sink (see prometheus.h).
  *
  * Serving: libmicrohttpd runs with MHD_USE_EPOLL and no internal thread.
- * Its epoll descriptor joins our loop; when it is readable we call
+ * We own the listening socket (prom_accept.c): each connection's first
+ * bytes are peeked, a dynolog RPC frame gets an immediate HTTP 400 (dyno
+ * pointed at this port says so at once), HTTP goes to MHD_add_connection.
+ * MHD's epoll descriptor joins our loop; when it is readable we call
  * M->run() once, then arm a one-shot timer for MHD's own connection
  * timeouts (none when no connection is open, so an idle daemon is never
  * woken).  Connection count, per-connection memory and idle time are capped
@@ -10,7 +13,9 @@
  *
  * Rendering: each collector (source) hands its frame to prom_update(); the
  * sink keeps the latest frame per source, and the page shows all of them,
- * mapped through the catalog to node_exporter style families.  Counters:
+ * mapped through the catalog to node_exporter style families.  The
+ * node_exporter-named counters are the kernel's own totals (MK_TOTAL keys,
+ * "@..."), published as read, as node_exporter does.  Our other counters:
  * the frame carries per-interval increases, so the sink keeps a running
  * total per series (starting at 0 when the daemon or the series starts: a
  * counter reset, which Prometheus' rate() handles).  Series absent from a
@@ -32,7 +37,9 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/publish/catalog.h"
+#include "core/net.h"
 #include "daemon/publish/libs.h"
+#include "daemon/publish/prom_accept.h"
 #include "daemon/publish/sink.h"
 
 static const struct mhd_api *M; /* set by prom_new */
@@ -47,6 +54,7 @@ struct total {
 struct prom_sink {
 	struct ev_loop *loop;
 	struct MHD_Daemon *mhd;
+	struct prom_accept *acc;
 	int epfd;
 	struct ev_timer *timer;
 	struct MHD_Response *page; /* current page; MHD keeps queued ones alive */
@@ -269,7 +277,7 @@ static void render_frame(const struct frame *f, struct buf *o)
 			cur = w->name;
 			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", cur,
 				   w->d ? catalog_help(w->d) : "dynolog metric without a catalog entry.", cur,
-				   w->d && w->d->kind == MK_COUNTER ? "counter" : "gauge");
+				   w->d && (w->d->kind == MK_COUNTER || w->d->kind == MK_TOTAL) ? "counter" : "gauge");
 		}
 		buf_puts(o, cur);
 		bool any = false;
@@ -402,6 +410,24 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	buf_free(&b);
 }
 
+/* An HTTP connection from prom_accept: MHD serves it from now on. */
+static void handoff(void *ud, int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct prom_sink *p = ud;
+	if (M->add_connection(p->mhd, fd, addr, len) != MHD_YES) /* MHD closed it */
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "prometheus: libmicrohttpd refused a connection: %s", strerror(errno));
+	drive(p);
+}
+
+/* The daemon's RPC port, named when an RPC request reaches this port (RPC
+ * starts after the sinks, so it is read when needed). */
+static int rpc_port_hint;
+
+void prom_note_rpc_port(int port)
+{
+	rpc_port_hint = port;
+}
+
 struct prom_sink *prom_new_offline(void)
 {
 	struct prom_sink *p = xcalloc(1, sizeof *p);
@@ -413,52 +439,58 @@ struct prom_sink *prom_new_offline(void)
 
 struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt, struct buf *err)
 {
-	struct sockaddr_storage ss;
-	memset(&ss, 0, sizeof ss);
 	const char *addr = opt->address && *opt->address ? opt->address : "127.0.0.1";
 	if (opt->port < 0 || opt->port > 65535) {
 		buf_printf(err, "prometheus port %d out of range", opt->port);
 		return NULL;
 	}
-	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons((uint16_t)opt->port);
-	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons((uint16_t)opt->port);
-		flags |= MHD_USE_IPv6;
-	} else {
+	struct in6_addr a6;
+	struct in_addr a4;
+	if (inet_pton(AF_INET, addr, &a4) != 1 && inet_pton(AF_INET6, addr, &a6) != 1) {
 		buf_printf(err, "prometheus address '%s' is not an IPv4 or IPv6 literal", addr);
 		return NULL;
 	}
 	if (!(M = mhd_api(err)))
 		return NULL;
-	struct prom_sink *p = prom_new_offline();
-	p->loop = loop;
 	unsigned maxc = opt->max_connections ? opt->max_connections : 256;
 	unsigned tmo = opt->timeout_s ? opt->timeout_s : 10;
-	p->mhd = M->start_daemon(flags, (uint16_t)opt->port, NULL, NULL, on_request, p,
-				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	struct buf lerr = BUF_INIT;
+	int bound = 0;
+	int lfd = net_listen_tcp(addr, opt->port, 1024, &bound, &lerr);
+	if (lfd < 0) {
+		buf_printf(err, "cannot listen on %s:%d for Prometheus: %s", addr, opt->port, lerr.data);
+		buf_free(&lerr);
+		return NULL;
+	}
+	buf_free(&lerr);
+	struct prom_sink *p = prom_new_offline();
+	p->loop = loop;
+	p->mhd = M->start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL,
+				  on_request, p,
 				  MHD_OPTION_CONNECTION_LIMIT, maxc,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
 				  MHD_OPTION_CONNECTION_TIMEOUT, tmo,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)8192,
-				  MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_END);
 	if (!p->mhd) {
-		buf_printf(err, "cannot listen on %s:%d for Prometheus: %s", addr, opt->port,
-			   errno ? strerror(errno) : "libmicrohttpd refused to start");
+		buf_printf(err, "cannot start libmicrohttpd for Prometheus on %s:%d: %s", addr, opt->port,
+			   errno ? strerror(errno) : "it refused to start");
+		close(lfd);
 		prom_free(p);
 		return NULL;
 	}
 	const union MHD_DaemonInfo *ei = M->get_daemon_info(p->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	const union MHD_DaemonInfo *pi = M->get_daemon_info(p->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	p->epfd = ei ? ei->epoll_fd : -1;
-	p->port = pi ? pi->port : opt->port;
+	p->port = bound;
+	p->acc = prom_accept_new(loop, lfd, maxc, (int)tmo * 1000, handoff, p);
+	if (!p->acc) {
+		close(lfd);
+		buf_printf(err, "cannot add the Prometheus listener to the event loop");
+		prom_free(p);
+		return NULL;
+	}
+	prom_accept_set_rpc_port(p->acc, &rpc_port_hint);
 	p->timer = ev_timer_add(loop, 0, 0, on_timer, p);
 	if (p->timer)
 		ev_timer_disarm(p->timer);
@@ -474,6 +506,7 @@ void prom_free(struct prom_sink *p)
 {
 	if (!p)
 		return;
+	prom_accept_free(p->acc);
 	if (p->loop && p->epfd >= 0)
 		ev_io_del(p->loop, p->epfd);
 	if (p->loop && p->timer)

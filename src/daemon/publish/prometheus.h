@@ -33,6 +33,9 @@ struct prom_options {
 struct prom_sink *prom_new(struct ev_loop *loop, const struct prom_options *opt, struct buf *err);
 void prom_free(struct prom_sink *p);
 int prom_port(const struct prom_sink *p);
+/* The daemon's RPC port (0: none), named in the HTTP 400 that answers a
+ * dynolog RPC request sent to the Prometheus port. */
+void prom_note_rpc_port(int port);
 /* Take the latest frame of source src (the collector's index; any number of
  * sources); counters are accumulated here, once per call. */
 void prom_update(struct prom_sink *p, size_t src, const struct frame *f);

@@ -33,7 +33,7 @@
 #define MAXLINES 512
 
 struct nvmlDevice_st {
-	char name[32]; /* "0", "0/mig1" */
+	char name[48]; /* "0", "0/mig1" */
 	int gpu;       /* index of its GPU */
 	int migs;      /* MIG instances (a GPU with MIG on) */
 	int nogpm;
@@ -88,7 +88,7 @@ static void parse(void)
 				continue;
 			g->migs = atoi(rest);
 			for (int m = 0; m < g->migs && ndev < MAXDEV; m++, ndev++) {
-				snprintf(devs[ndev].name, sizeof devs[ndev].name, "%s/mig%d", dev, m);
+				snprintf(devs[ndev].name, sizeof devs[ndev].name, "%.24s/mig%d", dev, m);
 				devs[ndev].gpu = g->gpu;
 			}
 		} else if (strcmp(w, "nogpm") == 0) {
@@ -98,17 +98,17 @@ static void parse(void)
 		} else if (strcmp(w, "name") == 0 || strcmp(w, "uuid") == 0) {
 			struct nvmlDevice_st *g = find_dev(dev);
 			if (g)
-				snprintf((w[0] == 'n' ? names : uuids)[g - devs], 96, "%s", rest);
+				snprintf((w[0] == 'n' ? names : uuids)[g - devs], 96, "%.95s", rest);
 		} else if (nlines < MAXLINES) {
 			struct line *x = &lines[nlines++];
-			snprintf(x->call, sizeof x->call, "%s", w);
+			snprintf(x->call, sizeof x->call, "%.15s", w);
 			snprintf(x->dev, sizeof x->dev, "%s", dev);
 			if (strcmp(w, "gpm") == 0) {
 				char v[512] = "";
 				sscanf(rest, "%u %511s", &x->metric, v);
 				snprintf(x->vals, sizeof x->vals, "%s", v);
 			} else {
-				snprintf(x->vals, sizeof x->vals, "%s", rest);
+				snprintf(x->vals, sizeof x->vals, "%.511s", rest);
 			}
 		}
 	}
@@ -292,8 +292,8 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *n)
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t *h)
 {
-	char n[48];
-	snprintf(n, sizeof n, "%s/mig%u", d->name, i);
+	char n[64];
+	snprintf(n, sizeof n, "%.40s/mig%u", d->name, i);
 	struct nvmlDevice_st *m = find_dev(n);
 	if (!m)
 		return NVML_ERROR_NOT_FOUND;

@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -643,7 +644,13 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->done, &ca);
 	pthread_condattr_destroy(&ca);
+	/* the worker takes no signal: the loop reads them from a signalfd,
+	 * which needs them blocked in every thread (the mask is inherited) */
+	sigset_t all, prev;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &prev);
 	int e = pthread_create(&s->th, NULL, worker, s);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
 	if (e) {
 		log_warn("GPU monitor: cannot start its thread: %s; no GPU metrics", strerror(e));
 		pthread_mutex_destroy(&s->mu);

@@ -67,7 +67,16 @@ TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 
 .PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo
 
-all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS)
+# fake vendor libraries the daemon dlopen()s in tests (tests/fake/<name>.c):
+# the NVML one twice, the second like an old driver (entry points missing)
+FAKE_LIBS := $(O)/libfake-nvml.so $(O)/libfake-nvml-old.so
+
+all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS)
+
+$(O)/libfake-nvml.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -MF $@.d -o $@ $<
+$(O)/libfake-nvml-old.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
+	$(CC) $(CFLAGS_ALL) -DFAKE_OLD_DRIVER -fPIC -shared -MF $@.d -o $@ $<
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -38,7 +38,8 @@
 struct own_config {
 	const char *procfs_root, *sysfs_root, *config_file;
 	int64_t exit_after_ticks;
-	/* upstream flags accepted so existing unit files keep working */
+	/* upstream flags accepted so existing unit files keep working
+	 * (enable_gpu_monitor and dcgm_reporting_interval_s: collect/nvml.c) */
 	bool compat_bool[5];
 	int64_t compat_int;
 	const char *compat_str[3];
@@ -57,10 +58,7 @@ static const struct arg_opt own_opts[] = {
 	T(compat_bool[0], "use_ODS", ARG_BOOL, NULL, COMPAT, 0, 0),
 	T(compat_bool[1], "use_scuba", ARG_BOOL, NULL, COMPAT, 0, 0),
 	T(compat_bool[2], "use_fbrelay", ARG_BOOL, NULL, COMPAT, 0, 0),
-	T(compat_bool[3], "enable_gpu_monitor", ARG_BOOL, NULL, "upstream compatibility; DCGM is not supported, ignored",
-	  0, 0),
 	T(compat_bool[4], "enable_env_var_attribution", ARG_BOOL, NULL, COMPAT, 0, 0),
-	T(compat_int, "dcgm_reporting_interval_s", ARG_INT, "SECONDS", COMPAT, 0, 0),
 	T(compat_str[0], "dcgm_lib_path", ARG_STRING, "PATH", COMPAT, 0, 0),
 	T(compat_str[1], "dcgm_fields", ARG_STRING, "LIST", COMPAT, 0, 0),
 	T(compat_str[2], "scribe_category", ARG_STRING, "NAME", COMPAT, 0, 0),

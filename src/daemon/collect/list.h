@@ -7,3 +7,4 @@
 COLLECTOR(kernel)
 COLLECTOR(process)
 COLLECTOR(perf)
+COLLECTOR(nvml)

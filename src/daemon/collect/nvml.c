@@ -1,0 +1,758 @@
+/*
+ * nvml.c - the GPU collector: per GPU (and per MIG instance) utilization,
+ * memory, power, energy, clocks, temperature, PCIe throughput, ECC errors,
+ * throttle reasons, and on Hopper and newer the GPM metrics (SM active, SM
+ * occupancy, tensor / FP16 / FP32 / FP64 / integer pipe activity, DRAM
+ * bandwidth, NVLink bytes), read from NVML (libnvidia-ml.so.1, dlopen()ed
+ * through core/dl when --enable_gpu_monitor is on; the build needs no SDK).
+ *
+ * Why a worker thread: a GPU that falls off the bus makes NVML calls hang.
+ * Every NVML call (nvmlInit included) runs on one worker thread; a tick
+ * hands it a request and waits for the answer at most
+ * --gpu_collect_timeout_ms.  A collection that does not finish by then is
+ * reported once, GPU series are absent (the frame is published empty, so
+ * Prometheus drops them too), and ticks return at once while the call is
+ * stuck; when it returns, the next tick collects again and says so.  The
+ * daemon's loop is thus held at most once for the bound per hang, never
+ * indefinitely.
+ *
+ * Absent, never 0: an entry point the library lacks disables only the
+ * metrics that need it (said once); a call that fails (NOT_SUPPORTED, ...)
+ * leaves that series out of the tick; a GPU that answers GPU_IS_LOST is said
+ * once and left out until the next start or reload; no library: said once,
+ * the daemon runs on with no GPU series.
+ *
+ * Cost: one thread (idle between ticks, a small stack), about 20 NVML
+ * calls per GPU per tick, two GPM sample buffers per GPU.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "core/clock.h"
+#include "core/dl.h"
+#include "core/log.h"
+#include "daemon/collect/collector.h"
+#include "daemon/collect/nvml_api.h"
+
+/* ---------------- the library ---------------- */
+
+/* Entry points without which there is nothing to collect (dl_load). */
+struct nvml_core {
+	nvml_void_fn init, shutdown;
+	nvml_count_fn count;
+	nvml_handle_fn handle;
+};
+
+/* The rest: each may be missing (NULL) and disables only its metrics. */
+struct nvml_opt {
+	nvml_str_fn uuid, name;
+	nvml_util_fn util;
+	nvml_mem_fn mem;
+	nvml_uint_fn power;
+	nvml_ull_fn energy;
+	nvml_enum_uint_fn clock, temp, pcie;
+	nvml_ecc_fn ecc;
+	nvml_ull_fn throttle;
+	nvml_mig_mode_fn mig_mode;
+	nvml_uint_fn mig_max;
+	nvml_mig_handle_fn mig_handle;
+	nvml_gpm_support_fn gpm_support;
+	nvml_gpm_alloc_fn gpm_alloc;
+	nvml_gpm_free_fn gpm_free;
+	nvml_gpm_sample_fn gpm_sample;
+	nvml_gpm_get_fn gpm_get;
+};
+
+static const struct dl_sym core_syms[] = {
+	DL_SYM(struct nvml_core, init, "nvmlInit_v2"),
+	DL_SYM(struct nvml_core, shutdown, "nvmlShutdown"),
+	DL_SYM(struct nvml_core, count, "nvmlDeviceGetCount_v2"),
+	DL_SYM(struct nvml_core, handle, "nvmlDeviceGetHandleByIndex_v2"),
+};
+
+#define O(field, sym) {sym, offsetof(struct nvml_opt, field)}
+static const struct dl_sym opt_syms[] = {
+	O(uuid, "nvmlDeviceGetUUID"),
+	O(name, "nvmlDeviceGetName"),
+	O(util, "nvmlDeviceGetUtilizationRates"),
+	O(mem, "nvmlDeviceGetMemoryInfo"),
+	O(power, "nvmlDeviceGetPowerUsage"),
+	O(energy, "nvmlDeviceGetTotalEnergyConsumption"),
+	O(clock, "nvmlDeviceGetClockInfo"),
+	O(temp, "nvmlDeviceGetTemperature"),
+	O(pcie, "nvmlDeviceGetPcieThroughput"),
+	O(ecc, "nvmlDeviceGetTotalEccErrors"),
+	O(throttle, "nvmlDeviceGetCurrentClocksThrottleReasons"),
+	O(mig_mode, "nvmlDeviceGetMigMode"),
+	O(mig_max, "nvmlDeviceGetMaxMigDeviceCount"),
+	O(mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex"),
+	O(gpm_support, "nvmlGpmQueryDeviceSupport"),
+	O(gpm_alloc, "nvmlGpmSampleAlloc"),
+	O(gpm_free, "nvmlGpmSampleFree"),
+	O(gpm_sample, "nvmlGpmSampleGet"),
+	O(gpm_get, "nvmlGpmMetricsGet"),
+};
+#undef O
+#define NOPT (sizeof opt_syms / sizeof opt_syms[0])
+
+static const char *nvml_err(nvmlReturn_t r)
+{
+	switch (r) {
+	case NVML_ERROR_UNINITIALIZED: return "uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT: return "invalid argument";
+	case NVML_ERROR_NOT_SUPPORTED: return "not supported";
+	case NVML_ERROR_NO_PERMISSION: return "no permission";
+	case NVML_ERROR_NOT_FOUND: return "not found";
+	case NVML_ERROR_DRIVER_NOT_LOADED: return "NVIDIA driver not loaded";
+	case NVML_ERROR_TIMEOUT: return "timeout";
+	case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+	default: return "error";
+	}
+}
+
+/* ---------------- what the worker reads ---------------- */
+
+/* GPM metric id -> frame key; percent values become ratios 0..1 (DCGM's
+ * profiling fields, upstream's keys, are ratios), MiB/s become bytes/s. */
+static const struct {
+	unsigned id;
+	const char *key;
+	double mul;
+} gpm_keys[] = {
+	{NVML_GPM_METRIC_GRAPHICS_UTIL, "graphics_engine_active_ratio", 0.01},
+	{NVML_GPM_METRIC_SM_UTIL, "sm_active_ratio", 0.01},
+	{NVML_GPM_METRIC_SM_OCCUPANCY, "sm_occupancy", 0.01},
+	{NVML_GPM_METRIC_ANY_TENSOR_UTIL, "tensorcore_active", 0.01},
+	{NVML_GPM_METRIC_FP16_UTIL, "fp16_active", 0.01},
+	{NVML_GPM_METRIC_FP32_UTIL, "fp32_active", 0.01},
+	{NVML_GPM_METRIC_FP64_UTIL, "fp64_active", 0.01},
+	{NVML_GPM_METRIC_INTEGER_UTIL, "integer_active", 0.01},
+	{NVML_GPM_METRIC_DRAM_BW_UTIL, "hbm_mem_bw_util", 0.01},
+	{NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, "nvlink_tx_bytes", 1048576.0},
+	{NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, "nvlink_rx_bytes", 1048576.0},
+};
+#define NGPM (sizeof gpm_keys / sizeof gpm_keys[0])
+
+struct gdev {
+	nvmlDevice_t h;
+	char suffix[32]; /* "0", or "0/mig1" for a MIG instance */
+	char uuid[96], name[96];
+	bool lost;
+	bool gpm; /* GPM supported and both samples allocated */
+	nvmlGpmSample_t gs[2];
+	int gcur;
+	bool ghave;
+	unsigned long long prev_energy, prev_ecc[2];
+	bool have_energy, have_ecc[2];
+};
+
+/* ---------------- the collector's state ---------------- */
+
+struct nvml_config {
+	bool enable;
+	const char *backend;
+	int64_t interval_s;
+	int64_t timeout_ms;
+	const char *library;
+};
+
+struct nvml_state {
+	bool disabled; /* no library: every tick is a failed one, nothing else */
+	int64_t timeout_ms;
+	struct nvml_core core;
+	struct nvml_opt opt;
+	/* worker-owned (touched by the loop thread only while !busy) */
+	bool inited;
+	struct gdev *dev;
+	size_t ndev;
+	struct frame out;
+	struct buf notes_warn, notes_info; /* lines for the loop thread to log */
+	bool job_ok;
+	/* shared, under mu */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	bool want, busy, quit;
+	/* loop thread only */
+	bool hung;
+	int64_t hung_since;
+};
+
+static void note(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char line[512];
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	buf_printf(b, "%s\n", line);
+}
+
+static void key(char *out, size_t cap, const char *base, const struct gdev *d)
+{
+	snprintf(out, cap, "%s.%s", base, d->suffix);
+}
+
+/* One failed call: GPU_IS_LOST takes the device out; anything else only
+ * leaves that series out.  Returns whether the call succeeded. */
+static bool ok(struct nvml_state *s, struct gdev *d, nvmlReturn_t r)
+{
+	if (r == NVML_SUCCESS)
+		return true;
+	if (r == NVML_ERROR_GPU_IS_LOST && !d->lost) {
+		d->lost = true;
+		note(&s->notes_warn,
+		     "GPU monitor: GPU %s (%s) is lost (fallen off the bus?); its metrics are absent until the daemon "
+		     "restarts",
+		     d->suffix, d->uuid[0] ? d->uuid : "no uuid");
+	}
+	return false;
+}
+
+static void put_u(struct nvml_state *s, const struct gdev *d, const char *base, unsigned long long v)
+{
+	char k[128];
+	key(k, sizeof k, base, d);
+	frame_uint(&s->out, k, v);
+}
+
+static void put_f(struct nvml_state *s, const struct gdev *d, const char *base, double v)
+{
+	char k[128];
+	key(k, sizeof k, base, d);
+	frame_float(&s->out, k, v);
+}
+
+/* a cumulative driver counter published as its increase over the interval:
+ * the first reading (and one that went backwards: driver reload) sets the
+ * baseline only */
+static void put_delta(struct nvml_state *s, const struct gdev *d, const char *base, unsigned long long now,
+		      unsigned long long *prev, bool *have)
+{
+	if (*have && now >= *prev)
+		put_u(s, d, base, now - *prev);
+	*prev = now;
+	*have = true;
+}
+
+static void add_dev(struct nvml_state *s, nvmlDevice_t h, const char *suffix)
+{
+	s->dev = xrealloc(s->dev, (s->ndev + 1) * sizeof *s->dev);
+	struct gdev *d = &s->dev[s->ndev++];
+	memset(d, 0, sizeof *d);
+	d->h = h;
+	snprintf(d->suffix, sizeof d->suffix, "%s", suffix);
+	if (s->opt.uuid && s->opt.uuid(h, d->uuid, sizeof d->uuid) != NVML_SUCCESS)
+		d->uuid[0] = 0;
+	if (s->opt.name && s->opt.name(h, d->name, sizeof d->name) != NVML_SUCCESS)
+		d->name[0] = 0;
+	d->uuid[sizeof d->uuid - 1] = d->name[sizeof d->name - 1] = 0;
+}
+
+static bool worker_init(struct nvml_state *s)
+{
+	nvmlReturn_t r = s->core.init();
+	if (r != NVML_SUCCESS) {
+		note(&s->notes_warn, "GPU monitor: nvmlInit failed: %s (%d); no GPU metrics, retried next tick",
+		     nvml_err(r), r);
+		return false;
+	}
+	unsigned n = 0;
+	if ((r = s->core.count(&n)) != NVML_SUCCESS) {
+		note(&s->notes_warn, "GPU monitor: nvmlDeviceGetCount failed: %s (%d)", nvml_err(r), r);
+		s->core.shutdown();
+		return false;
+	}
+	for (unsigned i = 0; i < n && i < 1024; i++) {
+		nvmlDevice_t h;
+		char sfx[32];
+		if ((r = s->core.handle(i, &h)) != NVML_SUCCESS) {
+			note(&s->notes_warn, "GPU monitor: GPU %u: no handle: %s (%d); left out", i, nvml_err(r), r);
+			continue;
+		}
+		snprintf(sfx, sizeof sfx, "%u", i);
+		add_dev(s, h, sfx);
+		struct gdev *d = &s->dev[s->ndev - 1];
+		/* GPM needs the device to support it and two sample buffers */
+		nvmlGpmSupport_t sup = {NVML_GPM_SUPPORT_VERSION, 0};
+		if (s->opt.gpm_support && s->opt.gpm_support(h, &sup) == NVML_SUCCESS && sup.isSupportedDevice &&
+		    s->opt.gpm_alloc(&d->gs[0]) == NVML_SUCCESS) {
+			if (s->opt.gpm_alloc(&d->gs[1]) == NVML_SUCCESS)
+				d->gpm = true;
+			else
+				s->opt.gpm_free(d->gs[0]);
+		}
+		/* MIG instances: their own devices, after their GPU */
+		unsigned cur = 0, pend = 0, max = 0;
+		if (s->opt.mig_mode && s->opt.mig_mode(h, &cur, &pend) == NVML_SUCCESS &&
+		    cur == NVML_DEVICE_MIG_ENABLE && s->opt.mig_max(h, &max) == NVML_SUCCESS)
+			for (unsigned m = 0; m < max && m < 64; m++) {
+				nvmlDevice_t mh;
+				if (s->opt.mig_handle(h, m, &mh) != NVML_SUCCESS)
+					continue; /* an empty slot */
+				snprintf(sfx, sizeof sfx, "%u/mig%u", i, m);
+				add_dev(s, mh, sfx);
+			}
+	}
+	struct buf list = BUF_INIT;
+	size_t gpm = 0;
+	for (size_t i = 0; i < s->ndev; i++) {
+		buf_printf(&list, "%s%s %s", i ? ", " : "", s->dev[i].suffix,
+			   s->dev[i].name[0] ? s->dev[i].name : "(no name)");
+		gpm += s->dev[i].gpm;
+	}
+	note(&s->notes_info, "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu", n,
+	     s->ndev, list.len ? list.data : "none", gpm);
+	buf_free(&list);
+	return true;
+}
+
+static void collect_dev(struct nvml_state *s, struct gdev *d)
+{
+	const struct nvml_opt *o = &s->opt;
+	nvmlDevice_t h = d->h;
+	nvmlUtilization_t u;
+	if (o->util && !d->lost && ok(s, d, o->util(h, &u))) {
+		put_u(s, d, "gpu_device_utilization", u.gpu);
+		put_u(s, d, "gpu_memory_utilization", u.memory);
+	}
+	nvmlMemory_t m;
+	if (o->mem && !d->lost && ok(s, d, o->mem(h, &m))) {
+		put_u(s, d, "gpu_memory_used_bytes", m.used);
+		put_u(s, d, "gpu_memory_total_bytes", m.total);
+	}
+	unsigned v;
+	if (o->power && !d->lost && ok(s, d, o->power(h, &v)))
+		put_f(s, d, "gpu_power_draw", v / 1000.0); /* mW -> W, upstream's unit */
+	unsigned long long e;
+	if (o->energy && !d->lost && ok(s, d, o->energy(h, &e)))
+		put_delta(s, d, "gpu_energy_mj", e, &d->prev_energy, &d->have_energy);
+	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_SM, &v)))
+		put_u(s, d, "gpu_frequency_mhz", v);
+	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_MEM, &v)))
+		put_u(s, d, "gpu_memory_frequency_mhz", v);
+	if (o->temp && !d->lost && ok(s, d, o->temp(h, NVML_TEMPERATURE_GPU, &v)))
+		put_u(s, d, "gpu_temperature_c", v);
+	/* KB/s -> bytes/s: upstream's pcie_*_bytes are DCGM's rates in bytes/s */
+	if (o->pcie && !d->lost && ok(s, d, o->pcie(h, NVML_PCIE_UTIL_TX_BYTES, &v)))
+		put_u(s, d, "pcie_tx_bytes", (unsigned long long)v * 1024);
+	if (o->pcie && !d->lost && ok(s, d, o->pcie(h, NVML_PCIE_UTIL_RX_BYTES, &v)))
+		put_u(s, d, "pcie_rx_bytes", (unsigned long long)v * 1024);
+	static const char *const ecc_keys[2] = {"gpu_ecc_corrected_errors", "gpu_ecc_uncorrected_errors"};
+	for (int t = 0; t < 2; t++)
+		if (o->ecc && !d->lost && ok(s, d, o->ecc(h, t, NVML_VOLATILE_ECC, &e)))
+			put_delta(s, d, ecc_keys[t], e, &d->prev_ecc[t], &d->have_ecc[t]);
+	if (o->throttle && !d->lost && ok(s, d, o->throttle(h, &e)))
+		put_u(s, d, "gpu_throttle_reasons", e);
+	if (d->gpm && !d->lost) {
+		nvmlGpmSample_t now = d->gs[d->gcur];
+		if (!ok(s, d, o->gpm_sample(h, now))) {
+			d->ghave = false;
+			return;
+		}
+		if (d->ghave) {
+			nvmlGpmMetricsGet_t g;
+			memset(&g, 0, sizeof g);
+			g.version = NVML_GPM_METRICS_GET_VERSION;
+			g.numMetrics = NGPM;
+			g.sample1 = d->gs[d->gcur ^ 1];
+			g.sample2 = now;
+			for (size_t i = 0; i < NGPM; i++)
+				g.metrics[i].metricId = gpm_keys[i].id;
+			if (ok(s, d, o->gpm_get(&g)))
+				for (size_t i = 0; i < NGPM; i++)
+					if (g.metrics[i].nvmlReturn == NVML_SUCCESS && g.metrics[i].value >= 0)
+						put_f(s, d, gpm_keys[i].key, g.metrics[i].value * gpm_keys[i].mul);
+		}
+		d->ghave = true;
+		d->gcur ^= 1;
+	}
+}
+
+static void worker_job(struct nvml_state *s)
+{
+	s->job_ok = false;
+	if (!s->inited)
+		s->inited = worker_init(s);
+	if (!s->inited)
+		return;
+	size_t alive = 0;
+	for (size_t i = 0; i < s->ndev; i++) {
+		if (s->dev[i].lost)
+			continue;
+		struct gdev *d = &s->dev[i];
+		collect_dev(s, d);
+		if (d->lost)
+			continue;
+		alive++;
+		/* identity strings: Prometheus' uuid/model labels, upstream's JSON keys */
+		char k[128];
+		if (d->uuid[0]) {
+			key(k, sizeof k, "gpu_uuid", d);
+			frame_str(&s->out, k, d->uuid);
+		}
+		if (d->name[0]) {
+			key(k, sizeof k, "gpu_name", d);
+			frame_str(&s->out, k, d->name);
+		}
+	}
+	s->job_ok = alive > 0;
+}
+
+static void *worker(void *arg)
+{
+	struct nvml_state *s = arg;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->want && !s->quit)
+			pthread_cond_wait(&s->work, &s->mu);
+		if (s->quit)
+			break;
+		s->want = false;
+		pthread_mutex_unlock(&s->mu);
+		worker_job(s);
+		pthread_mutex_lock(&s->mu);
+		s->busy = false;
+		pthread_cond_signal(&s->done);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+/* ---------------- the loop thread's side ---------------- */
+
+static struct dl_lib nvml_lib = {
+	.purpose = "GPU monitor needs NVML, libnvidia-ml.so.1 (the NVIDIA driver package)",
+	.syms = core_syms,
+	.nsyms = sizeof core_syms / sizeof core_syms[0],
+};
+static struct nvml_core nvml_core_api;
+static const char *nvml_sonames[2];
+
+static bool load(struct nvml_state *s, const struct nvml_config *c)
+{
+	struct buf err = BUF_INIT;
+	if (!nvml_lib.loaded) {
+		nvml_sonames[0] = c->library && *c->library ? c->library : "libnvidia-ml.so.1";
+		nvml_lib.sonames = nvml_sonames;
+		nvml_lib.api = &nvml_core_api;
+	}
+	if (!dl_load(&nvml_lib, &err)) {
+		LOG_ONCE(LOG_LEVEL_WARN, "%s; the daemon runs on without GPU metrics", err.data);
+		buf_free(&err);
+		return false;
+	}
+	buf_free(&err);
+	s->core = nvml_core_api;
+	/* the loaded library again (RTLD_NOLOAD: no second copy) for the
+	 * optional entry points */
+	void *h = dlopen(nvml_lib.loaded, RTLD_NOW | RTLD_NOLOAD);
+	struct buf miss = BUF_INIT;
+	for (size_t i = 0; i < NOPT; i++) {
+		void *p = h ? dlsym(h, opt_syms[i].name) : NULL;
+		memcpy((char *)&s->opt + opt_syms[i].offset, &p, sizeof p);
+		if (!p)
+			buf_printf(&miss, "%s%s", miss.len ? ", " : "", opt_syms[i].name);
+	}
+	/* a GPM or MIG family is all or nothing */
+	if (!s->opt.gpm_support || !s->opt.gpm_alloc || !s->opt.gpm_free || !s->opt.gpm_sample || !s->opt.gpm_get)
+		s->opt.gpm_support = NULL;
+	if (!s->opt.mig_mode || !s->opt.mig_max || !s->opt.mig_handle)
+		s->opt.mig_mode = NULL;
+	if (miss.len)
+		LOG_ONCE(LOG_LEVEL_WARN, "GPU monitor: %s lacks %s (an older driver?); the metrics they give are absent",
+			 nvml_lib.loaded, miss.data);
+	buf_free(&miss);
+	return true;
+}
+
+static void close_state(struct nvml_state *s)
+{
+	if (!s)
+		return;
+	if (!s->disabled) {
+		pthread_mutex_lock(&s->mu);
+		bool stuck = s->busy;
+		s->quit = true;
+		pthread_cond_signal(&s->work);
+		pthread_mutex_unlock(&s->mu);
+		if (stuck) {
+			/* the worker is inside a hung NVML call: it cannot be
+			 * joined, and it still uses the state; leave both */
+			pthread_detach(s->th);
+			return;
+		}
+		pthread_join(s->th, NULL);
+		for (size_t i = 0; i < s->ndev; i++)
+			if (s->dev[i].gpm) {
+				s->opt.gpm_free(s->dev[i].gs[0]);
+				s->opt.gpm_free(s->dev[i].gs[1]);
+			}
+		if (s->inited)
+			s->core.shutdown();
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->work);
+		pthread_cond_destroy(&s->done);
+	}
+	free(s->dev);
+	frame_free(&s->out);
+	buf_free(&s->notes_warn);
+	buf_free(&s->notes_info);
+	free(s);
+}
+
+static void log_notes(struct buf *b, int level)
+{
+	char *line = b->data;
+	for (size_t i = 0; i < b->len; i++)
+		if (b->data[i] == '\n') {
+			b->data[i] = 0;
+			log_msg(level, "%s", line);
+			line = b->data + i + 1;
+		}
+	buf_reset(b);
+}
+
+static void copy_frame(const struct frame *from, struct frame *to)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct frame_value *v = &from->vals[i];
+		const char *k = frame_key(from, v);
+		switch (v->type) {
+		case FV_INT: frame_int(to, k, v->v.i); break;
+		case FV_UINT: frame_uint(to, k, v->v.u); break;
+		case FV_FLOAT: frame_float(to, k, v->v.f); break;
+		case FV_STRING: frame_str(to, k, from->names.data + v->sval); break;
+		}
+	}
+}
+
+static enum collect_status nvml_run(void *state, struct frame *f)
+{
+	struct nvml_state *s = state;
+	if (s->disabled)
+		return COLLECT_FAILED;
+	pthread_mutex_lock(&s->mu);
+	if (s->busy) {
+		/* still inside the call that hung: nothing for GPUs this tick */
+		pthread_mutex_unlock(&s->mu);
+		return COLLECT_FAILED;
+	}
+	if (s->hung) {
+		s->hung = false;
+		log_info("GPU monitor: NVML answered again after %.1f s; collecting again",
+			 (double)(clock_mono_ns() - s->hung_since) / 1e9);
+	}
+	frame_reset(&s->out, 0);
+	s->busy = s->want = true;
+	pthread_cond_signal(&s->work);
+	struct timespec dl;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	int64_t ns = dl.tv_nsec + (s->timeout_ms % 1000) * 1000000;
+	dl.tv_sec += s->timeout_ms / 1000 + ns / 1000000000;
+	dl.tv_nsec = ns % 1000000000;
+	while (s->busy)
+		if (pthread_cond_timedwait(&s->done, &s->mu, &dl) == ETIMEDOUT)
+			break;
+	if (s->busy) {
+		s->hung = true;
+		s->hung_since = clock_mono_ns();
+		pthread_mutex_unlock(&s->mu);
+		log_warn("GPU monitor: an NVML call has not returned within %lld ms (a GPU fallen off the bus?); "
+			 "GPU metrics are absent until it returns",
+			 (long long)s->timeout_ms);
+		return COLLECT_FAILED;
+	}
+	pthread_mutex_unlock(&s->mu);
+	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
+	log_notes(&s->notes_info, LOG_LEVEL_INFO);
+	copy_frame(&s->out, f);
+	return s->job_ok ? COLLECT_OK : COLLECT_FAILED;
+}
+
+/* ---------------- the collector table's row (collect/list.h) ---------------- */
+
+static const struct arg_opt nvml_opts[] = {
+	MOD_OPT(struct nvml_config, enable, "enable_gpu_monitor", ARG_BOOL, NULL,
+		"collect GPU metrics (NVML; upstream's flag, which used DCGM)", 0, 0),
+	MOD_OPT(struct nvml_config, backend, "gpu_backend", ARG_STRING, "auto|nvml|dcgm",
+		"GPU metrics source (dcgm: not built yet; auto: NVML)", 0, 0),
+	MOD_OPT(struct nvml_config, interval_s, "dcgm_reporting_interval_s", ARG_INT, "SECONDS",
+		"GPU collection period (upstream's name, whatever the backend)", 1, 86400),
+	MOD_OPT(struct nvml_config, timeout_ms, "gpu_collect_timeout_ms", ARG_INT, "MS",
+		"a GPU collection not done by then is reported as hung and its metrics are absent until it returns",
+		10, 600000),
+	MOD_OPT(struct nvml_config, library, "nvml_library", ARG_STRING, "PATH",
+		"the NVML library to dlopen (read at start; tests load a fake)", 0, 0),
+	{0},
+};
+
+static const struct nvml_config nvml_defaults = {false, "auto", 10, 500, "libnvidia-ml.so.1"};
+
+static bool nvml_enabled(const void *cfg) { return ((const struct nvml_config *)cfg)->enable; }
+static int64_t nvml_interval(const void *cfg) { return ((const struct nvml_config *)cfg)->interval_s; }
+
+static bool nvml_validate(const void *cfg, struct buf *err)
+{
+	const char *b = ((const struct nvml_config *)cfg)->backend;
+	if (strcmp(b, "auto") == 0 || strcmp(b, "nvml") == 0)
+		return true;
+	if (strcmp(b, "dcgm") == 0)
+		buf_printf(err, "--gpu_backend=dcgm: the DCGM backend is not built yet; use nvml or auto");
+	else
+		buf_printf(err, "--gpu_backend=%s: expected auto, nvml or dcgm", b);
+	return false;
+}
+
+static bool nvml_apply(void **state, const void *old, const void *cfg, const struct collect_env *env,
+		       struct buf *err)
+{
+	(void)env;
+	(void)err;
+	const struct nvml_config *c = cfg, *o = old;
+	struct nvml_state *cur = *state;
+	if (cur && o && o->timeout_ms != c->timeout_ms && !cur->disabled) {
+		pthread_mutex_lock(&cur->mu);
+		cur->timeout_ms = c->timeout_ms;
+		pthread_mutex_unlock(&cur->mu);
+	}
+	if (cur)
+		return true; /* devices are found once; the library is read at start */
+	struct nvml_state *s = xcalloc(1, sizeof *s);
+	s->timeout_ms = c->timeout_ms;
+	frame_init(&s->out);
+	buf_init(&s->notes_warn);
+	buf_init(&s->notes_info);
+	if (!load(s, c)) {
+		s->disabled = true;
+		*state = s;
+		return true;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->done, &ca);
+	pthread_condattr_destroy(&ca);
+	/* the worker takes no signal: the loop reads them from a signalfd,
+	 * which needs them blocked in every thread (the mask is inherited) */
+	sigset_t all, prev;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &prev);
+	int e = pthread_create(&s->th, NULL, worker, s);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	if (e) {
+		log_warn("GPU monitor: cannot start its thread: %s; no GPU metrics", strerror(e));
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->work);
+		pthread_cond_destroy(&s->done);
+		s->disabled = true;
+	}
+	*state = s;
+	return true;
+}
+
+static void nvml_close(void *state) { close_state(state); }
+
+static void nvml_describe(const void *cfg, struct buf *out)
+{
+	buf_printf(out, ", GPU monitor (NVML) every %llds", (long long)nvml_interval(cfg));
+}
+
+/* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).
+ * key, suffixed, kind, scale, prom, label, strip, fixed_label, help, otel, unit, attr, otel_fixed */
+#define G MK_GAUGE
+#define C MK_COUNTER
+#define R(k, kind, sc, p, h, o, u, of) {k, true, kind, sc, p, "gpu", NULL, NULL, h, o, u, "hw.id", of}
+static const struct metric_desc nvml_catalog[] = {
+	R("gpu_device_utilization", G, 0.01, "dynolog_gpu_utilization_ratio",
+	  "Share of the last sample period a kernel ran on the GPU (NVML).", "hw.gpu.utilization", "1",
+	  "hw.gpu.task=general"),
+	R("gpu_memory_utilization", G, 0.01, "dynolog_gpu_memory_utilization_ratio",
+	  "Share of the last sample period device memory was read or written (NVML).", "hw.gpu.memory.utilization",
+	  "1", NULL),
+	R("gpu_memory_used_bytes", G, 1, "dynolog_gpu_memory_used_bytes", "Device memory in use.",
+	  "hw.gpu.memory.usage", "By", NULL),
+	R("gpu_memory_total_bytes", G, 1, "dynolog_gpu_memory_total_bytes", "Device memory size.",
+	  "hw.gpu.memory.limit", "By", NULL),
+	R("gpu_power_draw", G, 1, "dynolog_gpu_power_watts", "Power draw of the GPU board.", "hw.power", "W",
+	  "hw.type=gpu"),
+	R("gpu_energy_mj", C, 0.001, "dynolog_gpu_energy_joules_total", "Energy used by the GPU.", "hw.energy", "J",
+	  "hw.type=gpu"),
+	R("gpu_frequency_mhz", G, 1e6, "dynolog_gpu_sm_clock_hertz", "SM clock.", "dynolog.gpu.sm_clock", "Hz",
+	  NULL),
+	R("gpu_memory_frequency_mhz", G, 1e6, "dynolog_gpu_memory_clock_hertz", "Memory clock.",
+	  "dynolog.gpu.memory_clock", "Hz", NULL),
+	R("gpu_temperature_c", G, 1, "dynolog_gpu_temperature_celsius", "GPU die temperature.", "hw.temperature",
+	  "Cel", "hw.type=gpu"),
+	R("pcie_tx_bytes", G, 1, "dynolog_gpu_pcie_transmit_bytes_per_second",
+	  "PCIe bytes per second sent by the GPU (NVML's last 20 ms sample).", "dynolog.gpu.pcie.throughput",
+	  "By/s", "network.io.direction=transmit"),
+	R("pcie_rx_bytes", G, 1, "dynolog_gpu_pcie_receive_bytes_per_second",
+	  "PCIe bytes per second received by the GPU (NVML's last 20 ms sample).", "dynolog.gpu.pcie.throughput",
+	  "By/s", "network.io.direction=receive"),
+	R("gpu_ecc_corrected_errors", C, 1, "dynolog_gpu_ecc_corrected_errors_total",
+	  "Corrected ECC errors since the driver loaded (volatile).", "hw.errors", "{error}",
+	  "error.type=ecc_corrected"),
+	R("gpu_ecc_uncorrected_errors", C, 1, "dynolog_gpu_ecc_uncorrected_errors_total",
+	  "Uncorrected ECC errors since the driver loaded (volatile).", "hw.errors", "{error}",
+	  "error.type=ecc_uncorrected"),
+	R("gpu_throttle_reasons", G, 1, "dynolog_gpu_clocks_throttle_reasons",
+	  "Bit mask of why clocks are held down (nvmlClocksThrottleReasons; 0: none).",
+	  "dynolog.gpu.clocks_throttle_reasons", "1", NULL),
+	/* GPM (Hopper and newer), upstream's DCGM profiling keys */
+	R("graphics_engine_active_ratio", G, 1, "dynolog_gpu_graphics_engine_active_ratio",
+	  "Share of time the graphics/compute engine was active (GPM).", "hw.gpu.utilization", "1",
+	  "hw.gpu.task=graphics_engine"),
+	R("sm_active_ratio", G, 1, "dynolog_gpu_sm_active_ratio", "Share of SMs busy (GPM).",
+	  "dynolog.gpu.sm.utilization", "1", NULL),
+	R("sm_occupancy", G, 1, "dynolog_gpu_sm_occupancy_ratio", "Active warps over the maximum (GPM).",
+	  "dynolog.gpu.sm.occupancy", "1", NULL),
+	R("tensorcore_active", G, 1, "dynolog_gpu_pipe_tensor_active_ratio",
+	  "Share of time SMs ran any tensor operation (GPM).", "dynolog.gpu.pipe.utilization", "1", "pipe=tensor"),
+	R("fp16_active", G, 1, "dynolog_gpu_pipe_fp16_active_ratio", "Share of time SMs ran non-tensor FP16 (GPM).",
+	  "dynolog.gpu.pipe.utilization", "1", "pipe=fp16"),
+	R("fp32_active", G, 1, "dynolog_gpu_pipe_fp32_active_ratio", "Share of time SMs ran non-tensor FP32 (GPM).",
+	  "dynolog.gpu.pipe.utilization", "1", "pipe=fp32"),
+	R("fp64_active", G, 1, "dynolog_gpu_pipe_fp64_active_ratio", "Share of time SMs ran non-tensor FP64 (GPM).",
+	  "dynolog.gpu.pipe.utilization", "1", "pipe=fp64"),
+	R("integer_active", G, 1, "dynolog_gpu_pipe_integer_active_ratio",
+	  "Share of time SMs ran integer operations (GPM).", "dynolog.gpu.pipe.utilization", "1", "pipe=integer"),
+	R("hbm_mem_bw_util", G, 1, "dynolog_gpu_dram_bandwidth_ratio", "DRAM bandwidth used over the peak (GPM).",
+	  "dynolog.gpu.memory.bandwidth.utilization", "1", NULL),
+	R("nvlink_tx_bytes", G, 1, "dynolog_gpu_nvlink_transmit_bytes_per_second",
+	  "NVLink bytes per second sent, all links (GPM).", "dynolog.gpu.nvlink.throughput", "By/s",
+	  "network.io.direction=transmit"),
+	R("nvlink_rx_bytes", G, 1, "dynolog_gpu_nvlink_receive_bytes_per_second",
+	  "NVLink bytes per second received, all links (GPM).", "dynolog.gpu.nvlink.throughput", "By/s",
+	  "network.io.direction=receive"),
+};
+#undef R
+#undef G
+#undef C
+
+const struct collector collector_nvml = {
+	.name = "nvml",
+	.catalog = nvml_catalog,
+	.ncatalog = sizeof nvml_catalog / sizeof nvml_catalog[0],
+	.config = {nvml_opts, sizeof(struct nvml_config), &nvml_defaults},
+	.validate = nvml_validate,
+	.enabled = nvml_enabled,
+	.interval_s = nvml_interval,
+	/* an empty tick (a hang) replaces the last one: Prometheus drops the series */
+	.publish_empty = true,
+	.apply = nvml_apply,
+	.collect = nvml_run,
+	.close = nvml_close,
+	.describe = nvml_describe,
+};

@@ -1,0 +1,102 @@
+/*
+ * nvml_api.h - the few NVML types, constants and entry points the GPU
+ * collector (nvml.c) calls, declared from NVIDIA's public NVML API
+ * reference, so the build needs no NVIDIA SDK.  The fake NVML of the tests
+ * (tests/fake/nvml.c) implements the same declarations.  Plain
+ * declarations: no cost.
+ */
+#ifndef DYNO_COLLECT_NVML_API_H
+#define DYNO_COLLECT_NVML_API_H
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_UNINITIALIZED = 1,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_NO_PERMISSION = 4,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_UNKNOWN = 999,
+};
+
+typedef struct {
+	unsigned int gpu, memory; /* percent of the last sample period */
+} nvmlUtilization_t;
+
+typedef struct {
+	unsigned long long total, free, used; /* bytes */
+} nvmlMemory_t;
+
+enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+enum { NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
+enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };
+enum { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
+
+/* GPM (Hopper and newer) */
+enum {
+	NVML_GPM_METRIC_GRAPHICS_UTIL = 1,
+	NVML_GPM_METRIC_SM_UTIL = 2,
+	NVML_GPM_METRIC_SM_OCCUPANCY = 3,
+	NVML_GPM_METRIC_INTEGER_UTIL = 4,
+	NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
+	NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
+	NVML_GPM_METRIC_FP64_UTIL = 11,
+	NVML_GPM_METRIC_FP32_UTIL = 12,
+	NVML_GPM_METRIC_FP16_UTIL = 13,
+	NVML_GPM_METRIC_PCIE_TX_PER_SEC = 20, /* MiB/s */
+	NVML_GPM_METRIC_PCIE_RX_PER_SEC = 21,
+	NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC = 60, /* MiB/s */
+	NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC = 61,
+	NVML_GPM_METRIC_MAX = 98,
+};
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION 1
+
+typedef struct {
+	unsigned int metricId;
+	nvmlReturn_t nvmlReturn;
+	double value;
+	struct {
+		char *shortName, *longName, *unit;
+	} metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct {
+	unsigned int version, numMetrics;
+	nvmlGpmSample_t sample1, sample2;
+	nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct {
+	unsigned int version, isSupportedDevice;
+} nvmlGpmSupport_t;
+
+/* The entry points, as function pointer types (nvml.c loads them). */
+typedef nvmlReturn_t (*nvml_void_fn)(void);
+typedef nvmlReturn_t (*nvml_count_fn)(unsigned int *);
+typedef nvmlReturn_t (*nvml_handle_fn)(unsigned int, nvmlDevice_t *);
+typedef nvmlReturn_t (*nvml_str_fn)(nvmlDevice_t, char *, unsigned int);
+typedef nvmlReturn_t (*nvml_util_fn)(nvmlDevice_t, nvmlUtilization_t *);
+typedef nvmlReturn_t (*nvml_mem_fn)(nvmlDevice_t, nvmlMemory_t *);
+typedef nvmlReturn_t (*nvml_uint_fn)(nvmlDevice_t, unsigned int *);
+typedef nvmlReturn_t (*nvml_ull_fn)(nvmlDevice_t, unsigned long long *);
+typedef nvmlReturn_t (*nvml_enum_uint_fn)(nvmlDevice_t, int, unsigned int *);
+typedef nvmlReturn_t (*nvml_ecc_fn)(nvmlDevice_t, int, int, unsigned long long *);
+typedef nvmlReturn_t (*nvml_mig_mode_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
+typedef nvmlReturn_t (*nvml_mig_handle_fn)(nvmlDevice_t, unsigned int, nvmlDevice_t *);
+typedef nvmlReturn_t (*nvml_gpm_support_fn)(nvmlDevice_t, nvmlGpmSupport_t *);
+typedef nvmlReturn_t (*nvml_gpm_alloc_fn)(nvmlGpmSample_t *);
+typedef nvmlReturn_t (*nvml_gpm_free_fn)(nvmlGpmSample_t);
+typedef nvmlReturn_t (*nvml_gpm_sample_fn)(nvmlDevice_t, nvmlGpmSample_t);
+typedef nvmlReturn_t (*nvml_gpm_get_fn)(nvmlGpmMetricsGet_t *);
+
+#endif

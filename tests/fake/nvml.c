@@ -1,0 +1,347 @@
+/*
+ * tests/fake/nvml.c - a fake NVML (build/libfake-nvml.so) for the GPU
+ * collector's tests: the daemon dlopen()s it through --nvml_library the
+ * way it loads libnvidia-ml.so.1, and it answers from a script named by
+ * FAKE_NVML_SCRIPT, read at nvmlInit_v2.  Built twice: libfake-nvml.so
+ * exports every entry point the collector uses; libfake-nvml-old.so
+ * (-DFAKE_OLD_DRIVER) lacks GPM and nvmlDeviceGetTotalEnergyConsumption,
+ * like a pre-Hopper driver.  Test code only; no cost to the daemon.
+ *
+ * Script, one directive a line ('#' starts a comment):
+ *   gpus N                     N GPUs, devices "0".."N-1"
+ *   name DEV TEXT / uuid DEV TEXT
+ *   mig GPU N                  MIG on, N instances "GPU/migK" (one more empty slot)
+ *   nogpm GPU                  the device says GPM is unsupported
+ *   CALL DEV V1,V2,...         the k-th call returns Vk (the last one repeats)
+ *   gpm DEV METRIC_ID V1,...   the same for one GPM metric
+ * CALL: init (DEV ignored, write 0), count (0), util (V = gpu:mem), mem
+ * (V = total:used), power (mW), energy (mJ), clock_sm, clock_mem (MHz),
+ * temp, pcie_tx, pcie_rx (KB/s), ecc_corr, ecc_uncorr, throttle,
+ * gpm_sample.  A value Ecode returns that NVML error (E3 not supported,
+ * E15 GPU lost); H never returns (a GPU fallen off the bus); S<ms>=V
+ * returns V after <ms> milliseconds (a hang that ends).  A call with
+ * no line for its device answers NVML_ERROR_NOT_SUPPORTED.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/collect/nvml_api.h"
+
+#define MAXDEV 64
+#define MAXLINES 512
+
+struct nvmlDevice_st {
+	char name[48]; /* "0", "0/mig1" */
+	int gpu;       /* index of its GPU */
+	int migs;      /* MIG instances (a GPU with MIG on) */
+	int nogpm;
+};
+
+struct nvmlGpmSample_st {
+	struct nvmlDevice_st *d;
+};
+
+struct line {
+	char call[16], dev[32];
+	unsigned metric;
+	char vals[512];
+	unsigned calls;
+};
+
+static struct nvmlDevice_st devs[MAXDEV];
+static int ndev, ngpu;
+static struct line lines[MAXLINES];
+static int nlines;
+static char names[MAXDEV][96], uuids[MAXDEV][96];
+
+static struct nvmlDevice_st *find_dev(const char *name)
+{
+	for (int i = 0; i < ndev; i++)
+		if (strcmp(devs[i].name, name) == 0)
+			return &devs[i];
+	return NULL;
+}
+
+static void parse(void)
+{
+	const char *path = getenv("FAKE_NVML_SCRIPT");
+	FILE *f = path ? fopen(path, "r") : NULL;
+	if (!f)
+		return;
+	char l[1024];
+	while (fgets(l, sizeof l, f)) {
+		l[strcspn(l, "\n")] = 0;
+		char w[32] = "", dev[32] = "", rest[600] = "";
+		if (l[0] == '#' || sscanf(l, "%31s %31s %599[^\n]", w, dev, rest) < 2)
+			continue;
+		if (strcmp(w, "gpus") == 0) {
+			ngpu = atoi(dev);
+			for (int i = 0; i < ngpu && ndev < MAXDEV; i++, ndev++) {
+				snprintf(devs[ndev].name, sizeof devs[ndev].name, "%d", i);
+				devs[ndev].gpu = i;
+			}
+		} else if (strcmp(w, "mig") == 0) {
+			struct nvmlDevice_st *g = find_dev(dev);
+			if (!g)
+				continue;
+			g->migs = atoi(rest);
+			for (int m = 0; m < g->migs && ndev < MAXDEV; m++, ndev++) {
+				snprintf(devs[ndev].name, sizeof devs[ndev].name, "%.24s/mig%d", dev, m);
+				devs[ndev].gpu = g->gpu;
+			}
+		} else if (strcmp(w, "nogpm") == 0) {
+			struct nvmlDevice_st *g = find_dev(dev);
+			if (g)
+				g->nogpm = 1;
+		} else if (strcmp(w, "name") == 0 || strcmp(w, "uuid") == 0) {
+			struct nvmlDevice_st *g = find_dev(dev);
+			if (g)
+				snprintf((w[0] == 'n' ? names : uuids)[g - devs], 96, "%.95s", rest);
+		} else if (nlines < MAXLINES) {
+			struct line *x = &lines[nlines++];
+			snprintf(x->call, sizeof x->call, "%.15s", w);
+			snprintf(x->dev, sizeof x->dev, "%s", dev);
+			if (strcmp(w, "gpm") == 0) {
+				char v[512] = "";
+				sscanf(rest, "%u %511s", &x->metric, v);
+				snprintf(x->vals, sizeof x->vals, "%s", v);
+			} else {
+				snprintf(x->vals, sizeof x->vals, "%.511s", rest);
+			}
+		}
+	}
+	fclose(f);
+}
+
+/* The next value of (call, dev[, metric]) into a and b; returns the NVML
+ * status; never returns for H. */
+static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsigned metric, double *a, double *b)
+{
+	const char *dn = d ? d->name : "0";
+	for (int i = 0; i < nlines; i++) {
+		struct line *x = &lines[i];
+		if (strcmp(x->call, call) != 0 || strcmp(x->dev, dn) != 0 || x->metric != metric)
+			continue;
+		/* the k-th comma-separated value, or the last */
+		const char *v = x->vals;
+		for (unsigned k = 0; k < x->calls; k++) {
+			const char *c = strchr(v, ',');
+			if (!c)
+				break;
+			v = c + 1;
+		}
+		x->calls++;
+		if (v[0] == 'H')
+			for (;;)
+				pause();
+		if (v[0] == 'S') { /* S<ms>=<value>: a slow call that comes back */
+			usleep((useconds_t)atoi(v + 1) * 1000);
+			const char *eq = strchr(v, '=');
+			v = eq ? eq + 1 : "0";
+		}
+		if (v[0] == 'E')
+			return atoi(v + 1);
+		char *end;
+		*a = strtod(v, &end);
+		if (b)
+			*b = *end == ':' ? strtod(end + 1, NULL) : 0;
+		return NVML_SUCCESS;
+	}
+	return NVML_ERROR_NOT_SUPPORTED;
+}
+
+#define ONE(call, d, out, type)                                                                              \
+	do {                                                                                                 \
+		double a_ = 0;                                                                               \
+		nvmlReturn_t r_ = next(call, d, 0, &a_, NULL);                                               \
+		if (r_ == NVML_SUCCESS)                                                                      \
+			*(out) = (type)a_;                                                                   \
+		return r_;                                                                                   \
+	} while (0)
+
+nvmlReturn_t nvmlInit_v2(void)
+{
+	ndev = ngpu = nlines = 0;
+	memset(devs, 0, sizeof devs);
+	memset(names, 0, sizeof names);
+	memset(uuids, 0, sizeof uuids);
+	parse();
+	double a;
+	nvmlReturn_t r = next("init", NULL, 0, &a, NULL); /* no "init" line: success */
+	return r == NVML_ERROR_NOT_SUPPORTED ? NVML_SUCCESS : r;
+}
+
+nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n)
+{
+	*n = (unsigned)ngpu;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
+{
+	char n[16];
+	snprintf(n, sizeof n, "%u", i);
+	struct nvmlDevice_st *d = find_dev(n);
+	if (!d)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*h = d;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t copy_str(const char *s, char *out, unsigned len)
+{
+	if (!s[0])
+		return NVML_ERROR_NOT_SUPPORTED;
+	snprintf(out, len, "%s", s);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *out, unsigned int len) { return copy_str(uuids[d - devs], out, len); }
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *out, unsigned int len) { return copy_str(names[d - devs], out, len); }
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
+{
+	double a = 0, b = 0;
+	nvmlReturn_t r = next("util", d, 0, &a, &b);
+	if (r == NVML_SUCCESS) {
+		u->gpu = (unsigned)a;
+		u->memory = (unsigned)b;
+	}
+	return r;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
+{
+	double a = 0, b = 0;
+	nvmlReturn_t r = next("mem", d, 0, &a, &b);
+	if (r == NVML_SUCCESS) {
+		m->total = (unsigned long long)a;
+		m->used = (unsigned long long)b;
+		m->free = m->total - m->used;
+	}
+	return r;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw) { ONE("power", d, mw, unsigned); }
+
+#ifndef FAKE_OLD_DRIVER
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
+{
+	ONE("energy", d, mj, unsigned long long);
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
+{
+	if (type == NVML_CLOCK_SM)
+		ONE("clock_sm", d, mhz, unsigned);
+	if (type == NVML_CLOCK_MEM)
+		ONE("clock_mem", d, mhz, unsigned);
+	return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *c)
+{
+	if (sensor != NVML_TEMPERATURE_GPU)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	ONE("temp", d, c, unsigned);
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned int *kbs)
+{
+	if (counter == NVML_PCIE_UTIL_TX_BYTES)
+		ONE("pcie_tx", d, kbs, unsigned);
+	if (counter == NVML_PCIE_UTIL_RX_BYTES)
+		ONE("pcie_rx", d, kbs, unsigned);
+	return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *n)
+{
+	if (counter != NVML_VOLATILE_ECC)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (type == NVML_MEMORY_ERROR_TYPE_CORRECTED)
+		ONE("ecc_corr", d, n, unsigned long long);
+	if (type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED)
+		ONE("ecc_uncorr", d, n, unsigned long long);
+	return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *mask)
+{
+	ONE("throttle", d, mask, unsigned long long);
+}
+
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *cur, unsigned int *pending)
+{
+	if (strchr(d->name, '/'))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*cur = *pending = d->migs ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *n)
+{
+	*n = d->migs ? (unsigned)d->migs + 1 : 0; /* the last slot stays empty */
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t *h)
+{
+	char n[64];
+	snprintf(n, sizeof n, "%.40s/mig%u", d->name, i);
+	struct nvmlDevice_st *m = find_dev(n);
+	if (!m)
+		return NVML_ERROR_NOT_FOUND;
+	*h = m;
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_OLD_DRIVER
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s)
+{
+	if (s->version != NVML_GPM_SUPPORT_VERSION)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s->isSupportedDevice = !d->nogpm;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
+{
+	*s = calloc(1, sizeof **s);
+	return *s ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	free(s);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
+{
+	double a;
+	nvmlReturn_t r = next("gpm_sample", d, 0, &a, NULL);
+	if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED)
+		return r;
+	s->d = d;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *g)
+{
+	if (g->version != NVML_GPM_METRICS_GET_VERSION || !g->sample1 || !g->sample2 || !g->sample2->d ||
+	    g->sample1->d != g->sample2->d || g->numMetrics > NVML_GPM_METRIC_MAX)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < g->numMetrics; i++) {
+		double a = 0;
+		g->metrics[i].nvmlReturn = next("gpm", g->sample2->d, g->metrics[i].metricId, &a, NULL);
+		g->metrics[i].value = a;
+	}
+	return NVML_SUCCESS;
+}
+#endif

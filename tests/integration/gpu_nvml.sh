@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# The GPU collector end to end against our fake NVML (build/libfake-nvml.so,
+# tests/fake/nvml.c), loaded through --nvml_library by the same dlopen path
+# as libnvidia-ml.so.1: every metric's value on the JSON log and on
+# Prometheus (with gpu/uuid/model labels), absent (never 0) for what a
+# device does not support, a GPU that falls off the bus, MIG instances, a
+# device without GPM, a driver lacking entry points, and no library at all.
+set -euo pipefail
+. "$(dirname "$0")/lib/telemetry.sh"
+LIB=$PWD/$BUILD/libfake-nvml.so
+OLD=$PWD/$BUILD/libfake-nvml-old.so
+[ -f "$LIB" ] && [ -f "$OLD" ] || { echo "needs $LIB and $OLD (make)"; exit 1; }
+fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
+
+# GPU 0: an H100 with every metric, GPM included; GPU 1: supports only its
+# temperature and is lost at its second call, MIG on with one instance
+# (memory only); GPU 2: no GPM.  Lists give one value per call, the last
+# one repeating: values settle from the third tick on.
+cat >"$T/script" <<'S'
+gpus 3
+name 0 NVIDIA H100 80GB HBM3
+uuid 0 GPU-00000000-1111-2222-3333-444444444444
+util 0 50:20,60:25
+mem 0 85899345920:1073741824
+power 0 250500
+energy 0 1000,3500,7000
+clock_sm 0 1980
+clock_mem 0 2619
+temp 0 45
+pcie_tx 0 1000
+pcie_rx 0 2000
+ecc_corr 0 0,2,2
+ecc_uncorr 0 0
+throttle 0 4
+gpm 0 1 80
+gpm 0 2 45.5,50
+gpm 0 3 25
+gpm 0 4 3
+gpm 0 5 10
+gpm 0 10 33
+gpm 0 11 0.5
+gpm 0 12 2.5
+gpm 0 13 1.5
+gpm 0 60 200
+gpm 0 61 100
+name 1 NVIDIA H100 80GB HBM3
+uuid 1 GPU-11111111-1111-2222-3333-444444444444
+temp 1 70,E15
+mig 1 1
+name 1/mig0 NVIDIA H100 MIG 1g.10gb
+uuid 1/mig0 MIG-aaaaaaaa
+mem 1/mig0 10000000000:123456
+name 2 NVIDIA A100-SXM4-40GB
+uuid 2 GPU-22222222-1111-2222-3333-444444444444
+nogpm 2
+util 2 7:3
+S
+
+run_daemon() { # log-name flags...
+	local name=$1
+	shift
+	FAKE_NVML_SCRIPT=$T/script "$DYNOLOG" --port=0 --use_prometheus --prometheus_port=0 \
+		--kernel_monitor_reporting_interval_s=60 --enable_gpu_monitor --dcgm_reporting_interval_s=1 \
+		--json_format=jsonl --json_log_file="$T/$name.jsonl" "$@" 2>"$T/$name.log" &
+	PIDS+=($!)
+	wait_for grep -q 'serving Prometheus' "$T/$name.log" || fail "$name: no Prometheus"
+	PORT=$(prom_port_from_log "$T/$name.log")
+}
+
+# ---- the full fake ----
+run_daemon full --nvml_library="$LIB"
+# four GPU ticks: values settled (the kernel's one line at start is not one)
+wait_for bash -c "[ \$(grep -c gpu_name '$T/full.jsonl') -ge 4 ]" || fail "fewer than 4 GPU ticks"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
+if command -v promtool >/dev/null; then promtool check metrics <"$T/page.txt" || fail "promtool"; fi
+L0='gpu="0",uuid="GPU-00000000-1111-2222-3333-444444444444",model="NVIDIA H100 80GB HBM3"'
+L2='gpu="2",uuid="GPU-22222222-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-40GB"'
+LM='gpu="1/mig0",uuid="MIG-aaaaaaaa",model="NVIDIA H100 MIG 1g.10gb"'
+# scripted input -> base units: % -> ratio, mW -> W, mJ increments -> J
+# total, MHz -> Hz, KB/s -> B/s, GPM % -> ratio, GPM MiB/s -> B/s
+while IFS="|" read -r fam labels want; do
+	line=$(grep -F "$fam{$labels" "$T/page.txt" || true)
+	[ "$line" = "$fam{$labels} $want" ] || fail "Prometheus: want '$fam{$labels} $want', got '$line'"
+done <<W
+dynolog_gpu_utilization_ratio|$L0|0.6
+dynolog_gpu_memory_utilization_ratio|$L0|0.25
+dynolog_gpu_memory_used_bytes|$L0|1073741824
+dynolog_gpu_memory_total_bytes|$L0|85899345920
+dynolog_gpu_power_watts|$L0|250.5
+dynolog_gpu_energy_joules_total|$L0|6
+dynolog_gpu_sm_clock_hertz|$L0|1980000000
+dynolog_gpu_memory_clock_hertz|$L0|2619000000
+dynolog_gpu_temperature_celsius|$L0|45
+dynolog_gpu_pcie_transmit_bytes_per_second|$L0|1024000
+dynolog_gpu_pcie_receive_bytes_per_second|$L0|2048000
+dynolog_gpu_ecc_corrected_errors_total|$L0|2
+dynolog_gpu_ecc_uncorrected_errors_total|$L0|0.0
+dynolog_gpu_clocks_throttle_reasons|$L0|4
+dynolog_gpu_graphics_engine_active_ratio|$L0|0.8
+dynolog_gpu_sm_active_ratio|$L0|0.5
+dynolog_gpu_sm_occupancy_ratio|$L0|0.25
+dynolog_gpu_pipe_tensor_active_ratio|$L0|0.1
+dynolog_gpu_pipe_fp16_active_ratio|$L0|0.015
+dynolog_gpu_pipe_fp32_active_ratio|$L0|0.025
+dynolog_gpu_pipe_fp64_active_ratio|$L0|0.005
+dynolog_gpu_pipe_integer_active_ratio|$L0|0.03
+dynolog_gpu_dram_bandwidth_ratio|$L0|0.33
+dynolog_gpu_nvlink_transmit_bytes_per_second|$L0|104857600
+dynolog_gpu_nvlink_receive_bytes_per_second|$L0|209715200
+dynolog_gpu_utilization_ratio|$L2|0.07
+dynolog_gpu_memory_utilization_ratio|$L2|0.03
+dynolog_gpu_memory_used_bytes|$LM|123456
+dynolog_gpu_memory_total_bytes|$LM|10000000000
+W
+grep -q '^# TYPE dynolog_gpu_energy_joules_total counter$' "$T/page.txt" || fail "energy is not a counter"
+grep -q '^dynolog_collector_success{collector="nvml"} 1$' "$T/page.txt" || fail "collector not successful"
+# absent, never 0: GPU 2 and the MIG instance have only what was scripted;
+# GPU 1 is lost (its temperature was 70 before); GPU 2 has no GPM
+n2=$(grep -c "{$L2}" "$T/page.txt")
+[ "$n2" = 2 ] || fail "GPU 2: want 2 series (its utilizations), got $n2: $(grep -F 'gpu="2"' "$T/page.txt")"
+nm=$(grep -c "{$LM}" "$T/page.txt")
+[ "$nm" = 2 ] || fail "MIG instance: want 2 series (its memory), got $nm"
+if grep -F 'gpu="1"' "$T/page.txt"; then fail "lost GPU 1 still published"; fi
+grep -q 'GPU 1 (GPU-11111111-1111-2222-3333-444444444444) is lost' "$T/full.log" || fail "GPU lost not said"
+[ "$(grep -c 'is lost' "$T/full.log")" = 1 ] || fail "GPU lost said more than once"
+grep -q 'NVML sees 3 GPUs, 4 devices counting MIG instances' "$T/full.log" || fail "device list not logged"
+# the JSON log: upstream's keys per device, upstream's units
+last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
+for kv in '"gpu_device_utilization.0":60' '"gpu_memory_utilization.0":25' '"gpu_power_draw.0":250.5' \
+	'"gpu_frequency_mhz.0":1980' '"gpu_memory_frequency_mhz.0":2619' '"gpu_temperature_c.0":45' \
+	'"gpu_memory_used_bytes.0":1073741824' '"gpu_memory_total_bytes.0":85899345920' '"gpu_energy_mj.0":0' \
+	'"pcie_tx_bytes.0":1024000' '"pcie_rx_bytes.0":2048000' '"gpu_ecc_corrected_errors.0":0' \
+	'"gpu_throttle_reasons.0":4' '"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' \
+	'"sm_occupancy.0":0.25' '"tensorcore_active.0":0.1' '"fp16_active.0":0.015' '"fp32_active.0":0.025' \
+	'"fp64_active.0":0.005' '"integer_active.0":0.03' '"hbm_mem_bw_util.0":0.33' \
+	'"nvlink_tx_bytes.0":104857600' '"nvlink_rx_bytes.0":209715200' \
+	'"gpu_uuid.0":"GPU-00000000-1111-2222-3333-444444444444"' '"gpu_name.0":"NVIDIA H100 80GB HBM3"' \
+	'"gpu_device_utilization.2":7' '"gpu_memory_used_bytes.1/mig0":123456' '"gpu_name.1/mig0":"NVIDIA H100 MIG 1g.10gb"'; do
+	grep -qF "$kv" <<<"$last" || fail "JSON log lacks $kv: $last"
+done
+# the energy increments of ticks 2 and 3, in upstream-style per-interval values
+grep gpu_name "$T/full.jsonl" >"$T/gpu.jsonl"
+grep -qF '"gpu_energy_mj.0":2500' <<<"$(sed -n 2p "$T/gpu.jsonl")" || fail "tick 2 energy"
+grep -qF '"gpu_energy_mj.0":3500' <<<"$(sed -n 3p "$T/gpu.jsonl")" || fail "tick 3 energy"
+# the first tick has no increments and no GPM (one sample only)
+first=$(head -n 1 "$T/gpu.jsonl")
+for k in gpu_energy_mj sm_active_ratio gpu_ecc_corrected_errors; do
+	if grep -q "\"$k\." <<<"$first"; then fail "first tick has $k (no baseline yet)"; fi
+done
+for k in gpu_power_draw.2 gpu_temperature_c.2 sm_active_ratio.2 pcie_tx_bytes.2 gpu_utilization.1/mig0 \
+	gpu_temperature_c.1 gpu_device_utilization.1; do
+	if grep -qF "\"$k\"" <<<"$last"; then fail "unsupported $k published: $last"; fi
+done
+
+# ---- a driver without GPM and without the energy entry point ----
+run_daemon old --nvml_library="$OLD"
+wait_for bash -c "[ \$(grep -c gpu_name '$T/old.jsonl') -ge 3 ]" || fail "old: fewer than 3 GPU ticks"
+grep -q 'libfake-nvml-old.so lacks nvmlDeviceGetTotalEnergyConsumption, nvmlGpmQueryDeviceSupport' "$T/old.log" ||
+	fail "old: missing entry points not named"
+last=$(grep gpu_name "$T/old.jsonl" | tail -n 1)
+grep -qF '"gpu_power_draw.0":250.5' <<<"$last" || fail "old: the rest is not collected: $last"
+for k in gpu_energy_mj.0 sm_active_ratio.0 nvlink_tx_bytes.0; do
+	if grep -qF "\"$k\"" <<<"$last"; then fail "old: $k published without its entry point"; fi
+done
+
+# ---- no library: said once, the daemon runs on, no GPU series ----
+run_daemon none --nvml_library="$T/no-such-libnvidia-ml.so.1" --kernel_monitor_reporting_interval_s=1
+wait_for bash -c "[ \$(wc -l <'$T/none.jsonl') -ge 3 ]" || fail "none: host ticks stopped"
+[ "$(grep -c 'GPU monitor needs NVML' "$T/none.log")" = 1 ] || fail "none: not said exactly once"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/none.txt"
+if grep -q '^dynolog_gpu_' "$T/none.txt" || grep -q gpu_ "$T/none.jsonl"; then fail "none: GPU series without a library"; fi
+grep -Eq '^dynolog_collector_success\{collector="nvml"\} 0(\.0)?$' "$T/none.txt" || fail "none: collector success not 0"
+
+# ---- configuration errors ----
+if "$DYNOLOG" --port=0 --gpu_backend=dcgm --exit_after_ticks=1 >/dev/null 2>"$T/dcgm.log"; then fail "dcgm accepted"; fi
+grep -q 'DCGM backend is not built yet' "$T/dcgm.log" || fail "dcgm: $(cat "$T/dcgm.log")"
+if "$DYNOLOG" --port=0 --gpu_backend=rocm --exit_after_ticks=1 >/dev/null 2>"$T/bad.log"; then fail "rocm accepted"; fi
+grep -q 'expected auto, nvml or dcgm' "$T/bad.log" || fail "bad backend: $(cat "$T/bad.log")"
+echo ok

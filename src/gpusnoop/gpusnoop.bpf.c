@@ -44,7 +44,7 @@ struct {
 	__type(value, struct pending);
 } pending SEC(".maps");
 
-#define RINGBUF_BYTES (8 << 20)
+#define RINGBUF_BYTES (8 << 20) /* the default; the loader may resize it (--ringbuf-kb) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, RINGBUF_BYTES);
@@ -95,7 +95,8 @@ static __always_inline void emit(__u32 type, __u32 fn, __u64 ptr, __u64 size, __
 	/* waking the reader per record costs a context switch per call on a
 	 * busy process; it polls every 100 ms anyway, so wake it only when the
 	 * buffer is a quarter full */
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > RINGBUF_BYTES / 4 ? BPF_RB_FORCE_WAKEUP
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+				 bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4 ? BPF_RB_FORCE_WAKEUP
 											: BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
 }

@@ -202,12 +202,14 @@ int main(int argc, char **argv)
 	int64_t pid = 0;
 	double duration = 0;
 	const char *libs = NULL, *format = "table", *trace = NULL;
+	int64_t ringbuf_kb = 8192;
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
 		{"duration", 'd', ARG_DOUBLE, &duration, "S", "stop after S seconds (0: at Ctrl-C or when the process exits)", 0, 0, NULL},
 		{"lib", 0, ARG_STRING, &libs, "PATH[:PATH]", "also probe these libraries (e.g. one loaded later)", 0, 0, NULL},
 		{"format", 0, ARG_STRING, &format, "table|json", "leak report format", 0, 0, NULL},
 		{"trace", 0, ARG_STRING, &trace, "OUT.json", "write a Chrome-trace timeline of outstanding bytes", 0, 0, NULL},
+		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size (default 8192)", 4, 1 << 20, NULL},
 		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
@@ -244,6 +246,9 @@ int main(int argc, char **argv)
 	if (!skel)
 		return fail(1, "cannot open the BPF object: %s", strerror(errno));
 	skel->rodata->target_tgid = (uint32_t)pid;
+	if ((ringbuf_kb & (ringbuf_kb - 1)) != 0 || ringbuf_kb * 1024 < getpagesize())
+		return fail(EXIT_USAGE, "--ringbuf-kb: %" PRId64 " is not a power of two of at least the page size", ringbuf_kb);
+	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ringbuf_kb * 1024);
 	if (gpusnoop_bpf__load(skel)) {
 		int e = errno;
 		gpusnoop_bpf__destroy(skel);

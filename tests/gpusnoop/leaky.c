@@ -12,6 +12,8 @@
  *   leak_in_thread   cudaMalloc        2 threads x 5 x 1000
  *   leak_handle      cuMemCreate       1 x 2097152 (handles)
  * memory: 3177042 bytes in 17 allocations; handles: 2097152 in 1.
+ * LEAKY_CHURN=N adds N cudaMallocAsync+cudaFreeAsync pairs in a burst
+ * (2 records each, nothing leaked): enough to overflow a small ring buffer.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -129,6 +131,12 @@ int main(void)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
+	const char *churn = getenv("LEAKY_CHURN");
+	for (long i = churn ? atol(churn) : 0; i > 0; i--) {
+		void *p;
+		check(cudaMallocAsync(&p, 64, NULL), "cudaMallocAsync");
+		check(cudaFreeAsync(p, NULL), "cudaFreeAsync");
+	}
 	leak_here();
 	alloc_and_free();
 	leak_async();

@@ -197,6 +197,12 @@ static int64_t now_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+#define FAIL(...)                          \
+	do {                               \
+		rc = fail(__VA_ARGS__);    \
+		goto out;                  \
+	} while (0)
+
 int main(int argc, char **argv)
 {
 	int64_t pid = 0;
@@ -236,32 +242,42 @@ int main(int argc, char **argv)
 	if (duration < 0)
 		return fail(EXIT_USAGE, "--duration must be >= 0");
 
-	int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	/* everything main holds, released at out: whatever the exit */
+	int pidfd = -1, nlinks = 0;
+	struct gpusnoop_bpf *skel = NULL;
+	struct files files = {0};
+	uint64_t(*offs)[FN_COUNT] = NULL;
+	struct bpf_link **links = NULL;
+	struct run run = {.tl = {.pid = (int)pid, .first = true}};
+	ledger_init(&run.ledger);
+	struct ring_buffer *rb = NULL;
+	struct symbolizer *sym = NULL;
+	rc = 0;
+
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	if (pidfd < 0)
-		return fail(EXIT_NO_PROCESS, "no process %" PRId64 ": %s", pid, strerror(errno));
+		FAIL(EXIT_NO_PROCESS, "no process %" PRId64 ": %s", pid, strerror(errno));
 
 	/* BPF first: without the right to load it nothing else matters */
 	libbpf_set_print(libbpf_log);
-	struct gpusnoop_bpf *skel = gpusnoop_bpf__open();
+	skel = gpusnoop_bpf__open();
 	if (!skel)
-		return fail(1, "cannot open the BPF object: %s", strerror(errno));
+		FAIL(1, "cannot open the BPF object: %s", strerror(errno));
 	skel->rodata->target_tgid = (uint32_t)pid;
 	if ((ringbuf_kb & (ringbuf_kb - 1)) != 0 || ringbuf_kb * 1024 < getpagesize())
-		return fail(EXIT_USAGE, "--ringbuf-kb: %" PRId64 " is not a power of two of at least the page size", ringbuf_kb);
+		FAIL(EXIT_USAGE, "--ringbuf-kb: %" PRId64 " is not a power of two of at least the page size", ringbuf_kb);
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ringbuf_kb * 1024);
 	if (gpusnoop_bpf__load(skel)) {
 		int e = errno;
-		gpusnoop_bpf__destroy(skel);
 		if (e == EPERM || e == EACCES)
-			return fail(EXIT_BPF_REFUSED,
+			FAIL(EXIT_BPF_REFUSED,
 				    "the kernel refused to load BPF (%s): run as root or with CAP_BPF and CAP_PERFMON",
 				    strerror(e));
-		return fail(EXIT_BPF_REFUSED, "cannot load the BPF program: %s", strerror(e));
+		FAIL(EXIT_BPF_REFUSED, "cannot load the BPF program: %s", strerror(e));
 	}
 
-	struct files files = {0};
 	if (scan_maps((int)pid, &files) != 0)
-		return fail(errno == EACCES || errno == EPERM ? EXIT_BPF_REFUSED : EXIT_NO_PROCESS,
+		FAIL(errno == EACCES || errno == EPERM ? EXIT_BPF_REFUSED : EXIT_NO_PROCESS,
 			    "cannot read /proc/%" PRId64 "/maps: %s", pid, strerror(errno));
 	int nmapped = files.n; /* the rest were named with --lib: their errors are the user's to see */
 	for (const char *p = libs; p && *p;) {
@@ -275,13 +291,16 @@ int main(int argc, char **argv)
 	static const char *names[FN_COUNT];
 	for (uint32_t i = 0; i < FN_COUNT; i++)
 		names[i] = snoop_fn_name(probes[i].fn);
-	uint64_t(*offs)[FN_COUNT] = xcalloc((size_t)files.n + 1, sizeof(*offs));
+	offs = xcalloc((size_t)files.n + 1, sizeof(*offs));
 	int nfiles = 0, nfound = 0;
 	for (int i = 0; i < files.n; i++) {
 		struct buf err = BUF_INIT;
 		int r = elfsym_find_file(files.path[i], names, FN_COUNT, offs[i], &err);
-		if (r < 0 && i >= nmapped)
-			return fail(1, "%s", err.data);
+		if (r < 0 && i >= nmapped) {
+			rc = fail(1, "%s", err.data);
+			buf_free(&err);
+			goto out;
+		}
 		if (r < 0 && verbose)
 			fprintf(stderr, "gpusnoop: skipping %s\n", err.data);
 		if (r == 0 && i >= nmapped)
@@ -291,13 +310,12 @@ int main(int argc, char **argv)
 			nfiles++, nfound += r;
 	}
 	if (!nfound)
-		return fail(EXIT_NO_CUDA,
+		FAIL(EXIT_NO_CUDA,
 			    "process %" PRId64 " maps no library exporting CUDA memory functions (cudaMalloc, cuMemAlloc_v2, ...);"
 			    " if it loads one later, name it with --lib",
 			    pid);
 
-	int nlinks = 0;
-	struct bpf_link **links = xcalloc((size_t)nfound * 2 + 1, sizeof(*links));
+	links = xcalloc((size_t)nfound * 2 + 1, sizeof(*links));
 	for (int i = 0; i < files.n; i++)
 		for (uint32_t k = 0; k < FN_COUNT; k++) {
 			if (!offs[i][k])
@@ -312,7 +330,7 @@ int main(int argc, char **argv)
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(entry, -1, files.path[i], offs[i][k], &eo);
 			if (!l) {
 				int e = errno;
-				return fail(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP ? EXIT_BPF_REFUSED : 1,
+				FAIL(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP ? EXIT_BPF_REFUSED : 1,
 					    "cannot attach a uprobe to %s in %s: %s (is the kernel built with uprobes?)",
 					    names[k], files.path[i], strerror(e));
 			}
@@ -322,25 +340,23 @@ int main(int argc, char **argv)
 			LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = cookie, .retprobe = true);
 			l = bpf_program__attach_uprobe_opts(skel->progs.alloc_return, -1, files.path[i], offs[i][k], &ro);
 			if (!l)
-				return fail(1, "cannot attach a uretprobe to %s in %s: %s", names[k], files.path[i],
+				FAIL(1, "cannot attach a uretprobe to %s in %s: %s", names[k], files.path[i],
 					    strerror(errno));
 			links[nlinks++] = l;
 		}
 
-	struct run run = {.tl = {.pid = (int)pid, .first = true}};
-	ledger_init(&run.ledger);
 	if (trace) {
 		run.tl.f = fopen(trace, "we");
 		if (!run.tl.f)
-			return fail(1, "cannot write %s: %s", trace, strerror(errno));
+			FAIL(1, "cannot write %s: %s", trace, strerror(errno));
 		run.tl.mono_to_real_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 		fputs("{\"traceEvents\":[", run.tl.f);
 	}
-	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &run, NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &run, NULL);
 	if (!rb)
-		return fail(1, "cannot open the ring buffer: %s", strerror(errno));
+		FAIL(1, "cannot open the ring buffer: %s", strerror(errno));
 	/* symbols are read now, while the process's maps can be read */
-	struct symbolizer *sym = sym_open((pid_t)pid);
+	sym = sym_open((pid_t)pid);
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
@@ -353,7 +369,7 @@ int main(int argc, char **argv)
 	for (;;) {
 		int r = ring_buffer__poll(rb, 100);
 		if (r < 0 && r != -EINTR)
-			return fail(1, "ring buffer: %s", strerror(-r));
+			FAIL(1, "ring buffer: %s", strerror(-r));
 		if (interrupted)
 			break;
 		if (now_ns(CLOCK_MONOTONIC) >= end) {
@@ -369,12 +385,14 @@ int main(int argc, char **argv)
 	double secs = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	/* detach first, so nothing arrives after the last drain (each detach
 	 * waits for an RCU grace period: ~1 s for 20 probes, not counted above) */
+	int attached = nlinks;
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
+	nlinks = 0;
 	ring_buffer__consume(rb);
 
 	struct report_in in = {.pid = (int)pid, .seconds = secs, .end_reason = why, .ledger = &run.ledger,
-			       .probes = nlinks, .files = nfiles, .stack = stack_of, .sym = sym};
+			       .probes = attached, .files = nfiles, .stack = stack_of, .sym = sym};
 	int stacks_fd = bpf_map__fd(skel->maps.stacks);
 	in.stack_ctx = &stacks_fd;
 	int cfd = bpf_map__fd(skel->maps.counters);
@@ -382,14 +400,20 @@ int main(int argc, char **argv)
 		bpf_map_lookup_elem(cfd, &i, &in.counters[i]);
 	report_write(stdout, &in, json);
 
-	rc = 0;
 	if (run.tl.f) {
 		/* a last point at the end, so the timeline reaches the report's moment */
 		timeline_point(&run.tl, &run.ledger, (uint64_t)now_ns(CLOCK_MONOTONIC));
 		fputs("\n]}\n", run.tl.f);
-		if (fclose(run.tl.f) != 0)
+		int closed = fclose(run.tl.f);
+		run.tl.f = NULL;
+		if (closed != 0)
 			rc = fail(1, "writing %s: %s", trace, strerror(errno));
 	}
+out:
+	if (run.tl.f)
+		fclose(run.tl.f);
+	for (int i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
 	sym_close(sym);
 	ring_buffer__free(rb);
 	gpusnoop_bpf__destroy(skel);
@@ -401,6 +425,7 @@ int main(int argc, char **argv)
 	free(files.ino);
 	free(offs);
 	free(links);
-	close(pidfd);
+	if (pidfd >= 0)
+		close(pidfd);
 	return rc;
 }

@@ -31,6 +31,7 @@ const volatile __u32 target_tgid = 0;
 struct pending {
 	__u64 outp;  /* where the callee writes the result, or the value itself (direct) */
 	__u64 size;
+	__u64 sp;    /* stack pointer at entry: a nested call's is lower */
 	__u32 fn;
 	__u32 depth; /* probed allocations nested inside this one (cudaMalloc -> cuMemAlloc_v2) */
 	__u32 direct;
@@ -102,17 +103,20 @@ static __always_inline void emit(__u32 type, __u32 fn, __u64 ptr, __u64 size, __
 }
 
 /* The space of each function's result: its cookie is fn | space << 8. */
-static __always_inline void save(__u64 outp, __u64 size, __u32 cookie, __u32 direct)
+static __always_inline void save(__u64 sp, __u64 outp, __u64 size, __u32 cookie, __u32 direct)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct pending *p = bpf_map_lookup_elem(&pending, &id);
-	if (p) {
+	/* an entry left by a call that never returned (longjmp, a C++
+	 * exception through it) is not an outer call: its stack is not above ours */
+	if (p && sp < p->sp) {
 		p->depth++;
 		count(CNT_NESTED);
 		return;
 	}
-	struct pending n = {.outp = outp, .size = size, .fn = cookie & 0xff, .direct = direct, .space = cookie >> 8};
-	if (bpf_map_update_elem(&pending, &id, &n, BPF_NOEXIST))
+	struct pending n = {.sp = sp, .outp = outp, .size = size, .fn = cookie & 0xff, .direct = direct,
+			    .space = cookie >> 8};
+	if (bpf_map_update_elem(&pending, &id, &n, BPF_ANY))
 		count(CNT_ARGS_FULL);
 }
 
@@ -121,7 +125,7 @@ SEC("uprobe")
 int BPF_KPROBE(alloc_entry, void *outp, __u64 size)
 {
 	if (mine())
-		save((__u64)outp, size, (__u32)bpf_get_attach_cookie(ctx), 0);
+		save(PT_REGS_SP(ctx), (__u64)outp, size, (__u32)bpf_get_attach_cookie(ctx), 0);
 	return 0;
 }
 
@@ -130,7 +134,7 @@ SEC("uprobe")
 int BPF_KPROBE(map_entry, __u64 addr, __u64 size)
 {
 	if (mine())
-		save(addr, size, (__u32)bpf_get_attach_cookie(ctx), 1);
+		save(PT_REGS_SP(ctx), addr, size, (__u32)bpf_get_attach_cookie(ctx), 1);
 	return 0;
 }
 

@@ -15,6 +15,7 @@ int cudaFree(void *p);
 int cudaMallocAsync(void **p, size_t size, void *stream);
 int cudaFreeAsync(void *p, void *stream);
 int cudaMallocManaged(void **p, size_t size, unsigned flags);
+extern void (*fake_cuda_managed_hook)(void);
 int cudaMallocHost(void **p, size_t size);
 int cudaFreeHost(void *p);
 
@@ -52,10 +53,17 @@ int cudaFreeAsync(void *p, void *stream)
 	return 0;
 }
 
+/* tests only: called by cudaMallocManaged before it returns, so a test can
+ * leave it with longjmp, as an exception through a real runtime would */
+void (*fake_cuda_managed_hook)(void);
+
 int cudaMallocManaged(void **p, size_t size, unsigned flags)
 {
 	(void)flags;
-	return host_alloc(p, size);
+	int r = host_alloc(p, size);
+	if (fake_cuda_managed_hook)
+		fake_cuda_managed_hook();
+	return r;
 }
 
 int cudaMallocHost(void **p, size_t size)

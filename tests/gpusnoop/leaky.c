@@ -12,10 +12,12 @@
  *   leak_in_thread   cudaMalloc        2 threads x 5 x 1000
  *   leak_handle      cuMemCreate       1 x 2097152 (handles)
  * memory: 3177042 bytes in 17 allocations; handles: 2097152 in 1.
+ * (never_returns' cudaMallocManaged of 5555 bytes is never seen returning.)
  * LEAKY_CHURN=N adds N cudaMallocAsync+cudaFreeAsync pairs in a burst
  * (2 records each, nothing leaked): enough to overflow a small ring buffer.
  */
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@ int cudaFree(void *p);
 int cudaMallocAsync(void **p, size_t size, void *stream);
 int cudaFreeAsync(void *p, void *stream);
 int cudaMallocManaged(void **p, size_t size, unsigned flags);
+extern void (*fake_cuda_managed_hook)(void);
 int cudaMallocHost(void **p, size_t size);
 int cudaFreeHost(void *p);
 int cuMemAlloc_v2(uint64_t *dptr, size_t size);
@@ -44,6 +47,26 @@ static void check(int r, const char *what)
 		fprintf(stderr, "leaky: %s failed: %d\n", what, r);
 		exit(1);
 	}
+}
+
+/* a cudaMallocManaged left by longjmp: its return probe never fires, and
+ * the next allocations on this thread must not be taken for nested calls */
+static jmp_buf escape;
+static void jump_out(void)
+{
+	longjmp(escape, 1);
+}
+
+NOINLINE static void never_returns(void)
+{
+	volatile char deep[4096]; /* a frame deeper than the next callers' */
+	deep[0] = 1;
+	void *p;
+	fake_cuda_managed_hook = jump_out;
+	if (setjmp(escape) == 0)
+		cudaMallocManaged(&p, 5555, 1);
+	fake_cuda_managed_hook = NULL;
+	sink += deep[0];
 }
 
 NOINLINE static void leak_here(void)
@@ -137,6 +160,7 @@ int main(void)
 		check(cudaMallocAsync(&p, 64, NULL), "cudaMallocAsync");
 		check(cudaFreeAsync(p, NULL), "cudaFreeAsync");
 	}
+	never_returns();
 	leak_here();
 	alloc_and_free();
 	leak_async();

@@ -119,14 +119,15 @@ $(O)/obj/src/gpusnoop/main.o: src/gpusnoop/main.c $(O)/gpusnoop.d/gpusnoop.skel.
 	$(CC) $(CFLAGS_ALL) -I$(O)/gpusnoop.d -c $< -o $@
 $(GPUSNOOP): $(call obj,$(GPUSNOOP_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -ldw -lz
-# frame pointers: gpusnoop's stacks are walked through them
-SNOOP_CFLAGS = $(CFLAGS_ALL) -fPIC -fno-omit-frame-pointer -O1 -g
+# frame pointers: gpusnoop's stacks are walked through them.  No sanitizers:
+# these are what gpusnoop watches, not code under test (leaky leaks on purpose)
+SNOOP_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer -O1 -g $(CFLAGS)
 $(O)/libcuda-fake.so: tests/gpusnoop/fake_cuda.c
-	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< $(SANFLAGS)
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $<
 $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
-	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< $(SANFLAGS) -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
-	$(CC) $(SNOOP_CFLAGS) -o $@ $< $(SANFLAGS) -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 
 deps:
 	@scripts/install-deps.sh

@@ -326,7 +326,7 @@ int main(int argc, char **argv)
 						    : p->kind == K_MAP ? skel->progs.map_entry
 								       : skel->progs.free_entry;
 			/* pid -1 and a filter in the program: a pid-bound uprobe follows one thread on some kernels */
-			LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = cookie);
+			struct bpf_uprobe_opts eo = {.sz = sizeof(eo), .bpf_cookie = cookie};
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(entry, -1, files.path[i], offs[i][k], &eo);
 			if (!l) {
 				int e = errno;
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
 			links[nlinks++] = l;
 			if (p->kind == K_FREE)
 				continue;
-			LIBBPF_OPTS(bpf_uprobe_opts, ro, .bpf_cookie = cookie, .retprobe = true);
+			struct bpf_uprobe_opts ro = {.sz = sizeof(ro), .bpf_cookie = cookie, .retprobe = true};
 			l = bpf_program__attach_uprobe_opts(skel->progs.alloc_return, -1, files.path[i], offs[i][k], &ro);
 			if (!l)
 				FAIL(1, "cannot attach a uretprobe to %s in %s: %s", names[k], files.path[i],

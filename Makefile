@@ -57,7 +57,8 @@ GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c
 GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c
 BPF_CC ?= clang
 BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-BPF_INC := /usr/include/$(shell $(CC) -dumpmachine)
+# the multiarch headers (asm/types.h) of Debian: /usr/include/x86_64-linux-gnu
+BPF_INC := /usr/include/$(shell uname -m)-linux-gnu
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 

@@ -2,6 +2,7 @@
  * symbolize.c - see symbolize.h.  A Dwfl reported from /proc/PID/maps once
  * at open; lookups are dwfl_addrmodule + dwfl_module_addrinfo + getsrc.
  */
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 
@@ -61,6 +62,22 @@ void sym_lookup(struct symbolizer *s, uint64_t addr, bool return_addr, struct sy
 			out->file = f;
 			out->line = line;
 		}
+		return;
+	}
+	/* dwfl_module_getsrc finds the unit through .debug_aranges, which clang
+	 * does not emit by default (elfutils 0.188): ask each unit instead */
+	Dwarf_Addr bias;
+	for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(m, cu, &bias));) {
+		if (dwarf_haspc(cu, a - bias) <= 0)
+			continue;
+		Dwarf_Line *dl = dwarf_getsrc_die(cu, a - bias);
+		int line = 0;
+		const char *f = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
+		if (f && dwarf_lineno(dl, &line) == 0 && line > 0) {
+			out->file = f;
+			out->line = line;
+		}
+		return;
 	}
 }
 

@@ -50,6 +50,15 @@ FUZZ_LIB_SRC := $(wildcard tests/lib/trace_*.c)
 BENCH_SRC   := $(wildcard bench/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
 TOOLS_SRC   := $(wildcard src/tools/*.c)
+# gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
+# loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
+# unit tests and fuzzers
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c
+GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c
+BPF_CC ?= clang
+BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+# the multiarch headers (asm/types.h) of Debian: /usr/include/x86_64-linux-gnu
+BPF_INC := /usr/include/$(shell uname -m)-linux-gnu
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
 
@@ -64,6 +73,9 @@ UNIT      := $(O)/unit-tests
 BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 # small helper programs (fake Kineto client, RPC client): src/tools/<name>.c -> $(O)/<name>
 TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
+GPUSNOOP  := $(O)/gpusnoop
+# the stand-in CUDA libraries and the leaking program of the gpusnoop tests
+SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky
 
 .PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo
 
@@ -71,7 +83,7 @@ TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 # the NVML one twice, the second like an old driver (entry points missing)
 FAKE_LIBS := $(O)/libfake-nvml.so $(O)/libfake-nvml-old.so
 
-all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS)
+all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS) $(GPUSNOOP) $(SNOOP_TEST)
 
 $(O)/libfake-nvml.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -MF $@.d -o $@ $<
@@ -99,13 +111,33 @@ $(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 $(DYNO): $(call obj,src/cli/dyno.c) $(LIBCLI) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-$(UNIT): $(call obj,$(TEST_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+$(UNIT): $(call obj,$(TEST_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(TOOLS): $(O)/%: $(O)/obj/src/tools/%.o $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(O)/gpusnoop.d/gpusnoop.bpf.o: src/gpusnoop/gpusnoop.bpf.c src/gpusnoop/event.h
+	@mkdir -p $(dir $@)
+	$(BPF_CC) -O2 -g -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
+$(O)/gpusnoop.d/gpusnoop.skel.h: $(O)/gpusnoop.d/gpusnoop.bpf.o
+	bpftool gen skeleton $< name gpusnoop_bpf > $@.tmp && mv $@.tmp $@
+$(O)/obj/src/gpusnoop/main.o: src/gpusnoop/main.c $(O)/gpusnoop.d/gpusnoop.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(O)/gpusnoop.d -c $< -o $@
+$(GPUSNOOP): $(call obj,$(GPUSNOOP_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -ldw -lz
+# frame pointers: gpusnoop's stacks are walked through them.  No sanitizers:
+# these are what gpusnoop watches, not code under test (leaky leaks on purpose)
+SNOOP_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer -O1 -g $(CFLAGS)
+$(O)/libcuda-fake.so: tests/gpusnoop/fake_cuda.c
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $<
+$(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 
 deps:
 	@scripts/install-deps.sh
@@ -136,7 +168,8 @@ FUZZ_SECONDS ?= 20
 # archive; each fuzzer is its own object linked against it.  Compiling all
 # sources into every fuzzer took ~10 min of CI's 2 cores for 11 fuzzers.
 FUZZ_OBJ_FLAGS := $(FUZZ_BASE) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP
-FUZZ_DEP_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC) $(FUZZ_LIB_SRC))
+FUZZ_DEP_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC) \
+	$(FUZZ_LIB_SRC) $(GPUSNOOP_LIB_SRC))
 FUZZ_DEP_LIB := build/fuzz/libfuzzdeps.a
 
 build/fuzz/obj/%.o: %.c
@@ -168,7 +201,8 @@ format:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc src
+		--suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc \
+		--suppress=unknownMacro:src/gpusnoop/gpusnoop.bpf.c src
 
 clean:
 	rm -rf build

@@ -18,6 +18,10 @@ PKGS=(
 	prometheus          # integration test: a real Prometheus scrapes dynolog (and promtool)
 	curl                # integration tests: HTTP requests to the daemon
 	time                # GNU time: wall clock and peak RSS in bench/trace_bench.sh
+	libbpf-dev          # gpusnoop: BPF loader (uprobes, ring buffer)
+	bpftool             # gpusnoop: `bpftool gen skeleton` at build time
+	libelf-dev          # libbpf's ELF reader (link time)
+	libdw-dev           # gpusnoop: file:line symbolization from DWARF
 )
 
 missing=()

@@ -1,0 +1,59 @@
+/*
+ * fuzz_gpusnoop.c - libFuzzer target for gpusnoop's two readers of bytes
+ * it does not control: the ELF dynamic symbol reader (any file a process
+ * maps, or a --lib) and the ledger's validation of ring-buffer records
+ * (cut here into records of every length, valid size or not).  Neither may
+ * crash, read out of bounds or leak; a found symbol's offset must lie
+ * inside the input; the ledger's live bytes must equal the sum of its
+ * leak groups.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "gpusnoop/elfsym.h"
+#include "gpusnoop/ledger.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const names[] = {"cudaMalloc", "cudaFree", "cuMemAlloc_v2", "a"};
+	uint64_t offs[4];
+	struct elf_mem m = {data, size};
+	struct elf_src s = elf_src_mem(&m);
+	struct buf err = BUF_INIT;
+	int r = elfsym_find(&s, names, 4, offs, &err);
+	if (r < 0 && err.len == 0)
+		abort(); /* an error always says why */
+	for (int i = 0; i < 4 && r > 0; i++)
+		if (offs[i] >= size)
+			abort();
+	buf_free(&err);
+
+	struct ledger l;
+	ledger_init(&l);
+	size_t at = 0;
+	while (at < size) {
+		/* the first byte picks the record's length: mostly the real one */
+		size_t len = data[at] < 200 ? sizeof(struct snoop_event) : data[at] % 64;
+		at++;
+		if (len > size - at)
+			len = size - at;
+		ledger_event(&l, data + at, len);
+		at += len;
+	}
+	size_t n;
+	struct ledger_leak *g = ledger_leaks(&l, &n);
+	uint64_t sum[SPACE_COUNT] = {0}, count = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum[g[i].space] = sum[g[i].space] > UINT64_MAX - g[i].bytes ? UINT64_MAX : sum[g[i].space] + g[i].bytes;
+		count += g[i].count;
+	}
+	if (count != l.nlive)
+		abort();
+	for (int i = 0; i < SPACE_COUNT; i++)
+		if (sum[i] != l.outstanding[i] && l.outstanding[i] != UINT64_MAX)
+			abort();
+	free(g);
+	ledger_free(&l);
+	return 0;
+}

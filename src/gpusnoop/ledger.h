@@ -1,0 +1,57 @@
+/*
+ * ledger.h - gpusnoop's bookkeeping of what is allocated: every record from
+ * the ring buffer goes through ledger_event(), which validates it (size,
+ * type, function, space), keeps the live allocations in a hash table keyed
+ * by (space, pointer), and the outstanding bytes per space.  At the end
+ * ledger_leaks() groups what is still live by (stack, space).  No BPF here,
+ * so the unit tests and the fuzzer drive it with plain bytes.
+ *
+ * Cost: one hash lookup per record, 48 bytes per live allocation.
+ */
+#ifndef DYNO_GPUSNOOP_LEDGER_H
+#define DYNO_GPUSNOOP_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpusnoop/event.h"
+
+struct ledger_entry {
+	struct ledger_entry *next;
+	uint64_t ptr, size, space;
+	int32_t stack_id;
+	uint32_t fn;
+};
+
+struct ledger {
+	struct ledger_entry **bucket;
+	size_t nbucket, nlive;
+	uint64_t allocs, frees;
+	uint64_t unmatched_frees;  /* freed pointers never seen allocated (before attach, or a nested free) */
+	uint64_t replaced;         /* allocation of a pointer already live: its free was lost */
+	uint64_t invalid;          /* records that failed validation */
+	uint64_t outstanding[SPACE_COUNT];
+	uint64_t peak[SPACE_COUNT];
+	uint64_t first_ts_ns, last_ts_ns;
+};
+
+/* a group of live allocations: same stack, same space */
+struct ledger_leak {
+	int32_t stack_id;
+	uint32_t space;
+	uint32_t fn_mask; /* bit per enum snoop_fn that made them */
+	uint64_t bytes, count;
+};
+
+void ledger_init(struct ledger *l);
+void ledger_free(struct ledger *l);
+/* One ring-buffer record of len bytes.  Returns 1 when outstanding bytes
+ * changed (a timeline point), 0 when not, -1 when the record is invalid. */
+int ledger_event(struct ledger *l, const void *data, size_t len);
+/* Live allocations grouped, largest bytes first; *n groups; free() the array. */
+struct ledger_leak *ledger_leaks(const struct ledger *l, size_t *n);
+
+const char *snoop_fn_name(uint32_t fn);
+const char *snoop_space_name(uint32_t space);
+
+#endif

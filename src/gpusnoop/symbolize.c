@@ -1,0 +1,91 @@
+/*
+ * symbolize.c - see symbolize.h.  A Dwfl reported from /proc/PID/maps once
+ * at open; lookups are dwfl_addrmodule + dwfl_module_addrinfo + getsrc.
+ */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+
+#include "core/buf.h"
+#include "gpusnoop/symbolize.h"
+
+struct symbolizer {
+	Dwfl *dwfl;
+};
+
+struct symbolizer *sym_open(pid_t pid)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = NULL,
+	};
+	s->dwfl = dwfl_begin(&cb);
+	if (!s->dwfl) {
+		free(s);
+		return NULL;
+	}
+	dwfl_report_begin(s->dwfl);
+	int r = dwfl_linux_proc_report(s->dwfl, pid);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (r != 0) {
+		sym_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sym_lookup(struct symbolizer *s, uint64_t addr, bool return_addr, struct sym_frame *out)
+{
+	*out = (struct sym_frame){0};
+	if (!s)
+		return;
+	/* a return address is after its call: look up the call itself */
+	Dwarf_Addr a = return_addr && addr ? addr - 1 : addr;
+	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, a);
+	if (!m)
+		return;
+	Dwarf_Addr start;
+	out->module = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	out->module_offset = addr - start;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	out->function = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
+	if (out->function)
+		out->offset = off + (a != addr);
+	Dwfl_Line *l = dwfl_module_getsrc(m, a);
+	if (l) {
+		int line = 0;
+		const char *f = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		if (f && line > 0) {
+			out->file = f;
+			out->line = line;
+		}
+		return;
+	}
+	/* dwfl_module_getsrc finds the unit through .debug_aranges, which clang
+	 * does not emit by default (elfutils 0.188): ask each unit instead */
+	Dwarf_Addr bias;
+	for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(m, cu, &bias));) {
+		if (dwarf_haspc(cu, a - bias) <= 0)
+			continue;
+		Dwarf_Line *dl = dwarf_getsrc_die(cu, a - bias);
+		int line = 0;
+		const char *f = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
+		if (f && dwarf_lineno(dl, &line) == 0 && line > 0) {
+			out->file = f;
+			out->line = line;
+		}
+		return;
+	}
+}
+
+void sym_close(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	free(s);
+}

@@ -1,0 +1,36 @@
+/*
+ * symbolize.h - user addresses of the watched process to function names and
+ * file:line, with elfutils' libdw (DWARF where the object has it, else the
+ * ELF symbol table: function+offset, else the module and its offset).
+ * Opened while the process lives (its maps are read then), used at the
+ * report, when it may have exited: the objects are re-read by path.
+ *
+ * Cost: libdw reads an object's symbols and DWARF the first time one of
+ * its addresses is asked about; nothing for objects no stack touches.
+ */
+#ifndef DYNO_GPUSNOOP_SYMBOLIZE_H
+#define DYNO_GPUSNOOP_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+struct sym_frame {
+	const char *function; /* NULL: unknown */
+	uint64_t offset;      /* from the function's start */
+	const char *file;     /* NULL: no line info */
+	int line;
+	const char *module;   /* NULL: the address is in no mapped object */
+	uint64_t module_offset;
+};
+
+/* NULL when the process cannot be read (gone); frames then stay unnamed. */
+struct symbolizer *sym_open(pid_t pid);
+/* A frame of a user stack; return_addr: the address is a return address
+ * (its call is the instruction before it, which gives the right line). */
+void sym_lookup(struct symbolizer *s, uint64_t addr, bool return_addr, struct sym_frame *out);
+void sym_close(struct symbolizer *s);
+
+#endif

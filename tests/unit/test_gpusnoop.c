@@ -1,0 +1,210 @@
+/*
+ * test_gpusnoop.c - gpusnoop's parts that need no BPF: the ELF dynamic
+ * symbol reader (on a real library, and on a hand-made ELF whose code
+ * segment's address differs from its file offset, then corrupted field by
+ * field) and the ledger (allocations, frees, lost frees, invalid records,
+ * grouping by stack).  The probes themselves: tests/integration/gpusnoop_*.sh.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpusnoop/elfsym.h"
+#include "gpusnoop/ledger.h"
+#include "test.h"
+
+/* a file offset's bytes in the file and the function's bytes in memory agree */
+TEST(gpusnoop_elfsym_real_library)
+{
+	const char *names[] = {"getpid", "sched_yield", "no_such_function_here"};
+	void *fn = dlsym(RTLD_DEFAULT, "sched_yield");
+	Dl_info info;
+	REQUIRE(fn && dladdr(fn, &info) && info.dli_fname);
+	uint64_t offs[3];
+	struct buf err = BUF_INIT;
+	CHECK_INT(elfsym_find_file(info.dli_fname, names, 3, offs, &err), 2);
+	CHECK(offs[0] != 0 && offs[1] != 0);
+	CHECK_INT(offs[2], 0);
+	unsigned char file[16];
+	int fd = open(info.dli_fname, O_RDONLY);
+	REQUIRE(fd >= 0);
+	CHECK_INT(pread(fd, file, sizeof(file), (off_t)offs[1]), 16);
+	close(fd);
+	CHECK(memcmp(file, fn, sizeof(file)) == 0);
+	CHECK_INT(elfsym_find_file("/nonexistent/lib.so", names, 3, offs, &err), -1);
+	CHECK(strstr(err.data, "/nonexistent/lib.so: cannot open: No such file or directory"));
+	buf_free(&err);
+}
+
+/* A minimal shared object: .dynstr, .dynsym (one defined function, one
+ * undefined, one object), a code segment at address 0x10000, file offset
+ * 0x1000. */
+enum { F_SIZE = 0x1100, F_STR = 0x200, F_SYM = 0x240, F_SH = 0x300 };
+static void make_elf(unsigned char *f)
+{
+	memset(f, 0, F_SIZE);
+	Elf64_Ehdr eh = {.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT, .e_phoff = 64,
+			 .e_shoff = F_SH, .e_ehsize = 64, .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 2,
+			 .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 3};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	memcpy(f, &eh, sizeof(eh));
+	Elf64_Phdr ph[2] = {
+		{.p_type = PT_LOAD, .p_offset = 0, .p_vaddr = 0, .p_filesz = 0x400},
+		{.p_type = PT_LOAD, .p_offset = 0x1000, .p_vaddr = 0x10000, .p_filesz = 0x100},
+	};
+	memcpy(f + 64, ph, sizeof(ph));
+	static const char str[] = "\0cudaMalloc\0cudaFree\0cudaMallocHost";
+	memcpy(f + F_STR, str, sizeof(str));
+	Elf64_Sym sym[4] = {
+		{0},
+		{.st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = 1, .st_value = 0x10010},
+		{.st_name = 12, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_shndx = SHN_UNDEF},
+		{.st_name = 21, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), .st_shndx = 1, .st_value = 0x10020},
+	};
+	memcpy(f + F_SYM, sym, sizeof(sym));
+	Elf64_Shdr sh[3] = {
+		{0},
+		{.sh_type = SHT_DYNSYM, .sh_offset = F_SYM, .sh_size = sizeof(sym), .sh_link = 2, .sh_entsize = sizeof(Elf64_Sym)},
+		{.sh_type = SHT_STRTAB, .sh_offset = F_STR, .sh_size = sizeof(str)},
+	};
+	memcpy(f + F_SH, sh, sizeof(sh));
+}
+
+static int find_in(const unsigned char *f, size_t len, uint64_t *offs, struct buf *err)
+{
+	static const char *const names[] = {"cudaMalloc", "cudaFree", "cudaMallocHost"};
+	struct elf_mem m = {f, len};
+	struct elf_src s = elf_src_mem(&m);
+	buf_reset(err);
+	return elfsym_find(&s, names, 3, offs, err);
+}
+
+TEST(gpusnoop_elfsym_handmade)
+{
+	static unsigned char f[F_SIZE];
+	make_elf(f);
+	uint64_t offs[3];
+	struct buf err = BUF_INIT;
+	CHECK_INT(find_in(f, F_SIZE, offs, &err), 1);
+	CHECK_INT(offs[0], 0x1010); /* 0x10010 - 0x10000 + 0x1000 */
+	CHECK_INT(offs[1], 0);      /* undefined: imported, not ours to probe */
+	CHECK_INT(offs[2], 0);      /* not a function */
+	buf_free(&err);
+}
+
+TEST(gpusnoop_elfsym_malformed)
+{
+	static unsigned char f[F_SIZE];
+	uint64_t offs[3];
+	struct buf err = BUF_INIT;
+	struct {
+		size_t at;
+		uint64_t value;
+		int width;
+		const char *msg;
+	} cases[] = {
+		{0, 0, 1, "bad magic at offset 0"},
+		{EI_CLASS, ELFCLASS32, 1, "only 64-bit little-endian"},
+		{offsetof(Elf64_Ehdr, e_shoff), 0x10000, 8, "section header table at offset 65536 (192 bytes) lies outside the file"},
+		{offsetof(Elf64_Ehdr, e_shentsize), 40, 2, "entry size 40/56"},
+		/* .dynsym's size: far past the end */
+		{F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_size), 1ull << 40, 8, ".dynsym at offset 576"},
+		/* .dynsym's string table link: no such section */
+		{F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_link), 9, 4, "bad .dynsym section header at offset 832"},
+		/* .dynstr's offset wraps around */
+		{F_SH + 2 * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_offset), UINT64_MAX - 2, 8, ".dynstr at offset"},
+		/* no .dynsym at all */
+		{F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_type), SHT_PROGBITS, 4, "no .dynsym section"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		make_elf(f);
+		memcpy(f + cases[i].at, &cases[i].value, (size_t)cases[i].width); /* little-endian host */
+		CHECK_INT(find_in(f, F_SIZE, offs, &err), -1);
+		if (!strstr(err.data, cases[i].msg))
+			test_fail(__FILE__, __LINE__, "case %zu: '%s' lacks '%s'", i, err.data, cases[i].msg);
+	}
+	/* a symbol name offset past .dynstr, a symbol outside every segment: skipped, not read */
+	make_elf(f);
+	uint32_t bad_name = 4000;
+	memcpy(f + F_SYM + sizeof(Elf64_Sym) + offsetof(Elf64_Sym, st_name), &bad_name, 4);
+	CHECK_INT(find_in(f, F_SIZE, offs, &err), 0);
+	make_elf(f);
+	uint64_t far = 0x90000;
+	memcpy(f + F_SYM + sizeof(Elf64_Sym) + offsetof(Elf64_Sym, st_value), &far, 8);
+	CHECK_INT(find_in(f, F_SIZE, offs, &err), 0);
+	/* every truncation of the file: an error or a clean answer, never a read past the end */
+	make_elf(f);
+	for (size_t len = 0; len < F_SIZE; len += 7)
+		CHECK(find_in(f, len, offs, &err) <= 1);
+	CHECK_INT(find_in(f, 10, offs, &err), -1);
+	CHECK(strstr(err.data, "shorter than an ELF header"));
+	buf_free(&err);
+}
+
+static int ev(struct ledger *l, uint32_t type, uint32_t fn, uint64_t ptr, uint64_t size, uint32_t space, int32_t stack)
+{
+	struct snoop_event e = {.type = type, .fn = fn, .tid = 1, .stack_id = stack, .ts_ns = 1000, .ptr = ptr,
+				.size = size, .space = space};
+	return ledger_event(l, &e, sizeof(e));
+}
+
+TEST(gpusnoop_ledger)
+{
+	struct ledger l;
+	ledger_init(&l);
+	/* 3000 allocations (the table grows), every other one freed */
+	for (uint64_t i = 0; i < 3000; i++)
+		CHECK_INT(ev(&l, EV_ALLOC, FN_CUDA_MALLOC, 0x1000 * (i + 1), 10, SPACE_PTR, (int32_t)(i % 3)), 1);
+	for (uint64_t i = 0; i < 3000; i += 2)
+		CHECK_INT(ev(&l, EV_FREE, FN_CUDA_FREE, 0x1000 * (i + 1), 0, SPACE_PTR, -1), 1);
+	CHECK_INT(l.outstanding[SPACE_PTR], 15000);
+	CHECK_INT(l.peak[SPACE_PTR], 30000);
+	/* a free of an unknown pointer, the same value as a handle: different spaces */
+	CHECK_INT(ev(&l, EV_FREE, FN_CU_MEM_FREE, 0x999999, 0, SPACE_PTR, -1), 0);
+	CHECK_INT(ev(&l, EV_ALLOC, FN_CU_MEM_CREATE, 0x2000, 4096, SPACE_HANDLE, 7), 1);
+	CHECK_INT(ev(&l, EV_FREE, FN_CU_MEM_RELEASE, 0x2000, 0, SPACE_PTR, -1), 1); /* 0x2000 is also a live pointer */
+	CHECK_INT(l.outstanding[SPACE_HANDLE], 4096);
+	CHECK_INT(l.unmatched_frees, 1);
+	/* a pointer allocated again without its free: the free was lost */
+	CHECK_INT(ev(&l, EV_ALLOC, FN_CUDA_MALLOC_ASYNC, 0x4000, 100, SPACE_PTR, 1), 1);
+	CHECK_INT(l.replaced, 1);
+	/* invalid records: counted, no effect */
+	struct snoop_event bad = {.type = EV_ALLOC, .fn = FN_COUNT};
+	CHECK_INT(ledger_event(&l, &bad, sizeof(bad)), -1);
+	CHECK_INT(ledger_event(&l, &bad, 12), -1);
+	bad.fn = 0, bad.space = SPACE_COUNT;
+	CHECK_INT(ledger_event(&l, &bad, sizeof(bad)), -1);
+	bad.space = 0, bad.type = 9;
+	CHECK_INT(ledger_event(&l, &bad, sizeof(bad)), -1);
+	CHECK_INT(l.invalid, 4);
+	/* sizes saturate instead of wrapping */
+	CHECK_INT(ev(&l, EV_ALLOC, FN_CUDA_MALLOC, 0x1, UINT64_MAX, SPACE_MAP, 2), 1);
+	CHECK_INT(ev(&l, EV_ALLOC, FN_CUDA_MALLOC, 0x3, 5, SPACE_MAP, 2), 1);
+	CHECK(l.outstanding[SPACE_MAP] == UINT64_MAX);
+
+	size_t n;
+	struct ledger_leak *g = ledger_leaks(&l, &n);
+	/* live: 1500 pointers over stacks 0,1,2 (0x2000 freed, 0x4000 re-made from stack 1 by cudaMallocAsync),
+	 * the handle (stack 7), the two mapped ones (stack 2, saturated) */
+	REQUIRE(n == 5);
+	CHECK(g[0].bytes == UINT64_MAX && g[0].count == 2 && g[0].space == SPACE_MAP);
+	uint64_t total = 0, count = 0;
+	for (size_t i = 1; i < n; i++)
+		if (g[i].space == SPACE_PTR)
+			total += g[i].bytes, count += g[i].count;
+	CHECK_INT(count, 1499);
+	CHECK_INT(total, l.outstanding[SPACE_PTR]);
+	CHECK_INT(g[n - 1].space, SPACE_HANDLE);
+	CHECK_INT(g[n - 1].bytes, 4096);
+	for (size_t i = 1; i < n; i++)
+		if (g[i].stack_id == 1)
+			CHECK(g[i].fn_mask == ((1u << FN_CUDA_MALLOC) | (1u << FN_CUDA_MALLOC_ASYNC)));
+	free(g);
+	ledger_free(&l);
+}

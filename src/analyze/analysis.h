@@ -229,4 +229,10 @@ void analyze_kernel_distribution_tables(const struct trace_set *view, const stru
 /* overlap.c: comm_comp_overlap */
 struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);
 
+/* annotations.c: gpu_user_annotation_breakdown into *gpu and
+ * cpu_user_annotation_breakdown into *cpu (either may be NULL), HTA's
+ * defaults (num_kernels 1000, duration_ratio 0.8). */
+void analyze_annotations(const struct trace_set *set, const struct analyze_ranks *sel, struct atable **gpu,
+			 struct atable **cpu);
+
 #endif

@@ -51,6 +51,9 @@ static void compare(const char *name, const char *file, const struct atable *t)
 
 typedef void (*case_fn)(const struct tt_case *c, const struct trace_set *set, int *checked);
 
+/* the pass of for_each_case on the reduced model (skip_cpu_ops) */
+static bool reduced_model;
+
 static void for_each_case(case_fn fn, int min_checked)
 {
 	struct tt_case cases[64];
@@ -68,6 +71,7 @@ static void for_each_case(case_fn fn, int min_checked)
 			continue;
 		}
 		buf_free(&err);
+		reduced_model = i >= n;
 		fn(&cases[i % n], &set, &checked);
 		trace_set_free(&set);
 	}
@@ -195,3 +199,34 @@ static void overlap_case(const struct tt_case *c, const struct trace_set *set, i
 }
 
 TEST(analyze_overlap_table_conformance) { for_each_case(overlap_case, 20); }
+
+/* HTA returns None (no CSV) where a rank set has no annotation row: we give
+ * no rows and a note.  The CPU table needs the CPU rows (ANALYSIS_LOAD_CPU_OPS):
+ * checked on the full model only. */
+static void annotation_table(const struct tt_case *c, const struct atable *t, const char *file, int *checked)
+{
+	if (has_file(c->name, file)) {
+		compare(c->name, file, t);
+		(*checked)++;
+	} else {
+		CHECK(!stage_failed(c->name, "user_annotation"));
+		CHECK_INT(t->nrows, 0);
+		CHECK(strstr(t->notes.data, "unavailable") != NULL);
+	}
+}
+
+static void annotations_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	if (strncmp(c->name, "diff__", 6) == 0)
+		return;
+	struct atable *gpu = NULL, *cpu = NULL;
+	analyze_annotations(set, NULL, &gpu, reduced_model ? NULL : &cpu);
+	annotation_table(c, gpu, "gpu_user_annotation_breakdown.csv", checked);
+	if (cpu)
+		annotation_table(c, cpu, "cpu_user_annotation_breakdown.csv", checked);
+	atable_free(gpu);
+	atable_free(cpu);
+}
+
+/* 3 traces with GPU annotations (x2 models) + 19 with CPU ones */
+TEST(analyze_annotations_conformance) { for_each_case(annotations_case, 12); }

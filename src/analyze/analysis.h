@@ -36,6 +36,8 @@ enum {
 	ANALYSIS_LOAD_CPU_OPS = 1,  /* CPU operator rows (skip_cpu_ops) */
 	ANALYSIS_LOAD_FLOWS = 2,    /* flow events (no_flows) */
 	ANALYSIS_LOAD_COUNTERS = 4, /* counter events (no_counters) */
+	ANALYSIS_LOAD_ANNOTATIONS = 8, /* user_annotation rows, even when CPU ops are skipped
+					* (keep_user_annotations) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the
@@ -114,6 +116,13 @@ struct analysis {
 	 * them (or replace one, freeing it).  view holds the selected ranks.
 	 * NULL: nothing. */
 	void (*combine)(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out);
+	/* summary only: why the analysis is undefined on every selected rank
+	 * (one static line, e.g. "no GPU events (no row has a stream)"); it is
+	 * then not run, and summary says so.  NULL return: it runs.  Asked
+	 * only when view holds at least one rank; must be cheap (an early-exit
+	 * scan).  NULL: always defined.  Run alone, an analysis always runs
+	 * and its notes say what is missing. */
+	const char *(*skip)(const void *opts, const struct trace_set *view);
 };
 
 /* Every analysis, in output order (list.h). */
@@ -161,6 +170,10 @@ bool analyze_rank_selected(const struct analyze_ranks *sel, int rank);
 struct trace_set analyze_view(const struct trace_set *set, const struct analyze_ranks *sel);
 /* A set sharing rank k of set only (nothing to free). */
 struct trace_set analyze_view_rank(const struct trace_set *set, size_t k);
+
+/* The .skip of the analyses that need GPU rows: "no GPU events (no row
+ * has a stream)" when no rank of view has a row with a stream, else NULL. */
+const char *analyze_skip_no_gpu(const void *opts, const struct trace_set *view);
 
 /* ---- each analysis as a plain function ---- */
 

@@ -15,8 +15,9 @@
  * such row gets a note ("unavailable"), not zeros: HTA returns None there.
  *
  * Cost: one pass over each rank's rows, a counter per interned name, and a
- * sort of the names; the user_annotation rows need the CPU rows kept
- * (ANALYSIS_LOAD_CPU_OPS).
+ * sort of the names.  The loader keeps the user_annotation rows for it
+ * (ANALYSIS_LOAD_ANNOTATIONS) but still drops the cpu_op rows, most of a
+ * trace: summary costs about what it did without this analysis.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -139,13 +140,24 @@ static void annotations_rank(const struct analysis_ctx *c, const struct trace_se
 	analyze_annotations(view, NULL, c->want[0] ? &out[0] : NULL, c->want[1] ? &out[1] : NULL);
 }
 
+static const char *annotations_skip(const void *opts, const struct trace_set *view)
+{
+	(void)opts;
+	for (size_t k = 0; k < view->nranks; k++)
+		for (size_t i = 0; i < view->ranks[k]->n; i++)
+			if (is_gpu_annotation(view->ranks[k], i) || is_cpu_annotation(view->ranks[k], i))
+				return NULL;
+	return "no user annotation events";
+}
+
 const struct analysis analysis_annotations = {
 	.name = "annotations",
 	.help = "time per user annotation (GPU and CPU spans) per rank",
-	.load = ANALYSIS_LOAD_CPU_OPS,
+	.load = ANALYSIS_LOAD_ANNOTATIONS,
 	.opts = {sizeof(struct annotations_options), &annotations_defaults, annotations_opts, NULL},
 	.tables = annotations_tables,
 	.ntables = 2,
 	.cost = 1,
 	.rank = annotations_rank,
+	.skip = annotations_skip,
 };

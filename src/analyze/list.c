@@ -32,4 +32,5 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 	lo->skip_cpu_ops = !(need & ANALYSIS_LOAD_CPU_OPS);
 	lo->no_flows = !(need & ANALYSIS_LOAD_FLOWS);
 	lo->no_counters = !(need & ANALYSIS_LOAD_COUNTERS);
+	lo->keep_user_annotations = (need & ANALYSIS_LOAD_ANNOTATIONS) != 0;
 }

@@ -51,8 +51,8 @@ static void compare(const char *name, const char *file, const struct atable *t)
 
 typedef void (*case_fn)(const struct tt_case *c, const struct trace_set *set, int *checked);
 
-/* the pass of for_each_case on the reduced model (skip_cpu_ops) */
-static bool reduced_model;
+/* the options of the model for_each_case passes */
+static const struct trace_load_opts *case_opts;
 
 static void for_each_case(case_fn fn, int min_checked)
 {
@@ -60,22 +60,24 @@ static void for_each_case(case_fn fn, int min_checked)
 	size_t n = tt_manifest(cases, 64);
 	REQUIRE(n >= 15);
 	int checked = 0;
-	/* twice: the full model, and the reduced one `dyno analyze` loads */
-	for (size_t i = 0; i < 2 * n; i++) {
+	/* three times: the full model, and the reduced ones `dyno analyze`
+	 * loads (CPU ops dropped; summary and annotations keep the
+	 * user_annotation rows) */
+	for (size_t i = 0; i < 3 * n; i++) {
 		struct trace_set set;
 		struct buf err = BUF_INIT;
-		struct trace_load_opts o = {.skip_cpu_ops = i >= n};
+		struct trace_load_opts o = {.skip_cpu_ops = i >= n, .keep_user_annotations = i >= 2 * n};
 		if (trace_set_load(&set, cases[i % n].input, &o, &err) != 0) {
 			test_fail(__FILE__, __LINE__, "%s: %s", cases[i % n].name, err.data);
 			buf_free(&err);
 			continue;
 		}
 		buf_free(&err);
-		reduced_model = i >= n;
+		case_opts = &o;
 		fn(&cases[i % n], &set, &checked);
 		trace_set_free(&set);
 	}
-	CHECK(checked >= 2 * min_checked);
+	CHECK(checked >= 3 * min_checked);
 }
 
 static void temporal_case(const struct tt_case *c, const struct trace_set *set, int *checked)
@@ -201,8 +203,8 @@ static void overlap_case(const struct tt_case *c, const struct trace_set *set, i
 TEST(analyze_overlap_table_conformance) { for_each_case(overlap_case, 20); }
 
 /* HTA returns None (no CSV) where a rank set has no annotation row: we give
- * no rows and a note.  The CPU table needs the CPU rows (ANALYSIS_LOAD_CPU_OPS):
- * checked on the full model only. */
+ * no rows and a note.  The CPU table needs the user_annotation rows: checked
+ * on the models that keep them (ANALYSIS_LOAD_ANNOTATIONS). */
 static void annotation_table(const struct tt_case *c, const struct atable *t, const char *file, int *checked)
 {
 	if (has_file(c->name, file)) {
@@ -220,7 +222,8 @@ static void annotations_case(const struct tt_case *c, const struct trace_set *se
 	if (strncmp(c->name, "diff__", 6) == 0)
 		return;
 	struct atable *gpu = NULL, *cpu = NULL;
-	analyze_annotations(set, NULL, &gpu, reduced_model ? NULL : &cpu);
+	bool cpu_rows = !case_opts->skip_cpu_ops || case_opts->keep_user_annotations;
+	analyze_annotations(set, NULL, &gpu, cpu_rows ? &cpu : NULL);
 	annotation_table(c, gpu, "gpu_user_annotation_breakdown.csv", checked);
 	if (cpu)
 		annotation_table(c, cpu, "cpu_user_annotation_breakdown.csv", checked);
@@ -228,5 +231,5 @@ static void annotations_case(const struct tt_case *c, const struct trace_set *se
 	atable_free(cpu);
 }
 
-/* 3 traces with GPU annotations (x2 models) + 19 with CPU ones */
-TEST(analyze_annotations_conformance) { for_each_case(annotations_case, 12); }
+/* 3 traces with GPU annotations (x3 models) + 19 with CPU ones (x2) */
+TEST(analyze_annotations_conformance) { for_each_case(annotations_case, 15); }

@@ -11,7 +11,7 @@ golden_cases() {
 	local manifest=$1 name kind input a f
 	while IFS=$'\t' read -r name kind input; do
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
-		for a in summary temporal idle kernels kernel-distribution overlap launch; do
+		for a in summary temporal idle kernels kernel-distribution overlap launch annotations; do
 			for f in csv json; do
 				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
 			done
@@ -19,6 +19,7 @@ golden_cases() {
 		printf '%s/summary.txt\t%s\tsummary\n' "$name" "$input"
 		printf '%s/kernels-top.csv\t%s\tkernels --top --format csv\n' "$name" "$input"
 		printf '%s/idle-stats.csv\t%s\tidle --interval-stats --format csv\n' "$name" "$input"
+		printf '%s/annotations-cpu.csv\t%s\tannotations --cpu --format csv\n' "$name" "$input"
 		printf '%s/csvdir\t%s\tsummary --format json\n' "$name" "$input"
 	done < <(tail -n +2 "$manifest")
 	local d=trace_filter n=ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz

@@ -2,8 +2,9 @@
  * fuzz_analyze_run.c - libFuzzer target for the parallel after-parse path:
  * any bytes through trace_rank_load_mem (two threads allowed), the set steps
  * (including the MTIA filter rule when the trace says MTIA) and analyze_run
- * with every analysis of the table on two threads; nothing may crash, hang
- * or leak, and the tables must render.
+ * with every analysis of the table on two threads (summary, then each
+ * analysis summary skipped run alone, so that every analysis sees every
+ * input); nothing may crash, hang or leak, and the tables must render.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct buf err = BUF_INIT;
-	struct trace_load_opts o = {.skip_cpu_ops = (size & 1) != 0, .threads = 2};
+	struct trace_load_opts o = {.skip_cpu_ops = (size & 1) != 0, .keep_user_annotations = (size & 2) != 0,
+				    .threads = 2};
 	struct trace_rank *r = trace_rank_load_mem("fuzz_rank-0.json", data, size, &o, &err);
 	buf_free(&err);
 	if (!r)
@@ -35,6 +37,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf out = BUF_INIT;
 	for (size_t i = 0; i < res.n; i++)
 		atable_render(res.v[i].t, res.v[i].table->per_rank ? AFMT_JSON : AFMT_CSV, &out);
+	for (size_t k = 0; k < res.nskipped; k++) {
+		struct analyze_run_opts one = ro;
+		one.only = res.skipped[k].analysis;
+		struct analyze_results r1;
+		analyze_run(&set, NULL, &one, &r1);
+		for (size_t i = 0; i < r1.n; i++)
+			atable_render(r1.v[i].t, AFMT_CSV, &out);
+		analyze_results_free(&r1);
+	}
 	buf_free(&out);
 	analyze_results_free(&res);
 	analysis_config_free(&cfg);

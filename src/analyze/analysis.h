@@ -248,4 +248,8 @@ struct atable *analyze_overlap(const struct trace_set *set, const struct analyze
 void analyze_annotations(const struct trace_set *set, const struct analyze_ranks *sel, struct atable **gpu,
 			 struct atable **cpu);
 
+/* op_kernels.c: aten_op_kernels_and_delay_rank<r>, one table per selected
+ * rank (HTA's get_aten_op_kernels_and_delay). */
+size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out);
+
 #endif

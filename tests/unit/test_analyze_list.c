@@ -183,12 +183,15 @@ TEST(analyze_run_one_analysis_gives_its_tables)
 	struct trace_load_opts lk = {0};
 	analysis_load_opts(analysis_find("kernels"), &lk);
 	CHECK(lk.skip_cpu_ops && lk.no_flows && lk.no_counters);
-	/* summary keeps the user_annotation rows (annotations reads them), not
-	 * the cpu_op ones */
+	CHECK(!lk.keep_user_annotations);
+	/* annotations keeps the user_annotation rows, not the cpu_op ones */
+	struct trace_load_opts la = {0};
+	analysis_load_opts(analysis_find("annotations"), &la);
+	CHECK(la.skip_cpu_ops && la.keep_user_annotations);
+	/* summary keeps the CPU rows: op-kernels reads the operators */
 	struct trace_load_opts lo = {0};
 	analysis_load_opts(NULL, &lo);
-	CHECK(lo.skip_cpu_ops && lo.keep_user_annotations);
-	CHECK(!lk.keep_user_annotations);
+	CHECK(!lo.skip_cpu_ops);
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	REQUIRE(trace_set_load(&set, two_ranks(), &lo, &err) == 0);
@@ -296,21 +299,22 @@ static void summary_skips(const char *trace, struct buf *names, bool *ran_tempor
 }
 
 /* summary runs what is defined for the trace and says why it skipped the
- * rest: no GPU rows, no user annotations. */
+ * rest: no GPU rows, no user annotations, no kernel launches. */
 TEST(analyze_summary_says_why_it_skipped)
 {
 	struct buf names = BUF_INIT;
 	bool temporal, annotations;
 	summary_skips("cpu_only", &names, &temporal, &annotations);
-	CHECK_STR(names.data, "temporal idle kernels kernel-distribution overlap launch");
+	CHECK_STR(names.data, "temporal idle kernels kernel-distribution overlap launch op-kernels");
 	CHECK(!temporal && annotations);
 	buf_reset(&names);
 	summary_skips("critical_path/cuda_event_sync_multi_stream", &names, &temporal, &annotations);
 	CHECK_STR(names.data, "annotations");
 	CHECK(temporal && !annotations);
 	buf_reset(&names);
+	/* hipLaunchKernel is not a launch of op-kernels */
 	summary_skips("amd_trace", &names, &temporal, &annotations);
-	CHECK_STR(names.data ? names.data : "", "");
+	CHECK_STR(names.data, "op-kernels");
 	CHECK(temporal && annotations);
 	buf_free(&names);
 }

@@ -11,7 +11,7 @@ golden_cases() {
 	local manifest=$1 name kind input a f
 	while IFS=$'\t' read -r name kind input; do
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
-		for a in summary temporal idle kernels kernel-distribution overlap launch annotations; do
+		for a in summary temporal idle kernels kernel-distribution overlap launch annotations op-kernels; do
 			for f in csv json; do
 				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
 			done

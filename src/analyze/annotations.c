@@ -78,6 +78,13 @@ static struct atable *breakdown(const struct trace_set *set, const struct analyz
 					  : "CPU user annotations per rank (time on the CPU, us)",
 				      cols);
 	const struct kernel_breakdown_opts ko = {.duration_ratio = ANN_RATIO, .num_kernels = ANN_NUM};
+	/* as in kernel_metrics: HTA's sum/max/min stay int64 ("45", not
+	 * "45.0") when every trace had integer ts and dur only */
+	bool ints = set->nranks > 0;
+	for (size_t k = 0; k < set->nranks; k++)
+		ints &= set->ranks[k]->int_times || !analyze_rank_selected(sel, set->ranks[k]->rank);
+	for (size_t c = 1; ints && c <= 3; c++)
+		atable_int_text(t, c);
 	bool any = false;
 	for (size_t k = 0; k < set->nranks; k++) {
 		const struct trace_rank *r = set->ranks[k];

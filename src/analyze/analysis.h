@@ -38,6 +38,8 @@ enum {
 	ANALYSIS_LOAD_COUNTERS = 4, /* counter events (no_counters) */
 	ANALYSIS_LOAD_ALL_STEPS = 8, /* no last-step filter (keep_last_step): HTA's parse_traces only */
 	ANALYSIS_LOAD_PYTHON = 16,   /* python_function rows (keep_python) */
+	ANALYSIS_LOAD_ANNOTATIONS = 32, /* user_annotation rows, even when CPU ops are skipped
+					 * (keep_user_annotations) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the
@@ -125,6 +127,13 @@ struct analysis {
 	 * `summary` (one input).  NULL: one set. */
 	void (*pair)(const struct analysis_ctx *c, const struct trace_set *control, const struct trace_set *test,
 		     struct atable **out);
+	/* summary only: why the analysis is undefined on every selected rank
+	 * (one static line, e.g. "no GPU events (no row has a stream)"); it is
+	 * then not run, and summary says so.  NULL return: it runs.  Asked
+	 * only when view holds at least one rank; must be cheap (an early-exit
+	 * scan).  NULL: always defined.  Run alone, an analysis always runs
+	 * and its notes say what is missing. */
+	const char *(*skip)(const void *opts, const struct trace_set *view);
 };
 
 /* Every analysis, in output order (list.h). */
@@ -172,6 +181,10 @@ bool analyze_rank_selected(const struct analyze_ranks *sel, int rank);
 struct trace_set analyze_view(const struct trace_set *set, const struct analyze_ranks *sel);
 /* A set sharing rank k of set only (nothing to free). */
 struct trace_set analyze_view_rank(const struct trace_set *set, size_t k);
+
+/* The .skip of the analyses that need GPU rows: "no GPU events (no row
+ * has a stream)" when no rank of view has a row with a stream, else NULL. */
+const char *analyze_skip_no_gpu(const void *opts, const struct trace_set *view);
 
 /* ---- each analysis as a plain function ---- */
 
@@ -253,5 +266,15 @@ void analyze_diff(const struct trace_set *control, const struct trace_set *test,
 
 /* overlap.c: comm_comp_overlap */
 struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);
+
+/* annotations.c: gpu_user_annotation_breakdown into *gpu and
+ * cpu_user_annotation_breakdown into *cpu (either may be NULL), HTA's
+ * defaults (num_kernels 1000, duration_ratio 0.8). */
+void analyze_annotations(const struct trace_set *set, const struct analyze_ranks *sel, struct atable **gpu,
+			 struct atable **cpu);
+
+/* op_kernels.c: aten_op_kernels_and_delay_rank<r>, one table per selected
+ * rank (HTA's get_aten_op_kernels_and_delay). */
+size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out);
 
 #endif

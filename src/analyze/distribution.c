@@ -168,4 +168,5 @@ const struct analysis analysis_kernel_distribution = {
 	.ntables = 2,
 	.prepare = &analysis_step_kernel_breakdown,
 	.combine = dist_combine,
+	.skip = analyze_skip_no_gpu,
 };

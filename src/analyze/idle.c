@@ -206,6 +206,17 @@ static void idle_rank(const struct analysis_ctx *c, const struct trace_set *view
 	out[0] = analyze_idle(view, NULL, o->delay, c->want[1] ? &out[1] : NULL);
 }
 
+/* HTA's idle breakdown reads kernels, memcpy and memset on a stream only */
+static const char *idle_skip(const void *opts, const struct trace_set *view)
+{
+	(void)opts;
+	for (size_t k = 0; k < view->nranks; k++)
+		for (size_t i = 0; i < view->ranks[k]->n; i++)
+			if (trace_is_idle_kernel(view->ranks[k], i))
+				return NULL;
+	return "no kernel, memcpy or memset on any stream";
+}
+
 const struct analysis analysis_idle = {
 	.name = "idle",
 	.help = "GPU idle time per stream: host_wait, kernel_wait, other",
@@ -214,4 +225,5 @@ const struct analysis analysis_idle = {
 	.ntables = 2,
 	.cost = 3,
 	.rank = idle_rank,
+	.skip = idle_skip,
 };

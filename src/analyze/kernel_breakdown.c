@@ -275,6 +275,50 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 	free(acc);
 }
 
+/* The same per-name statistics and folding over any rows of a rank (HTA's
+ * _aggr_gpu_kernel_time is also what its user annotation breakdown runs):
+ * one pass over the rank, then one row per name. */
+void kernel_name_metrics(const struct trace_rank *r, bool (*keep)(const struct trace_rank *r, size_t i),
+			 const struct kernel_breakdown_opts *o, struct kernel_metric_row **rows, size_t *nrows)
+{
+	size_t nstr = r->strs.n;
+	struct kacc *acc = xcalloc(nstr ? nstr : 1, sizeof *acc);
+	for (size_t i = 0; i < r->n; i++) {
+		if (!keep(r, i))
+			continue;
+		double d = r->dur[i];
+		struct kacc *a = &acc[r->name[i]];
+		if (a->count == 0 || d > a->max)
+			a->max = d;
+		if (a->count == 0 || d < a->min)
+			a->min = d;
+		a->sum += d;
+		welford(&a->count, &a->mean, &a->m2, d);
+	}
+	struct kname *names = xmalloc((nstr ? nstr : 1) * sizeof *names);
+	size_t n = 0;
+	for (uint32_t id = 0; id < nstr; id++) {
+		struct kacc *a = &acc[id];
+		if (a->count == 0)
+			continue;
+		struct kname *k = &names[n++];
+		k->id = id;
+		k->name = trace_strtab_get(&r->strs, id);
+		k->count = a->count;
+		k->sum = a->sum;
+		k->max = a->max;
+		k->min = a->min;
+		k->mean = a->sum / (double)a->count;
+		k->stddev = a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
+	}
+	struct rows out = {0};
+	type_metrics(r, TRACE_KT_OTHER, names, n, o, &out);
+	free(names);
+	free(acc);
+	*rows = out.v;
+	*nrows = out.n;
+}
+
 static int cmp_type_row(const void *a, const void *b)
 {
 	const struct kernel_type_row *x = a, *y = b;

@@ -75,4 +75,11 @@ void kernel_breakdown_rank(const struct trace_rank *r, const struct kernel_break
 			   struct kernel_rank_part *out);
 void kernel_breakdown_combine(struct kernel_rank_part *parts, size_t nparts, struct kernel_breakdown *out);
 
+/* HTA's per-name statistics with its folding into "others" (the
+ * per-kernel rows above) over the rows i of r where keep(r, i) holds,
+ * e.g. the user annotations: *rows (malloc'd, type TRACE_KT_OTHER) in the
+ * order of the folding (sum descending), *nrows of them. */
+void kernel_name_metrics(const struct trace_rank *r, bool (*keep)(const struct trace_rank *r, size_t i),
+			 const struct kernel_breakdown_opts *o, struct kernel_metric_row **rows, size_t *nrows);
+
 #endif

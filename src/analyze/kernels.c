@@ -130,4 +130,5 @@ const struct analysis analysis_kernels = {
 	.ntables = 2,
 	.prepare = &analysis_step_kernel_breakdown,
 	.combine = kernels_combine,
+	.skip = analyze_skip_no_gpu,
 };

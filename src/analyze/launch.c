@@ -213,4 +213,5 @@ const struct analysis analysis_launch = {
 	.ntables = 1,
 	.cost = 4,
 	.rank = launch_rank,
+	.skip = analyze_skip_no_gpu,
 };

@@ -35,4 +35,5 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 	/* only ever turned on: --keep-last-step and the like stay the user's */
 	lo->keep_last_step |= !!(need & ANALYSIS_LOAD_ALL_STEPS);
 	lo->keep_python |= !!(need & ANALYSIS_LOAD_PYTHON);
+	lo->keep_user_annotations |= !!(need & ANALYSIS_LOAD_ANNOTATIONS);
 }

@@ -116,4 +116,5 @@ const struct analysis analysis_overlap = {
 	.ntables = 1,
 	.cost = 1,
 	.rank = overlap_rank,
+	.skip = analyze_skip_no_gpu,
 };

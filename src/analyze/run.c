@@ -204,8 +204,10 @@ static void finish_job(struct job *j, const struct trace_set *view, const struct
 }
 
 /* The analyses that run, in table order, which of their tables are shown
- * and wanted, and the steps they share (each once). */
-static size_t plan(const struct analyze_run_opts *o, struct job *jobs, struct step_job *steps, size_t *nsteps_out)
+ * and wanted, and the steps they share (each once).  Summary leaves out
+ * those undefined on view (their .skip), recording why in out. */
+static size_t plan(const struct analyze_run_opts *o, const struct trace_set *view, struct job *jobs,
+		   struct step_job *steps, size_t *nsteps_out, struct analyze_results *out)
 {
 	const struct analysis_show show = {o->fmt, o->only == NULL, o->every_table};
 	size_t njobs = 0, nsteps = 0;
@@ -216,6 +218,14 @@ static size_t plan(const struct analyze_run_opts *o, struct job *jobs, struct st
 		/* summary has one input: an analysis of two sets runs alone */
 		if (!o->only && a->pair)
 			continue;
+		const char *why = !o->only && view->nranks && a->skip
+					  ? a->skip(analysis_config_opts(o->config, &a->opts), view)
+					  : NULL;
+		if (why) {
+			out->skipped = xrealloc(out->skipped, (out->nskipped + 1) * sizeof *out->skipped);
+			out->skipped[out->nskipped++] = (struct analyze_skipped){a, why};
+			continue;
+		}
 		struct job *j = &jobs[njobs++];
 		*j = (struct job){a, analysis_config_opts(o->config, &a->opts), xcalloc(a->ntables, sizeof(bool)),
 				  xcalloc(a->ntables, sizeof(bool)), NULL};
@@ -248,7 +258,7 @@ void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, c
 
 	struct job jobs[ANALYSIS_COUNT];
 	struct step_job steps[ANALYSIS_COUNT];
-	size_t nsteps, njobs = plan(o, jobs, steps, &nsteps);
+	size_t nsteps, njobs = plan(o, &view, jobs, steps, &nsteps, out);
 
 	struct task *tasks;
 	size_t nt = make_tasks(steps, nsteps, jobs, njobs, view.nranks, &tasks);
@@ -296,6 +306,7 @@ void analyze_results_free(struct analyze_results *r)
 		free(r->v[i].name);
 	}
 	free(r->v);
+	free(r->skipped);
 	free(r->timings);
 	memset(r, 0, sizeof *r);
 }

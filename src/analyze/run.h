@@ -39,9 +39,17 @@ struct analyze_timing {
 	double s;
 };
 
+/* An analysis summary did not run, and why (its .skip). */
+struct analyze_skipped {
+	const struct analysis *analysis;
+	const char *why; /* static text */
+};
+
 struct analyze_results {
 	struct analyze_result *v; /* in output order */
 	size_t n;
+	struct analyze_skipped *skipped; /* summary: in table order */
+	size_t nskipped;
 	struct analyze_timing *timings;
 	size_t ntimings;
 	double wall_s; /* the whole of analyze_run */

@@ -90,4 +90,5 @@ const struct analysis analysis_temporal = {
 	.ntables = 1,
 	.cost = 2,
 	.rank = temporal_rank,
+	.skip = analyze_skip_no_gpu,
 };

@@ -3,7 +3,9 @@
  * set that shares some ranks of another, so that an analysis written over
  * "every rank of a set" runs on a selection or on one rank without knowing
  * it.  A view copies rank pointers only (O(ranks)).  Also the note the
- * kernel tables give for ranks of a view without GPU rows.
+ * kernel tables give for ranks of a view without GPU rows, and the reason
+ * summary gives for skipping an analysis that needs them (a scan that
+ * stops at the first GPU row).
  */
 #include "analyze/analysis.h"
 
@@ -52,3 +54,15 @@ void analyze_note_no_gpu(struct atable *t, const struct trace_set *v, const char
 	}
 }
 
+
+const char *analyze_skip_no_gpu(const void *opts, const struct trace_set *view)
+{
+	(void)opts;
+	for (size_t k = 0; k < view->nranks; k++) {
+		const struct trace_rank *r = view->ranks[k];
+		for (size_t i = 0; i < r->n; i++)
+			if (trace_is_gpu(r, i))
+				return NULL;
+	}
+	return "no GPU events (no row has a stream)";
+}

@@ -334,8 +334,42 @@ static void partial_reason(const struct trace_set *set, struct buf *out)
 	}
 }
 
+/* Summary's list of the analyses it left out and why (their .skip), one
+ * row each: in the terminal after the tables, when there is one; always the
+ * last element of the JSON array, so that a reader finds it; with CSV on
+ * stderr, as notes are (stdout stays HTA's files).  Not an HTA file: not
+ * written to --csv-dir. */
+static struct atable *skipped_table(const struct analyze_results *res)
+{
+	static const char *const cols[] = {"analysis:s", "reason:s", NULL};
+	struct atable *t = atable_new("skipped_analyses", "Analyses skipped (undefined for this trace)", cols);
+	for (size_t i = 0; i < res->nskipped; i++) {
+		size_t row = atable_add_row(t);
+		atable_set_s(t, row, 0, res->skipped[i].analysis->name);
+		atable_set_s(t, row, 1, res->skipped[i].why);
+	}
+	return t;
+}
+
+static void print_skipped(const struct analyze_results *res, enum aformat fmt, const struct aopts *o, bool *first)
+{
+	if (fmt == AFMT_CSV) {
+		for (size_t i = 0; !o->quiet && i < res->nskipped; i++)
+			fprintf(stderr, "dyno analyze: summary: %s skipped: %s\n", res->skipped[i].analysis->name,
+				res->skipped[i].why);
+		return;
+	}
+	if (fmt == AFMT_TABLE && res->nskipped == 0)
+		return;
+	struct analysis_table d = {.csv = "skipped_analyses"};
+	struct analyze_result r = {.t = skipped_table(res), .table = &d, .shown = true};
+	r.t->wide = o->wide;
+	print_table(&r, fmt, first);
+	atable_free(r.t);
+}
+
 /* The results in order: the shown ones on stdout, all into --csv-dir. */
-static int output(const struct analyze_results *res, enum aformat fmt, const struct aopts *o)
+static int output(const struct analyze_results *res, enum aformat fmt, const struct aopts *o, bool summary)
 {
 	bool first = true;
 	int rc = 0;
@@ -353,6 +387,8 @@ static int output(const struct analyze_results *res, enum aformat fmt, const str
 		if (o->csv_dir)
 			rc |= write_csv(&res->v[i], o->csv_dir);
 	}
+	if (summary)
+		print_skipped(res, fmt, o, &first);
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);
 	fflush(stdout); /* before anything more on stderr (--timings) */
@@ -509,7 +545,7 @@ int cmd_analyze(int argc, char **argv)
 					trace_rank_rule_name(test.ranks[k]->rank_rule), test.ranks[k]->path,
 					test.ranks[k]->n);
 		}
-		rc = output(&res, fmt, &o) ? 1 : partial.len ? 3 : 0;
+		rc = output(&res, fmt, &o, only == NULL) ? 1 : partial.len ? 3 : 0;
 		/* one analysis asked for and undefined on the trace (HTA fails):
 		 * its notes say why, the status says it to scripts */
 		for (size_t i = 0; rc == 0 && only && i < res.n; i++)

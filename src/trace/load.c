@@ -616,6 +616,10 @@ void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struc
 	p->str_python = trace_strtab_intern(&r->strs, "python_function", 15);
 	p->str_cpu_op = trace_strtab_intern(&r->strs, "cpu_op", 6);
 	p->str_user_ann = trace_strtab_intern(&r->strs, "user_annotation", 15);
+	/* str_user_ann is only what skip_cpu_ops compares cats with: an id no
+	 * cat has keeps the annotations */
+	if (opts->keep_user_annotations)
+		p->str_user_ann = TRACE_NO_STR - 1;
 	p->skipped_min_ts = INFINITY;
 	buf_init(&p->name_tmp);
 }

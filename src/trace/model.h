@@ -279,6 +279,10 @@ struct trace_load_opts {
 	/* Parse every event with the general tokenizer, never the fast path
 	 * (load_fast.c); tests and the fuzzer compare the two. */
 	bool tokenizer_only;
+	/* With skip_cpu_ops: drop the cpu_op rows only, keep every
+	 * user_annotation row (the annotations analysis reads them; they are
+	 * few next to the operators). */
+	bool keep_user_annotations;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

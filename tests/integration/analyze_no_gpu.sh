@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A trace without GPU events (tests/data/traces/cpu_only): every analysis
-# says its result is unavailable/undefined for the rank, launch included
-# (it said "0 launches"); no note claims a count of zero.
+# run alone says its result is unavailable/undefined for the rank, launch
+# included (it said "0 launches"); no note claims a count of zero.  summary
+# skips the analyses that need GPU rows, one line each with the reason (and
+# the skipped_analyses object in JSON), and runs the rest (annotations).
 set -uo pipefail
 in=$TESTDATA/traces/cpu_only
 [ -d "$in" ] || { echo "no trace at $in"; exit 77; }
@@ -9,7 +11,24 @@ out=$("$DYNO" analyze summary "$in" -q 2>&1); rc=$?
 fail=0
 [ $rc -eq 0 ] || { echo "FAIL: exit $rc"; fail=1; }
 if grep -q "0 launches" <<<"$out"; then echo "FAIL: launch says 0 launches"; fail=1; fi
-grep -q "rank 34: no GPU events (no row has a stream): launch statistics unavailable" <<<"$out" ||
+for a in temporal kernels kernel-distribution overlap launch; do
+	grep -Eq "^$a +no GPU events \(no row has a stream\)$" <<<"$out" ||
+		{ echo "FAIL: summary does not say why $a was skipped"; fail=1; }
+done
+grep -Eq "^idle +no kernel, memcpy or memset on any stream$" <<<"$out" ||
+	{ echo "FAIL: summary does not say why idle was skipped"; fail=1; }
+if grep -q "Temporal breakdown" <<<"$out"; then echo "FAIL: summary ran temporal"; fail=1; fi
+grep -q "^gloo:all_reduce " <<<"$out" || { echo "FAIL: summary did not run annotations"; fail=1; }
+json=$("$DYNO" analyze summary "$in" -q --format json)
+python3 -c '
+import json, sys
+t = json.loads(sys.argv[1])[-1]
+assert t["name"] == "skipped_analyses", t["name"]
+got = {r["analysis"]: r["reason"] for r in t["rows"]}
+assert got["launch"] == "no GPU events (no row has a stream)", got
+assert "annotations" not in got, got
+' "$json" || { echo "FAIL: JSON has no skipped_analyses with the reasons"; fail=1; }
+"$DYNO" analyze launch "$in" -q | grep -q "rank 34: no GPU events (no row has a stream): launch statistics unavailable" ||
 	{ echo "FAIL: launch does not say unavailable"; fail=1; }
 for a in temporal idle launch; do
 	"$DYNO" analyze $a "$in" -q | grep -Eq "rank 34: .*(unavailable|undefined)" ||

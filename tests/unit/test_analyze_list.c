@@ -184,9 +184,19 @@ TEST(analyze_cli_accepts_every_analysis_name)
  * named as its row says; with every_table, all of them. */
 TEST(analyze_run_one_analysis_gives_its_tables)
 {
+	/* an analysis that reads no CPU op, flow or counter has them skipped */
+	struct trace_load_opts lk = {0};
+	analysis_load_opts(analysis_find("kernels"), &lk);
+	CHECK(lk.skip_cpu_ops && lk.no_flows && lk.no_counters);
+	CHECK(!lk.keep_user_annotations);
+	/* annotations keeps the user_annotation rows, not the cpu_op ones */
+	struct trace_load_opts la = {0};
+	analysis_load_opts(analysis_find("annotations"), &la);
+	CHECK(la.skip_cpu_ops && la.keep_user_annotations);
+	/* summary keeps the CPU rows: op-kernels reads the operators */
 	struct trace_load_opts lo = {0};
 	analysis_load_opts(NULL, &lo);
-	CHECK(lo.skip_cpu_ops && lo.no_flows && lo.no_counters); /* no analysis reads them yet */
+	CHECK(!lo.skip_cpu_ops);
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	REQUIRE(trace_set_load(&set, two_ranks(), &lo, &err) == 0);
@@ -252,4 +262,69 @@ TEST(analyze_csv_dir_writes_the_tables_files)
 	CHECK(files >= 9);
 	buf_free(&out);
 	buf_free(&err);
+}
+
+/* summary over set: the names of the analyses it skipped, space-separated,
+ * each reason checked non-empty; *ran_annotations: annotations gave tables */
+static void summary_skips(const char *trace, struct buf *names, bool *ran_temporal, bool *ran_annotations)
+{
+	struct buf path = BUF_INIT, err = BUF_INIT;
+	buf_printf(&path, "%s/traces/%s", test_data_dir(), trace);
+	struct trace_load_opts lo = {0};
+	analysis_load_opts(NULL, &lo);
+	struct trace_set set;
+	REQUIRE(trace_set_load(&set, path.data, &lo, &err) == 0);
+	struct analysis_config cfg;
+	analysis_config_init(&cfg);
+	struct analyze_run_opts o = {.config = &cfg, .fmt = AFMT_TABLE, .threads = 2};
+	struct analyze_results r;
+	analyze_run(&set, NULL, &o, &r);
+	for (size_t i = 0; i < r.nskipped; i++) {
+		CHECK(r.skipped[i].why && r.skipped[i].why[0]);
+		buf_printf(names, "%s%s", names->len ? " " : "", r.skipped[i].analysis->name);
+		/* a skipped analysis gives no table */
+		for (size_t k = 0; k < r.n; k++)
+			CHECK(r.v[k].analysis != r.skipped[i].analysis);
+	}
+	*ran_temporal = *ran_annotations = false;
+	for (size_t k = 0; k < r.n; k++) {
+		*ran_temporal |= strcmp(r.v[k].analysis->name, "temporal") == 0;
+		*ran_annotations |= strcmp(r.v[k].analysis->name, "annotations") == 0;
+	}
+	/* run alone, a skipped analysis runs (its notes say what is missing) */
+	for (size_t i = 0; i < r.nskipped; i++) {
+		struct analyze_run_opts one = o;
+		one.only = r.skipped[i].analysis;
+		struct analyze_results r1;
+		analyze_run(&set, NULL, &one, &r1);
+		CHECK_INT(r1.nskipped, 0);
+		CHECK(r1.n > 0);
+		analyze_results_free(&r1);
+	}
+	analyze_results_free(&r);
+	analysis_config_free(&cfg);
+	trace_set_free(&set);
+	buf_free(&path);
+	buf_free(&err);
+}
+
+/* summary runs what is defined for the trace and says why it skipped the
+ * rest: no GPU rows, no user annotations, no kernel launches. */
+TEST(analyze_summary_says_why_it_skipped)
+{
+	struct buf names = BUF_INIT;
+	bool temporal, annotations;
+	summary_skips("cpu_only", &names, &temporal, &annotations);
+	CHECK_STR(names.data, "temporal idle kernels kernel-distribution overlap launch op-kernels");
+	CHECK(!temporal && annotations);
+	buf_reset(&names);
+	summary_skips("critical_path/cuda_event_sync_multi_stream", &names, &temporal, &annotations);
+	CHECK_STR(names.data, "annotations");
+	CHECK(temporal && !annotations);
+	buf_reset(&names);
+	/* hipLaunchKernel is not a launch of op-kernels */
+	summary_skips("amd_trace", &names, &temporal, &annotations);
+	CHECK_STR(names.data, "op-kernels");
+	CHECK(temporal && annotations);
+	buf_free(&names);
 }

@@ -22,7 +22,7 @@ golden_cases() {
 			continue
 		fi
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
-		for a in summary temporal idle kernels kernel-distribution overlap launch; do
+		for a in summary temporal idle kernels kernel-distribution overlap launch annotations op-kernels; do
 			for f in csv json; do
 				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
 			done
@@ -30,6 +30,7 @@ golden_cases() {
 		printf '%s/summary.txt\t%s\tsummary\n' "$name" "$input"
 		printf '%s/kernels-top.csv\t%s\tkernels --top --format csv\n' "$name" "$input"
 		printf '%s/idle-stats.csv\t%s\tidle --interval-stats --format csv\n' "$name" "$input"
+		printf '%s/annotations-cpu.csv\t%s\tannotations --cpu --format csv\n' "$name" "$input"
 		printf '%s/csvdir\t%s\tsummary --format json\n' "$name" "$input"
 		printf '%s/critical-path.txt\t%s\tcritical-path --hta-graph-launch\n' "$name" "$input"
 		# every path edge: only the small traces (the unit test checks the rest)

@@ -1,0 +1,298 @@
+/*
+ * op_kernels.c - the `op-kernels` analysis: HTA's
+ * get_aten_op_kernels_and_delay (semantics doc section 13), per rank.  Each
+ * kernel launch (cudaLaunchKernel, cudaLaunchKernelExC with a kernel
+ * partner) is attributed to the aten:: operator (cpu_op) on the same
+ * process and thread that encloses it with the latest start.  One operator
+ * instance (thread, name, start: HTA's grouping) gives a kernel sequence
+ * (its kernels' names in launch order, joined by " -> "), its launch
+ * delay (first launch start - operator start) and runtime delay (first
+ * kernel start - first launch start).  Instances with the same operator
+ * name and sequence make one row: occurrence_count and the two delays'
+ * means (rounded to 3 decimals as HTA does).  Rows are sorted by count,
+ * descending, then name and sequence; HTA's sort is unstable on equal
+ * counts (docs/analyze.md).
+ *
+ * A rank where no launch is inside an aten:: operator (HTA raises
+ * KeyError 'thread_id'; on cupti_profiler ValueError) gets a note, no rows.
+ *
+ * Cost: per rank, two sorts (operators, launches) and one sweep per thread
+ * with a stack of open operators (HTA's search is O(launches x operators)),
+ * then a sort of the instances by name and sequence; arrays per rank, no
+ * allocation per event.  Needs the CPU rows (ANALYSIS_LOAD_CPU_OPS).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/analysis.h"
+
+static const struct analysis_table op_kernels_tables[] = {
+	{.csv = "aten_op_kernels_and_delay_rank", .per_rank = true},
+};
+
+/* An operator or a launch on one thread: sorted by (pid, tid, ts, row
+ * descending). */
+struct span {
+	int64_t pid, tid;
+	double ts, end;
+	uint32_t row;
+	int32_t op; /* launches: the enclosing operator's index in ops, or -1 */
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	/* operators starting together: the first in the trace is pushed last,
+	 * so that it is the one found, as in HTA */
+	return (x->row < y->row) - (x->row > y->row);
+}
+
+/* One operator instance's launches: pairs sorted by (tid, name, op start,
+ * launch start). */
+struct pair {
+	int64_t tid;
+	double op_ts, l_ts;
+	uint32_t op_name, l_row, k_row;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->op_name != y->op_name)
+		return x->op_name < y->op_name ? -1 : 1;
+	if (x->op_ts != y->op_ts)
+		return x->op_ts < y->op_ts ? -1 : 1;
+	if (x->l_ts != y->l_ts)
+		return x->l_ts < y->l_ts ? -1 : 1;
+	return (x->l_row > y->l_row) - (x->l_row < y->l_row);
+}
+
+/* One operator instance, then one output row (count > 1 after grouping). */
+struct inst {
+	const char *name, *seq;
+	size_t seq_off;
+	double launch_delay, runtime_delay; /* sums over the group */
+	size_t count;
+};
+
+static int cmp_inst_key(const void *a, const void *b)
+{
+	const struct inst *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->seq, y->seq);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct inst *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return cmp_inst_key(a, b);
+}
+
+static bool is_launch_name(const char *s)
+{
+	return strcmp(s, "cudaLaunchKernel") == 0 || strcmp(s, "cudaLaunchKernelExC") == 0;
+}
+
+/* For each launch of launches[0..nl) (sorted), the operator of ops[0..no)
+ * (sorted) on its thread that encloses it with the latest start.  ops of a
+ * thread are pushed in start order; an operator that ended before the
+ * current time (less 1 µs: ns rounding can give a launch dur -1, so its end
+ * may be 1 before its start) can enclose nothing later and is popped. */
+static void attribute(struct span *ops, size_t no, struct span *ls, size_t nl, uint32_t *stack)
+{
+	size_t i = 0, j = 0;
+	while (j < nl) {
+		/* the thread of launch j; its operators start at i */
+		while (i < no && (ops[i].pid < ls[j].pid || (ops[i].pid == ls[j].pid && ops[i].tid < ls[j].tid)))
+			i++;
+		size_t sp = 0;
+		int64_t pid = ls[j].pid, tid = ls[j].tid;
+		for (; j < nl && ls[j].pid == pid && ls[j].tid == tid; j++) {
+			struct span *l = &ls[j];
+			for (; i < no && ops[i].pid == pid && ops[i].tid == tid && ops[i].ts <= l->ts; i++) {
+				while (sp && ops[stack[sp - 1]].end < ops[i].ts - 1)
+					sp--;
+				stack[sp++] = (uint32_t)i;
+			}
+			while (sp && ops[stack[sp - 1]].end < l->ts - 1)
+				sp--;
+			l->op = -1;
+			for (size_t k = sp; k-- > 0;)
+				if (ops[stack[k]].end >= l->end) {
+					l->op = (int32_t)stack[k];
+					break;
+				}
+		}
+	}
+}
+
+static struct atable *one_rank(const struct trace_rank *r)
+{
+	static const char *const cols[] = {"aten_op_name:s", "kernel_sequence:s", "occurrence_count:i",
+					   "avg_aten_op_launch_delay:f", "avg_runtime_delay:f", NULL};
+	char name[64], title[96];
+	snprintf(name, sizeof name, "%s%d", op_kernels_tables[0].csv, r->rank);
+	snprintf(title, sizeof title, "Kernels launched per aten operator and their delays, rank %d (us)", r->rank);
+	struct atable *t = atable_new(name, title, cols);
+
+	/* per name: 1 aten:: operator name, 2 launch name */
+	uint8_t *kind = xcalloc(r->strs.n ? r->strs.n : 1, 1);
+	for (uint32_t id = 0; id < r->strs.n; id++) {
+		const char *s = trace_strtab_get(&r->strs, id);
+		kind[id] = strncmp(s, "aten::", 6) == 0 ? 1 : is_launch_name(s) ? 2 : 0;
+	}
+	size_t no = 0, nl = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		uint8_t k = kind[r->name[i]];
+		if (k == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
+			no++;
+		else if (k == 2 && r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)
+			nl++;
+	}
+	struct span *ops = xmalloc((no ? no : 1) * sizeof *ops), *ls = xmalloc((nl ? nl : 1) * sizeof *ls);
+	no = nl = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		uint8_t k = kind[r->name[i]];
+		struct span s = {r->pid[i], r->tid[i], r->ts[i], r->ts[i] + r->dur[i], (uint32_t)i, -1};
+		if (k == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
+			ops[no++] = s;
+		else if (k == 2 && r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)
+			ls[nl++] = s;
+	}
+	free(kind);
+	qsort(ops, no, sizeof *ops, cmp_span);
+	qsort(ls, nl, sizeof *ls, cmp_span);
+	uint32_t *stack = xmalloc((no ? no : 1) * sizeof *stack);
+	attribute(ops, no, ls, nl, stack);
+	free(stack);
+
+	size_t np = 0;
+	struct pair *pairs = xmalloc((nl ? nl : 1) * sizeof *pairs);
+	for (size_t j = 0; j < nl; j++) {
+		if (ls[j].op < 0)
+			continue;
+		const struct span *o = &ops[ls[j].op];
+		pairs[np++] = (struct pair){ls[j].tid, o->ts, ls[j].ts, r->name[o->row], ls[j].row,
+					    (uint32_t)r->link[ls[j].row]};
+	}
+	free(ops);
+	free(ls);
+	qsort(pairs, np, sizeof *pairs, cmp_pair);
+
+	/* the instances: HTA groups launches by (thread, name, operator start) */
+	struct inst *in = xmalloc((np ? np : 1) * sizeof *in);
+	size_t ni = 0;
+	struct buf seqs = BUF_INIT;
+	for (size_t a = 0, b; a < np; a = b) {
+		const struct pair *p = &pairs[a];
+		struct inst *x = &in[ni++];
+		x->name = trace_strtab_get(&r->strs, p->op_name);
+		x->seq_off = seqs.len;
+		x->launch_delay = p->l_ts - p->op_ts;
+		x->runtime_delay = r->ts[p->k_row] - p->l_ts;
+		x->count = 1;
+		for (b = a; b < np && pairs[b].tid == p->tid && pairs[b].op_name == p->op_name &&
+			    pairs[b].op_ts == p->op_ts;
+		     b++) {
+			if (b > a)
+				buf_puts(&seqs, " -> ");
+			buf_puts(&seqs, trace_name(r, pairs[b].k_row));
+		}
+		buf_putc(&seqs, '\0');
+	}
+	free(pairs);
+	for (size_t k = 0; k < ni; k++)
+		in[k].seq = seqs.data + in[k].seq_off;
+
+	/* one row per (name, sequence) */
+	if (ni > 1)
+		qsort(in, ni, sizeof *in, cmp_inst_key);
+	size_t nr = 0;
+	for (size_t k = 0; k < ni; k++) {
+		if (nr && cmp_inst_key(&in[nr - 1], &in[k]) == 0) {
+			in[nr - 1].count++;
+			in[nr - 1].launch_delay += in[k].launch_delay;
+			in[nr - 1].runtime_delay += in[k].runtime_delay;
+		} else {
+			in[nr++] = in[k];
+		}
+	}
+	if (nr > 1)
+		qsort(in, nr, sizeof *in, cmp_row);
+	for (size_t k = 0; k < nr; k++) {
+		size_t row = atable_add_row(t);
+		atable_set_s(t, row, 0, in[k].name);
+		atable_set_s(t, row, 1, in[k].seq);
+		atable_set_i(t, row, 2, (int64_t)in[k].count);
+		atable_set_f(t, row, 3, atable_round(in[k].launch_delay / (double)in[k].count, 3));
+		atable_set_f(t, row, 4, atable_round(in[k].runtime_delay / (double)in[k].count, 3));
+	}
+	if (nr == 0)
+		atable_note(t,
+			    "rank %d: no kernel launch (cudaLaunchKernel) inside an aten:: operator: "
+			    "op-kernels unavailable",
+			    r->rank);
+	else
+		atable_note(t, "rank %d: %zu operator instances launched kernels; %zu distinct (operator, kernels)",
+			    r->rank, ni, nr);
+	free(in);
+	buf_free(&seqs);
+	return t;
+}
+
+size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out)
+{
+	*out = xcalloc(set->nranks ? set->nranks : 1, sizeof **out);
+	size_t n = 0;
+	for (size_t k = 0; k < set->nranks; k++)
+		if (analyze_rank_selected(sel, set->ranks[k]->rank))
+			(*out)[n++] = one_rank(set->ranks[k]);
+	return n;
+}
+
+/* ---- the `op-kernels` row of the analysis table ---- */
+
+static void op_kernels_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
+{
+	(void)c;
+	struct atable **ts;
+	size_t n = analyze_op_kernels(view, NULL, &ts);
+	out[0] = n ? ts[0] : NULL;
+	free(ts);
+}
+
+/* summary: a trace that never names a launch has none (an O(1) lookup) */
+static const char *op_kernels_skip(const void *opts, const struct trace_set *view)
+{
+	(void)opts;
+	for (size_t k = 0; k < view->nranks; k++) {
+		const struct trace_strtab *s = &view->ranks[k]->strs;
+		if (trace_strtab_find(s, "cudaLaunchKernel", 16) != TRACE_NO_STR ||
+		    trace_strtab_find(s, "cudaLaunchKernelExC", 19) != TRACE_NO_STR)
+			return NULL;
+	}
+	return "no kernel launches (cudaLaunchKernel)";
+}
+
+const struct analysis analysis_op_kernels = {
+	.name = "op-kernels",
+	.help = "kernels launched per aten operator, with launch and runtime delays, per rank",
+	.load = ANALYSIS_LOAD_CPU_OPS,
+	.tables = op_kernels_tables,
+	.ntables = 1,
+	.cost = 2,
+	.rank = op_kernels_rank,
+	.skip = op_kernels_skip,
+};

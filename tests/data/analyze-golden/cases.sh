@@ -11,7 +11,7 @@ golden_cases() {
 	local manifest=$1 name kind input a f
 	while IFS=$'\t' read -r name kind input; do
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
-		for a in summary temporal idle kernels kernel-distribution overlap launch; do
+		for a in summary temporal idle kernels kernel-distribution overlap launch counters; do
 			for f in csv json; do
 				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
 			done
@@ -32,4 +32,7 @@ golden_cases() {
 	printf 'options/delay.json\t%s\tidle --consecutive-kernel-delay 3 --interval-stats --format json\n' "$d"
 	printf 'options/no-ns-rounding.json\t%s\tsummary --no-ns-rounding --format json\n' "$n"
 	printf 'options/threads-1.json\t%s\tsummary --threads 1 --format json\n' "$d"
+	printf 'options/counters-series.csv\t%s\tcounters --time-series --format csv\n' "$d"
+	printf 'options/counters-max-queue.json\t%s\tcounters --max-queue-length 20 --format json\n' "$d"
+	printf 'options/counters.txt\t%s\tcounters\n' "$d"
 }

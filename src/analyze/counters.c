@@ -269,6 +269,7 @@ size_t counters_bw_series(const struct trace_rank *r, struct bw_point **out, cha
 		}
 	free(type_of);
 	free(rank_of);
+	uint32_t nnames = tt.n;
 	trace_strtab_free(&tt);
 	double *ts = xmalloc((np ? np : 1) * sizeof *ts);
 	uint64_t *grp = xmalloc((np ? np : 1) * sizeof *grp);
@@ -281,21 +282,18 @@ size_t counters_bw_series(const struct trace_rank *r, struct bw_point **out, cha
 	free(pos);
 	free(ts);
 	free(grp);
-	/* running sum per type; a residue below 0 is shown as 0 (HTA), but the
-	 * sum goes on from the true value */
+	/* running sum per type; floating residues (1e-15, positive or negative)
+	 * stay, as in HTA f4d0062c (later HTA versions show negatives as 0) */
 	double s = 0;
 	for (size_t i = 0; i < np; i++) {
 		if (i == 0 || p[i].type != p[i - 1].type)
 			s = 0;
 		s += p[i].gbps;
-		p[i].gbps = s < 0 ? 0 : s;
+		p[i].gbps = s;
 	}
 	*out = p;
 	*types = names;
-	*ntypes = k ? tt.n : 0;
-	if (!k)
-		for (uint32_t t = 0; t < tt.n; t++)
-			free(names[t]);
+	*ntypes = nnames; /* 0 when k is */
 	return np;
 }
 
@@ -306,10 +304,12 @@ static const char *const qsum_cols[] = {"rank:i", "stream:i", "count:f", "mean:f
 static const char *const bwsum_cols[] = {"rank:i", "name:s", "count:f", "mean:f", "std:f", "min:f",
 					 "25%:f",  "50%:f",  "75%:f",   "max:f",  NULL};
 
-static void put_describe(struct atable *t, size_t row, size_t col, double *v, size_t n)
+/* pandas' describe() of the values in series order (its sums run in that
+ * order); scratch: n doubles */
+static void put_describe(struct atable *t, size_t row, size_t col, const double *v, size_t n, double *scratch)
 {
 	struct describe d;
-	describe(v, n, &d);
+	describe_in_order(v, n, scratch, &d);
 	double x[] = {d.count, d.mean, d.std, d.min, d.q25, d.q50, d.q75, d.max};
 	for (size_t i = 0; i < 8; i++)
 		atable_set_f(t, row, col + i, x[i]);
@@ -347,7 +347,7 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable
 					    "relative_duration_at_max_queue_length:f", NULL};
 	struct atable *bl = out[T_BLOCKED] =
 		atable_new(counters_tables[T_BLOCKED].csv, "Time blocked on a full launch queue (us)", bcols);
-	double *v = xmalloc((n ? n : 1) * sizeof *v);
+	double *v = xmalloc((2 * n + 1) * sizeof *v); /* values, then scratch */
 	/* HTA keeps one blocked row per rank: the last stream with a full queue */
 	bool blocked = false;
 	int64_t bstream = 0;
@@ -375,7 +375,7 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable
 		size_t row = atable_add_row(sum);
 		atable_set_i(sum, row, 0, r->rank);
 		atable_set_i(sum, row, 1, p[a].stream);
-		put_describe(sum, row, 2, v, b - a);
+		put_describe(sum, row, 2, v, b - a, v + n);
 		if (full) {
 			blocked = true;
 			bstream = p[a].stream;
@@ -416,7 +416,7 @@ static void bw_tables(const struct trace_rank *r, struct atable **out)
 	struct atable *s = out[T_BWSERIES] = atable_new(name, title, scols);
 	struct atable *sum = out[T_BWSUM] =
 		atable_new(counters_tables[T_BWSUM].csv, "Memory bandwidth per memory type (GB/s)", bwsum_cols);
-	double *v = xmalloc((n ? n : 1) * sizeof *v);
+	double *v = xmalloc((2 * n + 1) * sizeof *v); /* values, then scratch */
 	for (size_t a = 0; a < n;) {
 		size_t b = a, nv = 0;
 		while (b < n && p[b].type == p[a].type) {
@@ -435,7 +435,7 @@ static void bw_tables(const struct trace_rank *r, struct atable **out)
 			size_t row = atable_add_row(sum);
 			atable_set_i(sum, row, 0, r->rank);
 			atable_set_s(sum, row, 1, types[p[a].type]);
-			put_describe(sum, row, 2, v, nv);
+			put_describe(sum, row, 2, v, nv, v + n);
 		}
 		a = b;
 	}

@@ -35,7 +35,7 @@ size_t counters_queue_series(const struct trace_rank *r, struct queue_point **ou
  * (+GB/s) or end (-GB/s). */
 struct bw_point {
 	double ts;
-	double gbps;   /* the running sum after this point, negatives as 0 */
+	double gbps;   /* the running sum after this point (float residues kept) */
 	int64_t pid;
 	uint32_t n;    /* HTA's row number: starts 0..m-1, ends m..2m-1 */
 	uint32_t type; /* into the type names */

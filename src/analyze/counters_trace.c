@@ -8,9 +8,9 @@
  * ends in ".gz".
  *
  * Cost: the file is read twice as a stream (a pass of the JSON tokenizer
- * that validates it and finds where traceEvents ends, then a byte copy), so
- * memory stays a read window plus the counter events' text; a .gz input is
- * inflated twice.
+ * that validates it and finds where traceEvents ends, then a byte copy), and
+ * the counter events are written in 1 MiB pieces, so memory stays a read
+ * window plus the two series; a .gz input is inflated twice.
  */
 #include <errno.h>
 #include <math.h>
@@ -81,10 +81,38 @@ fail:
 	return -1;
 }
 
-/* The counter events, each preceded by a comma when first_comma or not the
- * first. */
-static void counter_events(const struct trace_rank *r, bool first_comma, struct buf *b)
+/* The output: plain or gzip. */
+struct sink {
+	FILE *f;
+	gzFile gz;
+};
+
+static bool sink_write(struct sink *s, const void *p, size_t n)
 {
+	if (!n)
+		return true;
+	if (s->gz)
+		return gzwrite(s->gz, p, (unsigned)n) == (int)n;
+	return fwrite(p, 1, n, s->f) == n;
+}
+
+/* b's text to the sink once it holds 1 MiB (force: whatever it holds) */
+static bool flush(struct sink *s, struct buf *b, bool force)
+{
+	if (!force && b->len < (1u << 20))
+		return true;
+	bool ok = sink_write(s, b->data, b->len);
+	buf_reset(b);
+	return ok;
+}
+
+/* The counter events to the sink, each preceded by a comma when
+ * first_comma or not the first; written in 1 MiB pieces, so memory stays
+ * the two series. */
+static bool counter_events(const struct trace_rank *r, bool first_comma, struct sink *s)
+{
+	struct buf text = BUF_INIT, *b = &text;
+	bool ok = true;
 	struct jw w;
 	bool comma = first_comma;
 	struct queue_point *q;
@@ -118,6 +146,7 @@ static void counter_events(const struct trace_rank *r, bool first_comma, struct 
 		jw_i64(&w, q[i].queue_length);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
+		ok = ok && flush(s, b, false);
 	}
 	free(q);
 	struct bw_point *p;
@@ -150,26 +179,15 @@ static void counter_events(const struct trace_rank *r, bool first_comma, struct 
 		jw_f64(&w, p[i].gbps);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
+		ok = ok && flush(s, b, false);
 	}
 	for (size_t t = 0; t < nt; t++)
 		free(types[t]);
 	free(types);
 	free(p);
-}
-
-/* The output: plain or gzip. */
-struct sink {
-	FILE *f;
-	gzFile gz;
-};
-
-static bool sink_write(struct sink *s, const void *p, size_t n)
-{
-	if (!n)
-		return true;
-	if (s->gz)
-		return gzwrite(s->gz, p, (unsigned)n) == (int)n;
-	return fwrite(p, 1, n, s->f) == n;
+	ok = ok && flush(s, b, true);
+	buf_free(&text);
+	return ok;
 }
 
 int counters_write_trace(const struct trace_rank *r, const char *out, struct buf *err)
@@ -195,8 +213,6 @@ int counters_write_trace(const struct trace_rank *r, const char *out, struct buf
 		s.gz ? gzclose(s.gz) : fclose(s.f);
 		return -1;
 	}
-	struct buf ev = BUF_INIT;
-	counter_events(r, nonempty, &ev);
 	size_t cap = 1 << 20;
 	char *chunk = xmalloc(cap);
 	uint64_t off = 0;
@@ -216,7 +232,7 @@ int counters_write_trace(const struct trace_rank *r, const char *out, struct buf
 			cut = (size_t)(end - off);
 		ok = sink_write(&s, chunk, cut);
 		if (ok && cut < (size_t)n) {
-			ok = sink_write(&s, ev.data, ev.len) && sink_write(&s, chunk + cut, (size_t)n - cut);
+			ok = counter_events(r, nonempty, &s) && sink_write(&s, chunk + cut, (size_t)n - cut);
 			injected = true;
 		}
 		if (!ok) {
@@ -231,7 +247,6 @@ int counters_write_trace(const struct trace_rank *r, const char *out, struct buf
 		ok = false;
 	}
 	free(chunk);
-	buf_free(&ev);
 	trace_source_close(src);
 	int rc = s.gz ? gzclose(s.gz) : fclose(s.f);
 	if (ok && rc != 0) {

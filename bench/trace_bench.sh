@@ -152,3 +152,18 @@ function phase(name, s,   P) {
 	printf "%-30s %7.3f %7.3f %7.3f %7.3f %8.3f %7.3f %11.3f\n", name, P[1], P[2], P[3], P[4], P[5], P[6], P[3] + P[4] + P[5] + P[6]
 }
 function row(name, a) { printf "%-44s %8.2f %12.0f %12d\n", name, a[1], a[2] / 1024, a[3] }'
+
+# counters (HTA's queue length and memory bandwidth) alone against our load
+# of the same file, from `--timings` (best of 3 runs by analysis time), and
+# HTA's recorded seconds for the two (hta-timings.md, scaled like its load)
+read -r C_LOAD C_AN < <(for _ in 1 2 3; do
+	"$DYNO" analyze counters "$TMP/t.json" -q --timings 2>&1 >/dev/null |
+		awk '/^  load/ {l = $2} /^    counters/ {c += $NF} END {print l, c}'
+done | sort -k2 -g | head -n 1)
+read -r HTA_Q HTA_M < <(awk -F'|' -v n="$HTA_NAME" '/^\| trace \| temporal/ {s = 1}
+	s && $2 ~ " "n" " {split($8, q, " "); split($9, m, " "); print q[1], m[1]; exit}' "$TESTDATA/conformance/hta-timings.md")
+awk -v l="$C_LOAD" -v a="$C_AN" -v q="$HTA_Q" -v m="$HTA_M" -v raw="$RAW" -v hb="$HTA_BYTES" 'BEGIN {
+	s = raw / hb
+	printf "\ncounters on t.json: %.3f s analysis = %.1f%% of our load (%.3f s); HTA queue_length + memory_bw %.2f + %.2f s x%.0f = %.1f s (%.0fx ours)\n",
+		a, 100 * a / l, l, q, m, s, (q + m) * s, (q + m) * s / (a > 0 ? a : 1e-3)
+}'

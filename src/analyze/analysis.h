@@ -277,4 +277,11 @@ void analyze_annotations(const struct trace_set *set, const struct analyze_ranks
  * rank (HTA's get_aten_op_kernels_and_delay). */
 size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out);
 
+/* counters.c: the tables of one rank, in this order: queue_length_summary,
+ * queue_length_time_series_rank<r>, time_blocked_on_full_queue,
+ * memory_bw_summary, memory_bw_time_series_rank<r> (HTA's augmented
+ * counters; max_queue_length HTA 1024). */
+enum { COUNTERS_NTABLES = 5 };
+void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, struct atable **out);
+
 #endif

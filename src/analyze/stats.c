@@ -64,3 +64,43 @@ void describe(double *v, size_t n, struct describe *o)
 	o->q50 = quantile_sorted(v, n, 0.5);
 	o->q75 = quantile_sorted(v, n, 0.75);
 }
+
+double np_sum(const double *v, size_t n)
+{
+	if (n < 8) {
+		double s = 0;
+		for (size_t i = 0; i < n; i++)
+			s += v[i];
+		return s;
+	}
+	if (n <= 128) {
+		double r[8];
+		for (size_t j = 0; j < 8; j++)
+			r[j] = v[j];
+		size_t i;
+		for (i = 8; i < n - n % 8; i += 8)
+			for (size_t j = 0; j < 8; j++)
+				r[j] += v[i + j];
+		double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+		for (; i < n; i++)
+			s += v[i];
+		return s;
+	}
+	size_t h = n / 2;
+	h -= h % 8;
+	return np_sum(v, h) + np_sum(v + h, n - h);
+}
+
+void describe_in_order(const double *v, size_t n, double *scratch, struct describe *o)
+{
+	memcpy(scratch, v, n * sizeof *v);
+	describe(scratch, n, o); /* count, min, max, quantiles */
+	if (n == 0)
+		return;
+	o->mean = (0.0 + np_sum(v, n)) / (double)n;
+	if (n > 1) {
+		for (size_t i = 0; i < n; i++)
+			scratch[i] = (o->mean - v[i]) * (o->mean - v[i]);
+		o->std = sqrt((0.0 + np_sum(scratch, n)) / (double)(n - 1));
+	}
+}

@@ -10,6 +10,29 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail=0 compared=0
 
+# counters' summaries (pandas describe) and bandwidth series (running sums)
+# end in float digits that depend on pandas' summation internals: there the
+# same rows and texts, and numbers within 1e-12 relative; where HTA wrote
+# an empty frame, our empty table (docs/analyze.md)
+counters_near() { # counters_near OURS HTA
+	case $(basename "$1") in
+	queue_length_summary.csv | memory_bw_summary.csv | memory_bw_time_series_rank*.csv) ;;
+	*) return 1 ;;
+	esac
+	# HTA's empty describe() frame (every bandwidth 0): our header, no rows
+	if [ "$(cat "$2")" = "index,count,mean,std,min,25%,50%,75%,max" ]; then
+		[ "$(wc -l <"$1")" -eq 1 ]
+		return
+	fi
+	awk -F, 'NR == FNR { a[FNR] = $0; n = FNR; next }
+		{ m = FNR; k = split(a[FNR], x, ","); if (k != NF) bad = 1
+		  for (i = 1; i <= NF && !bad; i++) {
+			if (x[i] == $i) continue
+			if (x[i] !~ /^-?[0-9.e+-]+$/ || $i !~ /^-?[0-9.e+-]+$/) { bad = 1; break }
+			d = x[i] - $i; if (d < 0) d = -d; s = x[i] < 0 ? -x[i] : x[i]
+			if (d > 1e-12 * s && d > 1e-300) bad = 1 } }
+		END { exit bad || m != n }' "$2" "$1"
+}
 while IFS=$'\t' read -r name kind input; do
 	[ "$kind" = file ] || [ "$kind" = dir ] || continue
 	rm -rf "$T/out" && mkdir "$T/out"
@@ -29,7 +52,7 @@ while IFS=$'\t' read -r name kind input; do
 				<(head -n 1 "$ref"; tail -n +2 "$ref" | LC_ALL=C sort); then
 				echo "FAIL $name: $(basename "$f") has other lines than HTA's"; fail=1
 			fi
-		elif ! cmp -s "$f" "$ref"; then
+		elif ! cmp -s "$f" "$ref" && ! counters_near "$f" "$ref"; then
 			echo "FAIL $name: $(basename "$f") differs from HTA's"; diff "$f" "$ref" | head -5; fail=1
 		fi
 	done

@@ -351,3 +351,63 @@ static void op_kernels_case(const struct tt_case *c, const struct trace_set *set
 
 /* 10 traces have HTA's table (dir_2ranks: rank 0 only); 5 where HTA raises */
 TEST(analyze_op_kernels_conformance) { for_each_case(op_kernels_case, 3); }
+
+/* counters: every rank's series, the summaries over all ranks.  HTA writes
+ * no memory_bw files where no rank has a memcpy/memset ("empty" stage), and
+ * an empty summary frame (header "index,...") where every bandwidth is 0:
+ * we give no rows and a note saying why, under our own header. */
+static void counters_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	struct atable *all[COUNTERS_NTABLES] = {0};
+	bool any_series = false;
+	for (size_t k = 0; k < set->nranks; k++) {
+		struct atable *one[COUNTERS_NTABLES];
+		analyze_counters_rank(set->ranks[k], 1024, one);
+		for (size_t t = 0; t < COUNTERS_NTABLES; t++) {
+			if (t == 1 || t == 4) { /* the per-rank series */
+				char file[96];
+				snprintf(file, sizeof file, "%s.csv", one[t]->name);
+				if (has_file(c->name, file)) {
+					compare(c->name, file, one[t]);
+					any_series = true;
+				} else {
+					CHECK_INT(one[t]->nrows, 0);
+					CHECK(strstr(one[t]->notes.data, "no ") != NULL);
+				}
+				atable_free(one[t]);
+			} else if (all[t]) {
+				atable_append(all[t], one[t]);
+			} else {
+				all[t] = one[t];
+			}
+		}
+	}
+	if (set->nranks) {
+		if (has_file(c->name, "queue_length_summary.csv"))
+			compare(c->name, "queue_length_summary.csv", all[0]);
+		else {
+			CHECK_INT(all[0]->nrows, 0);
+			CHECK(strstr(all[0]->notes.data, "queue length unavailable") != NULL);
+		}
+		compare(c->name, "time_blocked_on_full_queue.csv", all[2]);
+		struct tt_csv want;
+		if (has_file(c->name, "memory_bw_summary.csv") && tt_csv_load(c->name, "memory_bw_summary.csv", &want)) {
+			if (want.nrows > 1)
+				compare(c->name, "memory_bw_summary.csv", all[3]);
+			else { /* HTA's empty describe() frame */
+				CHECK_INT(all[3]->nrows, 0);
+				CHECK(strstr(all[3]->notes.data, "all 0") != NULL);
+			}
+			tt_csv_free(&want);
+		} else {
+			CHECK_INT(all[3]->nrows, 0);
+			CHECK(strstr(all[3]->notes.data, "memory bandwidth unavailable") != NULL);
+		}
+	}
+	if (any_series)
+		(*checked)++;
+	for (size_t t = 0; t < COUNTERS_NTABLES; t++)
+		atable_free(all[t]);
+}
+
+TEST(analyze_counters_conformance) { for_each_case(counters_case, 17); }

@@ -22,7 +22,7 @@ golden_cases() {
 			continue
 		fi
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
-		for a in summary temporal idle kernels kernel-distribution overlap launch annotations op-kernels; do
+		for a in summary temporal idle kernels kernel-distribution overlap launch counters annotations op-kernels; do
 			for f in csv json; do
 				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
 			done
@@ -54,4 +54,7 @@ golden_cases() {
 	printf 'options/critical-path-rank.txt\t%s\tcritical-path --cp-rank 1\n' "$d"
 	printf 'options/critical-path-whole-trace.txt\t%s\tcritical-path --annotation= --ranks 1\n' "$d"
 	printf 'options/threads-1.json\t%s\tsummary --threads 1 --format json\n' "$d"
+	printf 'options/counters-series.csv\t%s\tcounters --time-series --format csv\n' "$d"
+	printf 'options/counters-max-queue.json\t%s\tcounters --max-queue-length 20 --format json\n' "$d"
+	printf 'options/counters.txt\t%s\tcounters\n' "$d"
 }

@@ -19,6 +19,7 @@ struct handler {
 	enum kind kind;
 	int fd;
 	bool dead;
+	uint32_t events; /* as watched (EPOLLET: its events must not be skipped) */
 	void *ud;
 	union {
 		ev_io_cb io;
@@ -126,6 +127,7 @@ int ev_io_add(struct ev_loop *l, int fd, uint32_t events, ev_io_cb cb, void *ud)
 	h->fd = fd;
 	h->cb.io = cb;
 	h->ud = ud;
+	h->events = events;
 	if (watch(l, h, events) < 0) {
 		free(h);
 		return -1;
@@ -141,7 +143,10 @@ int ev_io_mod(struct ev_loop *l, int fd, uint32_t events)
 		return -1;
 	}
 	struct epoll_event ev = {.events = events, .data.ptr = l->byfd[fd]};
-	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
+	if (epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) < 0)
+		return -1;
+	l->byfd[fd]->events = events;
+	return 0;
 }
 
 void ev_io_del(struct ev_loop *l, int fd)
@@ -294,18 +299,20 @@ int ev_run(struct ev_loop *l)
 				evs[i].data.ptr = NULL;
 			}
 		}
-		/* Then I/O, until the batch has used its time: the rest were
-		 * reported level-triggered, so the next epoll_wait returns them
-		 * again (behind what it has not returned yet), with any timer
-		 * that fell due meanwhile. */
+		/* Then I/O, until the batch has used its time: the
+		 * level-triggered rest are reported again by the next
+		 * epoll_wait (behind what it has not returned yet), with any
+		 * timer that fell due meanwhile.  An edge-triggered event is
+		 * reported once, so it is never skipped (such handlers only
+		 * take a quick look: prom_accept's peek). */
 		int64_t start = clock_mono_ns();
+		bool over = false;
 		for (int i = 0; i < n && !l->stop; i++) {
 			struct handler *h = evs[i].data.ptr;
-			if (!h || h->dead)
+			if (!h || h->dead || (over && !(h->events & EPOLLET)))
 				continue;
 			dispatch(l, h, evs[i].events);
-			if (clock_mono_ns() - start > EV_BATCH_BUDGET_NS)
-				break;
+			over = over || clock_mono_ns() - start > EV_BATCH_BUDGET_NS;
 		}
 		reap(l);
 	}

@@ -8,8 +8,9 @@
  * are freed after the current batch.  Single-threaded: every callback runs
  * on the thread that called ev_run().  Within a batch, timers and signals
  * run before I/O callbacks, and the I/O callbacks of one batch stop after
- * ~10 ms (the rest are reported again by the next epoll_wait), so a busy
- * batch delays a timer by at most about one callback.
+ * ~10 ms (the level-triggered rest are reported again by the next
+ * epoll_wait; edge-triggered events are never skipped), so a busy batch
+ * delays a timer by at most about one callback.
  */
 #ifndef DYNO_LOOP_H
 #define DYNO_LOOP_H

@@ -109,6 +109,29 @@ static bool flush(struct sink *s, struct buf *b, bool force)
 /* The counter events to the sink, each preceded by a comma when
  * first_comma or not the first; written in 1 MiB pieces, so memory stays
  * the two series. */
+/* The start of one counter event, up to its "ts" (the caller adds "id"
+ * and "args" and closes it), after a separator unless it is the first. */
+static void counter_begin(struct jw *w, struct buf *b, bool *comma, const struct trace_rank *r, const char *name,
+			  int64_t pid, double ts)
+{
+	if (*comma)
+		buf_puts(b, ",\n");
+	*comma = true;
+	jw_init(w, b);
+	jw_obj_begin(w);
+	jw_key(w, "ph");
+	jw_str(w, "C");
+	jw_key(w, "name");
+	jw_str(w, name);
+	jw_key(w, "pid");
+	if (trace_id_is_str(pid))
+		jw_str(w, trace_strtab_get(&r->strs, (uint32_t)(pid - TRACE_ID_STR_BASE)));
+	else
+		jw_i64(w, pid);
+	jw_key(w, "ts");
+	jw_f64(w, ts);
+}
+
 static bool counter_events(const struct trace_rank *r, bool first_comma, struct sink *s)
 {
 	struct buf text = BUF_INIT, *b = &text;
@@ -122,22 +145,7 @@ static bool counter_events(const struct trace_rank *r, bool first_comma, struct 
 		double ts = q[i].ts + r->min_ts;
 		if (!isfinite(ts))
 			continue;
-		if (comma)
-			buf_puts(b, ",\n");
-		comma = true;
-		jw_init(&w, b);
-		jw_obj_begin(&w);
-		jw_key(&w, "ph");
-		jw_str(&w, "C");
-		jw_key(&w, "name");
-		jw_str(&w, "Queue Length");
-		jw_key(&w, "pid");
-		if (trace_id_is_str(q[i].pid))
-			jw_str(&w, trace_strtab_get(&r->strs, (uint32_t)(q[i].pid - TRACE_ID_STR_BASE)));
-		else
-			jw_i64(&w, q[i].pid);
-		jw_key(&w, "ts");
-		jw_f64(&w, ts);
+		counter_begin(&w, b, &comma, r, "Queue Length", q[i].pid, ts);
 		jw_key(&w, "id");
 		jw_i64(&w, q[i].stream);
 		jw_key(&w, "args");
@@ -157,22 +165,7 @@ static bool counter_events(const struct trace_rank *r, bool first_comma, struct 
 		double ts = p[i].ts + r->min_ts;
 		if (!isfinite(ts) || !isfinite(p[i].gbps))
 			continue;
-		if (comma)
-			buf_puts(b, ",\n");
-		comma = true;
-		jw_init(&w, b);
-		jw_obj_begin(&w);
-		jw_key(&w, "ph");
-		jw_str(&w, "C");
-		jw_key(&w, "name");
-		jw_str(&w, "Memcpy BW");
-		jw_key(&w, "pid");
-		if (trace_id_is_str(p[i].pid))
-			jw_str(&w, trace_strtab_get(&r->strs, (uint32_t)(p[i].pid - TRACE_ID_STR_BASE)));
-		else
-			jw_i64(&w, p[i].pid);
-		jw_key(&w, "ts");
-		jw_f64(&w, ts);
+		counter_begin(&w, b, &comma, r, "Memcpy BW", p[i].pid, ts);
 		jw_key(&w, "args");
 		jw_obj_begin(&w);
 		jw_key(&w, types[p[i].type]);

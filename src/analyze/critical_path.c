@@ -168,6 +168,19 @@ static int qpoint_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* a runtime launch call with its GPU partner; a GPU row whose partner is one */
+static bool is_launch_row(const struct trace_rank *r, const bool *is_launch, size_t i)
+{
+	int32_t l = r->link[i];
+	return r->stream[i] == -1 && l >= 0 && is_launch[r->name[i]] && r->idx[l] > 0;
+}
+
+static bool is_kernel_row(const struct trace_rank *r, const bool *is_launch, size_t i)
+{
+	int32_t l = r->link[i];
+	return r->stream[i] != -1 && l >= 0 && r->stream[l] == -1 && is_launch[r->name[l]] && r->idx[i] > 0;
+}
+
 /* q[row] = queue length after the row's +1 (launch) or -1 (kernel); NaN
  * for other rows.  Launch calls are HTA's runtime launch names with a GPU
  * partner. */
@@ -179,25 +192,22 @@ static void queue_lengths(const struct trace_rank *r, double *q)
 					     "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync",
 					     "hipMemsetAsync", "hipMemcpyWithStream"};
 	bool *is_launch = name_set(r, launch, sizeof launch / sizeof *launch);
+	/* A launch and a kernel each count on their own side: links need not
+	 * pair one to one (several GPU rows may name one launch, as in a
+	 * damaged or fuzzed trace), so "two points per launch" is not a bound. */
 	size_t np = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		q[i] = NAN;
-		int32_t l = r->link[i];
-		if (r->stream[i] == -1 && l >= 0 && is_launch[r->name[i]] && r->idx[l] > 0)
-			np += 2;
+		np += is_launch_row(r, is_launch, i) + is_kernel_row(r, is_launch, i);
 	}
 	struct qpoint *p = xmalloc((np ? np : 1) * sizeof *p);
 	size_t k = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		int32_t l = r->link[i];
-		if (r->stream[i] == -1 && l >= 0 && is_launch[r->name[i]] && r->idx[l] > 0)
+	for (size_t i = 0; i < r->n; i++)
+		if (is_launch_row(r, is_launch, i))
 			p[k] = (struct qpoint){r->ts[i], (uint32_t)i, (uint32_t)k, 1}, k++;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		int32_t l = r->link[i];
-		if (r->stream[i] != -1 && l >= 0 && r->stream[l] == -1 && is_launch[r->name[l]] && r->idx[i] > 0)
+	for (size_t i = 0; i < r->n; i++)
+		if (is_kernel_row(r, is_launch, i))
 			p[k] = (struct qpoint){r->ts[i], (uint32_t)i, (uint32_t)k, -1}, k++;
-	}
 	qsort(p, k, sizeof *p, qpoint_cmp);
 	struct smap sum = {0};
 	for (size_t j = 0; j < k; j++) {

@@ -131,8 +131,11 @@ int elfsym_find(const struct elf_src *s, const char *const *names, size_t n, uin
 				continue;
 			/* the PT_LOAD segment holding the address gives the file offset */
 			for (unsigned p = 0; p < eh.e_phnum; p++) {
+				/* a segment that claims bytes past the end of the file
+				 * would give an offset no probe can use */
 				if (ph[p].p_type != PT_LOAD || y->st_value < ph[p].p_vaddr ||
-				    y->st_value - ph[p].p_vaddr >= ph[p].p_filesz)
+				    y->st_value - ph[p].p_vaddr >= ph[p].p_filesz || ph[p].p_offset > s->size ||
+				    ph[p].p_filesz > s->size - ph[p].p_offset)
 					continue;
 				offs[i] = y->st_value - ph[p].p_vaddr + ph[p].p_offset;
 				found++;

@@ -76,6 +76,8 @@ static void grow(struct ledger *l)
 	free(ob);
 }
 
+static uint64_t clamp64(unsigned __int128 v) { return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v; }
+
 /* unlink and return the live entry for (ptr, space), or NULL */
 static struct ledger_entry *take(struct ledger *l, uint64_t ptr, uint64_t space)
 {
@@ -84,7 +86,8 @@ static struct ledger_entry *take(struct ledger *l, uint64_t ptr, uint64_t space)
 		if (e->ptr == ptr && e->space == space) {
 			*pp = e->next;
 			l->nlive--;
-			l->outstanding[space] -= e->size;
+			l->exact[space] -= e->size;
+			l->outstanding[space] = clamp64(l->exact[space]);
 			return e;
 		}
 	}
@@ -127,11 +130,12 @@ int ledger_event(struct ledger *l, const void *data, size_t len)
 	e->next = l->bucket[s];
 	l->bucket[s] = e;
 	l->nlive++;
-	/* sizes come from the traced process: saturate rather than wrap */
-	uint64_t *o = &l->outstanding[ev.space];
-	*o = *o > UINT64_MAX - ev.size ? UINT64_MAX : *o + ev.size;
-	if (*o > l->peak[ev.space])
-		l->peak[ev.space] = *o;
+	/* sizes come from the traced process: the sum is kept exact (a
+	 * saturated sum went wrong at the next free) and shown saturated */
+	l->exact[ev.space] += ev.size;
+	uint64_t o = l->outstanding[ev.space] = clamp64(l->exact[ev.space]);
+	if (o > l->peak[ev.space])
+		l->peak[ev.space] = o;
 	if (l->nlive > l->nbucket)
 		grow(l);
 	return 1;

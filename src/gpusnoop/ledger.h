@@ -30,7 +30,8 @@ struct ledger {
 	uint64_t unmatched_frees;  /* freed pointers never seen allocated (before attach, or a nested free) */
 	uint64_t replaced;         /* allocation of a pointer already live: its free was lost */
 	uint64_t invalid;          /* records that failed validation */
-	uint64_t outstanding[SPACE_COUNT];
+	uint64_t outstanding[SPACE_COUNT]; /* exact, or UINT64_MAX when it is more */
+	unsigned __int128 exact[SPACE_COUNT]; /* sizes come from the traced process: no wrap */
 	uint64_t peak[SPACE_COUNT];
 	uint64_t first_ts_ns, last_ts_ns;
 };

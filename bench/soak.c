@@ -86,6 +86,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/procstat.h"
 
 #define NS  1000000000ll
 #define MS  1000000ll
@@ -829,25 +830,6 @@ static void *lrpc_main(void *arg)
 	return NULL;
 }
 
-static int parent_of(int pid)
-{
-	char path[64], tmp[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, tmp, sizeof tmp - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	tmp[n] = 0;
-	char *rp = strrchr(tmp, ')');
-	int ppid;
-	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
-}
-
 static void *lipc_main(void *arg)
 {
 	(void)arg;
@@ -867,16 +849,7 @@ static void *lipc_main(void *arg)
 	socklen_t dlen = abstract_addr(&da, opt.ipc_name);
 	/* Kineto's ancestry: self and up to 10 ancestors, pid 1 left out */
 	int32_t pids[11];
-	int32_t n = 0;
-	int cur = getpid();
-	pids[n++] = cur;
-	while (n < 11) {
-		int pp = parent_of(cur);
-		if (pp <= 1)
-			break;
-		pids[n++] = pp;
-		cur = pp;
-	}
+	int32_t n = procstat_ancestry(pids, 11);
 	uint8_t dg[56 + 4 * 11];
 	size_t len = dg_req(dg, 2, LEGIT_JOB, pids, n);
 	static uint8_t rx[65536];
@@ -977,21 +950,10 @@ static bool daemon_alive(void)
 /* utime + stime of the whole process (all threads), seconds; -1 if gone. */
 static double daemon_cpu_s(void)
 {
-	char path[64], tmp[2048];
-	snprintf(path, sizeof path, "/proc/%d/stat", opt.pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct procstat st;
+	if (!procstat_read(opt.pid, &st) || st.nfields < 12)
 		return -1;
-	ssize_t n = read(fd, tmp, sizeof tmp - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	tmp[n] = 0;
-	char *rp = strrchr(tmp, ')');
-	unsigned long long ut, st;
-	if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* The JSON log, followed: one line per kernel tick, its timestamp first

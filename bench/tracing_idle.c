@@ -24,6 +24,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/procstat.h"
 #include "daemon/ipc_wire.h"
 
 #define WINDOW_S 5
@@ -45,19 +46,10 @@ static long long status_field(pid_t pid, const char *key)
 
 static double cpu_s(pid_t pid)
 {
-	char path[64], buf[2048];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	struct procstat st;
+	if (!procstat_read((int)pid, &st) || st.nfields < 12)
 		return -1;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 struct sample {

@@ -72,10 +72,11 @@ static void sort_by_corr(const struct trace_rank *r, uint32_t *rows, size_t n)
 	free(key);
 }
 
-/* Sort points by ts as pandas' sort_values (numpy's unstable argsort:
- * HTA's order of equal times), then stably by group (pandas' groupby keeps
- * the order within a group). */
-static uint32_t *order_by_group_ts(size_t n, const double *ts, const uint64_t *group)
+/* Sort the n points of p (size bytes each) by ts as pandas' sort_values
+ * (numpy's unstable argsort: HTA's order of equal times), then stably by
+ * group (pandas' groupby keeps the order within a group).  Frees ts and
+ * group, the points' keys in their current order. */
+static void sort_by_group_ts(void *p, size_t n, size_t size, double *ts, uint64_t *group)
 {
 	uint64_t *key = xmalloc((n ? n : 1) * sizeof *key);
 	uint32_t *pos = order_identity(n);
@@ -84,7 +85,10 @@ static uint32_t *order_by_group_ts(size_t n, const double *ts, const uint64_t *g
 		key[i] = group[pos[i]];
 	rsort_kv(key, pos, n);
 	free(key);
-	return pos;
+	order_apply(p, n, size, pos);
+	free(pos);
+	free(ts);
+	free(group);
 }
 
 size_t counters_queue_series(const struct trace_rank *r, struct queue_point **out, bool *mismatch)
@@ -188,11 +192,7 @@ size_t counters_queue_series(const struct trace_rank *r, struct queue_point **ou
 		ts[i] = p[i].ts;
 		grp[i] = rsort_key_i64(p[i].stream);
 	}
-	uint32_t *pos = order_by_group_ts(np, ts, grp);
-	order_apply(p, np, sizeof *p, pos);
-	free(pos);
-	free(ts);
-	free(grp);
+	sort_by_group_ts(p, np, sizeof *p, ts, grp);
 	int32_t q = 0;
 	for (size_t i = 0; i < np; i++) {
 		if (i == 0 || p[i].stream != p[i - 1].stream)
@@ -277,11 +277,7 @@ size_t counters_bw_series(const struct trace_rank *r, struct bw_point **out, cha
 		ts[i] = p[i].ts;
 		grp[i] = p[i].type;
 	}
-	uint32_t *pos = order_by_group_ts(np, ts, grp);
-	order_apply(p, np, sizeof *p, pos);
-	free(pos);
-	free(ts);
-	free(grp);
+	sort_by_group_ts(p, np, sizeof *p, ts, grp);
 	/* running sum per type; floating residues (1e-15, positive or negative)
 	 * stay, as in HTA f4d0062c (later HTA versions show negatives as 0) */
 	double s = 0;

@@ -94,6 +94,22 @@ struct kname {
 	uint64_t count;
 };
 
+/* the statistics of name id from its accumulator (count > 0); the
+ * standard deviation is pandas' (ddof 1; 0 for one sample) */
+static struct kname kname_of(const struct trace_rank *r, uint32_t id, const struct kacc *a)
+{
+	return (struct kname){
+		.id = id,
+		.name = trace_strtab_get(&r->strs, id),
+		.count = a->count,
+		.sum = a->sum,
+		.max = a->max,
+		.min = a->min,
+		.mean = a->sum / (double)a->count,
+		.stddev = a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0,
+	};
+}
+
 static int cmp_kname_sum(const void *a, const void *b)
 {
 	const struct kname *x = a, *y = b;
@@ -259,15 +275,7 @@ static void rank_breakdown(const struct trace_rank *r, const struct kernel_break
 			struct kacc *a = &acc[id];
 			if (a->count == 0 || kt[id] != t)
 				continue;
-			struct kname *k = &names[n++];
-			k->id = id;
-			k->name = trace_strtab_get(&r->strs, id);
-			k->count = a->count;
-			k->sum = a->sum;
-			k->max = a->max;
-			k->min = a->min;
-			k->mean = a->sum / (double)a->count;
-			k->stddev = a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
+			names[n++] = kname_of(r, id, a);
 		}
 		type_metrics(r, (enum trace_ktype)t, names, n, o, out);
 	}
@@ -301,15 +309,7 @@ void kernel_name_metrics(const struct trace_rank *r, bool (*keep)(const struct t
 		struct kacc *a = &acc[id];
 		if (a->count == 0)
 			continue;
-		struct kname *k = &names[n++];
-		k->id = id;
-		k->name = trace_strtab_get(&r->strs, id);
-		k->count = a->count;
-		k->sum = a->sum;
-		k->max = a->max;
-		k->min = a->min;
-		k->mean = a->sum / (double)a->count;
-		k->stddev = a->count > 1 ? sqrt(a->m2 / (double)(a->count - 1)) : 0;
+		names[n++] = kname_of(r, id, a);
 	}
 	struct rows out = {0};
 	type_metrics(r, TRACE_KT_OTHER, names, n, o, &out);

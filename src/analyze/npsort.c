@@ -18,43 +18,35 @@ static inline void swap32(uint32_t *a, uint32_t *b)
 	*b = t;
 }
 
+/* numpy's sift-down: put tmp at a[i] of the heap a[1..n], moving larger
+ * children up */
+static void sift_down(const double *v, uint32_t *a, size_t i, size_t n, uint32_t tmp)
+{
+	for (size_t j = i << 1; j <= n;) {
+		if (j < n && v[a[j]] < v[a[j + 1]])
+			j++;
+		if (v[tmp] < v[a[j]]) {
+			a[i] = a[j];
+			i = j;
+			j += j;
+		} else {
+			break;
+		}
+	}
+	a[i] = tmp;
+}
+
 /* numpy's heapsort of the index range a[0..n) (1-based heap arithmetic) */
 static void heap_argsort(const double *v, uint32_t *a0, size_t n)
 {
 	uint32_t *a = a0 - 1; /* a[1..n] */
-	size_t i, j, l;
-	uint32_t tmp;
-	for (l = n >> 1; l > 0; --l) {
-		tmp = a[l];
-		for (i = l, j = l << 1; j <= n;) {
-			if (j < n && v[a[j]] < v[a[j + 1]])
-				j++;
-			if (v[tmp] < v[a[j]]) {
-				a[i] = a[j];
-				i = j;
-				j += j;
-			} else {
-				break;
-			}
-		}
-		a[i] = tmp;
-	}
+	for (size_t l = n >> 1; l > 0; --l)
+		sift_down(v, a, l, n, a[l]);
 	for (; n > 1;) {
-		tmp = a[n];
+		uint32_t tmp = a[n];
 		a[n] = a[1];
 		n -= 1;
-		for (i = 1, j = 2; j <= n;) {
-			if (j < n && v[a[j]] < v[a[j + 1]])
-				j++;
-			if (v[tmp] < v[a[j]]) {
-				a[i] = a[j];
-				i = j;
-				j += j;
-			} else {
-				break;
-			}
-		}
-		a[i] = tmp;
+		sift_down(v, a, 1, n, tmp);
 	}
 }
 

@@ -56,6 +56,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/json.h"
+#include "core/procstat.h"
 #include "daemon/ipc_wire.h"
 
 /* Kineto's controller tick and default warm-up (ACTIVITIES_WARMUP_PERIOD_SECS). */
@@ -71,40 +72,6 @@ static void sleep_ms(int64_t ms)
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop)
 		;
-}
-
-/* Parent of pid from /proc/<pid>/stat (field 4, after the last ')'). */
-static int parent_of(int pid)
-{
-	char path[64], tmp[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, tmp, sizeof tmp - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	tmp[n] = 0;
-	char *rp = strrchr(tmp, ')');
-	int ppid;
-	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
-}
-
-static int ancestry(int32_t *pids, int max)
-{
-	int n = 0, cur = getpid();
-	pids[n++] = cur;
-	while (cur > 1 && n < max) {
-		int pp = parent_of(cur);
-		if (pp <= 1)
-			break;
-		pids[n++] = pp;
-		cur = pp;
-	}
-	return n;
 }
 
 static void uuid4(char out[37])
@@ -595,7 +562,7 @@ int main(int argc, char **argv)
 	}
 	int pid = getpid();
 	int32_t pids[11];
-	int npids = ancestry(pids, 11);
+	int npids = procstat_ancestry(pids, 11);
 
 	static struct client c;
 	char uuid[37], name[64];

@@ -1,4 +1,4 @@
-/* test_core.c - buf, args, clock and the event loop. */
+/* test_core.c - buf, args, clock, procstat and the event loop. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/procstat.h"
 #include "test.h"
 
 TEST(buf_grows_and_stays_terminated)
@@ -352,6 +353,42 @@ TEST(clock_iso8601)
 	int64_t a = clock_mono_ns(), b = clock_mono_ns();
 	CHECK(b >= a);
 	CHECK(clock_wall_ns() > 1600000000ll * NS_PER_SEC);
+}
+
+TEST(procstat_fields_after_last_paren)
+{
+	struct procstat st;
+	/* a command name holding ") " and digits must not shift the fields */
+	const char *line = "4242 (a) 7 (b) S 17 4242 4242 0 -1 4194560 100 0 0 0 "
+			   "31 29 0 0 20 0 3 0 123456 987654321 555 18446744073709551615\n";
+	CHECK(procstat_parse(line, &st));
+	CHECK_INT(st.ppid, 17);
+	CHECK_INT(st.utime, 31);
+	CHECK_INT(st.stime, 29);
+	CHECK_INT(st.starttime, 123456);
+	CHECK_INT(st.vsize, 987654321);
+	CHECK_INT(st.rss, 555);
+	CHECK_INT(st.nfields, 21);
+	/* truncated: what is there, and the rest 0 */
+	CHECK(procstat_parse("1 (x) R 0 1 1 0 -1 0 5 0 0 0 7", &st));
+	CHECK_INT(st.ppid, 0);
+	CHECK_INT(st.nfields, 11);
+	CHECK_INT(st.utime, 0);
+	/* no ')' or nothing after it: false */
+	CHECK(!procstat_parse("1 (x R 0", &st));
+	CHECK(!procstat_parse("1 (x)", &st));
+	CHECK(!procstat_parse("1 (x) R", &st));
+	CHECK(!procstat_parse("", &st));
+	/* the live process: its parent is ours */
+	CHECK(procstat_read(getpid(), &st));
+	CHECK_INT(st.ppid, getppid());
+	int32_t pids[4];
+	int n = procstat_ancestry(pids, 4);
+	CHECK(n >= 1 && n <= 4);
+	CHECK_INT(pids[0], getpid());
+	if (n > 1 && getppid() > 1)
+		CHECK_INT(pids[1], getppid());
+	CHECK_INT(procstat_ancestry(pids, 0), 0);
 }
 
 struct loop_state {

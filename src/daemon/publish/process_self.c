@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "core/procstat.h"
 
 static const char *const help_cpu = "Total user and system CPU time spent in seconds.";
 
@@ -55,34 +56,18 @@ void process_self_metrics(struct self_metrics *s, const char *procfs, double cpu
 	self_add(s, "process_cpu_seconds_total", help_cpu, "counter", NULL, NULL, cpu_seconds);
 	char st[4096];
 	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-	/* fields after the command name, which may itself hold ") ": split at
-	 * the last ')'; field 3 (state) is the first after it */
-	const char *rp = read_text(procfs, "self/stat", st, sizeof st) ? strrchr(st, ')') : NULL;
-	if (rp) {
-		unsigned long long v[64];
-		int n = 0;
-		const char *p = rp + 2;
-		while (*p && *p != ' ')
-			p++; /* skip the state letter (field 3) */
-		while (n < 64 && *p) {
-			char *end;
-			v[n] = strtoull(p, &end, 10);
-			if (end == p)
-				break;
-			n++;
-			p = end;
-		}
-		/* v[0] is field 4 (ppid): starttime is field 22, vsize 23, rss 24 */
+	struct procstat ps;
+	if (read_text(procfs, "self/stat", st, sizeof st) && procstat_parse(st, &ps)) {
 		double btime;
-		if (n > 18 && tick > 0 && boot_time(procfs, &btime))
+		if (ps.nfields > 18 && tick > 0 && boot_time(procfs, &btime))
 			self_add(s, "process_start_time_seconds",
 				 "Start time of the process since unix epoch in seconds.", "gauge", NULL, NULL,
-				 btime + (double)v[18] / (double)tick);
-		if (n > 20 && page > 0) {
+				 btime + (double)ps.starttime / (double)tick);
+		if (ps.nfields > 20 && page > 0) {
 			self_add(s, "process_virtual_memory_bytes", "Virtual memory size in bytes.", "gauge", NULL,
-				 NULL, (double)v[19]);
+				 NULL, (double)ps.vsize);
 			self_add(s, "process_resident_memory_bytes", "Resident memory size in bytes.", "gauge", NULL,
-				 NULL, (double)v[20] * (double)page);
+				 NULL, (double)ps.rss * (double)page);
 		}
 	}
 	char dpath[4096];

@@ -9,13 +9,17 @@
 #include "daemon/collect/gpu_peaks.h"
 
 #include <ctype.h>
+#include <libgen.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+#include "core/log.h"
 
 #define MAX_FILE (1u << 20)
 #define MAX_MODELS 1024
@@ -226,4 +230,39 @@ const struct gpu_model *gpu_peaks_match(const struct gpu_peaks *t, const char *n
 			a = bar + 1;
 		}
 	return best;
+}
+
+static struct gpu_peaks *open_one(const char *path, struct buf *err)
+{
+	struct gpu_peaks *t = gpu_peaks_load(path, err);
+	if (t)
+		log_info("GPU peak table: %zu models from %s", t->n, path);
+	else
+		log_warn("GPU peak table: %s; FLOPs/s estimates are absent", err->data);
+	return t;
+}
+
+struct gpu_peaks *gpu_peaks_open(const char *path)
+{
+	struct buf err = BUF_INIT;
+	struct gpu_peaks *t = NULL;
+	if (path && *path) {
+		t = open_one(path, &err);
+		buf_free(&err);
+		return t;
+	}
+	char exe[4096], src[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(src, sizeof src, "%s/../data/gpu-peaks.tsv", n > 0 ? dirname(exe) : ".");
+	const char *where[2] = {GPU_PEAKS_INSTALL_PATH, src};
+	for (int i = 0; i < 2; i++)
+		if (access(where[i], F_OK) == 0) {
+			t = open_one(where[i], &err);
+			buf_free(&err);
+			return t;
+		}
+	log_warn("GPU peak table: none at %s or %s (--gpu_peaks_file=PATH names one); FLOPs/s estimates are absent",
+		 where[0], src);
+	return NULL;
 }

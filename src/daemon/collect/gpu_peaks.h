@@ -55,4 +55,12 @@ struct gpu_peaks *gpu_peaks_load(const char *path, struct buf *err);
 const struct gpu_model *gpu_peaks_match(const struct gpu_peaks *t, const char *name);
 void gpu_peaks_free(struct gpu_peaks *t);
 
+/* Where the daemon looks when --gpu_peaks_file is not given: the install
+ * path, then data/gpu-peaks.tsv next to the build directory that holds the
+ * daemon (a source tree: tests, `make run`). */
+#define GPU_PEAKS_INSTALL_PATH "/usr/local/share/dynolite/gpu-peaks.tsv"
+/* The table for the daemon: PATH when given, else the places above; logs
+ * what it read, or why there is none (then FLOPs/s estimates are absent). */
+struct gpu_peaks *gpu_peaks_open(const char *path);
+
 #endif

@@ -103,6 +103,15 @@ near "$(prom dynolog_gpu_flops_peak_ratio "$L1")" "$(awk -v p="$pct1" 'BEGIN { p
 [ "$(grep -c '^dynolog_gpu_flops_per_second{' "$T/page.txt")" = 2 ] || fail "want 2 FLOPs series: $(grep flops "$T/page.txt")"
 grep -q '^# TYPE dynolog_gpu_flops_per_second gauge$' "$T/page.txt" || fail "FLOPs family type"
 
+# ---- dcgm-exporter's names: the estimate (no DCGM field) keeps its dynolog name ----
+run_daemon dcgm --prometheus_names=dcgm
+wait_for grep -q '"gpu_flops.1"' "$T/dcgm.jsonl" || fail "dcgm: no gpu_flops.1 on the JSON log"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
+near "$(prom dynolog_gpu_flops_per_second "$L0")" "$want0" || fail "dcgm: Prometheus GPU 0: $(grep flops "$T/page.txt")"
+near "$(prom dynolog_gpu_flops_per_second "$L1")" "$want1" || fail "dcgm: Prometheus GPU 1: $(grep flops "$T/page.txt")"
+grep -q "^DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{gpu=\"0\",.*} 0.6$" "$T/page.txt" || fail "dcgm: tensor activity: $(grep TENSOR "$T/page.txt")"
+[ "$(grep -c '^dynolog_gpu_flops_per_second{' "$T/page.txt")" = 2 ] || fail "dcgm: want 2 FLOPs series"
+
 # ---- a bad table: said with file:line, the daemon runs on, no FLOPs series ----
 printf '# a table\nH100 80GB HBM3\t132\ttensor_fp16\t989.4\t1830\tsrc\nH100 80GB HBM3\t132\tfp33\t1\t1980\tsrc\n' >"$T/bad.tsv"
 run_daemon bad --gpu_peaks_file="$T/bad.tsv"

@@ -342,8 +342,10 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 	if (o->power && !d->lost && ok(s, d, o->power(h, &v)))
 		put_f(s, d, "gpu_power_draw", v / 1000.0); /* mW -> W, upstream's unit */
 	unsigned long long e;
-	if (o->energy && !d->lost && ok(s, d, o->energy(h, &e)))
+	if (o->energy && !d->lost && ok(s, d, o->energy(h, &e))) {
 		put_delta(s, d, "gpu_energy_mj", e, &d->prev_energy, &d->have_energy);
+		put_u(s, d, "@gpu_energy_total_mj", e); /* the driver's total: dcgm-exporter's value */
+	}
 	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_SM, &v)))
 		put_u(s, d, "gpu_frequency_mhz", v);
 	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_MEM, &v)))
@@ -755,6 +757,8 @@ static const struct metric_desc nvml_catalog[] = {
 	  "NVLink bytes per second received, all links (GPM).", "dynolog.gpu.nvlink.throughput", "By/s",
 	  "network.io.direction=receive"),
 	GPU_FLOPS_CATALOG_ROWS,
+	/* export-only: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION under --prometheus_names=dcgm (prom_dcgm.c) */
+	{"@gpu_energy_total_mj", true, MK_TOTAL, 1, NULL, "gpu", NULL, NULL, NULL, NULL, NULL, "hw.id", NULL},
 };
 #undef R
 #undef G

@@ -699,8 +699,9 @@ static const struct metric_desc nvml_catalog[] = {
 	  "Share of the last sample period a kernel ran on the GPU (NVML).", "hw.gpu.utilization", "1",
 	  "hw.gpu.task=general"),
 	R("gpu_memory_utilization", G, 0.01, "dynolog_gpu_memory_utilization_ratio",
-	  "Share of the last sample period device memory was read or written (NVML).", "hw.gpu.memory.utilization",
-	  "1", NULL),
+	  "Share of the last sample period device memory was read or written (NVML).",
+	  /* not hw.gpu.memory.utilization: the convention's is the share of memory in use */
+	  "dynolog.gpu.memory.controller.utilization", "1", NULL),
 	R("gpu_memory_used_bytes", G, 1, "dynolog_gpu_memory_used_bytes", "Device memory in use.",
 	  "hw.gpu.memory.usage", "By", NULL),
 	R("gpu_memory_total_bytes", G, 1, "dynolog_gpu_memory_total_bytes", "Device memory size.",

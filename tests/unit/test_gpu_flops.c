@@ -234,3 +234,56 @@ TEST(gpu_flops_from_frame_keys)
 	CHECK_NEAR(f.vals[8].v.f, 27.5, 1e-12);
 	frame_free(&f);
 }
+
+/* The shipped table with random damage (bytes changed, cut, or the
+ * separators the format cares about inserted): every result is a whole
+ * table or a "name:line: " message, never a crash (the sanitizer build
+ * runs this too; fuzz/fuzz_gpu_peaks.c goes further). */
+TEST(gpu_peaks_survives_damage)
+{
+	struct buf src = BUF_INIT;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/../../data/gpu-peaks.tsv", test_data_dir());
+	FILE *fp = fopen("data/gpu-peaks.tsv", "r");
+	if (!fp)
+		fp = fopen(path, "r");
+	REQUIRE(fp);
+	char tmp[4096];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, fp)) > 0)
+		buf_append(&src, tmp, n);
+	fclose(fp);
+	static const char alphabet[] = "\t\n|$#.-e0123456789 xX\r";
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int parsed = 0, refused = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		struct buf b = BUF_INIT;
+		buf_append(&b, src.data, src.len);
+		int edits = 1 + (int)(rng % 6);
+		for (int e = 0; e < edits && b.len; e++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			size_t at = (size_t)(rng >> 33) % b.len;
+			switch ((rng >> 20) % 3) {
+			case 0: b.data[at] = alphabet[(rng >> 8) % (sizeof alphabet - 1)]; break;
+			case 1: b.data[at] = (char)(rng >> 40); break;
+			default: buf_truncate(&b, at); break;
+			}
+		}
+		struct buf err = BUF_INIT;
+		struct gpu_peaks *t = gpu_peaks_parse(b.data, b.len, "m.tsv", &err);
+		if (t) {
+			parsed++;
+			gpu_peaks_match(t, "NVIDIA H100 80GB HBM3");
+			gpu_peaks_match(t, "NVIDIA B200");
+		} else {
+			refused++;
+			if (strncmp(err.data, "m.tsv:", 6) != 0)
+				test_fail(__FILE__, __LINE__, "iteration %d: message without file:line: %s", iter, err.data);
+		}
+		gpu_peaks_free(t);
+		buf_free(&err);
+		buf_free(&b);
+	}
+	CHECK(parsed > 0 && refused > 0); /* both outcomes were exercised */
+	buf_free(&src);
+}

@@ -152,6 +152,69 @@ for k in gpu_power_draw.2 gpu_temperature_c.2 sm_active_ratio.2 pcie_tx_bytes.2 
 	if grep -qF "\"$k\"" <<<"$last"; then fail "unsupported $k published: $last"; fi
 done
 
+# ---- dcgm-exporter's names, labels and units (--prometheus_names=dcgm) ----
+run_daemon dcgm --nvml_library="$LIB" --prometheus_names=dcgm
+wait_for bash -c "[ \$(grep -c gpu_name '$T/dcgm.jsonl') -ge 4 ]" || fail "dcgm: fewer than 4 GPU ticks"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/dcgm.txt"
+# promtool: a valid page; its only complaints are dcgm-exporter's own
+# naming (camelCase labels such as modelName, a counter without _total)
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$T/dcgm.txt" >"$T/lint.txt" 2>&1 || true
+	if grep -Ev >"$T/lint-other.txt" "label names should be written in 'snake_case' not 'camelCase'|^DCGM_FI_DEV_[A-Z_]* counter metrics should have \"_total\" suffix" "$T/lint.txt"; then
+		fail "dcgm: promtool: $(cat "$T/lint-other.txt")"
+	fi
+fi
+H=$(hostname)
+D0="gpu=\"0\",UUID=\"GPU-00000000-1111-2222-3333-444444444444\",device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"$H\""
+D2="gpu=\"2\",UUID=\"GPU-22222222-1111-2222-3333-444444444444\",device=\"nvidia2\",modelName=\"NVIDIA A100-SXM4-40GB\",Hostname=\"$H\""
+DM="gpu=\"1\",UUID=\"MIG-aaaaaaaa\",device=\"nvidia1\",modelName=\"NVIDIA H100 MIG 1g.10gb\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"0\",Hostname=\"$H\""
+# DCGM's units: % stays %, bytes -> MiB, W, the driver's energy total in mJ, MHz, ratios
+while IFS="|" read -r fam labels want; do
+	line=$(grep -F "$fam{$labels}" "$T/dcgm.txt" || true)
+	[ "$line" = "$fam{$labels} $want" ] || fail "dcgm: want '$fam{$labels} $want', got '$line'"
+done <<W
+DCGM_FI_DEV_GPU_UTIL|$D0|60
+DCGM_FI_DEV_MEM_COPY_UTIL|$D0|25
+DCGM_FI_DEV_FB_USED|$D0|1024
+DCGM_FI_DEV_FB_TOTAL|$D0|81920
+DCGM_FI_DEV_FB_FREE|$D0|80896
+DCGM_FI_DEV_POWER_USAGE|$D0|250.5
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION|$D0|7000
+DCGM_FI_DEV_SM_CLOCK|$D0|1980
+DCGM_FI_DEV_MEM_CLOCK|$D0|2619
+DCGM_FI_DEV_GPU_TEMP|$D0|45
+DCGM_FI_PROF_PCIE_TX_BYTES|$D0|1024000
+DCGM_FI_PROF_PCIE_RX_BYTES|$D0|2048000
+DCGM_FI_DEV_ECC_SBE_VOL_TOTAL|$D0|2
+DCGM_FI_DEV_ECC_DBE_VOL_TOTAL|$D0|0
+DCGM_FI_DEV_CLOCK_THROTTLE_REASONS|$D0|4
+DCGM_FI_PROF_GR_ENGINE_ACTIVE|$D0|0.8
+DCGM_FI_PROF_SM_ACTIVE|$D0|0.5
+DCGM_FI_PROF_SM_OCCUPANCY|$D0|0.25
+DCGM_FI_PROF_PIPE_TENSOR_ACTIVE|$D0|0.1
+DCGM_FI_PROF_PIPE_FP16_ACTIVE|$D0|0.015
+DCGM_FI_PROF_PIPE_FP32_ACTIVE|$D0|0.025
+DCGM_FI_PROF_PIPE_FP64_ACTIVE|$D0|0.005
+DCGM_FI_PROF_DRAM_ACTIVE|$D0|0.33
+DCGM_FI_PROF_NVLINK_TX_BYTES|$D0|104857600
+DCGM_FI_PROF_NVLINK_RX_BYTES|$D0|209715200
+DCGM_FI_DEV_GPU_UTIL|$D2|7
+DCGM_FI_DEV_FB_USED|$DM|0.11773681640625
+W
+grep -q '^# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter$' "$T/dcgm.txt" || fail "dcgm: energy is not a counter"
+grep -q '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge$' "$T/dcgm.txt" || fail "dcgm: util type"
+# no DCGM field: the dynolog name stays; the dynolog names of the DCGM-named keys are gone
+grep -q '^dynolog_gpu_pipe_integer_active_ratio{gpu="0"' "$T/dcgm.txt" || fail "dcgm: integer pipe lost"
+for fam in dynolog_gpu_utilization_ratio dynolog_gpu_energy_joules_total dynolog_gpu_sm_clock_hertz; do
+	if grep -q "^$fam" "$T/dcgm.txt"; then fail "dcgm: $fam still published"; fi
+done
+# absent stays absent: GPU 2 has no GPM, the lost GPU 1 nothing
+if grep -q 'DCGM_FI_PROF_SM_ACTIVE{gpu="2"' "$T/dcgm.txt"; then fail "dcgm: GPM series without GPM"; fi
+if grep -q 'gpu="1",UUID="GPU-1' "$T/dcgm.txt"; then fail "dcgm: lost GPU published"; fi
+# the JSON log keeps upstream's keys whatever the Prometheus names
+grep -qF '"gpu_device_utilization.0":60' <<<"$(grep gpu_name "$T/dcgm.jsonl" | tail -n 1)" || fail "dcgm: JSON keys changed"
+if grep -q 'gpu_energy_total' "$T/dcgm.jsonl"; then fail "dcgm: export-only key on the JSON log"; fi
+
 # ---- a driver without GPM and without the energy entry point ----
 run_daemon old --nvml_library="$OLD"
 wait_for bash -c "[ \$(grep -c gpu_name '$T/old.jsonl') -ge 3 ]" || fail "old: fewer than 3 GPU ticks"
@@ -176,4 +239,6 @@ if "$DYNOLOG" --port=0 --gpu_backend=dcgm --exit_after_ticks=1 >/dev/null 2>"$T/
 grep -q 'DCGM backend is not built yet' "$T/dcgm.log" || fail "dcgm: $(cat "$T/dcgm.log")"
 if "$DYNOLOG" --port=0 --gpu_backend=rocm --exit_after_ticks=1 >/dev/null 2>"$T/bad.log"; then fail "rocm accepted"; fi
 grep -q 'expected auto, nvml or dcgm' "$T/bad.log" || fail "bad backend: $(cat "$T/bad.log")"
+if "$DYNOLOG" --port=0 --prometheus_names=grafana --exit_after_ticks=1 >/dev/null 2>"$T/names.log"; then fail "names accepted"; fi
+grep -q 'prometheus_names=grafana: expected dynolog or dcgm' "$T/names.log" || fail "bad names: $(cat "$T/names.log")"
 echo ok

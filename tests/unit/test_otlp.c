@@ -389,6 +389,42 @@ static bool dynolog_path(char *out, size_t cap)
 	return access(out, X_OK) == 0;
 }
 
+/* Accept one request on lfd (10 s at most), read it into buf (headers,
+ * then a body of Content-Length bytes), answer 200; the body, NULL when
+ * none came. */
+static char *recv_post(int lfd, char *buf, size_t cap, long *clen)
+{
+	struct timeval tv = {10, 0};
+	setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	buf[0] = 0;
+	int c = accept(lfd, NULL, NULL);
+	if (c < 0)
+		return NULL;
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	size_t len = 0;
+	char *body = NULL;
+	*clen = -1;
+	for (;;) {
+		ssize_t r = recv(c, buf + len, cap - 1 - len, 0);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		buf[len] = 0;
+		char *e = strstr(buf, "\r\n\r\n");
+		if (e && !body) {
+			char *cl = strcasestr(buf, "Content-Length:");
+			*clen = cl ? strtol(cl + 15, NULL, 10) : 0;
+			body = e + 4;
+		}
+		if (body && (long)(len - (size_t)(body - buf)) >= *clen)
+			break;
+	}
+	const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+	send(c, ok, sizeof ok - 1, MSG_NOSIGNAL);
+	close(c);
+	return body;
+}
+
 static pid_t spawn_dynolog(const char *bin, char *const *args)
 {
 	pid_t p = fork();
@@ -419,33 +455,9 @@ TEST(otlp_end_to_end_real_daemon)
 			"--otlp_service_name=e2e", NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);
-	struct timeval tv = {10, 0};
-	setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	int c = accept(lfd, NULL, NULL);
-	REQUIRE(c >= 0);
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	static char buf[1 << 17];
-	size_t len = 0;
 	long clen = -1;
-	char *body = NULL;
-	for (;;) {
-		ssize_t r = recv(c, buf + len, sizeof buf - 1 - len, 0);
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		buf[len] = 0;
-		char *e = strstr(buf, "\r\n\r\n");
-		if (e && !body) {
-			char *cl = strcasestr(buf, "Content-Length:");
-			clen = cl ? strtol(cl + 15, NULL, 10) : 0;
-			body = e + 4;
-		}
-		if (body && (long)(len - (size_t)(body - buf)) >= clen)
-			break;
-	}
-	const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
-	send(c, ok, sizeof ok - 1, MSG_NOSIGNAL);
-	close(c);
+	char *body = recv_post(lfd, buf, sizeof buf, &clen);
 	CHECK(strncmp(buf, "POST /v1/metrics HTTP/1.1", 25) == 0);
 	CHECK(strcasestr(buf, "Content-Type: application/json") != NULL);
 	REQUIRE(body);
@@ -492,4 +504,102 @@ TEST(otlp_dead_receiver_does_not_delay_collection)
 	fclose(f);
 	CHECK(lines >= 4); /* ticks at 0,1,2,3,4 s kept coming while the POST hung */
 	close(lfd);
+}
+
+/* The data point of metric m whose attribute k is v. */
+static const struct json_value *point(const struct json_value *m, const char *k, const char *v)
+{
+	const struct json_value *g = json_get(m, "gauge");
+	const struct json_value *dps = json_get(g ? g : json_get(m, "sum"), "dataPoints");
+	for (uint32_t i = 0; dps && i < dps->len; i++)
+		if (has_attr(&dps->u.items[i], k, v))
+			return &dps->u.items[i];
+	return NULL;
+}
+
+static int count_attr(const struct json_value *dp, const char *k)
+{
+	const struct json_value *a = json_get(dp, "attributes");
+	int n = 0;
+	for (uint32_t i = 0; a && i < a->len; i++) {
+		const char *kk;
+		n += json_get_str(&a->u.items[i], "key", &kk, NULL) && strcmp(kk, k) == 0;
+	}
+	return n;
+}
+
+/* The real daemon with the fake NVML (build/libfake-nvml.so) pushing to our
+ * receiver: GPU data points carry the OpenTelemetry hardware conventions'
+ * attributes, and the FLOPs/s estimate arrives. */
+TEST(otlp_gpu_semconv_end_to_end)
+{
+	char bin[PATH_MAX + 16], lib[PATH_MAX + 32], cwd[PATH_MAX];
+	REQUIRE(dynolog_path(bin, sizeof bin));
+	snprintf(lib, sizeof lib, "--nvml_library=%.*s/libfake-nvml.so", (int)(strrchr(bin, '/') - bin), bin);
+	REQUIRE(access(lib + strlen("--nvml_library="), R_OK) == 0);
+	REQUIRE(getcwd(cwd, sizeof cwd));
+	char script[700], peaks[PATH_MAX + 40];
+	snprintf(script, sizeof script, "%s/script", test_tmpdir());
+	FILE *sf = fopen(script, "w");
+	REQUIRE(sf);
+	fputs("gpus 2\nname 0 NVIDIA H100 80GB HBM3\nuuid 0 GPU-abc\nmem 0 100:40\nclock_sm 0 1830\n"
+	      "gpm 0 5 100\ngpm 0 13 0\ngpm 0 12 0\ngpm 0 11 0\npower 0 300000\n"
+	      "name 1 NVIDIA H100 80GB HBM3\nuuid 1 GPU-def\nmig 1 1\n"
+	      "name 1/mig0 NVIDIA H100 80GB HBM3 MIG 1g.10gb\nuuid 1/mig0 MIG-x\nmem 1/mig0 10:5\n",
+	      sf);
+	fclose(sf);
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	snprintf(peaks, sizeof peaks, "--gpu_peaks_file=%s/data/gpu-peaks.tsv", cwd);
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	char url[80];
+	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
+	char *args[] = {bin, "--use_otlp", url, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=3600",
+			"--enable_gpu_monitor", "--dcgm_reporting_interval_s=1", lib, peaks, NULL};
+	pid_t d = spawn_dynolog(bin, args);
+	REQUIRE(d > 0);
+	/* the first GPU tick has no GPM values: read payloads until the estimate comes */
+	static char buf[1 << 18];
+	struct json_doc doc;
+	bool have = false;
+	for (int i = 0; i < 12 && !have; i++) {
+		long clen;
+		char *body = recv_post(lfd, buf, sizeof buf, &clen);
+		if (!body)
+			break;
+		struct json_error je;
+		if (!strstr(body, "dynolog.gpu.flops\"") || !json_parse(body, (size_t)clen, &doc, &je))
+			continue;
+		have = true;
+	}
+	kill(d, SIGTERM);
+	int st;
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(lfd);
+	REQUIRE(have);
+	const struct json_value *mem = metric(doc.root, "hw.gpu.memory.usage");
+	REQUIRE(mem);
+	const struct json_value *g0 = point(mem, "hw.id", "GPU-abc");
+	REQUIRE(g0);
+	CHECK(has_attr(g0, "hw.name", "0"));
+	CHECK(has_attr(g0, "hw.model", "NVIDIA H100 80GB HBM3"));
+	CHECK(has_attr(g0, "hw.type", "gpu"));
+	CHECK_NEAR(json_value_f64(json_get(g0, "asDouble")), 40, 1e-12);
+	const struct json_value *mig = point(mem, "hw.id", "MIG-x");
+	REQUIRE(mig);
+	CHECK(has_attr(mig, "hw.parent", "GPU-def"));
+	CHECK(has_attr(mig, "hw.name", "1/mig0"));
+	/* hw.power names hw.type itself: once only */
+	const struct json_value *pw = metric(doc.root, "hw.power");
+	REQUIRE(pw && point(pw, "hw.id", "GPU-abc"));
+	CHECK_INT(count_attr(point(pw, "hw.id", "GPU-abc"), "hw.type"), 1);
+	/* NVML's memory utilization is not the convention's (memory in use) */
+	CHECK(!metric(doc.root, "hw.gpu.memory.utilization"));
+	/* a BF16/FP16 tensor pipe fully busy at the H100's quoted 1830 MHz: 989.4 TFLOP/s */
+	const struct json_value *fl = metric(doc.root, "dynolog.gpu.flops");
+	REQUIRE(fl && point(fl, "hw.id", "GPU-abc"));
+	CHECK_NEAR(json_value_f64(json_get(point(fl, "hw.id", "GPU-abc"), "asDouble")), 989.4e12, 1e-12);
+	const char *unit;
+	CHECK(json_get_str(fl, "unit", &unit, NULL) && strcmp(unit, "{flop}/s") == 0);
+	json_doc_free(&doc);
 }

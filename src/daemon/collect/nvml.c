@@ -40,6 +40,8 @@
 #include "core/dl.h"
 #include "core/log.h"
 #include "daemon/collect/collector.h"
+#include "daemon/collect/gpu_flops.h"
+#include "daemon/collect/gpu_peaks.h"
 #include "daemon/collect/nvml_api.h"
 
 /* ---------------- the library ---------------- */
@@ -162,6 +164,7 @@ struct nvml_config {
 	int64_t interval_s;
 	int64_t timeout_ms;
 	const char *library;
+	const char *peaks_file;
 };
 
 struct nvml_state {
@@ -169,6 +172,7 @@ struct nvml_state {
 	int64_t timeout_ms;
 	struct nvml_core core;
 	struct nvml_opt opt;
+	struct gpu_peaks *peaks; /* NULL: no FLOPs/s estimate; read-only once the worker runs */
 	/* worker-owned (touched by the loop thread only while !busy) */
 	bool inited;
 	struct gdev *dev;
@@ -313,6 +317,10 @@ static bool worker_init(struct nvml_state *s)
 	note(&s->notes_info, "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu", n,
 	     s->ndev, list.len ? list.data : "none", gpm);
 	buf_free(&list);
+	for (size_t i = 0; i < s->ndev && s->peaks; i++)
+		if (!strchr(s->dev[i].suffix, '/') && !gpu_peaks_match(s->peaks, s->dev[i].name))
+			note(&s->notes_info, "GPU monitor: GPU %s (%s) is not in the GPU peak table: no FLOPs/s estimate for it",
+			     s->dev[i].suffix, s->dev[i].name[0] ? s->dev[i].name : "no name");
 	return true;
 }
 
@@ -334,8 +342,10 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 	if (o->power && !d->lost && ok(s, d, o->power(h, &v)))
 		put_f(s, d, "gpu_power_draw", v / 1000.0); /* mW -> W, upstream's unit */
 	unsigned long long e;
-	if (o->energy && !d->lost && ok(s, d, o->energy(h, &e)))
+	if (o->energy && !d->lost && ok(s, d, o->energy(h, &e))) {
 		put_delta(s, d, "gpu_energy_mj", e, &d->prev_energy, &d->have_energy);
+		put_u(s, d, "@gpu_energy_total_mj", e); /* the driver's total: dcgm-exporter's value */
+	}
 	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_SM, &v)))
 		put_u(s, d, "gpu_frequency_mhz", v);
 	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_MEM, &v)))
@@ -390,10 +400,13 @@ static void worker_job(struct nvml_state *s)
 		if (s->dev[i].lost)
 			continue;
 		struct gdev *d = &s->dev[i];
+		size_t first = s->out.n;
 		collect_dev(s, d);
 		if (d->lost)
 			continue;
 		alive++;
+		/* from the keys collect_dev just added (gpu_flops.h) */
+		gpu_flops_put(&s->out, first, d->suffix, gpu_peaks_match(s->peaks, d->name));
 		/* identity strings: Prometheus' uuid/model labels, upstream's JSON keys */
 		char k[128];
 		if (d->uuid[0]) {
@@ -499,6 +512,7 @@ static void close_state(struct nvml_state *s)
 			}
 		if (s->inited)
 			s->core.shutdown();
+		gpu_peaks_free(s->peaks);
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->work);
 		pthread_cond_destroy(&s->done);
@@ -593,10 +607,13 @@ static const struct arg_opt nvml_opts[] = {
 		10, 600000),
 	MOD_OPT(struct nvml_config, library, "nvml_library", ARG_STRING, "PATH",
 		"the NVML library to dlopen (read at start; tests load a fake)", 0, 0),
+	MOD_OPT(struct nvml_config, peaks_file, "gpu_peaks_file", ARG_STRING, "PATH",
+		"GPU peak table for the FLOPs/s estimate (read at start; default " GPU_PEAKS_INSTALL_PATH
+		", else data/ of the source tree)", 0, 0),
 	{0},
 };
 
-static const struct nvml_config nvml_defaults = {false, "auto", 10, 500, "libnvidia-ml.so.1"};
+static const struct nvml_config nvml_defaults = {false, "auto", 10, 500, "libnvidia-ml.so.1", ""};
 
 static bool nvml_enabled(const void *cfg) { return ((const struct nvml_config *)cfg)->enable; }
 static int64_t nvml_interval(const void *cfg) { return ((const struct nvml_config *)cfg)->interval_s; }
@@ -637,6 +654,7 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 		*state = s;
 		return true;
 	}
+	s->peaks = gpu_peaks_open(c->peaks_file);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_condattr_t ca;
@@ -656,6 +674,8 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->work);
 		pthread_cond_destroy(&s->done);
+		gpu_peaks_free(s->peaks);
+		s->peaks = NULL;
 		s->disabled = true;
 	}
 	*state = s;
@@ -679,8 +699,9 @@ static const struct metric_desc nvml_catalog[] = {
 	  "Share of the last sample period a kernel ran on the GPU (NVML).", "hw.gpu.utilization", "1",
 	  "hw.gpu.task=general"),
 	R("gpu_memory_utilization", G, 0.01, "dynolog_gpu_memory_utilization_ratio",
-	  "Share of the last sample period device memory was read or written (NVML).", "hw.gpu.memory.utilization",
-	  "1", NULL),
+	  "Share of the last sample period device memory was read or written (NVML).",
+	  /* not hw.gpu.memory.utilization: the convention's is the share of memory in use */
+	  "dynolog.gpu.memory.controller.utilization", "1", NULL),
 	R("gpu_memory_used_bytes", G, 1, "dynolog_gpu_memory_used_bytes", "Device memory in use.",
 	  "hw.gpu.memory.usage", "By", NULL),
 	R("gpu_memory_total_bytes", G, 1, "dynolog_gpu_memory_total_bytes", "Device memory size.",
@@ -736,6 +757,9 @@ static const struct metric_desc nvml_catalog[] = {
 	R("nvlink_rx_bytes", G, 1, "dynolog_gpu_nvlink_receive_bytes_per_second",
 	  "NVLink bytes per second received, all links (GPM).", "dynolog.gpu.nvlink.throughput", "By/s",
 	  "network.io.direction=receive"),
+	GPU_FLOPS_CATALOG_ROWS,
+	/* export-only: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION under --prometheus_names=dcgm (prom_dcgm.c) */
+	{"@gpu_energy_total_mj", true, MK_TOTAL, 1, NULL, "gpu", NULL, NULL, NULL, NULL, NULL, "hw.id", NULL},
 };
 #undef R
 #undef G

@@ -79,6 +79,35 @@ static const char *frame_string(const struct frame *f, const char *key)
 	return NULL;
 }
 
+/* A GPU's attributes, as the OpenTelemetry hardware semantic conventions
+ * name them (hw.gpu.*): hw.id the device's UUID (stable and unique on the
+ * host; the index when NVML gives no UUID), hw.name the index ("0",
+ * "1/mig0"), hw.model its name, hw.type "gpu", and for a MIG instance
+ * hw.parent its GPU's hw.id. */
+static void gpu_attrs(struct jw *w, const struct frame *f, const char *suffix, const char *fixed)
+{
+	char k[160];
+	snprintf(k, sizeof k, "gpu_uuid.%s", suffix);
+	const char *uuid = frame_string(f, k);
+	attr_str(w, "hw.id", uuid ? uuid : suffix, strlen(uuid ? uuid : suffix));
+	attr_str(w, "hw.name", suffix, strlen(suffix));
+	snprintf(k, sizeof k, "gpu_name.%s", suffix);
+	const char *model = frame_string(f, k);
+	if (model)
+		attr_str(w, "hw.model", model, strlen(model));
+	if (!fixed || strncmp(fixed, "hw.type=", 8) != 0)
+		attr_str(w, "hw.type", "gpu", 3);
+	const char *slash = strchr(suffix, '/');
+	if (slash) {
+		snprintf(k, sizeof k, "gpu_uuid.%.*s", (int)(slash - suffix), suffix);
+		const char *parent = frame_string(f, k);
+		if (parent)
+			attr_str(w, "hw.parent", parent, strlen(parent));
+		else
+			attr_str(w, "hw.parent", suffix, (size_t)(slash - suffix));
+	}
+}
+
 void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, const char *host, struct buf *out)
 {
 	struct catalog_rows rows;
@@ -142,7 +171,9 @@ void otlp_render(const struct frame *f, int64_t prev_ns, const char *service, co
 			jw_obj_begin(&w);
 			jw_key(&w, "attributes");
 			jw_arr_begin(&w);
-			if (o->suffix) {
+			if (o->suffix && o->d && strcmp(o->d->otel_attr, "hw.id") == 0) {
+				gpu_attrs(&w, f, o->suffix, o->d->otel_fixed);
+			} else if (o->suffix) {
 				attr_str(&w, o->d ? o->d->otel_attr : "dynolog.label", o->label, strlen(o->label));
 				if (o->d && strcmp(o->d->otel_attr, "process.pid") == 0) {
 					char k[64];

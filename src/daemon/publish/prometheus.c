@@ -40,6 +40,7 @@
 #include "core/net.h"
 #include "daemon/publish/libs.h"
 #include "daemon/publish/prom_accept.h"
+#include "daemon/publish/prom_dcgm.h"
 #include "daemon/publish/sink.h"
 
 static const struct mhd_api *M; /* set by prom_new */
@@ -68,6 +69,9 @@ struct prom_sink {
 	struct frame *last;
 	uint64_t *gen;
 	size_t nsrc;
+	/* --prometheus_names=dcgm: GPU series under dcgm-exporter's names and labels */
+	bool dcgm_names;
+	char host[256];
 };
 
 /* ---------------- counter totals ---------------- */
@@ -259,7 +263,7 @@ static void gpu_labels(const struct frame *f, const char *gpu, struct buf *o)
 		}
 }
 
-static void render_frame(const struct frame *f, struct buf *o);
+static void render_frame(const struct prom_sink *p, const struct frame *f, struct buf *o);
 static void render_self(const struct self_metric *self, size_t nself, struct buf *o);
 
 void prom_render(struct prom_sink *p, const struct self_metric *self, size_t nself, struct buf *o)
@@ -279,18 +283,22 @@ void prom_render(struct prom_sink *p, const struct self_metric *self, size_t nse
 			}
 		}
 	}
-	render_frame(&all, o);
+	render_frame(p, &all, o);
 	frame_free(&all);
 	render_self(self, nself, o);
 }
 
-static void render_frame(const struct frame *f, struct buf *o)
+static void render_frame(const struct prom_sink *p, const struct frame *f, struct buf *o)
 {
+	if (p->dcgm_names)
+		prom_dcgm_render(f, p->host, o);
 	struct catalog_rows rows;
 	catalog_rows(f, CATALOG_PROM, &rows);
 	const char *cur = NULL;
 	for (size_t r = 0; r < rows.n; r++) {
 		const struct catalog_row *w = &rows.row[r];
+		if (p->dcgm_names && prom_dcgm_covers(frame_key(f, &f->vals[w->idx])))
+			continue; /* rendered under its DCGM name above */
 		if (!cur || strcmp(cur, w->name) != 0) {
 			cur = w->name;
 			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", cur,
@@ -454,6 +462,8 @@ struct prom_sink *prom_new_offline(void)
 	p->epfd = -1;
 	p->nslots = 64;
 	p->tot = xcalloc(p->nslots, sizeof *p->tot);
+	if (gethostname(p->host, sizeof p->host - 1) != 0)
+		snprintf(p->host, sizeof p->host, "localhost");
 	return p;
 }
 
@@ -546,6 +556,7 @@ void prom_free(struct prom_sink *p)
 }
 
 int prom_port(const struct prom_sink *p) { return p->port; }
+void prom_set_dcgm_names(struct prom_sink *p, bool on) { p->dcgm_names = on; }
 uint64_t prom_requests(const struct prom_sink *p) { return p->requests; }
 
 void prom_publish(struct prom_sink *p, const struct self_metric *self, size_t nself)
@@ -574,6 +585,7 @@ struct prometheus_config {
 	bool use;
 	const char *address;
 	int64_t port, max_conn, timeout_s;
+	const char *names;
 };
 
 #define P(field, name, type, mv, help, lo, hi) MOD_OPT(struct prometheus_config, field, name, type, mv, help, lo, hi)
@@ -585,11 +597,23 @@ static const struct arg_opt prometheus_opts[] = {
 	  "concurrent HTTP connections served (more wait in the kernel backlog)", 1, 100000),
 	P(timeout_s, "prometheus_timeout_s", ARG_INT, "SECONDS", "close idle HTTP connections after this long", 1,
 	  3600),
+	P(names, "prometheus_names", ARG_STRING, "dynolog|dcgm",
+	  "GPU series names: dynolog_gpu_* (gpu, uuid, model labels) or dcgm-exporter's DCGM_FI_* names, labels and units",
+	  0, 0),
 	{0},
 };
 #undef P
 
-static const struct prometheus_config prometheus_defaults = {false, "127.0.0.1", 8080, 1024, 10};
+static const struct prometheus_config prometheus_defaults = {false, "127.0.0.1", 8080, 1024, 10, "dynolog"};
+
+static bool prometheus_validate(const void *cfg, struct buf *err)
+{
+	const char *n = ((const struct prometheus_config *)cfg)->names;
+	if (strcmp(n, "dynolog") == 0 || strcmp(n, "dcgm") == 0)
+		return true;
+	buf_printf(err, "--prometheus_names=%s: expected dynolog or dcgm", n);
+	return false;
+}
 
 static bool prometheus_enabled(const void *cfg) { return ((const struct prometheus_config *)cfg)->use; }
 
@@ -612,10 +636,11 @@ static bool prometheus_apply(void **state, const void *old, const void *cfg, con
 {
 	const struct prometheus_config *n = cfg;
 	if (*state) {
+		prom_set_dcgm_names(*state, strcmp(n->names, "dcgm") == 0);
 		/* (re)listen only when the server's settings changed */
 		bool same = true;
 		for (const struct arg_opt *o = prometheus_opts; o->name && same; o++)
-			same = !mod_opt_changed(o, old, cfg);
+			same = strcmp(o->name, "prometheus_names") == 0 || !mod_opt_changed(o, old, cfg);
 		if (same)
 			return true;
 		prom_free(*state);
@@ -627,6 +652,7 @@ static bool prometheus_apply(void **state, const void *old, const void *cfg, con
 	if (!p)
 		return false;
 	*state = p;
+	prom_set_dcgm_names(p, strcmp(n->names, "dcgm") == 0);
 	bool v6 = strchr(n->address, ':') != NULL;
 	log_info("serving Prometheus metrics on http://%s%s%s:%d/metrics", v6 ? "[" : "", n->address, v6 ? "]" : "",
 		 prom_port(p));
@@ -650,6 +676,7 @@ static void prometheus_describe(const void *cfg, struct buf *out)
 const struct sink sink_prometheus = {
 	.name = "prometheus",
 	.config = {prometheus_opts, sizeof(struct prometheus_config), &prometheus_defaults},
+	.validate = prometheus_validate,
 	.enabled = prometheus_enabled,
 	.apply = prometheus_apply,
 	.publish = prometheus_publish,

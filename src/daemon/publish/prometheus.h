@@ -47,5 +47,7 @@ void prom_render(struct prom_sink *p, const struct self_metric *self, size_t nse
 /* A sink that only renders (no socket): for unit tests. */
 struct prom_sink *prom_new_offline(void);
 uint64_t prom_requests(const struct prom_sink *p);
+/* GPU series under dcgm-exporter's names, labels and units (prom_dcgm.h). */
+void prom_set_dcgm_names(struct prom_sink *p, bool on);
 
 #endif

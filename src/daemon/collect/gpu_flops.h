@@ -1,0 +1,55 @@
+/*
+ * gpu_flops.h - the FLOPs/s estimate of a GPU from its pipe activities,
+ * its SM clock and its model's peaks (gpu_peaks.h), shared by the GPU
+ * backends (NVML/GPM, DCGM): both put upstream's keys (tensorcore_active,
+ * fp16_active, fp32_active, fp64_active, gpu_frequency_mhz) in the frame,
+ * and gpu_flops_put() reads them back and adds the estimate.  The rules
+ * (and what they cannot see) are in docs/metrics.md "FLOPs/s estimate".
+ * Cost: a few comparisons and a scan of the device's frame values per tick.
+ */
+#ifndef DYNO_COLLECT_GPU_FLOPS_H
+#define DYNO_COLLECT_GPU_FLOPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "daemon/collect/gpu_peaks.h"
+#include "daemon/frame.h"
+#include "daemon/metric.h"
+
+/* The tensor pipe is taken as TF32 when the FP16 pipe's activity is below
+ * this share of the FP16 + FP32 activity (a TF32 model's element-wise work
+ * runs in FP32, a mixed-precision one's largely in FP16/BF16). */
+#define GPU_FLOPS_TF32_FP16_SHARE 0.1
+
+struct gpu_flops_in {
+	double tensor, fp16, fp32, fp64; /* pipe activity, ratios 0..1 */
+	double sm_mhz;                   /* current SM clock */
+};
+
+struct gpu_flops_out {
+	double flops;          /* FLOP/s */
+	double peak_ratio;     /* flops / the quoted peak of the pipe that contributes most */
+	enum gpu_pipe tensor_as; /* the precision the tensor pipe was taken as */
+};
+
+/* The estimate; false (absent) without a model, with a clock or an
+ * activity out of range. */
+bool gpu_flops_estimate(const struct gpu_model *m, const struct gpu_flops_in *in, struct gpu_flops_out *out);
+
+/* Reads the device's keys (base.SUFFIX) from f's values at index from and
+ * later, and when every input is there adds gpu_flops.SUFFIX (FLOP/s) and
+ * gpu_flops_peak_pct.SUFFIX (%).  Returns whether it did. */
+bool gpu_flops_put(struct frame *f, size_t from, const char *suffix, const struct gpu_model *m);
+
+/* The catalog rows of the two keys, for a GPU backend's catalog table. */
+#define GPU_FLOPS_CATALOG_ROWS                                                                                \
+	{"gpu_flops", true, MK_GAUGE, 1, "dynolog_gpu_flops_per_second", "gpu", NULL, NULL,                  \
+	 "Estimated floating-point operations per second: pipe activity x the model's peak at the current "   \
+	 "SM clock (docs/metrics.md).",                                                                      \
+	 "dynolog.gpu.flops", "{flop}/s", "hw.id", NULL},                                                    \
+	{"gpu_flops_peak_pct", true, MK_GAUGE, 0.01, "dynolog_gpu_flops_peak_ratio", "gpu", NULL, NULL,       \
+	 "Estimated FLOP/s over the quoted peak of the busiest pipe's precision.",                           \
+	 "dynolog.gpu.flops.utilization", "1", "hw.id", NULL}
+
+#endif

@@ -40,6 +40,7 @@
 #include "core/dl.h"
 #include "core/log.h"
 #include "daemon/collect/collector.h"
+#include "daemon/collect/gpu_prof.h"
 #include "daemon/collect/nvml_api.h"
 
 /* ---------------- the library ---------------- */
@@ -176,6 +177,7 @@ struct nvml_state {
 	struct frame out;
 	struct buf notes_warn, notes_info; /* lines for the loop thread to log */
 	bool job_ok;
+	bool prof_paused; /* dcgmProfPause: no GPM this tick (set by the loop thread before the job) */
 	/* shared, under mu */
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -353,7 +355,9 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			put_delta(s, d, ecc_keys[t], e, &d->prev_ecc[t], &d->have_ecc[t]);
 	if (o->throttle && !d->lost && ok(s, d, o->throttle(h, &e)))
 		put_u(s, d, "gpu_throttle_reasons", e);
-	if (d->gpm && !d->lost) {
+	if (d->gpm && s->prof_paused)
+		d->ghave = false; /* no sample (CUPTI owns the counters); after the pause, a new baseline */
+	if (d->gpm && !d->lost && !s->prof_paused) {
 		nvmlGpmSample_t now = d->gs[d->gcur];
 		if (!ok(s, d, o->gpm_sample(h, now))) {
 			d->ghave = false;
@@ -479,6 +483,7 @@ static void close_state(struct nvml_state *s)
 {
 	if (!s)
 		return;
+	gpu_prof_detach(s);
 	if (!s->disabled) {
 		pthread_mutex_lock(&s->mu);
 		bool stuck = s->busy;
@@ -553,6 +558,7 @@ static enum collect_status nvml_run(void *state, struct frame *f)
 			 (double)(clock_mono_ns() - s->hung_since) / 1e9);
 	}
 	frame_reset(&s->out, 0);
+	s->prof_paused = gpu_prof_paused(clock_mono_ns());
 	s->busy = s->want = true;
 	pthread_cond_signal(&s->work);
 	struct timespec dl;
@@ -657,6 +663,8 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 		pthread_cond_destroy(&s->work);
 		pthread_cond_destroy(&s->done);
 		s->disabled = true;
+	} else if (s->opt.gpm_support) {
+		gpu_prof_attach(NULL, s); /* GPM: profiling metrics dcgmProfPause stops */
 	}
 	*state = s;
 	return true;

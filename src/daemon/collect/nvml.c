@@ -40,6 +40,7 @@
 #include "core/dl.h"
 #include "core/log.h"
 #include "daemon/collect/collector.h"
+#include "daemon/collect/gpu_backend.h"
 #include "daemon/collect/gpu_prof.h"
 #include "daemon/collect/nvml_api.h"
 
@@ -484,6 +485,7 @@ static void close_state(struct nvml_state *s)
 	if (!s)
 		return;
 	gpu_prof_detach(s);
+	gpu_backend_configure(false, NULL, 0, 0);
 	if (!s->disabled) {
 		pthread_mutex_lock(&s->mu);
 		bool stuck = s->busy;
@@ -527,23 +529,12 @@ static void log_notes(struct buf *b, int level)
 	buf_reset(b);
 }
 
-static void copy_frame(const struct frame *from, struct frame *to)
-{
-	for (size_t i = 0; i < from->n; i++) {
-		const struct frame_value *v = &from->vals[i];
-		const char *k = frame_key(from, v);
-		switch (v->type) {
-		case FV_INT: frame_int(to, k, v->v.i); break;
-		case FV_UINT: frame_uint(to, k, v->v.u); break;
-		case FV_FLOAT: frame_float(to, k, v->v.f); break;
-		case FV_STRING: frame_str(to, k, from->names.data + v->sval); break;
-		}
-	}
-}
-
 static enum collect_status nvml_run(void *state, struct frame *f)
 {
 	struct nvml_state *s = state;
+	/* DCGM publishes the GPU series (gpu_backend.h): not run */
+	if (gpu_backend_dcgm_active() || strcmp(gpu_backend_wanted(), "dcgm") == 0)
+		return COLLECT_IDLE;
 	if (s->disabled)
 		return COLLECT_FAILED;
 	pthread_mutex_lock(&s->mu);
@@ -581,7 +572,7 @@ static enum collect_status nvml_run(void *state, struct frame *f)
 	pthread_mutex_unlock(&s->mu);
 	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
 	log_notes(&s->notes_info, LOG_LEVEL_INFO);
-	copy_frame(&s->out, f);
+	frame_append(f, &s->out);
 	return s->job_ok ? COLLECT_OK : COLLECT_FAILED;
 }
 
@@ -591,7 +582,7 @@ static const struct arg_opt nvml_opts[] = {
 	MOD_OPT(struct nvml_config, enable, "enable_gpu_monitor", ARG_BOOL, NULL,
 		"collect GPU metrics (NVML; upstream's flag, which used DCGM)", 0, 0),
 	MOD_OPT(struct nvml_config, backend, "gpu_backend", ARG_STRING, "auto|nvml|dcgm",
-		"GPU metrics source (dcgm: not built yet; auto: NVML)", 0, 0),
+		"GPU metrics source (auto: DCGM if it starts, else NVML; read at start)", 0, 0),
 	MOD_OPT(struct nvml_config, interval_s, "dcgm_reporting_interval_s", ARG_INT, "SECONDS",
 		"GPU collection period (upstream's name, whatever the backend)", 1, 86400),
 	MOD_OPT(struct nvml_config, timeout_ms, "gpu_collect_timeout_ms", ARG_INT, "MS",
@@ -610,12 +601,9 @@ static int64_t nvml_interval(const void *cfg) { return ((const struct nvml_confi
 static bool nvml_validate(const void *cfg, struct buf *err)
 {
 	const char *b = ((const struct nvml_config *)cfg)->backend;
-	if (strcmp(b, "auto") == 0 || strcmp(b, "nvml") == 0)
+	if (strcmp(b, "auto") == 0 || strcmp(b, "nvml") == 0 || strcmp(b, "dcgm") == 0)
 		return true;
-	if (strcmp(b, "dcgm") == 0)
-		buf_printf(err, "--gpu_backend=dcgm: the DCGM backend is not built yet; use nvml or auto");
-	else
-		buf_printf(err, "--gpu_backend=%s: expected auto, nvml or dcgm", b);
+	buf_printf(err, "--gpu_backend=%s: expected auto, nvml or dcgm", b);
 	return false;
 }
 
@@ -626,6 +614,8 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 	(void)err;
 	const struct nvml_config *c = cfg, *o = old;
 	struct nvml_state *cur = *state;
+	/* the GPU monitor's options, for the DCGM collector (next row) */
+	gpu_backend_configure(true, cur && o ? o->backend : c->backend, c->timeout_ms, c->interval_s);
 	if (cur && o && o->timeout_ms != c->timeout_ms && !cur->disabled) {
 		pthread_mutex_lock(&cur->mu);
 		cur->timeout_ms = c->timeout_ms;
@@ -638,7 +628,7 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 	frame_init(&s->out);
 	buf_init(&s->notes_warn);
 	buf_init(&s->notes_info);
-	if (!load(s, c)) {
+	if (strcmp(c->backend, "dcgm") == 0 || !load(s, c)) {
 		s->disabled = true;
 		*state = s;
 		return true;
@@ -674,7 +664,8 @@ static void nvml_close(void *state) { close_state(state); }
 
 static void nvml_describe(const void *cfg, struct buf *out)
 {
-	buf_printf(out, ", GPU monitor (NVML) every %llds", (long long)nvml_interval(cfg));
+	buf_printf(out, ", GPU monitor (%s, --gpu_backend=%s) every %llds", gpu_backend_dcgm_active() ? "DCGM" : "NVML",
+		   gpu_backend_wanted(), (long long)nvml_interval(cfg));
 }
 
 /* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).

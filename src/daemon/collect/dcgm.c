@@ -193,6 +193,7 @@ struct dcgm_config {
 };
 
 enum { JOB_START, JOB_COLLECT, JOB_PAUSE, JOB_RESUME, JOB_STOP };
+#define JOB_PROF_PAUSED 0x100 /* with JOB_COLLECT: profiling is paused */
 
 struct dcgm_state {
 	bool off; /* not the GPU backend: every tick is idle */
@@ -213,7 +214,7 @@ struct dcgm_state {
 	struct frame out;
 	struct buf notes_warn, notes_info;
 	bool job_ok, call_ok;
-	bool prof_paused;  /* the loop thread's view, set before a job */
+	bool prof_paused;  /* the loop thread's view, passed with JOB_COLLECT */
 	bool prof_applied; /* DCGM's pause is on */
 	dcgmReturn_t last_latest;
 };
@@ -383,7 +384,12 @@ static void job(void *arg, int what)
 {
 	struct dcgm_state *s = arg;
 	s->job_ok = s->call_ok = false;
-	switch (what) {
+	if ((what & 0xff) == JOB_COLLECT) {
+		/* the worker's own frame: reset here, never while a job runs */
+		frame_reset(&s->out, 0);
+		s->prof_paused = what & JOB_PROF_PAUSED;
+	}
+	switch (what & 0xff) {
 	case JOB_START: job_start(s); break;
 	case JOB_COLLECT: job_collect(s); break;
 	case JOB_PAUSE:
@@ -437,11 +443,9 @@ static enum collect_status dcgm_run(void *state, struct frame *f)
 		return COLLECT_IDLE;
 	if (!s->worker_on)
 		return COLLECT_FAILED;
-	frame_reset(&s->out, 0);
-	s->prof_paused = gpu_prof_paused(clock_mono_ns());
 	s->w.timeout_ms = gpu_backend_timeout_ms();
 	bool was = s->started;
-	if (!run_job(s, JOB_COLLECT))
+	if (!run_job(s, JOB_COLLECT | (gpu_prof_paused(clock_mono_ns()) ? JOB_PROF_PAUSED : 0)))
 		return COLLECT_FAILED;
 	if (!was && s->started) {
 		log_info("GPU monitor: DCGM started (%d GPUs); collecting", s->ngpus);

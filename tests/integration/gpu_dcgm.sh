@@ -118,6 +118,8 @@ wait_for grep -q 'dcgmConnect to the hostengine at 127.0.0.1:1 (--dcgm_standalon
 grep -q 'DCGM did not start; --gpu_backend=dcgm: no GPU metrics' "$T/standalone.log" || fail "standalone: consequence not said"
 grep -q '^dcgmConnect 127.0.0.1:1$' "$T/standalone.calls" || fail "standalone: not connected to the address"
 wait_for bash -c "[ \$(grep -c cpus_online '$T/standalone.jsonl') -ge 3 ]" || fail "standalone: host ticks stopped"
+[ "$(grep -c 'dcgmConnect to the hostengine' "$T/standalone.log")" = 1 ] || fail "standalone: failure said more than once"
+[ "$(grep -c '^dcgmConnect' "$T/standalone.calls")" -ge 2 ] || fail "standalone: connect not retried"
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/sa.txt"
 if grep -q '^dynolog_gpu_' "$T/sa.txt" || grep -q gpu_ "$T/standalone.jsonl"; then fail "standalone: GPU series"; fi
 

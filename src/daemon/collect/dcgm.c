@@ -217,6 +217,7 @@ struct dcgm_state {
 	bool prof_paused;  /* the loop thread's view, passed with JOB_COLLECT */
 	bool prof_applied; /* DCGM's pause is on */
 	dcgmReturn_t last_latest;
+	char last_fail[320]; /* the last failed step, said once while it repeats */
 };
 
 static void note(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -258,7 +259,13 @@ static bool step(struct dcgm_state *s, dcgmReturn_t r, const char *what)
 {
 	if (r == DCGM_ST_OK)
 		return true;
-	note(&s->notes_warn, "GPU monitor: DCGM: %s failed: %s (%d)", what, dcgm_err(r), r);
+	/* a start retried each tick (--gpu_backend=dcgm) fails the same way:
+	 * said once, until something else happens */
+	char line[320];
+	snprintf(line, sizeof line, "%s failed: %s (%d)", what, dcgm_err(r), r);
+	if (strcmp(line, s->last_fail) != 0)
+		note(&s->notes_warn, "GPU monitor: DCGM: %s", line);
+	memcpy(s->last_fail, line, sizeof line);
 	return false;
 }
 
@@ -297,7 +304,7 @@ static void job_start(struct dcgm_state *s)
 			s->ngpus++;
 	}
 	if (s->ngpus == 0) {
-		note(&s->notes_warn, "GPU monitor: DCGM sees no supported GPU");
+		step(s, DCGM_ST_GPU_NOT_SUPPORTED, "finding a GPU (none supported)");
 		stop_dcgm(s);
 		return;
 	}
@@ -309,6 +316,7 @@ static void job_start(struct dcgm_state *s)
 		stop_dcgm(s);
 		return;
 	}
+	s->last_fail[0] = 0;
 }
 
 static void put(struct dcgm_state *s, const char *key, dcgm_field_eid_t gpu, const dcgmFieldValue_v1 *v, double mul)

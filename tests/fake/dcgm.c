@@ -89,14 +89,14 @@ static void parse(void)
 		} else if (nlines < MAXLINES && (strcmp(w, "field") == 0 || strcmp(w, "call") == 0)) {
 			struct line *x = &lines[nlines++];
 			memset(x, 0, sizeof *x);
-			snprintf(x->kind, sizeof x->kind, "%s", w);
+			snprintf(x->kind, sizeof x->kind, "%.7s", w);
 			if (w[0] == 'f') {
 				x->gpu = atoi(a);
 				char v[512] = "";
 				sscanf(rest, "%u %511s", &x->field, v);
 				snprintf(x->vals, sizeof x->vals, "%s", v);
 			} else {
-				snprintf(x->name, sizeof x->name, "%s", a);
+				snprintf(x->name, sizeof x->name, "%.15s", a);
 				snprintf(x->vals, sizeof x->vals, "%.511s", rest);
 			}
 		}

@@ -80,8 +80,9 @@ SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky
 .PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo
 
 # fake vendor libraries the daemon dlopen()s in tests (tests/fake/<name>.c):
-# the NVML one twice, the second like an old driver (entry points missing)
-FAKE_LIBS := $(O)/libfake-nvml.so $(O)/libfake-nvml-old.so
+# the NVML one twice, the second like an old driver (entry points missing);
+# the DCGM one
+FAKE_LIBS := $(O)/libfake-nvml.so $(O)/libfake-nvml-old.so $(O)/libfake-dcgm.so
 
 all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS) $(GPUSNOOP) $(SNOOP_TEST)
 
@@ -89,6 +90,8 @@ $(O)/libfake-nvml.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -MF $@.d -o $@ $<
 $(O)/libfake-nvml-old.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
 	$(CC) $(CFLAGS_ALL) -DFAKE_OLD_DRIVER -fPIC -shared -MF $@.d -o $@ $<
+$(O)/libfake-dcgm.so: tests/fake/dcgm.c src/daemon/collect/dcgm_api.h
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -MF $@.d -o $@ $<
 
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -53,6 +53,20 @@ void frame_str(struct frame *f, const char *key, const char *v)
 	x->sval = intern(f, v);
 }
 
+void frame_append(struct frame *to, const struct frame *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct frame_value *v = &from->vals[i];
+		const char *k = frame_key(from, v);
+		switch (v->type) {
+		case FV_INT: frame_int(to, k, v->v.i); break;
+		case FV_UINT: frame_uint(to, k, v->v.u); break;
+		case FV_FLOAT: frame_float(to, k, v->v.f); break;
+		case FV_STRING: frame_str(to, k, from->names.data + v->sval); break;
+		}
+	}
+}
+
 static int cmp(const void *a, const void *b, void *names)
 {
 	const struct frame_value *x = a, *y = b;

@@ -43,6 +43,8 @@ void frame_int(struct frame *f, const char *key, int64_t v);
 void frame_uint(struct frame *f, const char *key, uint64_t v);
 void frame_float(struct frame *f, const char *key, double v);
 void frame_str(struct frame *f, const char *key, const char *v);
+/* Append every value of from to to (a worker thread's frame handed over). */
+void frame_append(struct frame *to, const struct frame *from);
 static inline const char *frame_key(const struct frame *f, const struct frame_value *v)
 {
 	return f->names.data + v->key;

@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "daemon/collect/gpu_prof.h"
 
 static const char *type_name(const struct json_value *v)
 {
@@ -254,8 +255,10 @@ static bool dcgm_pause(const struct json_value *req, struct buf *resp, void *ud)
 		status_str(resp, "failed", NULL);
 	else if (d->type != JV_NUMBER)
 		type_error(resp, "number", d);
+	else if (gpu_prof_pause(as_int32(d), clock_mono_ns()))
+		buf_puts(resp, "{\"status\":true}");
 	else
-		buf_puts(resp, "{\"status\":false}"); /* no GPU monitor in this daemon */
+		buf_puts(resp, "{\"status\":false}"); /* no GPU backend with profiling metrics */
 	return true;
 }
 
@@ -263,7 +266,7 @@ static bool dcgm_resume(const struct json_value *req, struct buf *resp, void *ud
 {
 	(void)req;
 	(void)ud;
-	buf_puts(resp, "{\"status\":false}");
+	buf_puts(resp, gpu_prof_resume() ? "{\"status\":true}" : "{\"status\":false}");
 	return true;
 }
 

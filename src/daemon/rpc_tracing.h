@@ -7,8 +7,9 @@
  * Request parsing mimics upstream's JSON library where clients can see it:
  * missing config/pids -> {"status":"failed"}; a wrong type -> a status
  * string with "json.exception" and the library's wording; floats truncate,
- * job_id wraps to int32.  The DCGM functions answer false (no GPU monitor)
- * until a GPU module registers its own handlers under the same names.
+ * job_id wraps to int32.  The DCGM functions pause/resume the GPU
+ * profiling metrics (collect/gpu_prof.h) and answer false when no GPU
+ * backend with profiling metrics is on, as upstream without DCGM.
  */
 #ifndef DYNO_RPC_TRACING_H
 #define DYNO_RPC_TRACING_H

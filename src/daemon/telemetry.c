@@ -39,10 +39,11 @@ struct own_config {
 	const char *procfs_root, *sysfs_root, *config_file;
 	int64_t exit_after_ticks;
 	/* upstream flags accepted so existing unit files keep working
-	 * (enable_gpu_monitor and dcgm_reporting_interval_s: collect/nvml.c) */
+	 * (enable_gpu_monitor and dcgm_reporting_interval_s: collect/nvml.c;
+	 * dcgm_fields: collect/dcgm.c) */
 	bool compat_bool[5];
 	int64_t compat_int;
-	const char *compat_str[3];
+	const char *compat_str[2];
 };
 
 #define T(field, name, type, mv, help, lo, hi) MOD_OPT(struct own_config, field, name, type, mv, help, lo, hi)
@@ -60,14 +61,13 @@ static const struct arg_opt own_opts[] = {
 	T(compat_bool[2], "use_fbrelay", ARG_BOOL, NULL, COMPAT, 0, 0),
 	T(compat_bool[4], "enable_env_var_attribution", ARG_BOOL, NULL, COMPAT, 0, 0),
 	T(compat_str[0], "dcgm_lib_path", ARG_STRING, "PATH", COMPAT, 0, 0),
-	T(compat_str[1], "dcgm_fields", ARG_STRING, "LIST", COMPAT, 0, 0),
-	T(compat_str[2], "scribe_category", ARG_STRING, "NAME", COMPAT, 0, 0),
+	T(compat_str[1], "scribe_category", ARG_STRING, "NAME", COMPAT, 0, 0),
 	{0},
 };
 #undef T
 #undef COMPAT
 
-static const struct own_config own_defaults = {"/proc", "/sys", "", 0, {false}, 10, {"", "", ""}};
+static const struct own_config own_defaults = {"/proc", "/sys", "", 0, {false}, 10, {"", ""}};
 static const struct mod_config own_mod = {own_opts, sizeof(struct own_config), &own_defaults};
 
 /* ---------------- modules and their configs ---------------- */

@@ -235,8 +235,6 @@ if grep -q '^dynolog_gpu_' "$T/none.txt" || grep -q gpu_ "$T/none.jsonl"; then f
 grep -Eq '^dynolog_collector_success\{collector="nvml"\} 0(\.0)?$' "$T/none.txt" || fail "none: collector success not 0"
 
 # ---- configuration errors ----
-if "$DYNOLOG" --port=0 --gpu_backend=dcgm --exit_after_ticks=1 >/dev/null 2>"$T/dcgm.log"; then fail "dcgm accepted"; fi
-grep -q 'DCGM backend is not built yet' "$T/dcgm.log" || fail "dcgm: $(cat "$T/dcgm.log")"
 if "$DYNOLOG" --port=0 --gpu_backend=rocm --exit_after_ticks=1 >/dev/null 2>"$T/bad.log"; then fail "rocm accepted"; fi
 grep -q 'expected auto, nvml or dcgm' "$T/bad.log" || fail "bad backend: $(cat "$T/bad.log")"
 if "$DYNOLOG" --port=0 --prometheus_names=grafana --exit_after_ticks=1 >/dev/null 2>"$T/names.log"; then fail "names accepted"; fi

@@ -7,7 +7,8 @@
  * through core/dl when --enable_gpu_monitor is on; the build needs no SDK).
  *
  * Why a worker thread: a GPU that falls off the bus makes NVML calls hang.
- * Every NVML call (nvmlInit included) runs on one worker thread; a tick
+ * Every NVML call (nvmlInit included) runs on one worker thread
+ * (collect/gpu_worker.c, shared with the DCGM collector); a tick
  * hands it a request and waits for the answer at most
  * --gpu_collect_timeout_ms.  A collection that does not finish by then is
  * reported once, GPU series are absent (the frame is published empty, so
@@ -26,9 +27,6 @@
  * calls per GPU per tick, two GPM sample buffers per GPU.
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +38,11 @@
 #include "core/dl.h"
 #include "core/log.h"
 #include "daemon/collect/collector.h"
+#include "daemon/collect/gpu_backend.h"
 #include "daemon/collect/gpu_flops.h"
 #include "daemon/collect/gpu_peaks.h"
+#include "daemon/collect/gpu_prof.h"
+#include "daemon/collect/gpu_worker.h"
 #include "daemon/collect/nvml_api.h"
 
 /* ---------------- the library ---------------- */
@@ -169,7 +170,6 @@ struct nvml_config {
 
 struct nvml_state {
 	bool disabled; /* no library: every tick is a failed one, nothing else */
-	int64_t timeout_ms;
 	struct nvml_core core;
 	struct nvml_opt opt;
 	struct gpu_peaks *peaks; /* NULL: no FLOPs/s estimate; read-only once the worker runs */
@@ -180,14 +180,8 @@ struct nvml_state {
 	struct frame out;
 	struct buf notes_warn, notes_info; /* lines for the loop thread to log */
 	bool job_ok;
-	/* shared, under mu */
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	bool want, busy, quit;
-	/* loop thread only */
-	bool hung;
-	int64_t hung_since;
+	bool prof_paused; /* dcgmProfPause: no GPM this tick (the job's argument) */
+	struct gpu_worker w; /* runs worker_job (gpu_worker.h) */
 };
 
 static void note(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -363,7 +357,9 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			put_delta(s, d, ecc_keys[t], e, &d->prev_ecc[t], &d->have_ecc[t]);
 	if (o->throttle && !d->lost && ok(s, d, o->throttle(h, &e)))
 		put_u(s, d, "gpu_throttle_reasons", e);
-	if (d->gpm && !d->lost) {
+	if (d->gpm && s->prof_paused)
+		d->ghave = false; /* no sample (CUPTI owns the counters); after the pause, a new baseline */
+	if (d->gpm && !d->lost && !s->prof_paused) {
 		nvmlGpmSample_t now = d->gs[d->gcur];
 		if (!ok(s, d, o->gpm_sample(h, now))) {
 			d->ghave = false;
@@ -388,8 +384,11 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 	}
 }
 
-static void worker_job(struct nvml_state *s)
+static void worker_job(void *arg, int what)
 {
+	struct nvml_state *s = arg;
+	frame_reset(&s->out, 0);
+	s->prof_paused = what; /* one job, collect; what: whether profiling is paused */
 	s->job_ok = false;
 	if (!s->inited)
 		s->inited = worker_init(s);
@@ -419,26 +418,6 @@ static void worker_job(struct nvml_state *s)
 		}
 	}
 	s->job_ok = alive > 0;
-}
-
-static void *worker(void *arg)
-{
-	struct nvml_state *s = arg;
-	pthread_mutex_lock(&s->mu);
-	for (;;) {
-		while (!s->want && !s->quit)
-			pthread_cond_wait(&s->work, &s->mu);
-		if (s->quit)
-			break;
-		s->want = false;
-		pthread_mutex_unlock(&s->mu);
-		worker_job(s);
-		pthread_mutex_lock(&s->mu);
-		s->busy = false;
-		pthread_cond_signal(&s->done);
-	}
-	pthread_mutex_unlock(&s->mu);
-	return NULL;
 }
 
 /* ---------------- the loop thread's side ---------------- */
@@ -492,19 +471,12 @@ static void close_state(struct nvml_state *s)
 {
 	if (!s)
 		return;
+	gpu_prof_detach(s);
+	gpu_backend_configure(false, NULL, 0, 0);
 	if (!s->disabled) {
-		pthread_mutex_lock(&s->mu);
-		bool stuck = s->busy;
-		s->quit = true;
-		pthread_cond_signal(&s->work);
-		pthread_mutex_unlock(&s->mu);
-		if (stuck) {
-			/* the worker is inside a hung NVML call: it cannot be
-			 * joined, and it still uses the state; leave both */
-			pthread_detach(s->th);
+		/* a worker inside a hung NVML call still uses the state: leave it */
+		if (!gpu_worker_stop(&s->w))
 			return;
-		}
-		pthread_join(s->th, NULL);
 		for (size_t i = 0; i < s->ndev; i++)
 			if (s->dev[i].gpm) {
 				s->opt.gpm_free(s->dev[i].gs[0]);
@@ -513,9 +485,6 @@ static void close_state(struct nvml_state *s)
 		if (s->inited)
 			s->core.shutdown();
 		gpu_peaks_free(s->peaks);
-		pthread_mutex_destroy(&s->mu);
-		pthread_cond_destroy(&s->work);
-		pthread_cond_destroy(&s->done);
 	}
 	free(s->dev);
 	frame_free(&s->out);
@@ -536,60 +505,27 @@ static void log_notes(struct buf *b, int level)
 	buf_reset(b);
 }
 
-static void copy_frame(const struct frame *from, struct frame *to)
-{
-	for (size_t i = 0; i < from->n; i++) {
-		const struct frame_value *v = &from->vals[i];
-		const char *k = frame_key(from, v);
-		switch (v->type) {
-		case FV_INT: frame_int(to, k, v->v.i); break;
-		case FV_UINT: frame_uint(to, k, v->v.u); break;
-		case FV_FLOAT: frame_float(to, k, v->v.f); break;
-		case FV_STRING: frame_str(to, k, from->names.data + v->sval); break;
-		}
-	}
-}
-
 static enum collect_status nvml_run(void *state, struct frame *f)
 {
 	struct nvml_state *s = state;
+	/* DCGM publishes the GPU series (gpu_backend.h): not run */
+	if (gpu_backend_dcgm_active() || strcmp(gpu_backend_wanted(), "dcgm") == 0)
+		return COLLECT_IDLE;
 	if (s->disabled)
 		return COLLECT_FAILED;
-	pthread_mutex_lock(&s->mu);
-	if (s->busy) {
-		/* still inside the call that hung: nothing for GPUs this tick */
-		pthread_mutex_unlock(&s->mu);
-		return COLLECT_FAILED;
-	}
-	if (s->hung) {
-		s->hung = false;
-		log_info("GPU monitor: NVML answered again after %.1f s; collecting again",
-			 (double)(clock_mono_ns() - s->hung_since) / 1e9);
-	}
-	frame_reset(&s->out, 0);
-	s->busy = s->want = true;
-	pthread_cond_signal(&s->work);
-	struct timespec dl;
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	int64_t ns = dl.tv_nsec + (s->timeout_ms % 1000) * 1000000;
-	dl.tv_sec += s->timeout_ms / 1000 + ns / 1000000000;
-	dl.tv_nsec = ns % 1000000000;
-	while (s->busy)
-		if (pthread_cond_timedwait(&s->done, &s->mu, &dl) == ETIMEDOUT)
-			break;
-	if (s->busy) {
-		s->hung = true;
-		s->hung_since = clock_mono_ns();
-		pthread_mutex_unlock(&s->mu);
+	int64_t stuck_ns;
+	enum gpu_worker_result r = gpu_worker_run(&s->w, gpu_prof_paused(clock_mono_ns()), &stuck_ns);
+	if (stuck_ns)
+		log_info("GPU monitor: NVML answered again after %.1f s; collecting again", (double)stuck_ns / 1e9);
+	if (r == GW_TIMEOUT)
 		log_warn("GPU monitor: an NVML call has not returned within %lld ms (a GPU fallen off the bus?); "
 			 "GPU metrics are absent until it returns",
-			 (long long)s->timeout_ms);
-		return COLLECT_FAILED;
-	}
-	pthread_mutex_unlock(&s->mu);
+			 (long long)s->w.timeout_ms);
+	if (r != GW_DONE)
+		return COLLECT_FAILED; /* still inside the call that hung: nothing for GPUs this tick */
 	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
 	log_notes(&s->notes_info, LOG_LEVEL_INFO);
-	copy_frame(&s->out, f);
+	frame_append(f, &s->out);
 	return s->job_ok ? COLLECT_OK : COLLECT_FAILED;
 }
 
@@ -599,7 +535,7 @@ static const struct arg_opt nvml_opts[] = {
 	MOD_OPT(struct nvml_config, enable, "enable_gpu_monitor", ARG_BOOL, NULL,
 		"collect GPU metrics (NVML; upstream's flag, which used DCGM)", 0, 0),
 	MOD_OPT(struct nvml_config, backend, "gpu_backend", ARG_STRING, "auto|nvml|dcgm",
-		"GPU metrics source (dcgm: not built yet; auto: NVML)", 0, 0),
+		"GPU metrics source (auto: DCGM if it starts, else NVML; read at start)", 0, 0),
 	MOD_OPT(struct nvml_config, interval_s, "dcgm_reporting_interval_s", ARG_INT, "SECONDS",
 		"GPU collection period (upstream's name, whatever the backend)", 1, 86400),
 	MOD_OPT(struct nvml_config, timeout_ms, "gpu_collect_timeout_ms", ARG_INT, "MS",
@@ -621,12 +557,9 @@ static int64_t nvml_interval(const void *cfg) { return ((const struct nvml_confi
 static bool nvml_validate(const void *cfg, struct buf *err)
 {
 	const char *b = ((const struct nvml_config *)cfg)->backend;
-	if (strcmp(b, "auto") == 0 || strcmp(b, "nvml") == 0)
+	if (strcmp(b, "auto") == 0 || strcmp(b, "nvml") == 0 || strcmp(b, "dcgm") == 0)
 		return true;
-	if (strcmp(b, "dcgm") == 0)
-		buf_printf(err, "--gpu_backend=dcgm: the DCGM backend is not built yet; use nvml or auto");
-	else
-		buf_printf(err, "--gpu_backend=%s: expected auto, nvml or dcgm", b);
+	buf_printf(err, "--gpu_backend=%s: expected auto, nvml or dcgm", b);
 	return false;
 }
 
@@ -637,46 +570,33 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 	(void)err;
 	const struct nvml_config *c = cfg, *o = old;
 	struct nvml_state *cur = *state;
-	if (cur && o && o->timeout_ms != c->timeout_ms && !cur->disabled) {
-		pthread_mutex_lock(&cur->mu);
-		cur->timeout_ms = c->timeout_ms;
-		pthread_mutex_unlock(&cur->mu);
-	}
+	/* the GPU monitor's options, for the DCGM collector (next row) */
+	gpu_backend_configure(true, cur && o ? o->backend : c->backend, c->timeout_ms, c->interval_s);
+	if (cur && !cur->disabled)
+		cur->w.timeout_ms = c->timeout_ms; /* read by the loop thread only */
 	if (cur)
 		return true; /* devices are found once; the library is read at start */
 	struct nvml_state *s = xcalloc(1, sizeof *s);
-	s->timeout_ms = c->timeout_ms;
 	frame_init(&s->out);
 	buf_init(&s->notes_warn);
 	buf_init(&s->notes_info);
-	if (!load(s, c)) {
+	if (strcmp(c->backend, "dcgm") == 0 || !load(s, c)) {
 		s->disabled = true;
 		*state = s;
 		return true;
 	}
 	s->peaks = gpu_peaks_open(c->peaks_file);
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->work, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->done, &ca);
-	pthread_condattr_destroy(&ca);
-	/* the worker takes no signal: the loop reads them from a signalfd,
-	 * which needs them blocked in every thread (the mask is inherited) */
-	sigset_t all, prev;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &prev);
-	int e = pthread_create(&s->th, NULL, worker, s);
-	pthread_sigmask(SIG_SETMASK, &prev, NULL);
-	if (e) {
-		log_warn("GPU monitor: cannot start its thread: %s; no GPU metrics", strerror(e));
-		pthread_mutex_destroy(&s->mu);
-		pthread_cond_destroy(&s->work);
-		pthread_cond_destroy(&s->done);
+	s->w.job = worker_job;
+	s->w.arg = s;
+	s->w.timeout_ms = c->timeout_ms;
+	const char *why;
+	if (!gpu_worker_start(&s->w, &why)) {
+		log_warn("GPU monitor: cannot start its thread: %s; no GPU metrics", why);
 		gpu_peaks_free(s->peaks);
 		s->peaks = NULL;
 		s->disabled = true;
+	} else if (s->opt.gpm_support) {
+		gpu_prof_attach(NULL, s); /* GPM: profiling metrics dcgmProfPause stops */
 	}
 	*state = s;
 	return true;
@@ -686,7 +606,8 @@ static void nvml_close(void *state) { close_state(state); }
 
 static void nvml_describe(const void *cfg, struct buf *out)
 {
-	buf_printf(out, ", GPU monitor (NVML) every %llds", (long long)nvml_interval(cfg));
+	buf_printf(out, ", GPU monitor (%s, --gpu_backend=%s) every %llds", gpu_backend_dcgm_active() ? "DCGM" : "NVML",
+		   gpu_backend_wanted(), (long long)nvml_interval(cfg));
 }
 
 /* The keys it emits, for Prometheus and OTLP (metric.h; docs/metrics.md).

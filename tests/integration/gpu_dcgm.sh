@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The DCGM collector end to end against our fake DCGM (build/libfake-dcgm.so,
+# tests/fake/dcgm.c), loaded through --dcgm_library by the same dlopen path
+# as libdcgm.so.4: every field of upstream's default set on the JSON log and
+# on Prometheus (the NVML collector's names and gpu/uuid/model labels),
+# absent (never 0) for DCGM's blank values and failed statuses; a
+# --dcgm_standalone_address that cannot be reached is said clearly;
+# --gpu_backend: auto falls back to NVML when DCGM does not start, nvml
+# never touches DCGM, exactly one backend publishes; bad --dcgm_fields.
+set -euo pipefail
+. "$(dirname "$0")/lib/telemetry.sh"
+DCGM=$PWD/$BUILD/libfake-dcgm.so
+NVML=$PWD/$BUILD/libfake-nvml.so
+[ -f "$DCGM" ] && [ -f "$NVML" ] || { echo "needs $DCGM and $NVML (make)"; exit 1; }
+fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
+
+# GPU 0: every default field; GPU 1: blank, "not supported" and a failed
+# status for its three device fields, nothing for the profiling ones
+cat >"$T/dcgm" <<'S'
+gpus 2
+name 0 NVIDIA H100 80GB HBM3
+uuid 0 GPU-00000000-1111-2222-3333-444444444444
+field 0 100 1980
+field 0 155 250.5
+field 0 204 20
+field 0 1001 0.8
+field 0 1002 0.5
+field 0 1003 0.25
+field 0 1004 0.1
+field 0 1005 0.33
+field 0 1006 0.005
+field 0 1007 0.025
+field 0 1008 0.015
+field 0 1009 1024000
+field 0 1010 2048000
+field 0 1011 104857600
+field 0 1012 209715200
+name 1 NVIDIA A100-SXM4-40GB
+uuid 1 GPU-11111111-1111-2222-3333-444444444444
+field 1 100 B
+field 1 155 NS
+field 1 204 E-14
+S
+# the NVML fake: one GPU with a power reading NVML alone gives
+printf '%s\n' 'gpus 1' 'name 0 NVIDIA H100 80GB HBM3' 'power 0 100000' >"$T/nvml"
+
+run_daemon() { # name flags...
+	local name=$1
+	shift
+	FAKE_DCGM_SCRIPT=$T/dcgm FAKE_DCGM_LOG=$T/$name.calls FAKE_NVML_SCRIPT=$T/nvml "$DYNOLOG" --port=0 \
+		--use_prometheus --prometheus_port=0 --kernel_monitor_reporting_interval_s=60 --enable_gpu_monitor \
+		--dcgm_reporting_interval_s=1 --json_format=jsonl --json_log_file="$T/$name.jsonl" \
+		--dcgm_library="$DCGM" --nvml_library="$NVML" "$@" 2>"$T/$name.log" &
+	PIDS+=($!)
+	wait_for grep -q 'serving Prometheus' "$T/$name.log" || fail "$name: no Prometheus"
+	PORT=$(prom_port_from_log "$T/$name.log")
+}
+gpu_ticks() { grep -c gpu_name "$T/$1.jsonl" || true; }
+
+# ---- DCGM, embedded, upstream's default fields ----
+run_daemon full
+wait_for bash -c "[ \$(grep -c gpu_name '$T/full.jsonl') -ge 2 ]" || fail "fewer than 2 GPU ticks"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
+if command -v promtool >/dev/null; then promtool check metrics <"$T/page.txt" || fail "promtool"; fi
+grep -q 'GPU monitor: backend DCGM (embedded hostengine, 2 GPUs, 17 fields with profiling fields; --gpu_backend=auto)' \
+	"$T/full.log" || fail "the backend choice is not said"
+grep -q '^dcgmStartEmbedded 1$' "$T/full.calls" || fail "not embedded in auto mode: $(cat "$T/full.calls")"
+grep -q '^dcgmWatchFields 100,155,204,1001,1002,1003,1004,1005,1006,1007,1008,1009,1010,1011,1012,50,54 every 1000000 us$' \
+	"$T/full.calls" || fail "not upstream's default fields: $(cat "$T/full.calls")"
+L0='gpu="0",uuid="GPU-00000000-1111-2222-3333-444444444444",model="NVIDIA H100 80GB HBM3"'
+L1='gpu="1",uuid="GPU-11111111-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-40GB"'
+while IFS="|" read -r fam want; do
+	line=$(grep -F "$fam{$L0}" "$T/page.txt" || true)
+	[ "$line" = "$fam{$L0} $want" ] || fail "Prometheus: want '$fam{$L0} $want', got '$line'"
+done <<W
+dynolog_gpu_sm_clock_hertz|1980000000
+dynolog_gpu_power_watts|250.5
+dynolog_gpu_memory_utilization_ratio|0.2
+dynolog_gpu_graphics_engine_active_ratio|0.8
+dynolog_gpu_sm_active_ratio|0.5
+dynolog_gpu_sm_occupancy_ratio|0.25
+dynolog_gpu_pipe_tensor_active_ratio|0.1
+dynolog_gpu_dram_bandwidth_ratio|0.33
+dynolog_gpu_pipe_fp64_active_ratio|0.005
+dynolog_gpu_pipe_fp32_active_ratio|0.025
+dynolog_gpu_pipe_fp16_active_ratio|0.015
+dynolog_gpu_pcie_transmit_bytes_per_second|1024000
+dynolog_gpu_pcie_receive_bytes_per_second|2048000
+dynolog_gpu_nvlink_transmit_bytes_per_second|104857600
+dynolog_gpu_nvlink_receive_bytes_per_second|209715200
+W
+grep -q '^dynolog_collector_success{collector="dcgm"} 1$' "$T/page.txt" || fail "dcgm collector not successful"
+# exactly one backend: NVML's own series (power from the NVML fake: 100 W) never appear
+if grep -q 'dynolog_gpu_power_watts{.*} 100$' "$T/page.txt"; then fail "NVML published next to DCGM"; fi
+if grep -q 'NVML sees' "$T/full.log"; then fail "NVML collected while DCGM is the backend"; fi
+# absent, never 0: GPU 1's blank / not supported / failed values
+if grep -F "{$L1}" "$T/page.txt"; then fail "GPU 1's blank values published"; fi
+last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
+for kv in '"gpu_frequency_mhz.0":1980' '"gpu_power_draw.0":250.5' '"gpu_memory_utilization.0":20' \
+	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.25' \
+	'"tensorcore_active.0":0.1' '"hbm_mem_bw_util.0":0.33' '"fp64_active.0":0.005' '"fp32_active.0":0.025' \
+	'"fp16_active.0":0.015' '"pcie_tx_bytes.0":1024000' '"pcie_rx_bytes.0":2048000' \
+	'"nvlink_tx_bytes.0":104857600' '"nvlink_rx_bytes.0":209715200' \
+	'"gpu_uuid.0":"GPU-00000000-1111-2222-3333-444444444444"' '"gpu_name.1":"NVIDIA A100-SXM4-40GB"'; do
+	grep -qF "$kv" <<<"$last" || fail "JSON log lacks $kv: $last"
+done
+for k in gpu_frequency_mhz.1 gpu_power_draw.1 gpu_memory_utilization.1 sm_active_ratio.1; do
+	if grep -qF "\"$k\"" <<<"$last"; then fail "blank $k published: $last"; fi
+done
+
+# ---- a hostengine that cannot be reached: said clearly, no GPU series ----
+cat >>"$T/dcgm" <<'S'
+call connect E-21
+S
+run_daemon standalone --gpu_backend=dcgm --dcgm_standalone_address=127.0.0.1:1 --kernel_monitor_reporting_interval_s=1
+wait_for grep -q 'dcgmConnect to the hostengine at 127.0.0.1:1 (--dcgm_standalone_address) failed: no connection to the hostengine (-21)' \
+	"$T/standalone.log" || fail "standalone: connect failure not said"
+grep -q 'DCGM did not start; --gpu_backend=dcgm: no GPU metrics' "$T/standalone.log" || fail "standalone: consequence not said"
+grep -q '^dcgmConnect 127.0.0.1:1$' "$T/standalone.calls" || fail "standalone: not connected to the address"
+wait_for bash -c "[ \$(grep -c cpus_online '$T/standalone.jsonl') -ge 3 ]" || fail "standalone: host ticks stopped"
+[ "$(grep -c 'dcgmConnect to the hostengine' "$T/standalone.log")" = 1 ] || fail "standalone: failure said more than once"
+[ "$(grep -c '^dcgmConnect' "$T/standalone.calls")" -ge 2 ] || fail "standalone: connect not retried"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/sa.txt"
+if grep -q '^dynolog_gpu_' "$T/sa.txt" || grep -q gpu_ "$T/standalone.jsonl"; then fail "standalone: GPU series"; fi
+
+# ---- auto: DCGM does not start -> NVML publishes ----
+sed -i 's/^call connect E-21$/call start E-7/' "$T/dcgm"
+run_daemon auto
+wait_for bash -c "[ \$(grep -c gpu_name '$T/auto.jsonl') -ge 2 ]" || fail "auto: no NVML ticks"
+grep -q 'DCGM: dcgmStartEmbedded failed: init error (-7)' "$T/auto.log" || fail "auto: DCGM's failure not said"
+grep -q 'GPU monitor: backend NVML (--gpu_backend=auto: DCGM did not start' "$T/auto.log" || fail "auto: fallback not said"
+grep -q 'GPU monitor (NVML, --gpu_backend=auto)' "$T/auto.log" || fail "auto: start-up line"
+grep -qF '"gpu_power_draw.0":100' <<<"$(grep gpu_name "$T/auto.jsonl" | tail -n 1)" || fail "auto: NVML values missing"
+
+# ---- nvml: DCGM is never loaded or called ----
+run_daemon nvml --gpu_backend=nvml
+wait_for bash -c "[ \$(grep -c gpu_name '$T/nvml.jsonl') -ge 1 ]" || fail "nvml: no NVML ticks"
+[ ! -s "$T/nvml.calls" ] || fail "nvml: DCGM called: $(cat "$T/nvml.calls")"
+
+# ---- configuration errors ----
+if "$DYNOLOG" --port=0 --dcgm_fields=100,abc --exit_after_ticks=1 >/dev/null 2>"$T/bad.log"; then fail "bad fields accepted"; fi
+grep -q "dcgm_fields=100,abc: 'abc' is not a field id" "$T/bad.log" || fail "bad fields: $(cat "$T/bad.log")"
+if "$DYNOLOG" --port=0 --dcgm_fields=100,4242 --exit_after_ticks=1 >/dev/null 2>"$T/bad2.log"; then fail "unknown field accepted"; fi
+grep -q "field 4242 has no metric name here" "$T/bad2.log" || fail "unknown field: $(cat "$T/bad2.log")"
+echo ok

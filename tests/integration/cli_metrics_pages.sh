@@ -33,12 +33,16 @@ done
 M=("$DYNO" metrics --hostname 127.0.0.1 --port "$PORT")
 "${M[@]}" >"$WORK/table" 2>"$WORK/table.err" || fail "dyno metrics: $(cat "$WORK/table.err")"
 "${M[@]}" --json >"$WORK/json" 2>"$WORK/json.err" || fail "dyno metrics --json: $(cat "$WORK/json.err")"
+# two daemons at once (the same one by two names): pages in rounds
+"$DYNO" metrics --hostnames "127.0.0.1:$PORT,localhost:$PORT" --names 'cpu_u_ms*' --json >"$WORK/many" \
+	2>"$WORK/many.err" || fail "dyno metrics --hostnames: $(cat "$WORK/many.err")"
+[ -s "$WORK/many.err" ] && fail "noise: $(cat "$WORK/many.err")"
 [ -s "$WORK/table.err" ] && fail "noise: $(cat "$WORK/table.err")"
 [ -s "$WORK/json.err" ] && fail "noise: $(cat "$WORK/json.err")"
-python3 - "$PORT" "$WORK/json" "$WORK/table" <<'PY' || fail "python check"
+python3 - "$PORT" "$WORK/json" "$WORK/table" "$WORK/many" <<'PY' || fail "python check"
 import json, random, re, socket, struct, sys
 
-port, jpath, tpath = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+port, jpath, tpath, mpath = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 raw = open(jpath, "rb").read()
 ans = json.loads(raw)
 assert set(ans) == {"interval_s", "metrics", "window_s"}, sorted(ans)
@@ -101,6 +105,20 @@ for i in range(0, len(sample), 20):
     for k, pts in a["metrics"].items():
         assert got[k] == [p for p in pts if p[0] <= newest], f"{k}: {got[k]} vs {pts}"
 npts = sum(len(v) for v in got.values())
+
+# the two daemons' answers (asked last): each the cpu_u_ms keys, merged
+# whole, the samples dyno saw first and newer ones after
+lines = open(mpath).read().splitlines()
+assert lines[-1] == "2 hosts: 2 ok, 0 failed", lines[-1]
+assert len(lines) == 3, len(lines)
+for line in lines[:2]:
+    label, text = line.split(" ", 1)
+    a = json.loads(text)
+    assert set(a) == {"interval_s", "metrics", "window_s"}, (label, sorted(a))
+    mk = [k for k in keys if k.startswith("cpu_u_ms")]
+    assert list(a["metrics"]) == mk, label
+    for k in mk:
+        assert [p for p in a["metrics"][k] if p[0] <= newest] == got[k], (label, k)
 
 rows = open(tpath).read().splitlines()
 assert rows[0].startswith("METRIC "), rows[0]

@@ -371,7 +371,8 @@ struct out {
 	const struct series *s;
 	bool opened;
 	size_t start, max, points; /* where the answer began in the buffer; its bound (0: none); points written */
-	size_t key_max;            /* JSON bytes of the series' key at most (6 a byte escaped) */
+	size_t key_max; /* JSON bytes of the longest selected key at most (6 a byte escaped): "next"
+			 * may name the key after the last one written */
 };
 
 /* JSON bytes of one point at most: ,[-9223372036854775808,-2.2250738585072014e-308];
@@ -381,9 +382,10 @@ struct out {
 #define POINT_MAX 56
 #define END_MAX 200
 
-/* Room for one more point, and then for the answer's end with this series
- * as "next" (closing brackets, the cursor, "truncated", window_s).  The
- * first point of a page always fits, so every page moves on. */
+/* Room for one more point (and its key, in a new series), and then for the
+ * answer's end with any selected key as "next" (closing brackets, the
+ * cursor, "truncated", window_s).  The first point of a page always fits,
+ * so every page moves on. */
 static bool fits(const struct out *o)
 {
 	if (!o->max || !o->points)
@@ -485,10 +487,13 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	}
 
 	struct series **sel = xmalloc((h->n ? h->n : 1) * sizeof *sel);
-	size_t ns = 0;
+	size_t ns = 0, longest = 0;
 	for (size_t i = 0; i < h->nslots; i++)
-		if (h->s[i].name && name_wanted(h->s[i].name, names) && (!cur.key || strcmp(h->s[i].name, cur.key) >= 0))
+		if (h->s[i].name && name_wanted(h->s[i].name, names) && (!cur.key || strcmp(h->s[i].name, cur.key) >= 0)) {
 			sel[ns++] = &h->s[i];
+			size_t l = strlen(h->s[i].name);
+			longest = l > longest ? l : longest;
+		}
 	for (size_t i = ns / 2; i-- > 0;)
 		heap_down(sel, ns, i); /* response keys in ascending byte order */
 
@@ -500,13 +505,12 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	jw_i64(&w, h->interval_s);
 	jw_key(&w, "metrics");
 	jw_obj_begin(&w);
-	struct out o = {.w = &w, .start = start, .max = h->max_answer};
+	struct out o = {.w = &w, .start = start, .max = h->max_answer, .key_max = 6 * longest + 4};
 	const char *stop_key = NULL;
 	uint64_t stop_tick = 0;
 	while (ns && !stop_key) {
 		o.s = heap_pop(sel, &ns);
 		o.opened = false;
-		o.key_max = 6 * strlen(o.s->name) + 4;
 		uint64_t from = cur.key && strcmp(o.s->name, cur.key) == 0 ? cur.tick : 0;
 		if (!emit_series(&o, from, first, cur.until_tick, ts, cur.from_ms, &stop_tick))
 			stop_key = o.s->name;

@@ -131,6 +131,74 @@ static double query_us(struct history *h, const char *req, int reps, size_t *len
 	return best * 1e6;
 }
 
+#ifndef HISTORY_RING
+/* The whole window in pages of max bytes (what dyno metrics does against
+ * the daemon's default bound): the first page's time (best of reps) and
+ * all pages' (best of reps), *pages the count. */
+static void paged_us(struct history *h, size_t max, int reps, double *first_us, double *all_us, int *pages)
+{
+	history_set_max_answer(h, max);
+	struct buf out = BUF_INIT, req = BUF_INIT;
+	double best_first = 1e30, best_all = 1e30;
+	for (int r = 0; r < reps; r++) {
+		buf_reset(&req);
+		buf_puts(&req, "{\"fn\":\"getMetrics\"}");
+		double all = 0;
+		*pages = 0;
+		for (;;) {
+			struct json_doc d, a;
+			struct json_error e;
+			if (!json_parse(req.data, req.len, &d, &e))
+				abort();
+			buf_reset(&out);
+			double t0 = now_s();
+			history_rpc(h, d.root, 1764000000000ll + 3600 * 1000ll, &out);
+			double t = now_s() - t0;
+			json_doc_free(&d);
+			if (++*pages == 1 && t < best_first)
+				best_first = t;
+			all += t;
+			if (!json_parse(out.data, out.len, &a, &e))
+				abort();
+			const struct json_value *n = json_get(a.root, "next");
+			const char *key;
+			int64_t from_ms, tick, until;
+			if (!n || !json_get_str(n, "key", &key, NULL) || !json_get_i64(n, "from_ms", &from_ms) ||
+			    !json_get_i64(n, "tick", &tick) || !json_get_i64(n, "until_tick", &until)) {
+				json_doc_free(&a);
+				break;
+			}
+			buf_reset(&req);
+			struct jw w;
+			jw_init(&w, &req);
+			jw_obj_begin(&w);
+			jw_key(&w, "fn");
+			jw_str(&w, "getMetrics");
+			jw_key(&w, "next");
+			jw_obj_begin(&w);
+			jw_key(&w, "from_ms");
+			jw_i64(&w, from_ms);
+			jw_key(&w, "key");
+			jw_str(&w, key);
+			jw_key(&w, "tick");
+			jw_i64(&w, tick);
+			jw_key(&w, "until_tick");
+			jw_i64(&w, until);
+			jw_obj_end(&w);
+			jw_obj_end(&w);
+			json_doc_free(&a);
+		}
+		if (all < best_all)
+			best_all = all;
+	}
+	history_set_max_answer(h, 0);
+	buf_free(&out);
+	buf_free(&req);
+	*first_us = best_first * 1e6;
+	*all_us = best_all * 1e6;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	int ticks = argc > 1 ? atoi(argv[1]) : 3601;
@@ -204,6 +272,11 @@ int main(int argc, char **argv)
 	char req[128];
 	snprintf(req, sizeof req, "{\"fn\":\"getMetrics\",\"names\":[\"%s\"]}", keys[0].name);
 	double q_one = query_us(h, req, reps * 10, &len_one);
+#ifndef HISTORY_RING
+	double page_first = 0, pages_all = 0;
+	int npages = 0;
+	paged_us(h, 1 << 20, reps, &page_first, &pages_all, &npages);
+#endif
 	history_free(h);
 
 	rs = seed;
@@ -220,6 +293,10 @@ int main(int argc, char **argv)
 	printf("%s.query_all_us %.1f\n%s.query_all_len %zu\n", which, q_all, which, len_all);
 	printf("%s.query_one_us %.2f\n%s.query_gpu_us %.1f\n%s.query_gpu_len %zu\n", which, q_one, which, q_gpu,
 	       which, len_gpu);
+#ifndef HISTORY_RING
+	printf("%s.page_first_us %.1f\n%s.pages_all_us %.1f\n%s.pages %d\n", which, page_first, which, pages_all, which,
+	       npages);
+#endif
 	printf("%s.vm_hwm_kb %ld\n%s.answers_fnv %llu\n", which, hwm, which, (unsigned long long)answer_hash);
 	free(keys);
 	return 0;

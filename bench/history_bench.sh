@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The compressed history against the ring it replaced, in the same run:
 # heap bytes for an hour of 1 s ticks (host keys alone, host + 8 GPUs x 40
-# keys) and getMetrics latency (best of N), from bench/history_bench.c
+# keys) and getMetrics latency (best of N; and the whole window in the
+# daemon's 1 MiB pages, the first page and all of them, against one
+# unbounded answer of the same run), from bench/history_bench.c
 # built twice: $O/bench/history_bench (blocks) and, with -DHISTORY_RING,
 # against src/daemon/publish/history.c as of $HISTORY_RING_COMMIT (the
 # last ring).  Without git (a tarball) only the blocks' figures print.
@@ -46,6 +48,10 @@ awk '
 		row("getMetrics, all host keys", "query_all_us", "ms", 1000)
 		row("getMetrics, one key", "query_one_us", "us", 1)
 		row("getMetrics, gpu_* (320 keys)", "query_gpu_us", "ms", 1000)
+		printf "  %-34s %12.1f ms  (first of %d pages of 1 MiB: %.1f ms; pages/whole %.2f)\n", \
+			"getMetrics, all host keys, paged", v["blocks", "pages_all_us"] / 1000, v["blocks", "pages"], \
+			v["blocks", "page_first_us"] / 1000, \
+			v["blocks", "query_all_us"] ? v["blocks", "pages_all_us"] / v["blocks", "query_all_us"] : 0
 		row("VmHWM of the bench process", "vm_hwm_kb", "MB", 1000)
 		if (have["ring"])
 			print (v["blocks", "answers_fnv"] == v["ring", "answers_fnv"] ? \

@@ -1,8 +1,9 @@
 /*
  * fuzz_getmetrics.c - libFuzzer target for the getMetrics request handler:
  * any bytes are parsed as a JSON request (as the RPC server would) and
- * answered from a history holding a few series; the answer must always be
- * valid JSON.
+ * answered from a history holding a few series, with a bound small enough
+ * that a whole answer comes in pages (so "next" cursors, good and bad, are
+ * read and written); the answer must always be valid JSON.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			history_add(h, &f);
 		}
 		frame_free(&f);
+		history_set_max_answer(h, 300);
 	}
 	struct json_doc doc;
 	struct json_error err;

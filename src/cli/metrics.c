@@ -3,6 +3,13 @@
  * metric history through the getMetrics RPC extension (agreed contract:
  * {"fn":"getMetrics","since_s":S,"names":[...]} ->
  * {"interval_s":I,"metrics":{"key":[[unix_ms,value],...]},"window_s":W}).
+ * An answer past the daemon's bound (--history_max_answer_bytes) ends with
+ * "truncated":true and a "next" cursor: the same request with that "next"
+ * gives the following page.  Pages are fetched here, every paging host's
+ * next page in one round, and merged into the answer one unbounded reply
+ * would have been (the numbers' text copied as sent), so the table and
+ * --json are the same either way.  At most MAX_PAGES pages and
+ * RPC_MAX_RESPONSE bytes a host: past them that host fails, said so.
  * Prints one line per metric (samples, last, min, mean, max; integral
  * values such as byte counters exactly, not as 2.48295e+10) or, with
  * --json, the answer itself.  The header waits for the first answer (a
@@ -18,7 +25,15 @@
 #include "cli/commands.h"
 #include "cli/rpc_cmd.h"
 
-static void build_request(int64_t since_s, bool since_seen, const char *names, struct buf *out)
+/* Pages one host may take, and merged bytes (the limit of one answer
+ * before the daemon paged: 64 MiB, ~9 hours of a host's keys at 1 s). */
+#define MAX_PAGES 4096
+
+static void copy_value(struct jw *w, const struct json_value *v);
+
+/* next: the previous page's cursor, sent back as is (NULL: first page). */
+static void build_request(int64_t since_s, bool since_seen, const char *names, const struct json_value *next,
+			  struct buf *out)
 {
 	struct jw w;
 	jw_init(&w, out);
@@ -38,11 +53,225 @@ static void build_request(int64_t since_s, bool since_seen, const char *names, s
 		}
 		jw_arr_end(&w);
 	}
+	if (next) {
+		jw_key(&w, "next");
+		copy_value(&w, next);
+	}
 	if (since_seen) {
 		jw_key(&w, "since_s");
 		jw_i64(&w, since_s);
 	}
 	jw_obj_end(&w);
+}
+
+/* v as JSON again, numbers in the text they came in. */
+static void copy_value(struct jw *w, const struct json_value *v)
+{
+	switch (v->type) {
+	case JV_NULL: jw_null(w); break;
+	case JV_BOOL: jw_bool(w, v->u.b); break;
+	case JV_NUMBER: jw_raw(w, v->u.num.raw, strlen(v->u.num.raw)); break;
+	case JV_STRING: jw_strn(w, v->u.str, v->len); break;
+	case JV_ARRAY:
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < v->len; i++)
+			copy_value(w, &v->u.items[i]);
+		jw_arr_end(w);
+		break;
+	case JV_OBJECT:
+		jw_obj_begin(w);
+		for (uint32_t i = 0; i < v->len; i++) {
+			jw_keyn(w, v->u.members[i].key, v->u.members[i].key_len);
+			copy_value(w, &v->u.members[i].value);
+		}
+		jw_obj_end(w);
+		break;
+	}
+}
+
+/* One paging host: the answer built from its pages so far, and what the
+ * next round sends. */
+struct pages {
+	struct buf out; /* {"interval_s":I,"metrics":{... (open) */
+	struct jw w;
+	char *key;       /* the series open at the end of out (pages split a series) */
+	struct buf tail; /* ,"window_s":W} from the first page */
+	struct buf req;  /* the next page's request; empty: done */
+	size_t n;        /* pages merged */
+};
+
+/* Merge one page's series into p (the cursor goes to p->req); false with
+ * detail when the page is not a getMetrics answer. */
+static bool pages_add(struct pages *p, const struct json_value *root, int64_t since_s, bool since_seen,
+		      const char *names, struct buf *detail)
+{
+	const char *s;
+	size_t n;
+	if (json_get_str(root, "error", &s, &n)) {
+		buf_printf(detail, "page %zu: daemon: %.*s", p->n + 1, (int)(n > 300 ? 300 : n), s);
+		return false;
+	}
+	const struct json_value *m = json_get(root, "metrics");
+	if (!m || m->type != JV_OBJECT) {
+		buf_printf(detail, "page %zu: answer has no \"metrics\" object", p->n + 1);
+		return false;
+	}
+	if (p->n++ == 0) {
+		jw_init(&p->w, &p->out);
+		jw_obj_begin(&p->w);
+		const struct json_value *i = json_get(root, "interval_s");
+		if (i) {
+			jw_key(&p->w, "interval_s");
+			copy_value(&p->w, i);
+		}
+		jw_key(&p->w, "metrics");
+		jw_obj_begin(&p->w);
+		/* the members after "metrics" but the cursor's two (window_s), kept
+		 * for the end: a writer that continues an object (need_comma) */
+		struct jw t;
+		jw_init(&t, &p->tail);
+		t.need_comma = true;
+		for (uint32_t k = 0; k < root->len; k++) {
+			const struct json_member *mb = &root->u.members[k];
+			if (strcmp(mb->key, "interval_s") && strcmp(mb->key, "metrics") && strcmp(mb->key, "next") &&
+			    strcmp(mb->key, "truncated")) {
+				jw_keyn(&t, mb->key, mb->key_len);
+				copy_value(&t, &mb->value);
+			}
+		}
+		buf_putc(&p->tail, '}');
+	}
+	for (uint32_t k = 0; k < m->len; k++) {
+		const struct json_member *mb = &m->u.members[k];
+		if (mb->value.type != JV_ARRAY) {
+			buf_printf(detail, "page %zu: metric %s: not an array of samples", p->n, mb->key);
+			return false;
+		}
+		if (!p->key || strcmp(p->key, mb->key) != 0) {
+			if (p->key)
+				jw_arr_end(&p->w);
+			free(p->key);
+			p->key = xstrdup(mb->key);
+			jw_keyn(&p->w, mb->key, mb->key_len);
+			jw_arr_begin(&p->w);
+		}
+		for (uint32_t i = 0; i < mb->value.len; i++)
+			copy_value(&p->w, &mb->value.u.items[i]);
+	}
+	const struct json_value *next = json_get(root, "next");
+	bool more = false;
+	json_get_bool(root, "truncated", &more);
+	struct buf prev = p->req;
+	p->req = (struct buf)BUF_INIT;
+	if (more && next) {
+		build_request(since_s, since_seen, names, next, &p->req);
+		if (prev.len == p->req.len && memcmp(prev.data, p->req.data, prev.len) == 0) {
+			buf_printf(detail, "page %zu: the daemon gave the same \"next\" again", p->n);
+			buf_free(&prev);
+			return false;
+		}
+	} else if (more) {
+		buf_printf(detail, "page %zu: a truncated answer without \"next\"", p->n);
+		buf_free(&prev);
+		return false;
+	}
+	buf_free(&prev);
+	if (p->req.len && (p->n >= MAX_PAGES || p->out.len > RPC_MAX_RESPONSE)) {
+		buf_printf(detail,
+			   "stopped after %zu pages (%zu bytes; at most %d pages, %u MiB): the history is larger than "
+			   "dyno metrics takes; narrow it with --since or --names",
+			   p->n, p->out.len, MAX_PAGES, RPC_MAX_RESPONSE >> 20);
+		return false;
+	}
+	return true;
+}
+
+/* The merged answer, closed, into j->resp (in place of its first page). */
+static void pages_finish(struct pages *p, struct rpc_job *j)
+{
+	if (p->key)
+		jw_arr_end(&p->w);
+	jw_obj_end(&p->w); /* "metrics" */
+	buf_append(&p->out, p->tail.data, p->tail.len);
+	buf_free(&j->resp);
+	j->resp = p->out;
+	p->out = (struct buf)BUF_INIT;
+}
+
+static void pages_free(struct pages *p)
+{
+	buf_free(&p->out);
+	buf_free(&p->tail);
+	buf_free(&p->req);
+	free(p->key);
+}
+
+/* Fetch the remaining pages of every host whose first answer (jobs[i])
+ * was truncated, a round at a time (all such hosts' next pages at once);
+ * each such job ends with the merged answer, or failed with the reason. */
+static void follow_pages(const struct targets *t, const struct host_opts *h, struct rpc_job *jobs, int64_t since_s,
+			 bool since_seen, const char *names)
+{
+	struct pages *pg = xcalloc(t->n ? t->n : 1, sizeof *pg);
+	struct rpc_job *round = xcalloc(t->n ? t->n : 1, sizeof *round);
+	size_t *who = xcalloc(t->n ? t->n : 1, sizeof *who);
+	struct buf d = BUF_INIT;
+	size_t nr = 0;
+	/* the first pages: only truncated answers are touched */
+	for (size_t i = 0; i < t->n; i++) {
+		struct json_doc doc;
+		bool more = false;
+		buf_reset(&d);
+		if (jobs[i].status != RPC_OK || !cli_parse_answer(&jobs[i], &doc, &d))
+			continue;
+		if (json_get_bool(doc.root, "truncated", &more) && more && json_get(doc.root, "metrics")) {
+			if (!pages_add(&pg[i], doc.root, since_s, since_seen, names, &d)) {
+				jobs[i].status = RPC_ERR_IO;
+				snprintf(jobs[i].err, sizeof jobs[i].err, "%s: %s", t->t[i].label, d.data);
+			}
+		}
+		json_doc_free(&doc);
+	}
+	struct rpc_client_opts o = hosts_rpc_opts(h);
+	for (;;) {
+		nr = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (jobs[i].status == RPC_OK && pg[i].req.len) {
+				rpc_job_init(&round[nr], t->t[i].host, t->t[i].port, pg[i].req.data, pg[i].req.len);
+				who[nr++] = i;
+			}
+		if (!nr)
+			break;
+		rpc_call_many(round, nr, &o);
+		for (size_t k = 0; k < nr; k++) {
+			size_t i = who[k];
+			struct json_doc doc;
+			buf_reset(&d);
+			bool ok = false;
+			if (round[k].status != RPC_OK)
+				buf_printf(&d, "page %zu: %s", pg[i].n + 1, round[k].err);
+			else if (cli_parse_answer(&round[k], &doc, &d)) {
+				ok = pages_add(&pg[i], doc.root, since_s, since_seen, names, &d);
+				json_doc_free(&doc);
+			}
+			if (!ok) {
+				jobs[i].status = round[k].status == RPC_OK || round[k].status == RPC_ERR_NO_RESPONSE
+							 ? RPC_ERR_IO
+							 : round[k].status;
+				snprintf(jobs[i].err, sizeof jobs[i].err, "%s: %s", t->t[i].label, d.data);
+			}
+			rpc_job_free(&round[k]);
+		}
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		if (jobs[i].status == RPC_OK && pg[i].n)
+			pages_finish(&pg[i], &jobs[i]);
+		pages_free(&pg[i]);
+	}
+	buf_free(&d);
+	free(who);
+	free(round);
+	free(pg);
 }
 
 /* A value in a 14-wide column: integral values exactly (counters in bytes
@@ -152,10 +381,12 @@ int cmd_metrics(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct buf req = BUF_INIT, d = BUF_INIT;
-	build_request(since_s, since_seen && since_s > 0, names, &req); /* 0: no since_s, the whole history */
+	since_seen = since_seen && since_s > 0; /* 0: no since_s, the whole history */
+	build_request(since_s, since_seen, names, NULL, &req);
 	/* getStatus first: an upstream daemon is never sent getMetrics (it
 	 * would log "Unknown RPC call getMetrics") */
 	struct rpc_job *jobs = cli_run_extension(&t, &h, NULL, "getMetrics", req.data, req.len);
+	follow_pages(&t, &h, jobs, since_s, since_seen, names);
 	int w = cli_host_width(&t);
 	size_t failed = 0, answered = 0, found = 0;
 	bool header = false;

@@ -366,3 +366,201 @@ TEST(history_many_series_added_late)
 	frame_free(&f);
 	history_free(h);
 }
+
+/* ---- paging: a bounded answer and its "next" cursor ---- */
+
+/* Every point of a getMetrics answer as "key ms value" lines, in order
+ * (the numbers as the daemon wrote them), appended to out; *next gets the
+ * answer's cursor as JSON text (empty when it was the last page). */
+static void points_of(const char *answer, struct buf *out, struct buf *next)
+{
+	struct json_doc d;
+	struct json_error e;
+	buf_reset(next);
+	if (!json_parse(answer, strlen(answer), &d, &e)) {
+		test_fail(__FILE__, __LINE__, "answer is not JSON: %s", answer);
+		test_abort();
+	}
+	const struct json_value *m = json_get(d.root, "metrics");
+	CHECK(m && m->type == JV_OBJECT);
+	for (uint32_t i = 0; m && i < m->len; i++) {
+		const struct json_value *a = &m->u.members[i].value;
+		CHECK(a->type == JV_ARRAY && a->len > 0); /* a page never lists a key without points */
+		for (uint32_t k = 0; k < a->len; k++)
+			buf_printf(out, "%s %s %s\n", m->u.members[i].key, a->u.items[k].u.items[0].u.num.raw,
+				   a->u.items[k].u.items[1].u.num.raw);
+	}
+	bool tr = false;
+	const struct json_value *n = json_get(d.root, "next");
+	CHECK(json_get_bool(d.root, "truncated", &tr) == (n != NULL));
+	if (n) {
+		struct jw w;
+		jw_init(&w, next);
+		jw_obj_begin(&w);
+		for (uint32_t i = 0; i < n->len; i++) {
+			const struct json_member *mb = &n->u.members[i];
+			jw_key(&w, mb->key);
+			if (mb->value.type == JV_STRING)
+				jw_str(&w, mb->value.u.str);
+			else
+				jw_raw(&w, mb->value.u.num.raw, strlen(mb->value.u.num.raw));
+		}
+		jw_obj_end(&w);
+	}
+	json_doc_free(&d);
+}
+
+/* Page through `fields` (the request's members after "fn") with the bound
+ * set; after page `tick_after` (1-based), one more tick is recorded by
+ * more().  Returns the pages taken; every point goes to out. */
+static int page_all(struct history *h, size_t bound, const char *fields, int64_t now_ms, int tick_after,
+		    void (*more)(struct history *), struct buf *out, int *spanning)
+{
+	struct buf next = BUF_INIT, req = BUF_INIT, prev_last = BUF_INIT;
+	int pages = 0;
+	history_set_max_answer(h, bound);
+	do {
+		buf_reset(&req);
+		buf_printf(&req, "{\"fn\":\"getMetrics\"%s%s%s%s}", *fields ? "," : "", fields, next.len ? ",\"next\":" : "",
+			   next.len ? next.data : "");
+		char *r = rpc(h, req.data, now_ms);
+		size_t at = out->len;
+		points_of(r, out, &next);
+		/* within the bound, or a single point: a bound too small for one
+		 * point is passed by one point, so that every page moves on */
+		size_t lines = 0;
+		for (size_t k = at; k < out->len; k++)
+			lines += out->data[k] == '\n';
+		CHECK(strlen(r) <= bound || lines == 1);
+		CHECK(lines >= 1);
+		/* a key split between two pages: the last key of one page is the first of the next */
+		if (prev_last.len && out->len > at && strncmp(out->data + at, prev_last.data, prev_last.len) == 0)
+			(*spanning)++;
+		buf_reset(&prev_last);
+		if (out->len > at) {
+			const char *last = out->data + out->len - 1;
+			while (last > out->data + at && last[-1] != '\n')
+				last--;
+			buf_append(&prev_last, last, strcspn(last, " ") + 1);
+		}
+		free(r);
+		if (++pages == tick_after && more)
+			more(h);
+	} while (next.len && pages < 10000);
+	history_set_max_answer(h, 0);
+	buf_free(&next);
+	buf_free(&req);
+	buf_free(&prev_last);
+	return pages;
+}
+
+static int64_t page_ms;
+static void one_more_tick(struct history *h)
+{
+	page_ms += 1000;
+	struct frame f;
+	frame_init(&f);
+	frame_reset(&f, page_ms * 1000000);
+	for (int k = 0; k < 30; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "k%02d", k);
+		frame_float(&f, name, 0.5 + k);
+	}
+	history_add(h, &f);
+	frame_free(&f);
+}
+
+TEST(history_pages_cover_every_point_once)
+{
+	/* 30 keys, present at random, over 200 ticks in a window of 1000 s (no
+	 * point leaves it while paging); values of every kind */
+	struct history *h = history_new(1000, 1, 0, 1000);
+	struct frame f;
+	frame_init(&f);
+	page_ms = 1764000000000;
+	for (int t = 0; t < 200; t++) {
+		page_ms += 1000 + (int64_t)(rnd() % 40) - 20;
+		frame_reset(&f, page_ms * 1000000);
+		for (int k = 0; k < 30; k++) {
+			if (rnd() % 3 == 0)
+				continue;
+			char name[32];
+			snprintf(name, sizeof name, "k%02d", k);
+			frame_float(&f, name, ref_value(t, k));
+		}
+		history_add(h, &f);
+	}
+	frame_free(&f);
+	const char *reqs[] = {"", "\"since_s\":60", "\"names\":[\"k1*\",\"k25\"]", "\"names\":[\"k2*\"],\"since_s\":100"};
+	const size_t bounds[] = {4096, 700, 100};
+	for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++)
+		for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
+			/* the whole answer, then the same request in pages with a
+			 * tick landing after the second page: the pages hold exactly
+			 * the whole answer's points (the cursor ends where the first
+			 * page did), in its order */
+			struct buf whole = BUF_INIT, paged = BUF_INIT, none = BUF_INIT;
+			char req[128];
+			snprintf(req, sizeof req, "{\"fn\":\"getMetrics\"%s%s}", *reqs[i] ? "," : "", reqs[i]);
+			char *r = rpc(h, req, page_ms);
+			points_of(r, &whole, &none);
+			CHECK_INT(none.len, 0);
+			free(r);
+			int spanning = 0;
+			int pages = page_all(h, bounds[b], reqs[i], page_ms, 2, one_more_tick, &paged, &spanning);
+			CHECK(pages > 2);
+			CHECK(spanning > 0);
+			CHECK_STR(paged.data, whole.data);
+			buf_free(&whole);
+			buf_free(&paged);
+			buf_free(&none);
+		}
+	/* the bound alone does not change an answer that fits */
+	history_set_max_answer(h, 1 << 20);
+	char *small = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"k05\"]}", page_ms);
+	history_set_max_answer(h, 0);
+	char *plain = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"k05\"]}", page_ms);
+	CHECK_STR(small, plain);
+	CHECK(strstr(small, "truncated") == NULL);
+	free(small);
+	free(plain);
+	history_free(h);
+}
+
+TEST(history_bad_cursors)
+{
+	struct history *h = history_new(60, 10, 0, 10);
+	for (int t = 0; t < 5; t++)
+		add(h, t * 10000, "cpu_util", t, "rx_bytes.eth0", t);
+	const char *bad[] = {
+		"\"next\":5",
+		"\"next\":\"cpu_util\"",
+		"\"next\":{}",
+		"\"next\":{\"from_ms\":0,\"key\":1,\"tick\":0,\"until_tick\":5}",
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":\"0\",\"until_tick\":5}",
+		"\"next\":{\"from_ms\":0.5,\"key\":\"cpu_util\",\"tick\":0,\"until_tick\":5}",
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":-1,\"until_tick\":5}",
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":0,\"until_tick\":-5}",
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":3,\"until_tick\":2}",
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":0,\"until_tick\":99999999999999999999}",
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":0,\"until_tick\":6}", /* beyond the newest tick */
+		"\"next\":{\"from_ms\":0,\"key\":\"nosuch\",\"tick\":0,\"until_tick\":5}",   /* unknown series */
+		"\"next\":{\"from_ms\":0,\"key\":\"cpu_util\\u0000x\",\"tick\":0,\"until_tick\":5}",
+		"\"names\":[\"rx*\"],\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":0,\"until_tick\":5}",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char req[256];
+		snprintf(req, sizeof req, "{\"fn\":\"getMetrics\",%s}", bad[i]);
+		char *r = rpc(h, req, 40000);
+		if (strncmp(r, "{\"error\":\"getMetrics: next", 26) != 0)
+			test_fail(__FILE__, __LINE__, "%s -> %s", req, r);
+		free(r);
+	}
+	/* a good one: cpu_util from tick 3 on, then rx_bytes.eth0 */
+	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"next\":{\"from_ms\":0,\"key\":\"cpu_util\",\"tick\":3,\"until_tick\":5}}",
+		      40000);
+	CHECK_STR(r, "{\"interval_s\":10,\"metrics\":{\"cpu_util\":[[30000,3],[40000,4]],\"rx_bytes.eth0\":[[0,0.0],"
+		     "[10000,1],[20000,2],[30000,3],[40000,4]]},\"window_s\":60}");
+	free(r);
+	history_free(h);
+}

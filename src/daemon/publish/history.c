@@ -62,6 +62,7 @@ struct history {
 	size_t nslots, n, max_series;
 	uint64_t dropped, dropped_blocks;
 	size_t bytes, max_bytes; /* block bytes held; cap (0: none) */
+	size_t max_answer;       /* bound on one getMetrics answer (0: none) */
 };
 
 static uint64_t hash(const char *s)
@@ -91,6 +92,7 @@ struct history *history_new(int64_t window_s, int64_t interval_s, size_t cap_tic
 }
 
 void history_set_max_bytes(struct history *h, size_t max_bytes) { h->max_bytes = max_bytes; }
+void history_set_max_answer(struct history *h, size_t bytes) { h->max_answer = bytes; }
 
 static size_t block_bytes(const struct block *b) { return sizeof *b + b->cap; }
 
@@ -280,9 +282,35 @@ static bool name_wanted(const char *name, const struct json_value *names)
 	return false;
 }
 
-static int cmp_name(const void *a, const void *b)
+/* The selected keys as a binary min-heap by name: an answer takes them in
+ * ascending byte order, and a page stops after a few hundred keys of tens
+ * of thousands, so it pays O(n) to build and O(log n) a key taken, not a
+ * whole sort per page. */
+static bool name_less(const struct series *a, const struct series *b) { return strcmp(a->name, b->name) < 0; }
+
+static void heap_down(struct series **a, size_t n, size_t i)
 {
-	return strcmp((*(struct series *const *)a)->name, (*(struct series *const *)b)->name);
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && name_less(a[l], a[m]))
+			m = l;
+		if (l + 1 < n && name_less(a[l + 1], a[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct series *t = a[i];
+		a[i] = a[m];
+		a[m] = t;
+		i = m;
+	}
+}
+
+static struct series *heap_pop(struct series **a, size_t *n)
+{
+	struct series *top = a[0];
+	a[0] = a[--*n];
+	heap_down(a, *n, 0);
+	return top;
 }
 
 static void rpc_error(struct buf *resp, const char *msg)
@@ -295,11 +323,76 @@ static void rpc_error(struct buf *resp, const char *msg)
 	jw_obj_end(&w);
 }
 
+/* Where a page starts: the series `key` from tick number `tick` on, then
+ * every later series (byte order); the points of ticks before until_tick
+ * stamped at or after from_ms.  The first page is {NULL, 0, h->ticks,
+ * now - since_s}; a truncated answer hands back the rest as "next". */
+struct cursor {
+	const char *key;
+	uint64_t tick, until_tick;
+	int64_t from_ms;
+};
+
+/* The request's "next": false with resp holding the error. */
+static bool parse_cursor(const struct history *h, const struct json_value *v, const struct json_value *names,
+			 struct cursor *c, struct buf *resp)
+{
+	const char *key;
+	size_t klen;
+	int64_t tick, until;
+	if (v->type != JV_OBJECT || !json_get_str(v, "key", &key, &klen) || !json_get_i64(v, "tick", &tick) ||
+	    !json_get_i64(v, "until_tick", &until) || !json_get_i64(v, "from_ms", &c->from_ms)) {
+		rpc_error(resp, "getMetrics: next must be the object a truncated answer gave "
+				"({\"from_ms\":int,\"key\":string,\"tick\":int,\"until_tick\":int})");
+		return false;
+	}
+	if (tick < 0 || until < 0 || tick > until) {
+		rpc_error(resp, "getMetrics: next.tick and next.until_tick must be integers with 0 <= tick <= until_tick");
+		return false;
+	}
+	if ((uint64_t)until > h->ticks) {
+		rpc_error(resp, "getMetrics: next is from before the history restarted; ask again without next");
+		return false;
+	}
+	const struct series *s = strlen(key) == klen ? slot_for(h->s, h->nslots, key) : NULL;
+	if (!s || !s->name || !name_wanted(key, names)) {
+		rpc_error(resp, "getMetrics: next.key is not a series held (it left the window, or names does not "
+				"select it); ask again without next");
+		return false;
+	}
+	c->key = s->name;
+	c->tick = (uint64_t)tick;
+	c->until_tick = (uint64_t)until;
+	return true;
+}
+
 struct out {
 	struct jw *w;
 	const struct series *s;
 	bool opened;
+	size_t start, max, points; /* where the answer began in the buffer; its bound (0: none); points written */
+	size_t key_max; /* JSON bytes of the longest selected key at most (6 a byte escaped): "next"
+			 * may name the key after the last one written */
 };
+
+/* JSON bytes of one point at most: ,[-9223372036854775808,-2.2250738585072014e-308];
+ * and of an answer's end past the key in "next": ]},"next":{"from_ms":-9223372036854775808,
+ * "key":KEY,"tick":18446744073709551615,"until_tick":18446744073709551615},"truncated":true,
+ * "window_s":9223372036854775807} */
+#define POINT_MAX 56
+#define END_MAX 200
+
+/* Room for one more point (and its key, in a new series), and then for the
+ * answer's end with any selected key as "next" (closing brackets, the
+ * cursor, "truncated", window_s).  The first point of a page always fits,
+ * so every page moves on. */
+static bool fits(const struct out *o)
+{
+	if (!o->max || !o->points)
+		return true;
+	size_t need = POINT_MAX + (o->opened ? 0 : o->key_max) + o->key_max + END_MAX;
+	return o->w->b->len - o->start + need <= o->max;
+}
 
 static void emit(struct out *o, int64_t ms, double v)
 {
@@ -312,6 +405,44 @@ static void emit(struct out *o, int64_t ms, double v)
 	jw_i64(o->w, ms);
 	jw_f64(o->w, v);
 	jw_arr_end(o->w);
+	o->points++;
+}
+
+/* Write the points of o->s from tick `from` (ticks before until, timestamps
+ * in ts from tick `first`, at or after from_ms); false when the bound
+ * stopped it, with *stop the first tick not written. */
+static bool emit_series(struct out *o, uint64_t from, uint64_t first, uint64_t until, const int64_t *ts,
+			int64_t from_ms, uint64_t *stop)
+{
+	struct tsz_dec d;
+	int64_t t;
+	double x;
+	if (from < first)
+		from = first;
+	for (const struct block *b = o->s->c.head; b; b = b->next) {
+		if (b->last_tick < from)
+			continue;
+		tsz_dec_init(&d, b->data, b->nbits, b->n);
+		while (tsz_next(&d, &t, &x) == 1) {
+			uint64_t tick = (uint64_t)t;
+			if (tick < from || tick >= until || ts[tick - first] < from_ms)
+				continue;
+			if (!fits(o)) {
+				*stop = tick;
+				return false;
+			}
+			emit(o, ts[tick - first], x);
+		}
+	}
+	uint64_t lt = o->s->last_tick;
+	if (lt >= from && lt < until && ts[lt - first] >= from_ms) {
+		if (!fits(o)) {
+			*stop = lt;
+			return false;
+		}
+		emit(o, ts[lt - first], o->s->last);
+	}
+	return true;
 }
 
 void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms, struct buf *resp)
@@ -330,7 +461,10 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 			if (names->u.items[i].type != JV_STRING)
 				return rpc_error(resp, "getMetrics: names must be an array of strings");
 	}
-	int64_t from_ms = since_s > INT64_MAX / 1000 ? INT64_MIN : now_ms - since_s * 1000;
+	struct cursor cur = {NULL, 0, h->ticks, since_s > INT64_MAX / 1000 ? INT64_MIN : now_ms - since_s * 1000};
+	v = json_get(req, "next");
+	if (v && !parse_cursor(h, v, names, &cur, resp))
+		return;
 
 	/* the ticks in the window whose timestamps are held (the cap may have
 	 * dropped the oldest), oldest first, and their timestamps */
@@ -353,37 +487,52 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	}
 
 	struct series **sel = xmalloc((h->n ? h->n : 1) * sizeof *sel);
-	size_t ns = 0;
+	size_t ns = 0, longest = 0;
 	for (size_t i = 0; i < h->nslots; i++)
-		if (h->s[i].name && name_wanted(h->s[i].name, names))
+		if (h->s[i].name && name_wanted(h->s[i].name, names) && (!cur.key || strcmp(h->s[i].name, cur.key) >= 0)) {
 			sel[ns++] = &h->s[i];
-	qsort(sel, ns, sizeof *sel, cmp_name); /* response keys in ascending byte order */
+			size_t l = strlen(h->s[i].name);
+			longest = l > longest ? l : longest;
+		}
+	for (size_t i = ns / 2; i-- > 0;)
+		heap_down(sel, ns, i); /* response keys in ascending byte order */
 
 	struct jw w;
+	size_t start = resp->len;
 	jw_init(&w, resp);
 	jw_obj_begin(&w);
 	jw_key(&w, "interval_s");
 	jw_i64(&w, h->interval_s);
 	jw_key(&w, "metrics");
 	jw_obj_begin(&w);
-	for (size_t k = 0; k < ns; k++) {
-		struct out o = {&w, sel[k], false};
-		for (const struct block *b = o.s->c.head; b; b = b->next) {
-			if (b->last_tick < first)
-				continue;
-			tsz_dec_init(&d, b->data, b->nbits, b->n);
-			while (tsz_next(&d, &t, &x) == 1) {
-				uint64_t tick = (uint64_t)t;
-				if (tick >= first && tick < h->ticks && ts[tick - first] >= from_ms)
-					emit(&o, ts[tick - first], x);
-			}
-		}
-		if (o.s->last_tick >= first && ts[o.s->last_tick - first] >= from_ms)
-			emit(&o, ts[o.s->last_tick - first], o.s->last);
+	struct out o = {.w = &w, .start = start, .max = h->max_answer, .key_max = 6 * longest + 4};
+	const char *stop_key = NULL;
+	uint64_t stop_tick = 0;
+	while (ns && !stop_key) {
+		o.s = heap_pop(sel, &ns);
+		o.opened = false;
+		uint64_t from = cur.key && strcmp(o.s->name, cur.key) == 0 ? cur.tick : 0;
+		if (!emit_series(&o, from, first, cur.until_tick, ts, cur.from_ms, &stop_tick))
+			stop_key = o.s->name;
 		if (o.opened)
 			jw_arr_end(&w);
 	}
 	jw_obj_end(&w);
+	if (stop_key) {
+		jw_key(&w, "next");
+		jw_obj_begin(&w);
+		jw_key(&w, "from_ms");
+		jw_i64(&w, cur.from_ms);
+		jw_key(&w, "key");
+		jw_str(&w, stop_key);
+		jw_key(&w, "tick");
+		jw_u64(&w, stop_tick);
+		jw_key(&w, "until_tick");
+		jw_u64(&w, cur.until_tick);
+		jw_obj_end(&w);
+		jw_key(&w, "truncated");
+		jw_bool(&w, true);
+	}
 	jw_key(&w, "window_s");
 	jw_i64(&w, h->window_s);
 	jw_obj_end(&w);
@@ -394,7 +543,7 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 /* ---------------- the sink table's row (publish/list.h) ---------------- */
 
 struct history_config {
-	int64_t window_s, max_series, max_mb;
+	int64_t window_s, max_series, max_mb, max_answer;
 };
 
 #define H(field, name, mv, help, lo, hi) MOD_OPT(struct history_config, field, name, ARG_INT, mv, help, lo, hi)
@@ -403,11 +552,17 @@ static const struct arg_opt history_opts[] = {
 	H(max_series, "history_max_series", "N", "most metric keys kept in history", 1, 10000000),
 	H(max_mb, "history_max_mb", "MB",
 	  "memory cap of the history's compressed blocks; past it the oldest points go first", 1, 65536),
+	H(max_answer, "history_max_answer_bytes", "BYTES",
+	  "largest getMetrics answer; a longer one comes in pages (\"truncated\", \"next\")", 4096, 1 << 30),
 	{0},
 };
 #undef H
 
-static const struct history_config history_defaults = {3600, 20000, 16};
+/* 1 MiB a getMetrics answer: half of --rpc_max_queued_bytes' default, so a
+ * client that reads is never dropped for its answer's size (an hour of a
+ * host's keys at 1 s is ~7 MB of JSON), and the daemon builds at most that
+ * much at once. */
+static const struct history_config history_defaults = {3600, 20000, 16, 1 << 20};
 
 struct history_sink {
 	struct history *h;
@@ -444,6 +599,7 @@ static bool history_apply(void **state, const void *old, const void *cfg, const 
 	}
 	/* a new cap applies to what is held (oldest blocks go first) */
 	history_set_max_bytes(s->h, max_bytes);
+	history_set_max_answer(s->h, (size_t)c->max_answer);
 	return true;
 }
 

@@ -33,15 +33,24 @@ size_t history_series(const struct history *h);
 uint64_t history_dropped_series(const struct history *h);
 /* The byte cap on blocks (0, the default: none); applies from the next add. */
 void history_set_max_bytes(struct history *h, size_t max_bytes);
+/* The bound on one getMetrics answer in bytes (0, the default: none);
+ * see history_rpc. */
+void history_set_max_answer(struct history *h, size_t bytes);
 /* Bytes of blocks held (headers included; not the key table and names),
  * and blocks dropped by the byte cap so far. */
 size_t history_bytes(const struct history *h);
 uint64_t history_dropped_blocks(const struct history *h);
 
 /* The getMetrics RPC (our extension, docs/daemon.md): req is the parsed
- * request object {"fn":"getMetrics","since_s":N?,"names":[...]?}; the
- * response body (compact JSON, keys in ascending byte order) is appended to
- * resp.  now_ms: wall clock in ms (tests pass a fixed one). */
+ * request object {"fn":"getMetrics","since_s":N?,"names":[...]?,"next":{...}?};
+ * the response body (compact JSON, keys in ascending byte order) is
+ * appended to resp.  now_ms: wall clock in ms (tests pass a fixed one).
+ * With a bound set, writing stops before a point that would take the answer
+ * past it: the answer then ends with "next" (the series and tick number to
+ * resume from, the end tick and from_ms of the first page: all the state,
+ * so the server keeps none between pages) and "truncated":true; the client
+ * sends the same request with that "next" added.  Every page holds at least
+ * one point, so a bound too small for one point is exceeded by one point. */
 void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms, struct buf *resp);
 
 #endif

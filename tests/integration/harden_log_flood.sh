@@ -6,7 +6,10 @@
 # The same for what any RPC client can send: malformed requests and unknown
 # functions (28,000 warning lines a minute under the soak before).
 source "$(dirname "$0")/tracing-lib.bash"
-start_daemon --ipc_process_expiry_s=1
+# --ipc_bpf_filter=off: this tests the daemon's own bounds, the ones that
+# hold when the kernel's datagram budget (ipc_filter.bpf.c) is not loaded
+# or for senders within it; with it on, most of the flood never arrives.
+start_daemon --ipc_process_expiry_s=1 --ipc_bpf_filter=off
 "$FAKE" --daemon_name="$IPCNAME" --flood=3000 --flood_sockets=256 --flood_npids=1 >"$WORK/flood.log" 2>&1 ||
 	fail "flood: $(cat "$WORK/flood.log")"
 grep -q '^flood: sent 3000' "$WORK/flood.log" || fail "$(cat "$WORK/flood.log")"
@@ -39,7 +42,10 @@ exp=$(grep -c 'expired process' "$WORK/daemon.log")
 # 5 s of flood at most: 20 + 5 lines of each kind, with margin for a slow machine
 [ "$reg" -le 40 ] || fail "$reg registration lines"
 [ "$exp" -le 40 ] || fail "$exp expiry lines"
-[ "$(wc -l <"$WORK/daemon.log")" -le 250 ] || fail "$(wc -l <"$WORK/daemon.log") log lines"
+# everything else (start-up, the honest client) is under 100 lines; the
+# rate-limited kinds grow with the time the RPC loop took on this machine
+total_max=$((100 + 80 + 2 * rpc_max))
+[ "$(wc -l <"$WORK/daemon.log")" -le "$total_max" ] || fail "$(wc -l <"$WORK/daemon.log") log lines (at most $total_max)"
 n=$(sed -n 's/.*registered process .*(\([0-9]*\) similar lines suppressed).*/\1/p' "$WORK/daemon.log" | head -n 1)
 [ "$n" -ge 2000 ] || fail "suppressed count $n"
 echo ok

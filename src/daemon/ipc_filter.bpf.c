@@ -46,7 +46,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, IPCF_MAX_PROCS);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct ipcf_bucket);
 } by_proc SEC(".maps");
 
@@ -83,10 +83,13 @@ SEC("socket")
 int ipc_budget(struct __sk_buff *skb)
 {
 	__u32 uid = (__u32)bpf_get_current_uid_gid();
-	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	/* the process as (uid, tgid): threads of one process that run as
+	 * different users (bench/soak's legit client and its flooder) are
+	 * budgeted apart */
+	__u64 proc = (__u64)uid << 32 | bpf_get_current_pid_tgid() >> 32;
 	__u64 now = bpf_ktime_get_ns();
 	struct ipcf_bucket *u = bucket(&by_uid, &uid);
-	struct ipcf_bucket *s = bucket(&by_proc, &tgid);
+	struct ipcf_bucket *s = bucket(&by_proc, &proc);
 	if (!u || !s)
 		return skb->len; /* no room to keep a budget: admit */
 	if (!take(s, now, proc_interval_ns, proc_window_ns)) {

@@ -33,6 +33,10 @@ struct ipc_filter {
 	size_t nseen, capseen;
 };
 
+/* The one filter attached in this process (the daemon has one IPC
+ * endpoint), for the telemetry tick; loop thread only. */
+static struct ipc_filter *g_active;
+
 /* libbpf's own messages: the verifier's log on a refusal, which the
  * endpoint sums up in one line; the details only at debug level. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -81,6 +85,7 @@ struct ipc_filter *ipc_filter_attach(int fd, const struct ipc_filter_opts *o, st
 	f->skel = skel;
 	f->uid_map = bpf_map__fd(skel->maps.by_uid);
 	f->read_at = clock_mono_ns();
+	g_active = f;
 	return f;
 }
 
@@ -143,7 +148,17 @@ void ipc_filter_free(struct ipc_filter *f)
 {
 	if (!f)
 		return;
+	if (g_active == f)
+		g_active = NULL;
 	ipc_filter_bpf__destroy(f->skel);
 	free(f->seen);
 	free(f);
+}
+
+bool ipc_filter_dropped_total(int64_t now_ns, uint64_t *dropped)
+{
+	if (!g_active)
+		return false;
+	*dropped = ipc_filter_poll(g_active, now_ns, false);
+	return true;
 }

@@ -52,5 +52,9 @@ uint64_t ipc_filter_poll(struct ipc_filter *f, int64_t now_ns, bool force);
 /* Datagrams dropped per uid since attach, as "uid N: M, ..." (at exit). */
 void ipc_filter_summary(const struct ipc_filter *f, struct buf *out);
 void ipc_filter_free(struct ipc_filter *f);
+/* The daemon's one attached filter, for the telemetry tick (collect/ipcbudget.c):
+ * false when none is on (the metric is then absent, not 0); else the
+ * datagrams it dropped since attach, read at most once a second. */
+bool ipc_filter_dropped_total(int64_t now_ns, uint64_t *dropped);
 
 #endif

@@ -3,13 +3,14 @@
 # honest clients alone: eight fake Kineto processes of one user (root),
 # each with a `ctxt` at start and a poll every 100 ms (Kineto polls every
 # few seconds: this is 20-50 times its rate), for 4 s.  Every poll is sent
-# and answered, getStatus says the budget is on and dropped nothing, and
-# no drop is logged.  Fails if the defaults (--ipc_rate_per_uid and
-# --ipc_rate_per_socket and their bursts) are cut below what real processes
-# need.  Skips (77) when the kernel refuses the BPF program (not root, no
+# and answered, getStatus says the budget is on and dropped nothing, the
+# metric ipc_dropped_over_budget is published and 0, and no drop is
+# logged.  Fails if the defaults (--ipc_rate_per_uid,
+# --ipc_rate_per_process and their bursts) are cut below what real
+# processes need.  Skips (77) when the kernel refuses the BPF program (not root, no
 # CAP_BPF).  Costs ~5 s.
 source "$(dirname "$0")/tracing-lib.bash"
-start_daemon
+start_daemon --use_JSON=true --json_log_file="$WORK/ticks.json" --kernel_monitor_reporting_interval_s=1
 wait_for grep -q 'IPC: datagram budget on\|running without the datagram budget' "$WORK/daemon.log" ||
 	fail "no word on the datagram budget"
 if grep -q 'running without the datagram budget' "$WORK/daemon.log"; then
@@ -38,6 +39,8 @@ rpc '{"fn":"getStatus","extensions":true}' >"$WORK/status1.json"
 grep -q '"ipc_filter":"on","ipc_dropped_over_budget":0,' "$WORK/status1.json" ||
 	fail "getStatus after the polls: $(cat "$WORK/status1.json")"
 stop_daemon
+grep -q '"ipc_dropped_over_budget":0' "$WORK/ticks.json" || fail "the drop metric was not published"
+! grep -q '"ipc_dropped_over_budget":[1-9]' "$WORK/ticks.json" || fail "the drop metric counted drops"
 ! grep -q 'over its datagram budget\|dropped over their sender' "$WORK/daemon.log" ||
 	fail "honest processes had datagrams dropped: $(grep 'budget' "$WORK/daemon.log")"
 echo ok

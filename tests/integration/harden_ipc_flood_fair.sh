@@ -15,7 +15,8 @@
 # at most a few of the 10 slots at any time, so every one of the legit
 # process's polls goes through at its first send (no retry: "retried" 0)
 # and is answered; and the daemon counts drops for uid 65534 (its log line
-# at exit names the uid) and none for root.  The daemon, the flooders and
+# at exit names the uid; the metric ipc_dropped_over_budget in the JSON
+# log) and none for root.  The daemon, the flooders and
 # the legit process share one CPU (taskset): the daemon then gets a third
 # of it or less, as on a busy host, and a woken flooder refills a freed
 # slot before the daemon drains the next - without the filter (main before
@@ -27,7 +28,8 @@
 source "$(dirname "$0")/tracing-lib.bash"
 [ "$(id -u)" -eq 0 ] || { echo "skip: needs root (runs the flooder as another user)"; exit 77; }
 command -v setpriv >/dev/null || { echo "skip: needs setpriv (util-linux)"; exit 77; }
-start_daemon --ipc_rate_per_uid=2 --ipc_burst_per_uid=4
+start_daemon --ipc_rate_per_uid=2 --ipc_burst_per_uid=4 --use_JSON=true --json_log_file="$WORK/ticks.json" \
+	--kernel_monitor_reporting_interval_s=1
 wait_for grep -q 'IPC: datagram budget on\|running without the datagram budget' "$WORK/daemon.log" ||
 	fail "no word on the datagram budget"
 if grep -q 'running without the datagram budget' "$WORK/daemon.log"; then
@@ -63,5 +65,6 @@ grep -Eq 'IPC: uid 65534 is over its datagram budget: [0-9]+ datagrams dropped' 
 	fail "no drop logged for uid 65534"
 grep -Eq 'IPC: [1-9][0-9]* datagrams dropped over their sender.s budget \(.*uid 65534: [1-9]' "$WORK/daemon.log" ||
 	fail "no drop counted for uid 65534 at exit"
+grep -q '"ipc_dropped_over_budget":[1-9]' "$WORK/ticks.json" || fail "no drops in the published metric"
 ! grep -q 'uid 0 is over\|uid 0:' "$WORK/daemon.log" || fail "the legit user (root) had datagrams dropped: $(grep 'uid 0' "$WORK/daemon.log")"
 echo ok

@@ -33,6 +33,8 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 					     .proc_rate = f->rate_proc, .proc_burst = f->burst_proc};
 		struct ipc_opts io = {.name = f->ipc_name, .dir = f->ipc_dir ? f->ipc_dir : ipc_env_dir(),
 				      .expiry_s = f->expiry_s, .filter = f->bpf_filter ? &fo : NULL};
+		if (!f->bpf_filter)
+			log_info("IPC: running without the datagram budget per user: not enabled (--ipc_bpf_filter=off)");
 		t->ipc = ipc_start(l, &t->reg, &io, err);
 		if (!t->ipc)
 			goto fail;

@@ -32,14 +32,17 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-in
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DDYNO_VERSION='"$(VERSION)"' \
 	-Isrc -MMD -MP $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) -Wl,--as-needed $(LDFLAGS)
-LIBS := -lz -lm -lpthread -ldl
+# libbpf: the daemon's IPC socket filter (src/daemon/ipc_filter.c); with
+# --as-needed only programs that reach it depend on it
+BPF_LIBS := -lbpf -lelf -lz
+LIBS := -lz -lm -lpthread -ldl $(BPF_LIBS)
 # dynolog runs forever on every host: libm is linked statically (it needs
 # one function) so its pages are not part of the daemon's resident set.
-DAEMON_LIBS := -lpthread -ldl -Wl,-Bstatic -lm -Wl,-Bdynamic
+DAEMON_LIBS := -lpthread -ldl -Wl,-Bstatic -lm -Wl,-Bdynamic $(BPF_LIBS)
 
 CORE_SRC    := $(wildcard src/core/*.c)
 TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
-DAEMON_SRC  := $(filter-out src/daemon/main.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
+DAEMON_SRC  := $(filter-out src/daemon/main.c %.bpf.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
 CLI_SRC     := $(wildcard src/cli/*.c)
 CLI_LIB_SRC := $(filter-out src/cli/dyno.c,$(CLI_SRC))
 # tests/lib: harnesses shared by the unit tests and the benches
@@ -142,6 +145,21 @@ $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
 $(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 
+# The IPC socket filter (src/daemon/ipc_filter.bpf.c): a BPF object and
+# its skeleton, like gpusnoop's, into <out>/bpf/ for the build that compiles
+# ipc_filter.c (the normal one, or the fuzzers' build/fuzz).  -mcpu=v3: the
+# filter's atomic fetch-and-add.
+IPCF_DEPS := src/daemon/ipc_filter.bpf.c src/daemon/ipc_filter_abi.h
+%/bpf/ipc_filter.bpf.o: $(IPCF_DEPS)
+	@mkdir -p $(dir $@)
+	$(BPF_CC) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
+%/bpf/ipc_filter.skel.h: %/bpf/ipc_filter.bpf.o
+	bpftool gen skeleton $< name ipc_filter_bpf > $@.tmp && mv $@.tmp $@
+$(O)/obj/src/daemon/ipc_filter.o: $(O)/bpf/ipc_filter.skel.h
+$(O)/obj/src/daemon/ipc_filter.o: CFLAGS_ALL += -I$(O)/bpf
+build/fuzz/obj/src/daemon/ipc_filter.o: build/fuzz/bpf/ipc_filter.skel.h
+build/fuzz/obj/src/daemon/ipc_filter.o: FUZZ_OBJ_FLAGS += -Ibuild/fuzz/bpf
+
 deps:
 	@scripts/install-deps.sh
 
@@ -205,7 +223,7 @@ format:
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc \
-		--suppress=unknownMacro:src/gpusnoop/gpusnoop.bpf.c src
+		--suppress=unknownMacro:src/gpusnoop/gpusnoop.bpf.c --suppress=unknownMacro:src/daemon/ipc_filter.bpf.c src
 
 clean:
 	rm -rf build

@@ -16,6 +16,8 @@
  *     upstream dyno's pattern, as fast as the daemon answers; each thread
  *     from its own source address 127.0.0.<n> so the churn cannot exhaust
  *     the legit client's ephemeral ports;
+ *   (the two datagram abuses run as uid 65534, nobody, when the driver
+ *   runs as root: another local user than the legit clients)
  *   - registry flood: one socket sends Kineto `req` polls (n = 1..64 pids,
  *     a new fake leaf pid each time, ancestors and job ids random) and a
  *     few `ctxt`, connected to the daemon's endpoint so a blocking send
@@ -81,6 +83,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -440,9 +443,24 @@ static void *churn_main(void *arg)
 
 /* ---------------- abuse: registry flood ---------------- */
 
+/* The datagram abusers are another local user than the legit clients
+ * (the threat: one user crowds out the others): run as root, their
+ * threads switch to nobody (65534) before creating their sockets, which
+ * then carry that uid.  Raw system calls change only the calling thread's
+ * credentials (glibc's setresuid would change every thread's). */
+static void as_nobody(const char *who)
+{
+	if (geteuid() != 0)
+		return;
+	if (syscall(SYS_setgroups, 0, NULL) != 0 || syscall(SYS_setresgid, 65534, 65534, 65534) != 0 ||
+	    syscall(SYS_setresuid, 65534, 65534, 65534) != 0)
+		fprintf(stderr, "soak: %s stays root (cannot switch to uid 65534: %s)\n", who, strerror(errno));
+}
+
 static void *flood_main(void *arg)
 {
 	(void)arg;
+	as_nobody("the registry flood");
 	char name[64];
 	snprintf(name, sizeof name, "soak-flood-%d", (int)getpid());
 	int fd = dgram_socket(name);
@@ -492,6 +510,7 @@ static void *flood_main(void *arg)
 static void *baddg_main(void *arg)
 {
 	(void)arg;
+	as_nobody("the malformed datagrams");
 	char name[64];
 	snprintf(name, sizeof name, "soak-bad-%d", (int)getpid());
 	int named = dgram_socket(name), anon = dgram_socket(NULL);

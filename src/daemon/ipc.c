@@ -33,6 +33,8 @@ struct ipc_endpoint {
 	bool sock_known;
 	ipc_new_proc_fn on_new;
 	void *on_new_ud;
+	struct ipc_filter *filter; /* NULL: none (filter_why says why) */
+	char *filter_why;
 };
 
 static void arm_gc(struct ipc_endpoint *e)
@@ -233,6 +235,8 @@ static void on_readable(struct ev_loop *l, int fd, uint32_t events, void *ud)
 				LOG_ONCE(LOG_LEVEL_ERROR, "IPC receive failed: %s", strerror(errno));
 			return;
 		}
+		if (done == 0)
+			(void)ipc_filter_poll(e->filter, now, false);
 		for (int i = 0; i < n; i++) {
 			struct msghdr *mh = &mm[i].msg_hdr;
 			size_t r = mm[i].msg_len;
@@ -278,6 +282,32 @@ static char *dir_normalise(const char *in)
 		o--;
 	out[o] = 0;
 	return out;
+}
+
+/* The datagram budget: never fatal.  Without it tracing works as before;
+ * only one local user's flood can then crowd out the others. */
+static void attach_filter(struct ipc_endpoint *e, const struct ipc_filter_opts *fo)
+{
+	if (!fo) {
+		e->filter_why = xstrdup("off: not enabled (--ipc_bpf_filter=off)");
+		return;
+	}
+	struct buf why = BUF_INIT;
+	e->filter = ipc_filter_attach(e->fd, fo, &why);
+	if (e->filter) {
+		log_info("IPC: datagram budget on: %lld/s (burst %lld) per sending user, %lld/s (burst %lld) per "
+			 "process; over it the kernel drops them",
+			 (long long)fo->uid_rate, (long long)fo->uid_burst, (long long)fo->proc_rate,
+			 (long long)fo->proc_burst);
+	} else {
+		log_warn("IPC: running without the datagram budget per user: %s; one local user's flood can "
+			 "keep the socket's queue full (docs/security.md)",
+			 why.data);
+		e->filter_why = xmalloc(why.len + 6);
+		memcpy(e->filter_why, "off: ", 5);
+		memcpy(e->filter_why + 5, why.data, why.len + 1);
+	}
+	buf_free(&why);
 }
 
 struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const struct ipc_opts *o,
@@ -326,6 +356,7 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 	if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof one) < 0)
 		log_warn("IPC: no sender credentials (SO_PASSCRED: %s); tracking processes by the pid they report",
 			 strerror(errno));
+	attach_filter(e, o ? o->filter : NULL);
 	e->gc = ev_timer_add(l, FAR_FUTURE_NS, 0, on_gc, e);
 	if (!e->gc || ev_io_add(l, fd, EPOLLIN, on_readable, e) < 0) {
 		buf_printf(err, "cannot watch the IPC socket: %s", strerror(errno));
@@ -352,10 +383,21 @@ void ipc_stop(struct ipc_endpoint *e)
 			 (unsigned long long)(rs->refused_sender + rs->refused_uid + rs->refused_full),
 			 (unsigned long long)rs->refused_sender, (unsigned long long)rs->refused_uid,
 			 (unsigned long long)rs->refused_full);
+	if (e->filter) {
+		uint64_t d = ipc_filter_poll(e->filter, clock_mono_ns(), true);
+		struct buf who = BUF_INIT;
+		ipc_filter_summary(e->filter, &who);
+		if (d)
+			log_info("IPC: %llu datagrams dropped over their sender's budget (%s)", (unsigned long long)d,
+				 who.data);
+		buf_free(&who);
+	}
 	ev_io_del(e->loop, e->fd);
 	if (e->gc)
 		ev_timer_del(e->loop, e->gc);
 	close(e->fd);
+	ipc_filter_free(e->filter);
+	free(e->filter_why);
 	if (e->dir) {
 		/* Leave no stale endpoint behind, but remove our own socket file
 		 * only: another daemon may have bound the path since (after ours
@@ -380,7 +422,13 @@ void ipc_stop(struct ipc_endpoint *e)
 	free(e);
 }
 
-const struct ipc_stats *ipc_get_stats(const struct ipc_endpoint *e) { return &e->st; }
+const struct ipc_stats *ipc_get_stats(struct ipc_endpoint *e)
+{
+	e->st.dropped_over_budget = ipc_filter_poll(e->filter, clock_mono_ns(), false);
+	return &e->st;
+}
+
+const char *ipc_filter_state(const struct ipc_endpoint *e) { return e->filter ? "on" : e->filter_why; }
 
 void ipc_on_new_process(struct ipc_endpoint *e, ipc_new_proc_fn fn, void *ud)
 {

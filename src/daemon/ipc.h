@@ -13,7 +13,10 @@
  * so one undeliverable config never blocks it.  At start the endpoint
  * lowers the registry's max_config to what its socket can send (SO_SNDBUF),
  * so setKinetOnDemandRequest refuses such configs up front.
- * Malformed datagrams are dropped and counted.  A one-shot timer expires
+ * Malformed datagrams are dropped and counted.  With ipc_opts.filter, an
+ * eBPF socket filter (ipc_filter.h) keeps a datagram budget per sending
+ * uid and socket in the kernel; if it cannot be loaded the endpoint says
+ * why once and runs without it.  A one-shot timer expires
  * silent processes at the moment the oldest one goes stale, so nothing
  * wakes the daemon while nobody polls.
  *
@@ -32,17 +35,23 @@
 
 #include "core/buf.h"
 #include "core/loop.h"
+#include "daemon/ipc_filter.h"
 #include "daemon/registry.h"
 
 struct ipc_opts {
 	const char *name;  /* endpoint name, default "dynolog" */
 	const char *dir;   /* filesystem mode directory, NULL: abstract */
 	int64_t expiry_s;  /* stale-process age, default 60 */
+	/* the per-uid / per-socket datagram budget (ipc_filter.h); NULL: none */
+	const struct ipc_filter_opts *filter;
 };
 
 struct ipc_stats {
 	uint64_t datagrams, req, ctxt, unknown, malformed, foreign, replies, reply_failed;
 	uint64_t dropped_too_big; /* configs whose reply the socket could never carry */
+	/* datagrams the kernel dropped over a sender's budget (read at most
+	 * once a second); meaningful only while the filter is on */
+	uint64_t dropped_over_budget;
 };
 
 struct ipc_endpoint;
@@ -56,7 +65,9 @@ typedef void (*ipc_new_proc_fn)(int32_t pid, int32_t reported, const char *job, 
 struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const struct ipc_opts *o,
 			       struct buf *err);
 void ipc_stop(struct ipc_endpoint *e);
-const struct ipc_stats *ipc_get_stats(const struct ipc_endpoint *e);
+const struct ipc_stats *ipc_get_stats(struct ipc_endpoint *e);
+/* "on", or "off: <why>" (not asked for, or the kernel refused it). */
+const char *ipc_filter_state(const struct ipc_endpoint *e);
 /* Call fn for every process registered from now on (on the loop thread,
  * in the middle of a wake-up: it must be quick). */
 void ipc_on_new_process(struct ipc_endpoint *e, ipc_new_proc_fn fn, void *ud);

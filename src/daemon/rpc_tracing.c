@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/collect/gpu_prof.h"
+#include "daemon/ipc.h"
 
 static const char *type_name(const struct json_value *v)
 {
@@ -222,14 +223,35 @@ bool rpc_get_processes(const struct json_value *req, struct buf *resp, void *ud)
 
 static bool get_status(const struct json_value *req, struct buf *resp, void *ud)
 {
-	(void)ud;
+	const struct rpc_tracing *t = ud;
 	/* 1: no GPU monitor, as upstream.  A client that asks (dyno status)
 	 * also learns our extensions, so it never sends them to an upstream
 	 * daemon (which would log "Unknown RPC call"); the plain request
-	 * keeps upstream's bytes. */
-	if (json_get(req, "extensions"))
-		buf_puts(resp, "{\"extensions\":[\"getMetrics\",\"getProcesses\"],\"status\":1}");
-	else
+	 * keeps upstream's bytes.  It also learns whether the IPC datagram
+	 * budget is on and what it dropped. */
+	if (json_get(req, "extensions")) {
+		struct jw w;
+		jw_init(&w, resp);
+		jw_obj_begin(&w);
+		jw_key(&w, "extensions");
+		jw_arr_begin(&w);
+		jw_str(&w, "getMetrics");
+		jw_str(&w, "getProcesses");
+		jw_arr_end(&w);
+		if (t && t->ipc) {
+			const struct ipc_stats *st = ipc_get_stats(t->ipc);
+			const char *fs = ipc_filter_state(t->ipc);
+			jw_key(&w, "ipc_filter");
+			jw_str(&w, fs);
+			if (strcmp(fs, "on") == 0) {
+				jw_key(&w, "ipc_dropped_over_budget");
+				jw_u64(&w, st->dropped_over_budget);
+			}
+		}
+		jw_key(&w, "status");
+		jw_i64(&w, 1);
+		jw_obj_end(&w);
+	} else
 		buf_puts(resp, "{\"status\":1}");
 	return true;
 }

@@ -18,6 +18,8 @@
 #include "daemon/rpc.h"
 #include "daemon/security.h"
 
+struct ipc_endpoint;
+
 /* getProcesses lists at most this many processes (job by job) unless
  * max_processes says otherwise; "count" is still the total and
  * "truncated": true says some were left out. */
@@ -28,6 +30,7 @@ struct rpc_tracing {
 	const struct path_policy *policy; /* NULL: any path (upstream) */
 	int64_t (*now_ns)(void);          /* monotonic clock (tests may fake it) */
 	size_t max_processes;             /* getProcesses list cap; 0: RPC_PROCESSES_MAX */
+	struct ipc_endpoint *ipc;         /* getStatus reports its datagram budget; NULL: no IPC */
 };
 
 void rpc_tracing_register(struct rpc_server *s, struct rpc_tracing *t);

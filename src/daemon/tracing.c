@@ -29,11 +29,16 @@ struct tracing *tracing_start(struct ev_loop *l, const struct tracing_flags *f, 
 	t->handlers.reg = &t->reg;
 	t->handlers.policy = &t->policy;
 	if (f->enable_ipc) {
+		struct ipc_filter_opts fo = {.uid_rate = f->rate_uid, .uid_burst = f->burst_uid,
+					     .proc_rate = f->rate_proc, .proc_burst = f->burst_proc};
 		struct ipc_opts io = {.name = f->ipc_name, .dir = f->ipc_dir ? f->ipc_dir : ipc_env_dir(),
-				      .expiry_s = f->expiry_s};
+				      .expiry_s = f->expiry_s, .filter = f->bpf_filter ? &fo : NULL};
+		if (!f->bpf_filter)
+			log_info("IPC: running without the datagram budget per user: not enabled (--ipc_bpf_filter=off)");
 		t->ipc = ipc_start(l, &t->reg, &io, err);
 		if (!t->ipc)
 			goto fail;
+		t->handlers.ipc = t->ipc;
 	}
 	return t;
 fail:

@@ -27,12 +27,17 @@ struct tracing_flags {
 	const char *trace_prefixes;
 	const char *ipc_name, *ipc_dir;
 	int64_t expiry_s, max_procs;
+	/* the kernel-side datagram budget (daemon/ipc_filter.h) */
+	bool bpf_filter;
+	int64_t rate_uid, burst_uid, rate_proc, burst_proc;
 	/* given on the command line: an explicitly empty list is an error */
 	bool trace_prefixes_seen;
 };
 
 #define TRACING_FLAGS_DEFAULT                                                                        \
-	{.trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60, .max_procs = 8192}
+	{.trace_prefixes = "", .ipc_name = "dynolog", .ipc_dir = NULL, .expiry_s = 60, .max_procs = 8192, \
+	 .bpf_filter = true, .rate_uid = IPC_FILTER_UID_RATE, .burst_uid = IPC_FILTER_UID_BURST,           \
+	 .rate_proc = IPC_FILTER_PROC_RATE, .burst_proc = IPC_FILTER_PROC_BURST}
 
 /* Option rows for the daemon's table (upstream names first). */
 #define TRACING_FLAG_ROWS(f)                                                                         \
@@ -48,7 +53,18 @@ struct tracing_flags {
 	{"ipc_process_expiry_s", 0, ARG_INT, &(f)->expiry_s, "SECONDS",                            \
 	 "forget a Kineto process silent for longer than this", 1, 86400, NULL},                     \
 	{"ipc_max_processes", 0, ARG_INT, &(f)->max_procs, "N", "most Kineto processes registered", 1, \
-	 10000000, NULL}
+	 10000000, NULL},                                                                              \
+	{"ipc_bpf_filter", 0, ARG_BOOL, &(f)->bpf_filter, NULL,                                      \
+	 "budget IPC datagrams per sending user and process in the kernel (eBPF; needs root or CAP_BPF)", \
+	 0, 0, NULL},                                                                                  \
+	{"ipc_rate_per_uid", 0, ARG_INT, &(f)->rate_uid, "N",                                       \
+	 "IPC datagrams per second one user's processes may send (together)", 1, 1000000, NULL},     \
+	{"ipc_burst_per_uid", 0, ARG_INT, &(f)->burst_uid, "N",                                     \
+	 "IPC datagrams one user may send at once above the rate", 1, 1000000, NULL},                \
+	{"ipc_rate_per_process", 0, ARG_INT, &(f)->rate_proc, "N",                                   \
+	 "IPC datagrams per second one sending process may send", 1, 1000000, NULL},         \
+	{"ipc_burst_per_process", 0, ARG_INT, &(f)->burst_proc, "N",                                 \
+	 "IPC datagrams one sending process may send at once above the rate", 1, 1000000, NULL}
 
 struct tracing;
 

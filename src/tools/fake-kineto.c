@@ -38,6 +38,14 @@
  * bounds): N `req` polls, each claiming a new made-up pid ancestry of
  * --flood_npids pids, spread over --flood_sockets endpoint names; replies
  * are drained and counted, then it prints "flood: sent N, replies M".
+ * --flood_blocking makes its sockets blocking (with a 1 s send timeout),
+ * the worst flooder: the kernel wakes it the moment a slot of the
+ * daemon's queue frees, so it refills the queue before anyone else.
+ *
+ * At exit a polling process prints "polls: S sent, A answered, F send
+ * failed, R retried" (answered: a reply within Kineto's receive window;
+ * send failed: still refused after Kineto's ~10 s of retries; retried:
+ * polls whose first send was refused, the daemon's queue being full).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,12 +106,15 @@ struct client {
 /* Kineto's send policy: retry EAGAIN/ECONNREFUSED 10 times, 10 ms doubling. */
 static bool late_replies; /* --late_replies: see the top of the file */
 static bool send_lied;    /* the last send succeeded but reported failure */
+static int send_retries;  /* EAGAIN/ECONNREFUSED retries of the last send */
 
 static bool send_dgram(struct client *c, const struct buf *msg)
 {
 	int64_t wait = 10;
 	send_lied = false;
+	send_retries = 0;
 	for (int attempt = 0; attempt <= 10 && !stop; attempt++) {
+		send_retries = attempt;
 		ssize_t w = sendto(c->fd, msg->data, msg->len, MSG_DONTWAIT, (struct sockaddr *)&c->daemon,
 				   c->daemon_len);
 		if (w == (ssize_t)msg->len)
@@ -435,7 +446,7 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 
 /* --flood: see the top of the file.  A full daemon queue (EAGAIN) is
  * waited out, so the daemon paces us rather than our datagrams dropping. */
-static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npids, int64_t job)
+static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npids, int64_t job, bool blocking)
 {
 	const char *dir = ipc_env_dir();
 	int *fds = calloc((size_t)nsock, sizeof *fds);
@@ -454,6 +465,14 @@ static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npid
 		fds[i] = ipc_bind(names[i], dir, &err);
 		if (fds[i] < 0)
 			goto out;
+		if (blocking) {
+			struct timeval tv = {.tv_sec = 1};
+			if (fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) & ~O_NONBLOCK) < 0 ||
+			    setsockopt(fds[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0) {
+				buf_printf(&err, "blocking socket: %s", strerror(errno));
+				goto out;
+			}
+		}
 	}
 	static uint8_t rx[IPC_MAX_DGRAM];
 	int32_t pids[REG_MAX_PIDS];
@@ -510,6 +529,7 @@ int main(int argc, char **argv)
 	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1, phase_ms = 0;
 	bool legacy = false, restrict_paths = false;
 	int64_t flood_n = 0, flood_sockets = 1, flood_npids = 64;
+	bool flood_blocking = false;
 	const struct arg_opt opts[] = {
 		{"daemon_name", 0, ARG_STRING, &daemon_name, "NAME", "daemon endpoint name", 0, 0, NULL},
 		{"job_id", 0, ARG_STRING, &job_s, "N", "job id (default: $SLURM_JOB_ID, else 0)", 0, 0, NULL},
@@ -535,6 +555,8 @@ int main(int argc, char **argv)
 		 100000000, NULL},
 		{"flood_sockets", 0, ARG_INT, &flood_sockets, "K", "--flood over K endpoint names", 1, 4096, NULL},
 		{"flood_npids", 0, ARG_INT, &flood_npids, "N", "pids per --flood poll", 1, REG_MAX_PIDS, NULL},
+		{"flood_blocking", 0, ARG_BOOL, &flood_blocking, NULL,
+		 "--flood with blocking sends: woken as soon as the daemon's queue has room", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	struct args a;
@@ -556,7 +578,7 @@ int main(int argc, char **argv)
 		job_s = getenv("SLURM_JOB_ID");
 	int64_t job = job_s ? strtoll(job_s, NULL, 10) : 0; /* numeric prefix, as Kineto */
 	if (flood_n) {
-		int frc = flood(daemon_name, flood_n, flood_sockets, flood_npids, job);
+		int frc = flood(daemon_name, flood_n, flood_sockets, flood_npids, job, flood_blocking);
 		args_free(&a);
 		return frc;
 	}
@@ -621,6 +643,7 @@ int main(int argc, char **argv)
 	bool tracing = false, registered = false;
 	int64_t trace_start_wall_us = 0, trace_end_mono = 0;
 	struct kcfg k;
+	uint64_t polls = 0, answered = 0, send_failed = 0, retried = 0;
 	while (!stop) {
 		int64_t now = clock_mono_ns();
 		if (run_s && now - t0 >= run_s * NS_PER_SEC)
@@ -645,7 +668,11 @@ int main(int argc, char **argv)
 			buf_reset(&msg);
 			ipc_encode_req(&msg, type, job, pids, npids);
 			next_poll = now + interval_ms * NS_PER_MS;
-			if (!send_dgram(&c, &msg)) {
+			polls++;
+			bool sent_ok = send_dgram(&c, &msg);
+			retried += send_retries > 0;
+			if (!sent_ok) {
+				send_failed += !stop;
 				printf(send_lied ? "poll sent after retries but reported failed: replies will be read one "
 						   "poll late\n"
 						 : "poll failed: daemon unreachable\n");
@@ -654,6 +681,7 @@ int main(int argc, char **argv)
 			ssize_t r = recv_reply(&c);
 			if (r < 0)
 				continue; /* a late answer is taken by the next poll, as Kineto */
+			answered++;
 			if (!registered) {
 				printf("registered\n");
 				registered = true;
@@ -696,6 +724,8 @@ int main(int argc, char **argv)
 			until = t0 + run_s * NS_PER_SEC;
 		sleep_ms((until - now + NS_PER_MS - 1) / NS_PER_MS);
 	}
+	printf("polls: %llu sent, %llu answered, %llu send failed, %llu retried\n", (unsigned long long)polls,
+	       (unsigned long long)answered, (unsigned long long)send_failed, (unsigned long long)retried);
 	buf_free(&msg);
 	if (dir) {
 		/* Kineto leaves its socket file behind; we tidy up. */

@@ -25,7 +25,7 @@ K=$LASTPID
 wait_for bash -c "'$DYNO' status --hostname 127.0.0.1 --port $PORT --token-file '$WORK/token' | grep -q '^processes: 1 registered'" ||
 	fail "status with the token: $("$DYNO" status "${H[@]}" --token-file "$WORK/token" 2>&1)"
 "$DYNO" status "${H[@]}" --token-file "$WORK/token" >"$WORK/o" 2>&1 || fail "status: $(cat "$WORK/o")"
-grep -q '^response = {"extensions":\[.*"getProcesses".*\],"status":1}$' "$WORK/o" || fail "status: $(cat "$WORK/o")"
+grep -q '^response = {"extensions":\[.*"getProcesses".*\],\("ipc_[a-z_]*":[^,]*,\)*"status":1}$' "$WORK/o" || fail "status: $(cat "$WORK/o")"
 grep -q "^  $K " "$WORK/o" || fail "process list: $(cat "$WORK/o")"
 DYNO_TOKEN_FILE="$WORK/token" "$DYNO" version "${H[@]}" >"$WORK/o" 2>&1 || fail "version via DYNO_TOKEN_FILE: $(cat "$WORK/o")"
 grep -q '^response = {"version":"' "$WORK/o" || fail "version: $(cat "$WORK/o")"

@@ -40,6 +40,7 @@ enum {
 	ANALYSIS_LOAD_PYTHON = 16,   /* python_function rows (keep_python) */
 	ANALYSIS_LOAD_ANNOTATIONS = 32, /* user_annotation rows, even when CPU ops are skipped
 					 * (keep_user_annotations) */
+	ANALYSIS_LOAD_EVENT_WAITS = 64, /* the event-wait args of cuda_sync rows (keep_event_waits) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the

@@ -52,7 +52,9 @@ struct cp_result {
 		uint8_t type;
 		int32_t attr;     /* attributed row; -1 none; -2 the thread root (HTA event -1) */
 	} *path;
-	bool event_sync_ignored; /* Event Sync / Stream Wait Event rows were skipped */
+	bool event_sync_ignored; /* Event Sync / Stream Wait Event rows were skipped: the
+				  * rank was loaded without keep_event_waits */
+	size_t event_waits;      /* Event Sync / Stream Wait Event rows matched to a kernel */
 	size_t cuda_graph_kernels; /* kernels in the window sharing a launch with another kernel */
 	bool hta_graph_launch;     /* the option was on (then cuda_graph_kernels is 0) */
 };

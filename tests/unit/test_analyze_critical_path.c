@@ -15,14 +15,6 @@
 #include "test.h"
 #include "test_trace_util.h"
 
-/* Cases where we differ on purpose (docs/analyze.md): HTA's edges for
- * cudaEventSynchronize / cudaStreamWaitEvent need event args the loader
- * does not keep; these traces have such syncs on their path. */
-static bool event_sync_case(const char *name)
-{
-	return strcmp(name, "critical_path__alexnet") == 0 || strcmp(name, "critical_path__cuda_event_sync") == 0;
-}
-
 static bool compare(const char *name, const char *file, const struct atable *t)
 {
 	struct tt_csv want, got;
@@ -56,9 +48,7 @@ static double num(const struct json_value *v)
  * Launch vs kernel-kernel edges depend on the queue length at a launch,
  * and HTA computes it with an unstable sort: where a launch and a kernel
  * of one stream share a timestamp the split can differ (by 2 of 1258 on
- * nccl_parser_config, 15 of 1571 on trace_diff control), their sum not.
- * Without event-sync edges (event_sync_ignored) there are fewer sync
- * edges than HTA's. */
+ * nccl_parser_config, 15 of 1571 on trace_diff control), their sum not. */
 static void check_figures(const char *name, const struct json_value *res, const struct cp_result *r)
 {
 	CHECK_INT((long long)num(json_get(res, "num_nodes")), (long long)r->nodes);
@@ -73,12 +63,8 @@ static void check_figures(const char *name, const struct json_value *res, const 
 	bool ok = want[CP_OPERATOR] == (double)r->type_count[CP_OPERATOR] &&
 		  want[CP_DEPENDENCY] == (double)r->type_count[CP_DEPENDENCY] &&
 		  want[CP_LAUNCH] + want[CP_KERNEL_KERNEL] ==
-			  (double)(r->type_count[CP_LAUNCH] + r->type_count[CP_KERNEL_KERNEL]);
-	if (r->event_sync_ignored)
-		ok &= (double)r->type_count[CP_SYNC] <= want[CP_SYNC] &&
-		      num(json_get(res, "num_edges")) - (double)r->edges == want[CP_SYNC] - (double)r->type_count[CP_SYNC];
-	else
-		ok &= want[CP_SYNC] == (double)r->type_count[CP_SYNC] && num(json_get(res, "num_edges")) == (double)r->edges;
+			  (double)(r->type_count[CP_LAUNCH] + r->type_count[CP_KERNEL_KERNEL]) &&
+		  want[CP_SYNC] == (double)r->type_count[CP_SYNC] && num(json_get(res, "num_edges")) == (double)r->edges;
 	if (!ok)
 		test_fail(__FILE__, __LINE__, "%s: edges by type differ: HTA op %g dep %g launch %g kk %g sync %g, "
 			  "ours %zu %zu %zu %zu %zu", name, want[0], want[1], want[2], want[3], want[4], r->type_count[0],
@@ -112,7 +98,7 @@ TEST(analyze_critical_path_conformance)
 	struct tt_case cases[64];
 	size_t n = tt_manifest(cases, 64);
 	REQUIRE(n >= 15);
-	int matched = 0, failed_like_hta = 0, differ = 0;
+	int matched = 0, failed_like_hta = 0, event_syncs = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct tt_case *c = &cases[i];
 		struct json_doc doc;
@@ -124,6 +110,7 @@ TEST(analyze_critical_path_conformance)
 		struct trace_set set;
 		struct buf err = BUF_INIT;
 		struct trace_load_opts lo = {0};
+		analysis_load_opts(&analysis_critical_path, &lo); /* CPU ops and event waits */
 		if (trace_set_load(&set, c->input, &lo, &err) != 0) {
 			test_fail(__FILE__, __LINE__, "%s: %s", c->name, err.data);
 			buf_free(&err);
@@ -145,12 +132,6 @@ TEST(analyze_critical_path_conformance)
 			CHECK(s->unavailable);
 			CHECK(strstr(s->notes.data ? s->notes.data : "", "unavailable") != NULL);
 			failed_like_hta++;
-		} else if (event_sync_case(c->name)) {
-			/* deliberate difference: a path, and the note naming it */
-			CHECK(r.ok);
-			CHECK(r.event_sync_ignored);
-			CHECK(strstr(s->notes.data, "cudaEventSynchronize") != NULL);
-			differ++;
 		} else {
 			REQUIRE(r.ok);
 			const struct json_value *res = json_get(st, "result");
@@ -158,7 +139,9 @@ TEST(analyze_critical_path_conformance)
 			same &= compare(c->name, "critical_path_breakdown.csv", b);
 			check_figures(c->name, res, &r);
 			check_summary(c->name, res, s);
+			CHECK(!r.event_sync_ignored);
 			matched += same;
+			event_syncs += r.event_waits > 0;
 		}
 		atable_free(b);
 		atable_free(e);
@@ -167,9 +150,10 @@ TEST(analyze_critical_path_conformance)
 		trace_set_free(&set);
 		json_doc_free(&doc);
 	}
-	CHECK(matched >= 14);
+	/* every trace where HTA completes, the three with event syncs included */
+	CHECK(matched >= 17);
+	CHECK(event_syncs >= 3);
 	CHECK(failed_like_hta >= 5);
-	CHECK(differ == 2);
 }
 
 /* Without --hta-graph-launch every kernel of a cudaGraphLaunch is in the
@@ -240,6 +224,56 @@ TEST(analyze_critical_path_window_options)
 	critical_path_free(&none);
 	critical_path_free(&far);
 	trace_set_free(&set);
+	buf_free(&err);
+	buf_free(&p);
+}
+
+/* The event-wait args are kept only when critical-path asks
+ * (keep_event_waits): without them the Event Sync / Stream Wait Event rows
+ * add no edge and a note says why; with them, HTA's three sync edges of
+ * cuda_event_sync_multi_stream (two Event Syncs, one Stream Wait Event). */
+TEST(analyze_critical_path_event_waits_load_flag)
+{
+	struct buf p = BUF_INIT;
+	buf_printf(&p, "%s/traces/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+		   test_data_dir());
+	struct trace_set with, without;
+	struct buf err = BUF_INIT;
+	struct trace_load_opts lo = {0};
+	analysis_load_opts(&analysis_critical_path, &lo);
+	CHECK(lo.keep_event_waits && !lo.skip_cpu_ops);
+	REQUIRE(trace_set_load(&with, p.data, &lo, &err) == 0);
+	lo.keep_event_waits = false;
+	REQUIRE(trace_set_load(&without, p.data, &lo, &err) == 0);
+	/* three rows name a recorded event (one Event Sync has -1 for both) */
+	CHECK_INT((long long)with.ranks[0]->nwaits, 3);
+	CHECK_INT((long long)without.ranks[0]->nwaits, 0);
+	const struct trace_event_wait *w = &with.ranks[0]->waits[1];
+	CHECK_INT((long long)w->stream, 20);
+	CHECK_INT((long long)w->record_corr, 1385);
+	CHECK(trace_event_wait_of(with.ranks[0], w->idx) == w);
+	CHECK(trace_event_wait_of(with.ranks[0], w->idx + 1) == NULL);
+	/* the other analyses do not ask for them */
+	struct trace_load_opts all = {0};
+	analysis_load_opts(NULL, &all);
+	CHECK(!all.keep_event_waits);
+	struct cp_result a, b;
+	run_case(&with, true, &a);
+	run_case(&without, true, &b);
+	REQUIRE(a.ok && b.ok);
+	CHECK(!a.event_sync_ignored && b.event_sync_ignored);
+	CHECK_INT((long long)a.event_waits, 3);
+	CHECK_INT((long long)a.type_count[CP_SYNC], (long long)b.type_count[CP_SYNC] + 3);
+	struct atable *tb, *te, *ts;
+	critical_path_tables(without.ranks[0], &b, &tb, &te, &ts);
+	CHECK(strstr(ts->notes.data, "loaded without the event-wait args") != NULL);
+	atable_free(tb);
+	atable_free(te);
+	atable_free(ts);
+	critical_path_free(&a);
+	critical_path_free(&b);
+	trace_set_free(&with);
+	trace_set_free(&without);
 	buf_free(&err);
 	buf_free(&p);
 }

@@ -30,6 +30,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/critical_path.h"
+#include "analyze/trace_copy.h"
 
 static const char *const type_names[CP_NTYPES] = {
 	"critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
@@ -1384,8 +1385,41 @@ static const struct analysis_opt cp_opts[] = {
 	{{"hta-graph-launch", 0, ARG_BOOL, NULL, NULL,
 	  "critical-path: of a cudaGraphLaunch's kernels keep only one, as HTA does (its issue 290)", 0, 0, NULL},
 	 offsetof(struct cp_options, hta_graph_launch)},
+	{{"write-trace", 0, ARG_STRING, NULL, "OUT",
+	  "critical-path: write the trace with the path marked (HTA's overlay: args critical, flow events) to OUT "
+	  "(gzip if it ends in .gz)",
+	  0, 0, NULL},
+	 offsetof(struct cp_options, write_trace)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
 };
+
+/* --write-trace: refuse at once an OUT that cannot be created */
+static int cp_check(const void *opts, struct buf *err)
+{
+	const struct cp_options *o = opts;
+	return o->write_trace ? tcopy_check_out(o->write_trace, err) : 0;
+}
+
+static void cp_write_trace(const struct trace_rank *r, const struct cp_options *o, const struct cp_result *res,
+			   struct atable *summary)
+{
+	if (!o->write_trace)
+		return;
+	if (!res->ok) {
+		atable_note(summary, "--write-trace: nothing written (no critical path)");
+		return;
+	}
+	struct buf err = BUF_INIT;
+	size_t marked = 0, flows = 0;
+	if (critical_path_write_trace(r, res, o->write_trace, &marked, &flows, &err) != 0) {
+		fprintf(stderr, "dyno analyze critical-path: --write-trace: %s\n", err.data);
+		atable_note(summary, "--write-trace: %s", err.data);
+	} else {
+		atable_note(summary, "rank %d: trace with the critical path written to %s (%zu events marked, %zu flows)",
+			    r->rank, o->write_trace, marked, flows);
+	}
+	buf_free(&err);
+}
 
 static void cp_combine(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
 {
@@ -1407,6 +1441,7 @@ static void cp_combine(const struct analysis_ctx *c, const struct trace_set *vie
 	critical_path_tables(r, &res, &out[1], &out[2], &out[0]);
 	if (r->stats.skipped_cpu_ops)
 		atable_note(out[0], "CPU operators were not loaded: the path misses them");
+	cp_write_trace(r, o, &res, out[0]);
 	critical_path_free(&res);
 }
 
@@ -1414,7 +1449,7 @@ const struct analysis analysis_critical_path = {
 	.name = "critical-path",
 	.help = "HTA's critical path of one iteration: what bounds it (CPU, GPU compute, communication, launches)",
 	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_EVENT_WAITS,
-	.opts = {sizeof(struct cp_options), &cp_defaults, cp_opts, NULL},
+	.opts = {sizeof(struct cp_options), &cp_defaults, cp_opts, cp_check},
 	.tables = cp_tables,
 	.ntables = 3,
 	.cost = 2,

@@ -128,6 +128,7 @@ int tcopy_scan(const char *path, struct tcopy_event *ev, size_t nev, struct tcop
 	trace_source_close(src);
 	if (!found) {
 		buf_printf(err, "%s: no traceEvents array", path);
+		tcopy_scan_free(sc);
 		return -1;
 	}
 	return 0;
@@ -136,6 +137,7 @@ fail:
 		   jr.err.msg[0] ? jr.err.msg : "not a JSON object");
 	json_reader_free(&jr);
 	trace_source_close(src);
+	tcopy_scan_free(sc);
 	return -1;
 }
 

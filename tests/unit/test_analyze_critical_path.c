@@ -381,33 +381,45 @@ static void free_lines(char **l, size_t n)
  * of its thread that encloses its time: an arrow whose point lies in no
  * complete event of that (pid, tid) is dropped.  Every point we write must
  * land in one. */
+struct xspan {
+	double s, e;
+	char *who; /* "pid tid" as JSON text */
+};
+
 static void check_flows_bind(const char *what, const struct json_value *ev, size_t n0)
 {
+	/* the complete events once, their thread as text */
+	struct xspan *x = xmalloc((n0 + 1) * sizeof *x);
+	size_t nx = 0;
+	for (size_t k = 0; k < n0; k++) {
+		const struct json_value *e = &ev->u.items[k];
+		if (strcmp(str_of(json_get(e, "ph")), "X") != 0)
+			continue;
+		struct buf w = BUF_INIT;
+		scalar(&w, json_get(e, "pid"));
+		buf_puts(&w, " ");
+		scalar(&w, json_get(e, "tid"));
+		double s0 = json_value_f64(json_get(e, "ts"));
+		x[nx++] = (struct xspan){s0, s0 + json_value_f64(json_get(e, "dur")), w.data};
+	}
 	size_t unbound = 0, flows = 0;
 	for (size_t i = n0; i < ev->len; i++) {
 		const struct json_value *f = &ev->u.items[i];
 		double ts = json_value_f64(json_get(f, "ts"));
-		struct buf pid = BUF_INIT, tid = BUF_INIT;
-		scalar(&pid, json_get(f, "pid"));
-		scalar(&tid, json_get(f, "tid"));
+		struct buf w = BUF_INIT;
+		scalar(&w, json_get(f, "pid"));
+		buf_puts(&w, " ");
+		scalar(&w, json_get(f, "tid"));
 		bool bound = false;
-		for (size_t k = 0; k < n0 && !bound; k++) {
-			const struct json_value *e = &ev->u.items[k];
-			if (strcmp(str_of(json_get(e, "ph")), "X") != 0)
-				continue;
-			struct buf p2 = BUF_INIT, t2 = BUF_INIT;
-			scalar(&p2, json_get(e, "pid"));
-			scalar(&t2, json_get(e, "tid"));
-			double s0 = json_value_f64(json_get(e, "ts")), d = json_value_f64(json_get(e, "dur"));
-			bound = strcmp(p2.data, pid.data) == 0 && strcmp(t2.data, tid.data) == 0 && s0 <= ts && ts <= s0 + d;
-			buf_free(&p2);
-			buf_free(&t2);
-		}
+		for (size_t k = 0; k < nx && !bound; k++)
+			bound = x[k].s <= ts && ts <= x[k].e && strcmp(x[k].who, w.data) == 0;
 		unbound += !bound;
 		flows++;
-		buf_free(&pid);
-		buf_free(&tid);
+		buf_free(&w);
 	}
+	for (size_t k = 0; k < nx; k++)
+		free(x[k].who);
+	free(x);
 	if (unbound)
 		test_fail(__FILE__, __LINE__, "%s: %zu of %zu flow points in no event of their thread", what, unbound,
 			  flows);

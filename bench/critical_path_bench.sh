@@ -8,7 +8,8 @@
 #
 #   bench/critical_path_bench.sh [BUILD_DIR]   (env: MB=size of the trace,
 #                                               default 1000; REPS=runs, best
-#                                               kept, default 3)
+#                                               kept, default 3; BASE=the
+#                                               trace to scale)
 #
 # trace_gen repeats the ns-resolution trace's events with shifted times and
 # renumbered ProfilerSteps, so one iteration (ProfilerStep instance 1) stays
@@ -20,7 +21,7 @@ O=${1:-build}
 TESTDATA=${DYNO_TESTDATA:-$PWD/tests/data}
 MB=${MB:-1000}
 REPS=${REPS:-3}
-BASE=$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz
+BASE=${BASE:-$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz}
 GEN=$O/bench/trace_gen DYNO=$O/dyno
 [ -x "$GEN" ] && [ -x "$DYNO" ] || { echo "build first: make" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/dyno-cp-bench.XXXXXX)

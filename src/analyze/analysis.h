@@ -40,6 +40,7 @@ enum {
 	ANALYSIS_LOAD_PYTHON = 16,   /* python_function rows (keep_python) */
 	ANALYSIS_LOAD_ANNOTATIONS = 32, /* user_annotation rows, even when CPU ops are skipped
 					 * (keep_user_annotations) */
+	ANALYSIS_LOAD_EVENT_WAITS = 64, /* the event-wait args of cuda_sync rows (keep_event_waits) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the
@@ -161,6 +162,14 @@ struct analysis_config {
 	void **blocks;
 	struct arg_opt *rows; /* every option row, in table order */
 	size_t nrows;
+	/* an option two analyses both define (--write-trace): one row, whose
+	 * value analysis_config_check() copies into the later blocks */
+	struct analysis_alias {
+		void *dst;
+		size_t row; /* the row that holds the value (rows move as they grow) */
+		size_t size;
+	} *aliases;
+	size_t naliases;
 };
 void analysis_config_init(struct analysis_config *c);
 /* the block of d (an analysis's or step's .opts) */

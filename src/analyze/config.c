@@ -24,6 +24,20 @@ static void add_def(struct analysis_config *c, const struct analysis_optdef *d)
 	c->defs[c->n] = d;
 	c->blocks[c->n++] = b;
 	for (const struct analysis_opt *o = d->rows; o && o->arg.name; o++) {
+		struct arg_opt *same = NULL;
+		for (size_t k = 0; k < c->nrows && !same; k++)
+			if (strcmp(c->rows[k].name, o->arg.name) == 0 && c->rows[k].type == o->arg.type)
+				same = &c->rows[k];
+		if (same) {
+			/* one option of the command line for both analyses */
+			static const size_t size[] = {[ARG_BOOL] = sizeof(bool), [ARG_INT] = sizeof(int64_t),
+						      [ARG_DOUBLE] = sizeof(double),
+						      [ARG_STRING] = sizeof(const char *)};
+			c->aliases = xrealloc(c->aliases, (c->naliases + 1) * sizeof *c->aliases);
+			c->aliases[c->naliases++] =
+				(struct analysis_alias){(char *)b + o->offset, (size_t)(same - c->rows), size[o->arg.type]};
+			continue;
+		}
 		c->rows = xrealloc(c->rows, (c->nrows + 1) * sizeof *c->rows);
 		struct arg_opt *row = &c->rows[c->nrows++];
 		*row = o->arg;
@@ -54,6 +68,8 @@ void *analysis_config_opts(const struct analysis_config *c, const struct analysi
 
 int analysis_config_check(const struct analysis_config *c, struct buf *err)
 {
+	for (size_t i = 0; i < c->naliases; i++)
+		memcpy(c->aliases[i].dst, c->rows[c->aliases[i].row].ptr, c->aliases[i].size);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->defs[i]->check && c->defs[i]->check(c->blocks[i], err) != 0)
 			return -1;
@@ -67,5 +83,6 @@ void analysis_config_free(struct analysis_config *c)
 	free(c->blocks);
 	free(c->defs);
 	free(c->rows);
+	free(c->aliases);
 	memset(c, 0, sizeof *c);
 }

@@ -27,6 +27,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/counters.h"
+#include "analyze/trace_copy.h"
 #include "analyze/npsort.h"
 #include "analyze/order.h"
 #include "analyze/stats.h"
@@ -467,8 +468,9 @@ static const struct analysis_opt counters_opts[] = {
 	  0, 0, NULL},
 	 offsetof(struct counters_options, time_series)},
 	{{"write-trace", 0, ARG_STRING, NULL, "OUT",
-	  "counters: write the trace plus the counters as counter events to OUT (gzip if it ends in .gz; "
-	  "several ranks: OUT with .rank<r> before the extension)", 0, 0,
+	  "counters, critical-path: write the trace plus the counters as counter events (counters) or with "
+	  "the critical path marked (critical-path) to OUT (gzip if it ends in .gz; several ranks: OUT with "
+	  ".rank<r> before the extension)", 0, 0,
 	  NULL},
 	 offsetof(struct counters_options, write_trace)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
@@ -535,27 +537,7 @@ static void counters_combine(const struct analysis_ctx *c, const struct trace_se
 static int counters_check(const void *opts, struct buf *err)
 {
 	const struct counters_options *o = opts;
-	if (!o->write_trace)
-		return 0;
-	if (!*o->write_trace) {
-		buf_puts(err, "--write-trace: empty file name");
-		return -1;
-	}
-	const char *slash = strrchr(o->write_trace, '/');
-	struct buf dir = BUF_INIT;
-	if (!slash)
-		buf_puts(&dir, ".");
-	else if (slash == o->write_trace)
-		buf_puts(&dir, "/");
-	else
-		buf_printf(&dir, "%.*s", (int)(slash - o->write_trace), o->write_trace);
-	int rc = 0;
-	if (access(dir.data, W_OK | X_OK) != 0) {
-		buf_printf(err, "--write-trace %s: directory %s: %s", o->write_trace, dir.data, strerror(errno));
-		rc = -1;
-	}
-	buf_free(&dir);
-	return rc;
+	return o->write_trace ? tcopy_check_out(o->write_trace, err) : 0;
 }
 
 const struct analysis analysis_counters = {

@@ -7,108 +7,19 @@
  * file's time base (+ the alignment offset).  OUT is gzip when its name
  * ends in ".gz".
  *
- * Cost: the file is read twice as a stream (a pass of the JSON tokenizer
- * that validates it and finds where traceEvents ends, then a byte copy), and
- * the counter events are written in 1 MiB pieces, so memory stays a read
- * window plus the two series; a .gz input is inflated twice.
+ * Cost: the copy is trace_copy.c's (the file read twice as a stream); the
+ * counter events are written in 1 MiB pieces, so memory stays a read
+ * window plus the two series.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "analyze/counters.h"
+#include "analyze/trace_copy.h"
 #include "core/json.h"
-#include "trace/source.h"
 
-/* Offset of the `]` that closes the top-level "traceEvents" array and
- * whether the array has elements; the whole document is read, so a file
- * that is not valid JSON is refused here. */
-static int find_events_end(const char *path, uint64_t *end, bool *nonempty, struct buf *err)
-{
-	char eb[256];
-	struct trace_source *src = trace_source_open(path, false, eb, sizeof eb);
-	if (!src) {
-		buf_printf(err, "%s", eb);
-		return -1;
-	}
-	struct json_reader jr;
-	json_reader_init_stream(&jr, trace_source_read, src, 0, 0);
-	bool found = false;
-	enum json_tok t = json_next(&jr);
-	if (t != JSON_OBJ_BEGIN) {
-		if (t != JSON_ERROR)
-			json_fail_at(&jr, json_tok_offset(&jr), "expected a JSON object");
-		goto fail;
-	}
-	while ((t = json_next(&jr)) == JSON_KEY) {
-		size_t n;
-		const char *k = json_str(&jr, &n);
-		bool events = !found && n == 11 && memcmp(k, "traceEvents", 11) == 0;
-		t = json_next(&jr);
-		if (t == JSON_ERROR)
-			goto fail;
-		if (!events || t != JSON_ARR_BEGIN) {
-			if (!json_skip(&jr))
-				goto fail;
-			continue;
-		}
-		found = true;
-		*nonempty = false;
-		while ((t = json_next(&jr)) != JSON_ARR_END) {
-			if (t == JSON_ERROR || !json_skip(&jr))
-				goto fail;
-			*nonempty = true;
-		}
-		*end = json_tok_offset(&jr);
-	}
-	if (t != JSON_OBJ_END || json_next(&jr) != JSON_EOF)
-		goto fail;
-	json_reader_free(&jr);
-	trace_source_close(src);
-	if (!found) {
-		buf_printf(err, "%s: no traceEvents array", path);
-		return -1;
-	}
-	return 0;
-fail:
-	buf_printf(err, "%s: byte %llu: %s", path, (unsigned long long)jr.err.offset,
-		   jr.err.msg[0] ? jr.err.msg : "not a JSON object");
-	json_reader_free(&jr);
-	trace_source_close(src);
-	return -1;
-}
-
-/* The output: plain or gzip. */
-struct sink {
-	FILE *f;
-	gzFile gz;
-};
-
-static bool sink_write(struct sink *s, const void *p, size_t n)
-{
-	if (!n)
-		return true;
-	if (s->gz)
-		return gzwrite(s->gz, p, (unsigned)n) == (int)n;
-	return fwrite(p, 1, n, s->f) == n;
-}
-
-/* b's text to the sink once it holds 1 MiB (force: whatever it holds) */
-static bool flush(struct sink *s, struct buf *b, bool force)
-{
-	if (!force && b->len < (1u << 20))
-		return true;
-	bool ok = sink_write(s, b->data, b->len);
-	buf_reset(b);
-	return ok;
-}
-
-/* The counter events to the sink, each preceded by a comma when
- * first_comma or not the first; written in 1 MiB pieces, so memory stays
- * the two series. */
 /* The start of one counter event, up to its "ts" (the caller adds "id"
  * and "args" and closes it), after a separator unless it is the first. */
 static void counter_begin(struct jw *w, struct buf *b, bool *comma, const struct trace_rank *r, const char *name,
@@ -132,8 +43,12 @@ static void counter_begin(struct jw *w, struct buf *b, bool *comma, const struct
 	jw_f64(w, ts);
 }
 
-static bool counter_events(const struct trace_rank *r, bool first_comma, struct sink *s)
+/* The counter events to the sink, each preceded by a comma when
+ * first_comma or not the first; written in 1 MiB pieces, so memory stays
+ * the two series. */
+static bool counter_events(void *ctx, struct tcopy_sink *s, bool first_comma)
 {
+	const struct trace_rank *r = ctx;
 	struct buf text = BUF_INIT, *b = &text;
 	bool ok = true;
 	struct jw w;
@@ -154,7 +69,7 @@ static bool counter_events(const struct trace_rank *r, bool first_comma, struct 
 		jw_i64(&w, q[i].queue_length);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
-		ok = ok && flush(s, b, false);
+		ok = ok && tcopy_flush(s, b, false);
 	}
 	free(q);
 	struct bw_point *p;
@@ -172,81 +87,23 @@ static bool counter_events(const struct trace_rank *r, bool first_comma, struct 
 		jw_f64(&w, p[i].gbps);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
-		ok = ok && flush(s, b, false);
+		ok = ok && tcopy_flush(s, b, false);
 	}
 	for (size_t t = 0; t < nt; t++)
 		free(types[t]);
 	free(types);
 	free(p);
-	ok = ok && flush(s, b, true);
+	ok = ok && tcopy_flush(s, b, true);
 	buf_free(&text);
 	return ok;
 }
 
 int counters_write_trace(const struct trace_rank *r, const char *out, struct buf *err)
 {
-	uint64_t end = 0;
-	bool nonempty = false;
-	if (find_events_end(r->path, &end, &nonempty, err) != 0)
+	struct tcopy_scan sc;
+	if (tcopy_scan(r->path, NULL, 0, &sc, err) != 0)
 		return -1;
-	size_t len = strlen(out);
-	struct sink s = {0};
-	if (len > 3 && strcmp(out + len - 3, ".gz") == 0)
-		s.gz = gzopen(out, "wb");
-	else
-		s.f = fopen(out, "wb");
-	if (!s.gz && !s.f) {
-		buf_printf(err, "%s: %s", out, strerror(errno));
-		return -1;
-	}
-	char eb[256];
-	struct trace_source *src = trace_source_open(r->path, false, eb, sizeof eb);
-	if (!src) {
-		buf_printf(err, "%s", eb);
-		s.gz ? gzclose(s.gz) : fclose(s.f);
-		return -1;
-	}
-	size_t cap = 1 << 20;
-	char *chunk = xmalloc(cap);
-	uint64_t off = 0;
-	bool ok = true, injected = false;
-	const char *rerr = NULL;
-	for (;;) {
-		ssize_t n = trace_source_read(src, chunk, cap, &rerr);
-		if (n < 0) {
-			buf_printf(err, "%s: %s", r->path, rerr ? rerr : "read error");
-			ok = false;
-			break;
-		}
-		if (n == 0)
-			break;
-		size_t cut = (size_t)n;
-		if (!injected && end < off + (uint64_t)n)
-			cut = (size_t)(end - off);
-		ok = sink_write(&s, chunk, cut);
-		if (ok && cut < (size_t)n) {
-			ok = counter_events(r, nonempty, &s) && sink_write(&s, chunk + cut, (size_t)n - cut);
-			injected = true;
-		}
-		if (!ok) {
-			buf_printf(err, "%s: write failed: %s", out, strerror(errno));
-			break;
-		}
-		off += (uint64_t)n;
-	}
-	if (ok && !injected) {
-		buf_printf(err, "%s: ended before byte %llu (changed while reading?)", r->path,
-			   (unsigned long long)end);
-		ok = false;
-	}
-	free(chunk);
-	trace_source_close(src);
-	int rc = s.gz ? gzclose(s.gz) : fclose(s.f);
-	if (ok && rc != 0) {
-		buf_printf(err, "%s: write failed: %s", out, strerror(errno));
-		ok = false;
-	}
-	if (!ok)
-		remove(out);
-	return ok ? 0 : -1;
+	int rc = tcopy_write_trace(r->path, out, &sc, NULL, 0, counter_events, (void *)r, err);
+	tcopy_scan_free(&sc);
+	return rc;
 }

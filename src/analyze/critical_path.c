@@ -4,7 +4,8 @@
  * end) per CPU operator, CUDA runtime/driver call and GPU kernel of one
  * window of one rank, with edges for operator nesting, consecutive
  * top-level operators, the CUDA runtime lock, kernel launches, kernels
- * following each other on a stream and stream/context syncs; the critical
+ * following each other on a stream, stream/context syncs and CUDA event
+ * syncs (cudaEventSynchronize, cudaStreamWaitEvent); the critical
  * path is its longest weighted path, chosen the way networkx's
  * dag_longest_path chooses among ties (topological generations, first
  * maximum), so the path is HTA's and not just one of equal length.
@@ -14,10 +15,11 @@
  * allocation per event.  The queue length at each launch (semantics 8.1)
  * is computed here over the whole rank (HTA uses the full trace too).
  *
- * Deliberate differences (docs/analyze.md): cudaEventSynchronize and
- * cudaStreamWaitEvent edges need event args the loader does not keep, so
- * Event Sync / Stream Wait Event rows add no edge (HTA also skips them when
- * the args are missing) and a note says so; every kernel of a
+ * The event syncs need two args of the wait rows, which the loader keeps
+ * for this analysis only (ANALYSIS_LOAD_EVENT_WAITS, trace_rank.waits);
+ * a rank loaded without them gets no such edge and a note.
+ *
+ * Deliberate difference (docs/analyze.md): every kernel of a
  * cudaGraphLaunch is in the window (HTA's join keeps only the one the
  * launch's correlation points to, HTA issue 290).
  */
@@ -28,6 +30,7 @@
 
 #include "analyze/analysis.h"
 #include "analyze/critical_path.h"
+#include "analyze/trace_copy.h"
 
 static const char *const type_names[CP_NTYPES] = {
 	"critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
@@ -484,6 +487,245 @@ static void lock_chain(struct cp_graph *g)
 	free(pending);
 }
 
+/* ---- CUDA event syncs (cudaEventSynchronize, cudaStreamWaitEvent) ----
+ *
+ * A cuda_sync row that waits on a CUDA event names the event's stream
+ * (wait_on_stream) and its cudaEventRecord call (by correlation); the
+ * loader keeps those args when asked (trace_rank.waits).  HTA's rules:
+ * the event stands for the last kernel launched on the recorded stream
+ * (and GPU) before the cudaEventRecord; an Event Sync then ties that
+ * kernel's end to the end of the cudaEventSynchronize call, a Stream Wait
+ * Event ties it to the start of the next kernel launched from the
+ * cudaStreamWaitEvent's thread onto the waiting stream.  All of it over
+ * the whole rank, like HTA (its full trace): sorts of the launches, O(n
+ * log n), and only for a trace that has such waits. */
+
+struct wpoint {
+	int64_t k1, k2, k3; /* the group: (gpu, stream, 0) or (pid, tid, stream) */
+	double ts;
+	uint32_t row;
+	uint8_t launch; /* 1 launch, 0 the record / wait call (a launch first at a tie) */
+};
+
+static int wpoint_cmp(const void *a, const void *b)
+{
+	const struct wpoint *x = a, *y = b;
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	if (x->k2 != y->k2)
+		return x->k2 < y->k2 ? -1 : 1;
+	if (x->k3 != y->k3)
+		return x->k3 < y->k3 ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->launch != y->launch)
+		return x->launch ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* a recorded event: its cudaEventRecord correlation, stream and GPU */
+struct erec {
+	int64_t corr, stream, gpu;
+	int32_t record;      /* the cudaEventRecord row, -1 none seen */
+	int32_t prev_launch; /* the launch before it on (gpu, stream), -1 none */
+};
+
+static int erec_cmp(const void *a, const void *b)
+{
+	const struct erec *x = a, *y = b;
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return x->gpu < y->gpu ? -1 : x->gpu > y->gpu;
+}
+
+static struct erec *erec_find(struct erec *e, size_t n, int64_t corr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e[mid].corr < corr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && e[lo].corr == corr ? &e[lo] : NULL;
+}
+
+struct cp_events {
+	bool active;      /* a cudaEventRecord matched a wait: HTA's event-sync path */
+	int32_t *src;     /* per row (Event Sync / Stream Wait Event): the kernel waited on, -1 */
+	int32_t *dst;     /* per row (Stream Wait Event): the kernel that waits, -1 */
+	size_t waits;     /* rows that wait on an event */
+};
+
+/* A launch row of HTA's runtime-call frame: a launch name, and a kernel
+ * partner on a stream, both with a partner id > 0. */
+static bool event_launch(const struct trace_rank *r, const bool *is_launch, size_t i)
+{
+	int32_t l = r->link[i];
+	return is_launch[r->name[i]] && l >= 0 && r->stream[l] != -1 && r->idx[l] > 0 && r->idx[i] > 0 &&
+	       trace_index_correlation(r, (size_t)l) > 0;
+}
+
+static bool event_syncs(const struct trace_rank *r, struct cp_events *ev, struct cp_result *out)
+{
+	memset(ev, 0, sizeof *ev);
+	uint32_t ev_sync = sid(r, "Event Sync"), swe = sid(r, "Stream Wait Event"),
+		 record = sid(r, "cudaEventRecord"), swe_call = sid(r, "cudaStreamWaitEvent");
+	if (r->nwaits == 0 || record == TRACE_NO_STR)
+		return true;
+	/* the recorded events the waits name (wait_on_stream > -1) */
+	size_t ne = 0, cap = 0;
+	struct erec *e = NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->kind[i] != TRACE_CAT_CUDA_SYNC)
+			continue;
+		const struct trace_event_wait *w = trace_event_wait_of(r, r->idx[i]);
+		if (!w || w->stream <= -1)
+			continue;
+		if (ne == cap) {
+			cap = cap ? 2 * cap : 16;
+			e = xrealloc(e, cap * sizeof *e);
+		}
+		e[ne++] = (struct erec){w->record_corr, w->stream, r->pid[i], -1, -1};
+	}
+	qsort(e, ne, sizeof *e, erec_cmp);
+	size_t m = 0;
+	for (size_t k = 0; k < ne; k++) {
+		if (m && erec_cmp(&e[m - 1], &e[k]) == 0)
+			continue; /* drop_duplicates */
+		if (m && e[m - 1].corr == e[k].corr) {
+			snprintf(out->why, sizeof out->why,
+				 "cudaEventRecord correlation %lld is waited on as two streams (HTA fails here too)",
+				 (long long)e[k].corr);
+			free(e);
+			return false;
+		}
+		e[m++] = e[k];
+	}
+	ne = m;
+	bool *is_launch = NULL;
+	struct wpoint *p = NULL;
+	size_t nrec = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->name[i] != record)
+			continue;
+		struct erec *x = erec_find(e, ne, r->correlation[i]);
+		if (!x)
+			continue;
+		if (x->record >= 0) {
+			snprintf(out->why, sizeof out->why,
+				 "two cudaEventRecord calls share correlation %lld (HTA fails here too)",
+				 (long long)x->corr);
+			free(e);
+			return false;
+		}
+		x->record = (int32_t)i;
+		nrec++;
+	}
+	if (nrec == 0) {
+		free(e);
+		return true; /* HTA: no cudaEventRecord frame, no event-sync edge */
+	}
+	ev->active = true;
+	static const char *const launch[] = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+					     "cuLaunchKernelEx", "cudaMemcpyAsync", "cudaMemsetAsync",
+					     "runFunction - job_prep_and_submit_for_execution",
+					     "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync",
+					     "hipMemsetAsync", "hipMemcpyWithStream"};
+	is_launch = name_set(r, launch, sizeof launch / sizeof *launch);
+	size_t nl = 0;
+	for (size_t i = 0; i < r->n; i++)
+		nl += event_launch(r, is_launch, i);
+	/* each recorded event's last launch on its (gpu, stream) */
+	p = xmalloc((nl + nrec + 1) * sizeof *p);
+	size_t np = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (event_launch(r, is_launch, i)) {
+			int32_t k = r->link[i];
+			p[np++] = (struct wpoint){r->pid[k], r->stream[k], 0, r->ts[i], (uint32_t)i, 1};
+		}
+	for (size_t k = 0; k < ne; k++)
+		if (e[k].record >= 0)
+			p[np++] = (struct wpoint){e[k].gpu, e[k].stream, 0, r->ts[e[k].record], (uint32_t)k, 0};
+	qsort(p, np, sizeof *p, wpoint_cmp);
+	for (size_t k = 0, last = SIZE_MAX; k < np; k++) {
+		if (k && (p[k].k1 != p[k - 1].k1 || p[k].k2 != p[k - 1].k2))
+			last = SIZE_MAX;
+		if (p[k].launch)
+			last = p[k].row;
+		else
+			e[p[k].row].prev_launch = last == SIZE_MAX ? -1 : (int32_t)last;
+	}
+	ev->src = xmalloc((r->n ? r->n : 1) * sizeof *ev->src);
+	ev->dst = xmalloc((r->n ? r->n : 1) * sizeof *ev->dst);
+	size_t nswe = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		ev->src[i] = ev->dst[i] = -1;
+		if (r->name[i] != ev_sync && r->name[i] != swe)
+			continue;
+		const struct trace_event_wait *w = trace_event_wait_of(r, r->idx[i]);
+		struct erec *x = w ? erec_find(e, ne, w->record_corr) : NULL;
+		if (!x || x->record < 0 || x->prev_launch < 0)
+			continue;
+		ev->waits++;
+		ev->src[i] = r->link[x->prev_launch];
+		nswe += r->name[i] == swe;
+	}
+	/* each cudaStreamWaitEvent's next launch from its thread onto the
+	 * waiting stream (its Stream Wait Event row's) */
+	if (nswe && swe_call != TRACE_NO_STR) {
+		size_t nc = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			int32_t g = r->link[i];
+			if (r->name[i] == swe_call && g >= 0 && r->idx[g] > 0 && r->stream[g] != -1 &&
+			    trace_index_correlation(r, (size_t)g) > 0)
+				nc++;
+		}
+		p = xrealloc(p, (nl + nc + 1) * sizeof *p);
+		np = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			int32_t g = r->link[i];
+			if (event_launch(r, is_launch, i))
+				p[np++] = (struct wpoint){r->pid[i], r->tid[i], r->stream[g], r->ts[i], (uint32_t)i, 1};
+			else if (r->name[i] == swe_call && g >= 0 && r->idx[g] > 0 && r->stream[g] != -1 &&
+				 trace_index_correlation(r, (size_t)g) > 0)
+				p[np++] = (struct wpoint){r->pid[i], r->tid[i], r->stream[g], r->ts[i], (uint32_t)i, 0};
+		}
+		qsort(p, np, sizeof *p, wpoint_cmp);
+		int32_t *next = xmalloc((r->n ? r->n : 1) * sizeof *next); /* per call row: next launch */
+		for (size_t k = np, nxt = SIZE_MAX; k-- > 0;) {
+			if (k + 1 < np && (p[k].k1 != p[k + 1].k1 || p[k].k2 != p[k + 1].k2 || p[k].k3 != p[k + 1].k3))
+				nxt = SIZE_MAX;
+			if (p[k].launch)
+				nxt = p[k].row;
+			else
+				next[p[k].row] = nxt == SIZE_MAX ? -1 : (int32_t)nxt;
+		}
+		for (size_t i = 0; i < r->n; i++) {
+			if (r->name[i] != swe || ev->src[i] < 0)
+				continue;
+			int32_t c = r->link[i];
+			bool call = c >= 0 && r->name[c] == swe_call && r->link[c] >= 0 && r->idx[r->link[c]] > 0 &&
+				    r->stream[r->link[c]] != -1 && trace_index_correlation(r, (size_t)r->link[c]) > 0;
+			ev->dst[i] = call && next[c] >= 0 ? r->link[next[c]] : -1;
+		}
+		free(next);
+	}
+	free(p);
+	free(is_launch);
+	free(e);
+	return true;
+}
+
+static void event_syncs_free(struct cp_events *ev)
+{
+	free(ev->src);
+	free(ev->dst);
+}
+
 /* ---- GPU kernels, launches and syncs ---- */
 
 /* A longer gap between two kernels of a stream is not a kernel-kernel
@@ -503,7 +745,7 @@ static int krow_cmp(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
-static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out)
+static bool kernels(struct cp_graph *g, const uint8_t *in, const struct cp_events *ev, struct cp_result *out)
 {
 	const struct trace_rank *r = g->r;
 	uint32_t sync_cat = sid(r, "cuda_sync"), ctx_sync = sid(r, "Context Sync"),
@@ -523,10 +765,20 @@ static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out
 		if (r->stream[i] == -1 && (nm == TRACE_NO_STR || (nm != event_sync && nm != ctx_sync)))
 			continue;
 		bool sync = r->cat[i] == sync_cat && sync_cat != TRACE_NO_STR;
-		k[m++] = (struct krow){sync ? r->ts[i] + r->dur[i] : r->ts[i], (uint32_t)i};
+		double ts = r->ts[i], dur = r->dur[i];
+		if (ev->active) /* HTA's frame goes through astype(int) on that path */
+			ts = trunc(ts), dur = trunc(dur);
+		k[m++] = (struct krow){sync ? ts + dur : ts, (uint32_t)i};
 	}
 	qsort(k, m, sizeof *k, krow_cmp);
 	struct smap last = {0}; /* stream -> last kernel's end node + 1 (0: none) */
+	/* Stream Wait Event: the kernel that waits -> the kernel waited on */
+	int32_t *ksync = NULL;
+	if (ev->active) {
+		ksync = xmalloc((r->n ? r->n : 1) * sizeof *ksync);
+		for (size_t i = 0; i < r->n; i++)
+			ksync[i] = -1;
+	}
 	bool ok = true;
 	for (size_t j = 0; j < m && ok; j++) {
 		uint32_t i = k[j].row;
@@ -534,7 +786,18 @@ static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out
 		if (r->cat[i] == sync_cat && sync_cat != TRACE_NO_STR) {
 			uint32_t nm = r->name[i];
 			if (nm == wait_event || nm == event_sync) {
-				out->event_sync_ignored = true;
+				if (!r->waits_kept)
+					out->event_sync_ignored = true;
+				if (!ev->active || ev->src[i] < 0)
+					continue;
+				if (nm == wait_event) {
+					if (ev->dst[i] >= 0)
+						ksync[ev->dst[i]] = ev->src[i];
+					continue;
+				}
+				int32_t se = g->end_of[ev->src[i]], de = rt >= 0 ? g->end_of[rt] : -1;
+				if (se >= 0 && de >= 0) /* the kernel waited on may be outside the window */
+					add_edge(g, se, de, CP_SYNC, false);
 				continue;
 			}
 			if (nm != ctx_sync && nm != stream_sync)
@@ -558,8 +821,19 @@ static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out
 			continue;
 		add_edge(g, s, e, CP_OPERATOR, false);
 		int64_t *l = smap_get(&last, r->stream[i], 0);
+		/* a Stream Wait Event's kernel: a sync edge from the kernel it
+		 * waits on, which also rules out a launch or kernel-kernel edge
+		 * that ended earlier */
+		int32_t kse = -1;
+		if (ksync && ksync[i] >= 0) {
+			kse = g->end_of[ksync[i]];
+			if (kse >= 0)
+				add_edge(g, kse, s, CP_SYNC, false);
+			ksync[i] = -1;
+		}
 		double qk = q[i], qr = rt >= 0 ? q[rt] : NAN;
-		if (qr == 1 && qk == 0 && (*l == 0 || g->node[*l - 1].ts < r->ts[rt])) {
+		if (qr == 1 && qk == 0 && (*l == 0 || g->node[*l - 1].ts < r->ts[rt]) &&
+		    (kse < 0 || g->node[kse].ts < r->ts[rt])) {
 			if (g->start_of[rt] < 0) {
 				snprintf(out->why, sizeof out->why, "could not find runtime index %u (HTA fails here too)",
 					 r->idx[rt]);
@@ -567,12 +841,14 @@ static bool kernels(struct cp_graph *g, const uint8_t *in, struct cp_result *out
 				break;
 			}
 			add_edge(g, g->start_of[rt], s, CP_LAUNCH, false);
-		} else if (*l > 0 && g->node[s].ts - g->node[*l - 1].ts < CP_MAX_KERNEL_GAP) {
+		} else if (*l > 0 && g->node[s].ts - g->node[*l - 1].ts < CP_MAX_KERNEL_GAP &&
+			   (kse < 0 || g->node[kse].ts < g->node[*l - 1].ts)) {
 			add_edge(g, (int32_t)*l - 1, s, CP_KERNEL_KERNEL, false);
 		}
 		*l = e + 1;
 	}
 	smap_free(&last);
+	free(ksync);
 	free(k);
 	free(q);
 	return ok;
@@ -835,7 +1111,10 @@ void critical_path_run(const struct trace_rank *r, const struct cp_options *o, s
 	}
 	lock_chain(&g);
 	call_stacks(&g, in);
-	out->ok = kernels(&g, in, out);
+	struct cp_events ev;
+	out->ok = event_syncs(r, &ev, out) && kernels(&g, in, &ev, out);
+	out->event_waits = ev.waits;
+	event_syncs_free(&ev);
 	if (out->ok) {
 		merge_duplicates(&g);
 		out->ok = validate(&g, out) && longest_path(&g, out);
@@ -1061,7 +1340,7 @@ void critical_path_tables(const struct trace_rank *r, const struct cp_result *re
 						    vals[top] / total * 100);
 		if (res->event_sync_ignored)
 			atable_note(s, "cudaEventSynchronize / cudaStreamWaitEvent dependencies are not modelled "
-				       "(the loader keeps no event-record args): no edge for them");
+				       "(the trace was loaded without the event-wait args): no edge for them");
 		if (res->cuda_graph_kernels)
 			atable_note(s, "%zu kernels share a launch (CUDA graph): all are in the window, "
 				       "HTA keeps one (HTA issue 290; --hta-graph-launch does the same)",
@@ -1106,8 +1385,41 @@ static const struct analysis_opt cp_opts[] = {
 	{{"hta-graph-launch", 0, ARG_BOOL, NULL, NULL,
 	  "critical-path: of a cudaGraphLaunch's kernels keep only one, as HTA does (its issue 290)", 0, 0, NULL},
 	 offsetof(struct cp_options, hta_graph_launch)},
+	{{"write-trace", 0, ARG_STRING, NULL, "OUT",
+	  "critical-path: write the trace with the path marked (HTA's overlay: args critical, flow events) to OUT "
+	  "(gzip if it ends in .gz)",
+	  0, 0, NULL},
+	 offsetof(struct cp_options, write_trace)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
 };
+
+/* --write-trace: refuse at once an OUT that cannot be created */
+static int cp_check(const void *opts, struct buf *err)
+{
+	const struct cp_options *o = opts;
+	return o->write_trace ? tcopy_check_out(o->write_trace, err) : 0;
+}
+
+static void cp_write_trace(const struct trace_rank *r, const struct cp_options *o, const struct cp_result *res,
+			   struct atable *summary)
+{
+	if (!o->write_trace)
+		return;
+	if (!res->ok) {
+		atable_note(summary, "--write-trace: nothing written (no critical path)");
+		return;
+	}
+	struct buf err = BUF_INIT;
+	size_t marked = 0, flows = 0;
+	if (critical_path_write_trace(r, res, o->write_trace, &marked, &flows, &err) != 0) {
+		fprintf(stderr, "dyno analyze critical-path: --write-trace: %s\n", err.data);
+		atable_note(summary, "--write-trace: %s", err.data);
+	} else {
+		atable_note(summary, "rank %d: trace with the critical path written to %s (%zu events marked, %zu flows)",
+			    r->rank, o->write_trace, marked, flows);
+	}
+	buf_free(&err);
+}
 
 static void cp_combine(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
 {
@@ -1129,14 +1441,15 @@ static void cp_combine(const struct analysis_ctx *c, const struct trace_set *vie
 	critical_path_tables(r, &res, &out[1], &out[2], &out[0]);
 	if (r->stats.skipped_cpu_ops)
 		atable_note(out[0], "CPU operators were not loaded: the path misses them");
+	cp_write_trace(r, o, &res, out[0]);
 	critical_path_free(&res);
 }
 
 const struct analysis analysis_critical_path = {
 	.name = "critical-path",
 	.help = "HTA's critical path of one iteration: what bounds it (CPU, GPU compute, communication, launches)",
-	.load = ANALYSIS_LOAD_CPU_OPS,
-	.opts = {sizeof(struct cp_options), &cp_defaults, cp_opts, NULL},
+	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_EVENT_WAITS,
+	.opts = {sizeof(struct cp_options), &cp_defaults, cp_opts, cp_check},
 	.tables = cp_tables,
 	.ntables = 3,
 	.cost = 2,

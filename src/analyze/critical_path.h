@@ -21,6 +21,7 @@ struct cp_options {
 	/* --hta-graph-launch: of the kernels of one cudaGraphLaunch keep only
 	 * the one the launch's correlation points to, like HTA (issue 290) */
 	bool hta_graph_launch;
+	const char *write_trace; /* --write-trace OUT: the trace with the path marked */
 };
 
 /* Edge types, in HTA's names (critical_path_analysis.py CPEdgeType). */
@@ -52,7 +53,9 @@ struct cp_result {
 		uint8_t type;
 		int32_t attr;     /* attributed row; -1 none; -2 the thread root (HTA event -1) */
 	} *path;
-	bool event_sync_ignored; /* Event Sync / Stream Wait Event rows were skipped */
+	bool event_sync_ignored; /* Event Sync / Stream Wait Event rows were skipped: the
+				  * rank was loaded without keep_event_waits */
+	size_t event_waits;      /* Event Sync / Stream Wait Event rows matched to a kernel */
 	size_t cuda_graph_kernels; /* kernels in the window sharing a launch with another kernel */
 	bool hta_graph_launch;     /* the option was on (then cuda_graph_kernels is 0) */
 };
@@ -66,5 +69,11 @@ void critical_path_free(struct cp_result *res);
  * and critical_path_summary (share of the path per bound_by). */
 void critical_path_tables(const struct trace_rank *r, const struct cp_result *res, struct atable **breakdown,
 			  struct atable **edges, struct atable **summary);
+
+/* The rank's trace file with the path of res marked, as HTA's overlay
+ * (src/analyze/critical_path_trace.c), to out (gzip when it ends in
+ * ".gz").  0 (*marked events, *flows flow pairs), or -1 with a message. */
+int critical_path_write_trace(const struct trace_rank *r, const struct cp_result *res, const char *out,
+			      size_t *marked, size_t *flows, struct buf *err);
 
 #endif

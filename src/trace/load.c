@@ -45,6 +45,7 @@ struct ev {
 	uint32_t name, cat;
 	int64_t pid, tid;
 	int64_t stream, corr, ext, bytes;
+	int64_t wait_stream, wait_corr; /* keep_event_waits only */
 	double bw;
 	uint64_t id;
 	bool has_id;
@@ -112,7 +113,7 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 		if (t != JSON_KEY)
 			return false;
 		/* dispatch on the key before reading the value */
-		enum { A_SKIP, A_STREAM, A_CORR, A_EXT, A_BYTES, A_BW } which = A_SKIP;
+		enum { A_SKIP, A_STREAM, A_CORR, A_EXT, A_BYTES, A_BW, A_WSTREAM, A_WCORR } which = A_SKIP;
 		switch (jr->slen) {
 		case 5:
 			if (KEYIS("bytes"))
@@ -132,6 +133,14 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 			if (KEYIS("memory bandwidth (GB/s)"))
 				which = A_BW;
 			break;
+		case 14:
+			if (p->opts->keep_event_waits && KEYIS("wait_on_stream"))
+				which = A_WSTREAM;
+			break;
+		case 33:
+			if (p->opts->keep_event_waits && KEYIS("wait_on_cuda_event_record_corr_id"))
+				which = A_WCORR;
+			break;
 		}
 		uint32_t ckey = TRACE_NO_STR;
 		if (e->ph == 'C' || e->ph == 0)
@@ -146,6 +155,8 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 		case A_CORR: e->corr = read_int_arg(p, t, -1); break;
 		case A_EXT: e->ext = read_int_arg(p, t, -1); break;
 		case A_BYTES: e->bytes = read_int_arg(p, t, -1); break;
+		case A_WSTREAM: e->wait_stream = read_int_arg(p, t, -1); break;
+		case A_WCORR: e->wait_corr = read_int_arg(p, t, -1); break;
 		case A_BW:
 			if (t == JSON_NUMBER)
 				e->bw = json_f64(jr);
@@ -207,7 +218,7 @@ bool trace_parser_event(struct trace_parser *p, enum json_tok t, uint32_t index)
 		return json_skip(jr);
 	}
 	struct ev e = {.pid = -1, .tid = -1, .stream = -1, .corr = -1, .ext = -1, .bytes = -1,
-		       .name = TRACE_NO_STR, .cat = TRACE_NO_STR};
+		       .wait_stream = -1, .wait_corr = -1, .name = TRACE_NO_STR, .cat = TRACE_NO_STR};
 	p->ncv = 0;
 	for (;;) {
 		t = json_next(jr);
@@ -428,6 +439,13 @@ static bool event_commit(struct trace_parser *p, struct ev *ep, uint32_t index)
 	r->idx[i] = index;
 	r->link[i] = -1;
 	r->iteration[i] = TRACE_ITER_NONE;
+	if (__builtin_expect(e.wait_stream != -1 || e.wait_corr != -1, 0)) {
+		if (r->nwaits == r->waits_cap) {
+			r->waits_cap = r->waits_cap ? r->waits_cap * 2 : 64;
+			r->waits = xrealloc(r->waits, r->waits_cap * sizeof *r->waits);
+		}
+		r->waits[r->nwaits++] = (struct trace_event_wait){index, e.wait_stream, e.wait_corr};
+	}
 	return true;
 }
 
@@ -448,7 +466,8 @@ static bool fast_commit(struct trace_parser *p, const struct fast_event *f, uint
 		       .has_name = f->has_name, .ts_float = f->ts_float, .dur_float = f->dur_float,
 		       .ts = ts, .dur = dur, .name = TRACE_NO_STR, .cat = TRACE_NO_STR,
 		       .pid = f->pid, .tid = f->tid, .stream = f->stream, .corr = f->corr, .ext = f->ext,
-		       .bytes = f->bytes, .bw = f->bw, .id = (uint64_t)f->id, .has_id = f->has_id};
+		       .bytes = f->bytes, .bw = f->bw, .id = (uint64_t)f->id, .has_id = f->has_id,
+		       .wait_stream = -1, .wait_corr = -1};
 	bool cat_first = f->has_cat && !(f->has_name && f->name_first);
 	if (cat_first)
 		e.cat = trace_strtab_intern(&r->strs, f->cat, f->cat_len);
@@ -621,6 +640,7 @@ void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struc
 	if (opts->keep_user_annotations)
 		p->str_user_ann = TRACE_NO_STR - 1;
 	p->skipped_min_ts = INFINITY;
+	r->waits_kept = opts->keep_event_waits;
 	buf_init(&p->name_tmp);
 }
 

@@ -262,6 +262,15 @@ static void split_merge(struct trace_parser *p, struct trace_split *sp, uint32_t
 		c.key = map[c.key];
 		r->counters[r->ncounters++] = c;
 	}
+	for (size_t i = 0; i < h->nwaits; i++) {
+		if (r->nwaits == r->waits_cap) {
+			r->waits_cap = r->waits_cap ? r->waits_cap * 2 : 64;
+			r->waits = xrealloc(r->waits, r->waits_cap * sizeof *r->waits);
+		}
+		struct trace_event_wait w = h->waits[i];
+		w.idx += base; /* after the main parser's ids: the table stays ascending */
+		r->waits[r->nwaits++] = w;
+	}
 	struct trace_load_stats *a = &r->stats, *b = &h->stats;
 #define ADD(f) a->f += b->f
 	ADD(events);

@@ -162,6 +162,17 @@ struct trace_flow {
 	char phase;     /* 's' or 'f' */
 };
 
+/* The CUDA event a cuda_sync row waits on (Event Sync, Stream Wait
+ * Event): its args wait_on_stream and wait_on_cuda_event_record_corr_id
+ * (-1 when absent, as HTA's defaults), by event id.  Kept only with
+ * trace_load_opts.keep_event_waits (critical-path): a handful of rows. */
+struct trace_event_wait {
+	uint32_t idx;         /* the row's event id (trace_rank.idx) */
+	int64_t stream;       /* wait_on_stream: where the event was recorded */
+	int64_t record_corr;  /* wait_on_cuda_event_record_corr_id: the
+			       * correlation of its cudaEventRecord call */
+};
+
 /* One value of a ph C counter event (one per numeric arg). */
 struct trace_counter {
 	double ts;
@@ -225,7 +236,26 @@ struct trace_rank {
 	/* wall seconds, for `dyno analyze --timings` (additive) */
 	double load_s;               /* trace_rank_load of this file: parse + finish */
 	double finish_s;             /* trace_rank_finish alone (part of load_s) */
+	/* rows with an event-wait arg, ascending idx (keep_event_waits only;
+	 * additive): an id survives every row filter, a row number does not */
+	struct trace_event_wait *waits;
+	size_t nwaits, waits_cap;
+	bool waits_kept; /* loaded with keep_event_waits: no entry means no wait */
 };
+
+/* The wait args of the row with event id idx, or NULL (none kept). */
+static inline const struct trace_event_wait *trace_event_wait_of(const struct trace_rank *r, uint32_t idx)
+{
+	size_t lo = 0, hi = r->nwaits;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->waits[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nwaits && r->waits[lo].idx == idx ? &r->waits[lo] : NULL;
+}
 
 /* HTA's index_correlation of row i: the partner's event id, 0 when the row
  * has a correlation but no partner in the trace, else min(correlation, 0). */
@@ -283,6 +313,10 @@ struct trace_load_opts {
 	 * user_annotation row (the annotations analysis reads them; they are
 	 * few next to the operators). */
 	bool keep_user_annotations;
+	/* Keep the wait_on_stream / wait_on_cuda_event_record_corr_id args
+	 * of rows that have them (trace_rank.waits): critical-path's event
+	 * syncs. */
+	bool keep_event_waits;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

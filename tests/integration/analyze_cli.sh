@@ -131,4 +131,16 @@ src="$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.j
 head -c 700000 "$src" >"$T/rank-5.json.gz"
 "$DYNO" analyze temporal "$T/rank-5.json.gz" --format csv >"$T/o5" 2>"$T/e5"; rc=$?
 [ $rc -eq 3 ] && grep -q "gzip stream truncated" "$T/e5" && grep -q "^0," "$T/o5" || { echo "FAIL: truncated gzip ($rc)"; cat "$T/e5"; fail=1; }
+# critical-path --write-trace: HTA's overlay (gzip by name), the note
+# saying what was written; a directory that does not exist is a usage error
+# before any load (tests/unit/test_analyze_critical_path.c compares the file
+# with HTA's own overlay)
+sa="$TESTDATA/traces/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz"
+"$DYNO" analyze critical-path "$sa" --write-trace "$T/cp.json.gz" >"$T/cp.out" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -qF "written to $T/cp.json.gz (624 events marked, 192 flows)" "$T/cp.out" &&
+	[ "$(gzip -dc "$T/cp.json.gz" | grep -c '"cat":"critical_path"')" -eq 384 ] ||
+	{ echo "FAIL: critical-path --write-trace ($rc)"; cat "$T/cp.out"; fail=1; }
+"$DYNO" analyze critical-path "$sa" --write-trace "$T/nope/cp.json" 2>"$T/e10"; rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--write-trace $T/nope/cp.json: directory $T/nope" "$T/e10" && [ ! -e "$T/nope" ] ||
+	{ echo "FAIL: critical-path --write-trace into a missing directory ($rc)"; cat "$T/e10"; fail=1; }
 exit $fail

@@ -59,6 +59,12 @@ bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, str
 		    x->tid != y->tid || x->cat != y->cat || x->idx != y->idx || x->phase != y->phase)
 			DIFF("flow %zu differs", i);
 	}
+	if (a->nwaits != b->nwaits)
+		DIFF("event waits: %zu vs %zu", a->nwaits, b->nwaits);
+	for (size_t i = 0; i < a->nwaits; i++)
+		if (a->waits[i].idx != b->waits[i].idx || a->waits[i].stream != b->waits[i].stream ||
+		    a->waits[i].record_corr != b->waits[i].record_corr)
+			DIFF("event wait %zu differs", i);
 	if (a->ncounters != b->ncounters || !same_bits(a->counters, b->counters, a->ncounters * sizeof *a->counters))
 		DIFF("counters differ (%zu vs %zu)", a->ncounters, b->ncounters);
 	if (a->niterations != b->niterations ||

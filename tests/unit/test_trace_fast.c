@@ -78,7 +78,7 @@ static void check_file(const char *path, void *ctx)
 	static const struct trace_load_opts variants[3] = {
 		{.threads = 1},
 		{.threads = 1, .skip_cpu_ops = true, .no_flows = true, .no_counters = true},
-		{.threads = 1, .keep_python = true, .no_ns_rounding = true},
+		{.threads = 1, .keep_python = true, .no_ns_rounding = true, .keep_event_waits = true},
 	};
 	for (int v = 0; v < 3; v++) {
 		struct trace_load_opts fo = variants[v], so = variants[v];
@@ -153,6 +153,11 @@ static const struct {
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"bad \xff utf8\",\"ts\":1,\"dur\":1}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"x\":\"\\ud83d\\ude00\"}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}", false},
+	/* an event wait (rare) goes to the tokenizer path, which keeps its args when asked */
+	{"{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Stream Wait Event\",\"ts\":1,\"dur\":0,\"args\":"
+	 "{\"stream\":7,\"correlation\":5,\"wait_on_stream\":13,\"wait_on_cuda_event_record_corr_id\":4}}", false},
+	{"{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"Event Sync\",\"ts\":1,\"dur\":0,\"args\":"
+	 "{\"wait_on_cuda_event_record_corr_id\":4}}", false},
 	/* invalid JSON: declined, and both paths report the same error */
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":01,\"dur\":1}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1.,\"dur\":1}", false},
@@ -167,12 +172,13 @@ static const struct {
 
 TEST(trace_fast_path_cases)
 {
-	static const struct trace_load_opts variants[2] = {
+	static const struct trace_load_opts variants[3] = {
 		{0},
 		{.skip_cpu_ops = true, .no_flows = true, .no_counters = true},
+		{.keep_event_waits = true},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		for (int v = 0; v < 2; v++) {
+		for (int v = 0; v < 3; v++) {
 			/* twice in a row, so the fast path also runs mid-array */
 			struct buf doc = BUF_INIT;
 			buf_printf(&doc, "{\"traceEvents\":[%s,\n%s]}", cases[i].ev, cases[i].ev);

@@ -36,4 +36,5 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 	lo->keep_last_step |= !!(need & ANALYSIS_LOAD_ALL_STEPS);
 	lo->keep_python |= !!(need & ANALYSIS_LOAD_PYTHON);
 	lo->keep_user_annotations |= !!(need & ANALYSIS_LOAD_ANNOTATIONS);
+	lo->keep_profiler_args |= !!(need & ANALYSIS_LOAD_PROFILER_ARGS);
 }

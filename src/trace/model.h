@@ -162,6 +162,16 @@ struct trace_flow {
 	char phase;     /* 's' or 'f' */
 };
 
+/* One numeric arg of a cuda_profiler_range row (a CUPTI range-profiler
+ * counter), kept only with trace_load_opts.keep_profiler_args.  Keyed by
+ * the row's event id (idx), which filters and selections do not change. */
+struct trace_range_arg {
+	uint32_t idx;   /* the row's position in traceEvents */
+	uint32_t key;   /* strtab id of the arg key (the counter's name) */
+	double value;
+	bool is_int;    /* written as an integer in the file */
+};
+
 /* One value of a ph C counter event (one per numeric arg). */
 struct trace_counter {
 	double ts;
@@ -225,6 +235,10 @@ struct trace_rank {
 	/* wall seconds, for `dyno analyze --timings` (additive) */
 	double load_s;               /* trace_rank_load of this file: parse + finish */
 	double finish_s;             /* trace_rank_finish alone (part of load_s) */
+	/* keep_profiler_args (additive): the numeric args of the
+	 * cuda_profiler_range rows, ascending idx, each row's in file order */
+	struct trace_range_arg *range_args;
+	size_t nrange_args, range_args_cap;
 };
 
 /* HTA's index_correlation of row i: the partner's event id, 0 when the row
@@ -283,6 +297,9 @@ struct trace_load_opts {
 	 * user_annotation row (the annotations analysis reads them; they are
 	 * few next to the operators). */
 	bool keep_user_annotations;
+	/* Keep the numeric args of cuda_profiler_range rows (the CUPTI
+	 * counters, trace_rank.range_args); `dyno analyze cupti` only. */
+	bool keep_profiler_args;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/analysis.h"
 #include "test.h"
@@ -303,4 +304,48 @@ TEST(analyze_cupti_bad)
 	REQUIRE(out[0]);
 	CHECK(out[0]->unavailable);
 	atable_free(out[0]);
+}
+
+/* A plain trace big enough for the two-thread parse (32 MiB): the helper's
+ * profiler args are merged like its counters (keys re-interned, event ids
+ * shifted), so the result is the one-thread load's. */
+TEST(analyze_cupti_two_thread_parse)
+{
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "{\"traceEvents\": [\n");
+	int nev = 150000;
+	for (int i = 0; i < nev; i++)
+		buf_printf(&b,
+			   "%s  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"k%d\", \"pid\": 0, "
+			   "\"tid\": 0, \"ts\": %d, \"dur\": 5,\n   \"args\": {\"smsp__a.sum\": %d, \"smsp__b.sum\": %d.5, "
+			   "\"padding_counter_with_a_long_name_%d\": %d, \"text\": \"not a counter, not kept, %0100d\"}}",
+			   i ? ",\n" : "", i % 7, 1000 + i * 10, i, i, i % 3, i, 0);
+	buf_puts(&b, "\n]}\n");
+	REQUIRE(b.len > (32u << 20));
+	char path[] = "/tmp/dyno-cupti-XXXXXX.json";
+	int fd = mkstemps(path, 5);
+	REQUIRE(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	REQUIRE(f && fwrite(b.data, 1, b.len, f) == b.len);
+	fclose(f);
+	buf_free(&b);
+	struct trace_load_opts o1 = {.threads = 1, .keep_profiler_args = true}, o2 = o1;
+	o2.threads = 2;
+	struct buf err = BUF_INIT;
+	struct trace_rank *x = trace_rank_load(path, &o1, &err), *y = trace_rank_load(path, &o2, &err);
+	unlink(path);
+	buf_free(&err);
+	REQUIRE(x && y);
+	CHECK_INT(y->stats.parse_threads, 2);
+	CHECK_INT(x->nrange_args, (size_t)nev * 3);
+	REQUIRE(x->nrange_args == y->nrange_args);
+	size_t bad = 0;
+	for (size_t i = 0; i < x->nrange_args; i++) {
+		const struct trace_range_arg *p = &x->range_args[i], *q = &y->range_args[i];
+		bad += p->idx != q->idx || p->value != q->value || p->is_int != q->is_int ||
+		       strcmp(trace_strtab_get(&x->strs, p->key), trace_strtab_get(&y->strs, q->key)) != 0;
+	}
+	CHECK_INT(bad, 0);
+	trace_rank_free(x);
+	trace_rank_free(y);
 }

@@ -510,9 +510,10 @@ uint32_t trace_parser_fast_batch(struct trace_parser *p, uint32_t index, uint64_
 		const char *q = trace_fast_event(cur, fe, &f);
 		if (!q)
 			break;
-		/* a CUPTI profiler range whose args are wanted: the tokenizer
-		 * path keeps them */
-		if (p->opts->keep_profiler_args && f.cat_len == 19 && memcmp(f.cat, "cuda_profiler_range", 19) == 0)
+		/* a CUPTI profiler range whose args are wanted (or an event whose
+		 * args come before its cat): the tokenizer path keeps them */
+		if (p->opts->keep_profiler_args &&
+		    (f.args_before_cat || (f.cat_len == 19 && memcmp(f.cat, "cuda_profiler_range", 19) == 0)))
 			break;
 		fast_commit(p, &f, index + n);
 		n++;

@@ -140,6 +140,7 @@ struct fast_event {
 	bool has_ts, has_dur, has_cat, has_name, has_id;
 	bool ts_float, dur_float;
 	bool name_first; /* "name" came before "cat" */
+	bool args_before_cat; /* an "args" object came before any "cat" */
 	double bw;
 	/* ts and dur as decoded numbers: converted to double only when the
 	 * event needs them (flows that are not kept, metadata: never) */

@@ -67,9 +67,10 @@ static void compare_by_name(const char *name, const char *file, const struct ata
 		}
 	}
 	tt_csv_parse(&re, txt.data, txt.len);
-	char what[256];
-	snprintf(what, sizeof what, "%s/%s", name, file);
-	CHECK(tt_csv_equal(&want, &re, 1e-6, what));
+	struct buf what = BUF_INIT;
+	buf_printf(&what, "%s/%s", name, file);
+	CHECK(tt_csv_equal(&want, &re, 1e-6, what.data));
+	buf_free(&what);
 	free(map);
 	buf_free(&txt);
 	buf_free(&b);

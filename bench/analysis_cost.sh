@@ -8,6 +8,9 @@
 # (tests/data/conformance/<name>/results.json, stage seconds; HTA itself is
 # not run here).  Not a test: it never fails on speed.
 #
+# cupti, which needs a trace with CUPTI counters, runs on cupti_profiler
+# scaled to MB and as it is instead.
+#
 # Env: ANALYSES (default "annotations op-kernels"), MB, REPS (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +63,14 @@ row() { # row ANALYSIS LABEL PATH CASE
 	printf "%-14s %-34s %9.3f %11.4f %14.4f %14s\n" "$1" "$2" "$l" "$a" \
 		"$(awk -v a="$a" -v l="$l" 'BEGIN {print (l > 0 ? a / l : 0)}')" "$h"
 }
+CUPTI=$TESTDATA/traces/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz
 for a in $ANALYSES; do
+	if [ "$a" = cupti ]; then
+		[ -f "$TMP/c.json" ] || "$GEN" "$CUPTI" --mb "$MB" >"$TMP/c.json"
+		row "$a" "cupti_profiler x${MB} MB" "$TMP/c.json" cupti_profiler
+		row "$a" cupti_profiler "$CUPTI" cupti_profiler
+		continue
+	fi
 	row "$a" "$BASE_NAME x${MB} MB" "$TMP/t.json" "$BASE_NAME"
 	row "$a" nccl_parser_config "$TESTDATA/traces/nccl_parser_config/nccl_data.json.gz" nccl_parser_config
 	row "$a" trace_filter "$TESTDATA/traces/trace_filter" trace_filter__dir_2ranks

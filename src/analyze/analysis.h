@@ -41,6 +41,8 @@ enum {
 	ANALYSIS_LOAD_ANNOTATIONS = 32, /* user_annotation rows, even when CPU ops are skipped
 					 * (keep_user_annotations) */
 	ANALYSIS_LOAD_EVENT_WAITS = 64, /* the event-wait args of cuda_sync rows (keep_event_waits) */
+	ANALYSIS_LOAD_PROFILER_ARGS = 128, /* numeric args of cuda_profiler_range rows
+					   * (keep_profiler_args): the CUPTI counters */
 };
 
 /* One command-line option: an args row whose value lives at offset in the
@@ -292,5 +294,11 @@ size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_rank
  * counters; max_queue_length HTA 1024). */
 enum { COUNTERS_NTABLES = 5 };
 void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, struct atable **out);
+
+/* cupti.c: cupti_counters_<r>, one table per selected rank (HTA's
+ * get_cupti_counter_data_with_operators; needs a load with
+ * keep_profiler_args and the CPU rows). */
+struct atable *analyze_cupti_rank(const struct trace_rank *r);
+size_t analyze_cupti(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out);
 
 #endif

@@ -379,6 +379,9 @@ static int output(const struct analyze_results *res, enum aformat fmt, const str
 	for (size_t i = 0; fmt == AFMT_CSV && !o->quiet && i < res->n; i++)
 		if (res->v[i].shown && res->v[i].t->notes.len)
 			fprintf(stderr, "%s", res->v[i].t->notes.data);
+	/* CSV: the skipped analyses are stderr lines too, so before the results */
+	if (summary && fmt == AFMT_CSV)
+		print_skipped(res, fmt, o, &first);
 	if (fmt == AFMT_JSON)
 		fputs("[", stdout);
 	for (size_t i = 0; i < res->n; i++) {
@@ -387,7 +390,7 @@ static int output(const struct analyze_results *res, enum aformat fmt, const str
 		if (o->csv_dir)
 			rc |= write_csv(&res->v[i], o->csv_dir);
 	}
-	if (summary)
+	if (summary && fmt != AFMT_CSV)
 		print_skipped(res, fmt, o, &first);
 	if (fmt == AFMT_JSON)
 		fputs("]\n", stdout);

@@ -89,6 +89,7 @@ void trace_rank_free(struct trace_rank *r)
 	free(r->flows);
 	free(r->counters);
 	free(r->waits);
+	free(r->range_args);
 	free(r->distributed_info);
 	free(r->device_type);
 	free(r->path);

@@ -92,13 +92,13 @@ static int64_t read_int_arg(struct trace_parser *p, enum json_tok t, int64_t dfl
 	return dflt;
 }
 
-static void cv_push(struct trace_parser *p, uint32_t key, double v)
+static void cv_push(struct trace_parser *p, uint32_t key, double v, bool is_int)
 {
 	if (p->ncv == p->cvcap) {
 		p->cvcap = p->cvcap ? p->cvcap * 2 : 16;
 		p->cv = xrealloc(p->cv, p->cvcap * sizeof *p->cv);
 	}
-	p->cv[p->ncv++] = (struct trace_cval){key, v};
+	p->cv[p->ncv++] = (struct trace_cval){key, v, is_int};
 }
 
 #define KEYIS(lit) (jr->slen == sizeof(lit) - 1 && memcmp(jr->sval, lit, sizeof(lit) - 1) == 0)
@@ -143,7 +143,9 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 			break;
 		}
 		uint32_t ckey = TRACE_NO_STR;
-		if (e->ph == 'C' || e->ph == 0)
+		/* counters keep every numeric arg; so do CUPTI profiler ranges when
+		 * asked (their cat is known by now in Kineto's key order) */
+		if (e->ph == 'C' || e->ph == 0 || (e->cat == p->str_profiler || (!e->has_cat && p->opts->keep_profiler_args)))
 			ckey = trace_strtab_intern(&p->r->strs, jr->sval, jr->slen);
 		if (e->ph == 'C')
 			which = A_SKIP; /* every numeric arg of a counter is a value */
@@ -165,7 +167,7 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 			break;
 		default:
 			if (t == JSON_NUMBER && ckey != TRACE_NO_STR)
-				cv_push(p, ckey, json_f64(jr));
+				cv_push(p, ckey, json_f64(jr), jr->num.is_int);
 			else if (!json_skip(jr))
 				return false;
 		}
@@ -446,6 +448,16 @@ static bool event_commit(struct trace_parser *p, struct ev *ep, uint32_t index)
 		}
 		r->waits[r->nwaits++] = (struct trace_event_wait){index, e.wait_stream, e.wait_corr};
 	}
+	if (e.cat == p->str_profiler) {
+		for (size_t k = 0; k < p->ncv; k++) {
+			if (r->nrange_args == r->range_args_cap) {
+				r->range_args_cap = r->range_args_cap ? r->range_args_cap * 2 : 256;
+				r->range_args = xrealloc(r->range_args, r->range_args_cap * sizeof *r->range_args);
+			}
+			r->range_args[r->nrange_args++] = (struct trace_range_arg){
+				.idx = index, .key = p->cv[k].key, .value = p->cv[k].v, .is_int = p->cv[k].is_int};
+		}
+	}
 	return true;
 }
 
@@ -516,6 +528,11 @@ uint32_t trace_parser_fast_batch(struct trace_parser *p, uint32_t index, uint64_
 		struct fast_event f;
 		const char *q = trace_fast_event(cur, fe, &f);
 		if (!q)
+			break;
+		/* a CUPTI profiler range whose args are wanted (or an event whose
+		 * args come before its cat): the tokenizer path keeps them */
+		if (p->opts->keep_profiler_args &&
+		    (f.args_before_cat || (f.cat_len == 19 && memcmp(f.cat, "cuda_profiler_range", 19) == 0)))
 			break;
 		fast_commit(p, &f, index + n);
 		n++;
@@ -639,6 +656,8 @@ void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struc
 	 * cat has keeps the annotations */
 	if (opts->keep_user_annotations)
 		p->str_user_ann = TRACE_NO_STR - 1;
+	p->str_profiler = opts->keep_profiler_args ? trace_strtab_intern(&r->strs, "cuda_profiler_range", 19)
+						   : TRACE_NO_STR - 1;
 	p->skipped_min_ts = INFINITY;
 	r->waits_kept = opts->keep_event_waits;
 	buf_init(&p->name_tmp);

@@ -550,6 +550,10 @@ static inline __attribute__((always_inline)) const char *field(enum fkey f, cons
 		 * numeric arg: the tokenizer path does that */
 		if (ev->ph == 'C' || ev->ph == 0)
 			return NULL;
+		/* with keep_profiler_args the tokenizer path interns the arg keys
+		 * of an event whose cat it does not know yet: the caller declines
+		 * such an event then */
+		ev->args_before_cat = !(*seen & SEEN_CAT);
 		return args_obj(p + 1, end, ev);
 	case F_OTHER:
 		break;

@@ -57,6 +57,7 @@ struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_
 struct trace_cval {
 	uint32_t key;
 	double v;
+	bool is_int;
 };
 
 /* The state of one parse of traceEvents into one rank. */
@@ -73,6 +74,7 @@ struct trace_parser {
 	bool saw_events;
 	uint32_t str_trace, str_python; /* cat ids compared per event */
 	uint32_t str_cpu_op, str_user_ann;
+	uint32_t str_profiler; /* "cuda_profiler_range" with keep_profiler_args, else no cat's id */
 	int8_t *is_step;  /* by name id: 1 = ProfilerStep#N, 0 = not, -1 = unknown yet */
 	size_t is_step_cap;
 	double skipped_min_ts;
@@ -138,6 +140,7 @@ struct fast_event {
 	bool has_ts, has_dur, has_cat, has_name, has_id;
 	bool ts_float, dur_float;
 	bool name_first; /* "name" came before "cat" */
+	bool args_before_cat; /* an "args" object came before any "cat" */
 	double bw;
 	/* ts and dur as decoded numbers: converted to double only when the
 	 * event needs them (flows that are not kept, metadata: never) */

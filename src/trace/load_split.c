@@ -271,6 +271,16 @@ static void split_merge(struct trace_parser *p, struct trace_split *sp, uint32_t
 		w.idx += base; /* after the main parser's ids: the table stays ascending */
 		r->waits[r->nwaits++] = w;
 	}
+	for (size_t i = 0; i < h->nrange_args; i++) {
+		if (r->nrange_args == r->range_args_cap) {
+			r->range_args_cap = r->range_args_cap ? r->range_args_cap * 2 : 256;
+			r->range_args = xrealloc(r->range_args, r->range_args_cap * sizeof *r->range_args);
+		}
+		struct trace_range_arg a = h->range_args[i];
+		a.key = map[a.key];
+		a.idx += base;
+		r->range_args[r->nrange_args++] = a;
+	}
 	struct trace_load_stats *a = &r->stats, *b = &h->stats;
 #define ADD(f) a->f += b->f
 	ADD(events);

@@ -173,6 +173,16 @@ struct trace_event_wait {
 			       * correlation of its cudaEventRecord call */
 };
 
+/* One numeric arg of a cuda_profiler_range row (a CUPTI range-profiler
+ * counter), kept only with trace_load_opts.keep_profiler_args.  Keyed by
+ * the row's event id (idx), which filters and selections do not change. */
+struct trace_range_arg {
+	uint32_t idx;   /* the row's position in traceEvents */
+	uint32_t key;   /* strtab id of the arg key (the counter's name) */
+	double value;
+	bool is_int;    /* written as an integer in the file */
+};
+
 /* One value of a ph C counter event (one per numeric arg). */
 struct trace_counter {
 	double ts;
@@ -241,6 +251,10 @@ struct trace_rank {
 	struct trace_event_wait *waits;
 	size_t nwaits, waits_cap;
 	bool waits_kept; /* loaded with keep_event_waits: no entry means no wait */
+	/* keep_profiler_args (additive): the numeric args of the
+	 * cuda_profiler_range rows, ascending idx, each row's in file order */
+	struct trace_range_arg *range_args;
+	size_t nrange_args, range_args_cap;
 };
 
 /* The wait args of the row with event id idx, or NULL (none kept). */
@@ -317,6 +331,9 @@ struct trace_load_opts {
 	 * of rows that have them (trace_rank.waits): critical-path's event
 	 * syncs. */
 	bool keep_event_waits;
+	/* Keep the numeric args of cuda_profiler_range rows (the CUPTI
+	 * counters, trace_rank.range_args); `dyno analyze cupti` only. */
+	bool keep_profiler_args;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

@@ -67,6 +67,14 @@ bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, str
 			DIFF("event wait %zu differs", i);
 	if (a->ncounters != b->ncounters || !same_bits(a->counters, b->counters, a->ncounters * sizeof *a->counters))
 		DIFF("counters differ (%zu vs %zu)", a->ncounters, b->ncounters);
+	if (a->nrange_args != b->nrange_args)
+		DIFF("profiler args: %zu vs %zu", a->nrange_args, b->nrange_args);
+	for (size_t i = 0; i < a->nrange_args; i++) {
+		const struct trace_range_arg *x = &a->range_args[i], *y = &b->range_args[i];
+		if (x->idx != y->idx || x->key != y->key || !same_bits(&x->value, &y->value, sizeof x->value) ||
+		    x->is_int != y->is_int)
+			DIFF("profiler arg %zu differs", i);
+	}
 	if (a->niterations != b->niterations ||
 	    !same_bits(a->iterations, b->iterations, a->niterations * sizeof *a->iterations))
 		DIFF("iterations differ");

@@ -22,12 +22,13 @@ golden_cases() {
 			continue
 		fi
 		[ "$kind" = file ] || [ "$kind" = dir ] || continue
-		for a in summary temporal idle kernels kernel-distribution overlap launch counters annotations op-kernels; do
+		for a in summary temporal idle kernels kernel-distribution overlap launch counters annotations op-kernels cupti; do
 			for f in csv json; do
 				printf '%s/%s.%s\t%s\t%s --format %s\n' "$name" "$a" "$f" "$input" "$a" "$f"
 			done
 		done
 		printf '%s/summary.txt\t%s\tsummary\n' "$name" "$input"
+		printf '%s/cupti.txt\t%s\tcupti\n' "$name" "$input"
 		printf '%s/kernels-top.csv\t%s\tkernels --top --format csv\n' "$name" "$input"
 		printf '%s/idle-stats.csv\t%s\tidle --interval-stats --format csv\n' "$name" "$input"
 		printf '%s/annotations-cpu.csv\t%s\tannotations --cpu --format csv\n' "$name" "$input"

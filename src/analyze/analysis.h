@@ -277,6 +277,12 @@ void analyze_annotations(const struct trace_set *set, const struct analyze_ranks
  * rank (HTA's get_aten_op_kernels_and_delay). */
 size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out);
 
+/* patterns.c: frequent_patterns of one rank (HTA's
+ * get_frequent_cuda_kernel_sequences): the operators whose name contains op,
+ * patterns of at least min_len GPU kernels; top_k only counts in the notes.
+ * No rows, a note and .unavailable where HTA returns an empty frame. */
+struct atable *analyze_patterns_rank(const struct trace_rank *r, const char *op, int64_t min_len, int64_t top_k);
+
 /* counters.c: the tables of one rank, in this order: queue_length_summary,
  * queue_length_time_series_rank<r>, time_blocked_on_full_queue,
  * memory_bw_summary, memory_bw_time_series_rank<r> (HTA's augmented

@@ -17,6 +17,8 @@
  * Rows are sorted by count descending, then pattern.
  *
  * The rank is --patterns-rank, else the first selected one (HTA: rank 0).
+ * It runs only when asked for by name (`dyno analyze patterns`), not in
+ * `summary`, which has no operator name to give it.
  * A rank without GPU rows, an operator no row names, or no root with
  * enough kernels gives a note and no rows (exit status 4; HTA returns an
  * empty frame and logs an error).
@@ -536,15 +538,6 @@ static void patterns_combine(const struct analysis_ctx *c, const struct trace_se
 		atable_note(out[0], "CPU operators were not loaded: patterns miss them");
 }
 
-/* summary: it needs an operator name; without one it is skipped */
-static const char *patterns_skip(const void *opts, const struct trace_set *view)
-{
-	const struct patterns_options *o = opts;
-	if (!o->op)
-		return "needs --operator NAME";
-	return analyze_skip_no_gpu(opts, view);
-}
-
 const struct analysis analysis_patterns = {
 	.name = "patterns",
 	.help = "frequent CUDA kernel sequences launched by an operator (--operator NAME), one rank",
@@ -553,6 +546,9 @@ const struct analysis analysis_patterns = {
 	.tables = patterns_tables,
 	.ntables = 1,
 	.cost = 2,
+	/* it needs an operator name, which summary does not have: asked for
+	 * by name only (like critical-path), so summary's output and load
+	 * stay as they were */
+	.own_command = true,
 	.combine = patterns_combine,
-	.skip = patterns_skip,
 };

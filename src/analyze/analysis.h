@@ -281,6 +281,12 @@ size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_rank
  * get_frequent_cuda_kernel_sequences): the operators whose name contains op,
  * patterns of at least min_len GPU kernels; top_k only counts in the notes.
  * No rows, a note and .unavailable where HTA returns an empty frame. */
+struct patterns_options {
+	const char *op;  /* --operator; NULL: none given */
+	int64_t min_len; /* --min-len, HTA's min_pattern_len 3 */
+	int64_t top_k;   /* --top-k, HTA 5: the rows the notes count */
+	int64_t rank;    /* --patterns-rank; -1: the first selected */
+};
 struct atable *analyze_patterns_rank(const struct trace_rank *r, const char *op, int64_t min_len, int64_t top_k);
 
 /* counters.c: the tables of one rank, in this order: queue_length_summary,

@@ -37,13 +37,6 @@
 
 #include "analyze/analysis.h"
 
-struct patterns_options {
-	const char *op;     /* --operator */
-	int64_t min_len;    /* --min-len, HTA min_pattern_len 3 */
-	int64_t top_k;      /* --top-k, HTA 5: the rows the notes name */
-	int64_t rank;       /* --patterns-rank; -1: the first selected */
-};
-
 static const struct analysis_table patterns_tables[] = {
 	{.csv = "frequent_patterns"},
 };

@@ -9,7 +9,7 @@
  *
  * Cost: the file is read twice as a stream (a pass of the JSON tokenizer
  * that validates it and finds where traceEvents ends, then a byte copy), and
- * the counter events are written in 1 MiB pieces, so memory stays a read
+ * the counter events are written in 1 MiB pieces (trace_out.c), so memory stays a read
  * window plus the two series; a .gz input is inflated twice.
  */
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "analyze/counters.h"
+#include "analyze/trace_out.h"
 #include "core/json.h"
 #include "trace/source.h"
 
@@ -81,31 +81,6 @@ fail:
 	return -1;
 }
 
-/* The output: plain or gzip. */
-struct sink {
-	FILE *f;
-	gzFile gz;
-};
-
-static bool sink_write(struct sink *s, const void *p, size_t n)
-{
-	if (!n)
-		return true;
-	if (s->gz)
-		return gzwrite(s->gz, p, (unsigned)n) == (int)n;
-	return fwrite(p, 1, n, s->f) == n;
-}
-
-/* b's text to the sink once it holds 1 MiB (force: whatever it holds) */
-static bool flush(struct sink *s, struct buf *b, bool force)
-{
-	if (!force && b->len < (1u << 20))
-		return true;
-	bool ok = sink_write(s, b->data, b->len);
-	buf_reset(b);
-	return ok;
-}
-
 /* The counter events to the sink, each preceded by a comma when
  * first_comma or not the first; written in 1 MiB pieces, so memory stays
  * the two series. */
@@ -132,7 +107,7 @@ static void counter_begin(struct jw *w, struct buf *b, bool *comma, const struct
 	jw_f64(w, ts);
 }
 
-static bool counter_events(const struct trace_rank *r, bool first_comma, struct sink *s)
+static bool counter_events(const struct trace_rank *r, bool first_comma, struct trace_out *s)
 {
 	struct buf text = BUF_INIT, *b = &text;
 	bool ok = true;
@@ -154,7 +129,7 @@ static bool counter_events(const struct trace_rank *r, bool first_comma, struct 
 		jw_i64(&w, q[i].queue_length);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
-		ok = ok && flush(s, b, false);
+		ok = ok && trace_out_flush(s, b, false);
 	}
 	free(q);
 	struct bw_point *p;
@@ -172,13 +147,13 @@ static bool counter_events(const struct trace_rank *r, bool first_comma, struct 
 		jw_f64(&w, p[i].gbps);
 		jw_obj_end(&w);
 		jw_obj_end(&w);
-		ok = ok && flush(s, b, false);
+		ok = ok && trace_out_flush(s, b, false);
 	}
 	for (size_t t = 0; t < nt; t++)
 		free(types[t]);
 	free(types);
 	free(p);
-	ok = ok && flush(s, b, true);
+	ok = ok && trace_out_flush(s, b, true);
 	buf_free(&text);
 	return ok;
 }
@@ -189,21 +164,14 @@ int counters_write_trace(const struct trace_rank *r, const char *out, struct buf
 	bool nonempty = false;
 	if (find_events_end(r->path, &end, &nonempty, err) != 0)
 		return -1;
-	size_t len = strlen(out);
-	struct sink s = {0};
-	if (len > 3 && strcmp(out + len - 3, ".gz") == 0)
-		s.gz = gzopen(out, "wb");
-	else
-		s.f = fopen(out, "wb");
-	if (!s.gz && !s.f) {
-		buf_printf(err, "%s: %s", out, strerror(errno));
+	struct trace_out s;
+	if (trace_out_open(&s, out, err) != 0)
 		return -1;
-	}
 	char eb[256];
 	struct trace_source *src = trace_source_open(r->path, false, eb, sizeof eb);
 	if (!src) {
 		buf_printf(err, "%s", eb);
-		s.gz ? gzclose(s.gz) : fclose(s.f);
+		trace_out_close(&s, false, err);
 		return -1;
 	}
 	size_t cap = 1 << 20;
@@ -223,9 +191,9 @@ int counters_write_trace(const struct trace_rank *r, const char *out, struct buf
 		size_t cut = (size_t)n;
 		if (!injected && end < off + (uint64_t)n)
 			cut = (size_t)(end - off);
-		ok = sink_write(&s, chunk, cut);
+		ok = trace_out_write(&s, chunk, cut);
 		if (ok && cut < (size_t)n) {
-			ok = counter_events(r, nonempty, &s) && sink_write(&s, chunk + cut, (size_t)n - cut);
+			ok = counter_events(r, nonempty, &s) && trace_out_write(&s, chunk + cut, (size_t)n - cut);
 			injected = true;
 		}
 		if (!ok) {
@@ -241,12 +209,5 @@ int counters_write_trace(const struct trace_rank *r, const char *out, struct buf
 	}
 	free(chunk);
 	trace_source_close(src);
-	int rc = s.gz ? gzclose(s.gz) : fclose(s.f);
-	if (ok && rc != 0) {
-		buf_printf(err, "%s: write failed: %s", out, strerror(errno));
-		ok = false;
-	}
-	if (!ok)
-		remove(out);
-	return ok ? 0 : -1;
+	return trace_out_close(&s, ok, err);
 }

@@ -301,6 +301,8 @@ struct root {
 	double gpu, cpu;
 	size_t count; /* after grouping */
 	char *text;   /* the pattern, joined with '|' */
+	uint32_t row; /* the root (one of the group's) */
+	uint32_t gid; /* the group's number before the sort by count */
 };
 
 static int cmp_root_key(const void *a, const void *b, void *arg)
@@ -344,6 +346,15 @@ static bool rank_has_gpu(const struct trace_rank *r)
 
 struct atable *analyze_patterns_rank(const struct trace_rank *r, const char *op, int64_t min_len, int64_t top_k)
 {
+	return analyze_patterns_marks(r, op, min_len, top_k, NULL);
+}
+
+struct atable *analyze_patterns_marks(const struct trace_rank *r, const char *op, int64_t min_len, int64_t top_k,
+				      int32_t *marks)
+{
+	if (marks)
+		for (size_t i = 0; i < r->n; i++)
+			marks[i] = -1;
 	static const char *const cols[] = {"pattern:s", "count:i", "GPU kernel duration (us):f",
 					   "CPU op duration (us):f", NULL};
 	char title[96];
@@ -414,23 +425,29 @@ struct atable *analyze_patterns_rank(const struct trace_rank *r, const char *op,
 		x->cpu = r->dur[i];
 		x->count = 1;
 		x->text = NULL;
+		x->row = (uint32_t)i;
 	}
-	free(walk);
 	free(kern);
-	graph_free(&g);
 	free(cand);
 
 	if (nroots > 1)
 		qsort_r(roots, nroots, sizeof *roots, cmp_root_key, pool);
+	/* each root's row and group, for the marks */
+	uint32_t *root_row = xmalloc((nroots ? nroots : 1) * sizeof *root_row);
+	uint32_t *grp = xmalloc((nroots ? nroots : 1) * sizeof *grp);
 	size_t nr = 0;
 	for (size_t k = 0; k < nroots; k++) {
+		root_row[k] = roots[k].row;
 		if (nr && cmp_root_key(&roots[nr - 1], &roots[k], pool) == 0) {
 			roots[nr - 1].count++;
 			roots[nr - 1].gpu += roots[k].gpu;
 			roots[nr - 1].cpu += roots[k].cpu;
 		} else {
-			roots[nr++] = roots[k];
+			roots[nr] = roots[k];
+			roots[nr].gid = (uint32_t)nr;
+			nr++;
 		}
+		grp[k] = (uint32_t)nr - 1;
 	}
 	for (size_t k = 0; k < nr; k++) {
 		struct buf b = BUF_INIT;
@@ -444,6 +461,30 @@ struct atable *analyze_patterns_rank(const struct trace_rank *r, const char *op,
 	free(pool);
 	if (nr > 1)
 		qsort(roots, nr, sizeof *roots, cmp_row);
+	if (marks) {
+		/* every row of the subtrees of the top_k patterns' roots (HTA's
+		 * pattern_indices): the pattern's row number */
+		uint32_t *pos = xmalloc((nr ? nr : 1) * sizeof *pos);
+		for (size_t k = 0; k < nr; k++)
+			pos[roots[k].gid] = (uint32_t)k;
+		for (size_t k = 0; k < nroots; k++) {
+			if ((int64_t)pos[grp[k]] >= top_k)
+				continue;
+			size_t nw = 0;
+			walk[nw++] = root_row[k];
+			while (nw) {
+				uint32_t v = walk[--nw];
+				marks[v] = (int32_t)pos[grp[k]];
+				for (int32_t c = g.child[v]; c >= 0; c = g.sibling[c])
+					walk[nw++] = (uint32_t)c;
+			}
+		}
+		free(pos);
+	}
+	free(root_row);
+	free(grp);
+	free(walk);
+	graph_free(&g);
 	for (size_t k = 0; k < nr; k++) {
 		size_t row = atable_add_row(t);
 		atable_set_s(t, row, 0, roots[k].text);
@@ -484,6 +525,11 @@ static const struct analysis_opt patterns_opts[] = {
 	{{"patterns-rank", 0, ARG_INT, NULL, "N", "patterns: the rank to analyse (default: the first selected)", 0,
 	  0, NULL},
 	 offsetof(struct patterns_options, rank)},
+	{{"patterns-trace", 0, ARG_STRING, NULL, "OUT",
+	  "patterns: write the trace with the top-k patterns' events marked (\"Patterns\" arg, HTA's overlaid trace; "
+	  ".gz: gzip)",
+	  0, 0, NULL},
+	 offsetof(struct patterns_options, trace_out)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
 };
 
@@ -496,6 +542,10 @@ static int patterns_check(const void *opts, struct buf *err)
 	}
 	if (o->min_len < 1) {
 		buf_printf(err, "bad --min-len %lld (at least 1)", (long long)o->min_len);
+		return -1;
+	}
+	if (o->trace_out && !*o->trace_out) {
+		buf_puts(err, "--patterns-trace: empty file name");
 		return -1;
 	}
 	if (o->top_k < 1) {
@@ -526,7 +576,21 @@ static void patterns_combine(const struct analysis_ctx *c, const struct trace_se
 		out[0]->unavailable = true;
 		return;
 	}
-	out[0] = analyze_patterns_rank(r, o->op, o->min_len, o->top_k);
+	int32_t *marks = o->trace_out ? xmalloc((r->n ? r->n : 1) * sizeof *marks) : NULL;
+	out[0] = analyze_patterns_marks(r, o->op, o->min_len, o->top_k, marks);
+	if (marks && out[0]->nrows) {
+		struct buf err = BUF_INIT;
+		if (patterns_write_trace(r, out[0], marks, o->trace_out, &err) != 0) {
+			atable_note(out[0], "--patterns-trace: %s", err.data);
+			out[0]->unavailable = true;
+		} else {
+			atable_note(out[0], "wrote %s (search \"Patterns\" in Perfetto)", o->trace_out);
+		}
+		buf_free(&err);
+	} else if (marks) {
+		atable_note(out[0], "--patterns-trace: no pattern, nothing written");
+	}
+	free(marks);
 	if (r->stats.skipped_cpu_ops)
 		atable_note(out[0], "CPU operators were not loaded: patterns miss them");
 }

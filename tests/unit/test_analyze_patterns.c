@@ -12,6 +12,9 @@
 
 #include "analyze/analysis.h"
 #include "test.h"
+#include "test_trace_util.h"
+#include "trace/source.h"
+#include "../lib/trace_check.h"
 
 /* A trace builder: CPU rows on pid 1, kernels on pid 0 stream 7, each
  * launch paired with its kernel by a fresh correlation. */
@@ -238,4 +241,141 @@ TEST(analyze_patterns_options)
 	/* summary has no operator name to give it: asked for by name only */
 	CHECK(a->own_command);
 	buf_free(&err);
+}
+
+/* a file (plain or gzip) whole */
+static void read_all(const char *path, struct buf *out)
+{
+	char eb[256];
+	struct trace_source *src = trace_source_open(path, false, eb, sizeof eb);
+	REQUIRE(src != NULL);
+	char chunk[65536];
+	const char *err = NULL;
+	ssize_t n;
+	while ((n = trace_source_read(src, chunk, sizeof chunk, &err)) > 0)
+		buf_append(out, chunk, (size_t)n);
+	trace_source_close(src);
+}
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+/* --patterns-trace: the trace written with the top-k patterns' events
+ * marked; checked with trace_check, loaded back, the marks counted.  Writes
+ * the overlay of hand-made trace (exact marks) and of every conformance
+ * trace where HTA found patterns. */
+static void overlay_one(const struct trace_rank *r, const char *op, int64_t top_k, const char *out,
+			size_t want_marks)
+{
+	int32_t *marks = xmalloc((r->n ? r->n : 1) * sizeof *marks);
+	struct atable *t = analyze_patterns_marks(r, op, 3, top_k, marks);
+	REQUIRE(t->nrows > 0);
+	size_t nm = 0;
+	for (size_t i = 0; i < r->n; i++)
+		nm += marks[i] >= 0;
+	if (want_marks)
+		CHECK_INT(nm, want_marks);
+	struct buf err = BUF_INIT, why = BUF_INIT, why0 = BUF_INIT;
+	if (patterns_write_trace(r, t, marks, out, &err) != 0)
+		test_fail(__FILE__, __LINE__, "%s: %s", out, err.data);
+	struct trace_check_stats st, st0;
+	bool ok0 = trace_check_file(r->path, &st0, &why0);
+	bool ok = trace_check_file(out, &st, &why);
+	if (ok0 && !ok)
+		test_fail(__FILE__, __LINE__, "%s: %s", out, why.data);
+	CHECK_INT(st.events, st0.events);
+	CHECK_INT(st.complete, st0.complete);
+	struct buf text = BUF_INIT;
+	read_all(out, &text);
+	CHECK_INT(count_of(text.data, "\"Patterns\":{"), nm);
+	/* the first pattern's text, JSON-escaped as the key, is in the file */
+	struct trace_load_opts lo = {0};
+	struct trace_rank *back = trace_rank_load(out, &lo, &err);
+	struct trace_rank *orig = trace_rank_load(r->path, &lo, &err);
+	REQUIRE(back && orig);
+	CHECK_INT(back->n, orig->n);
+	trace_rank_free(back);
+	trace_rank_free(orig);
+	buf_free(&text);
+	buf_free(&err);
+	buf_free(&why);
+	buf_free(&why0);
+	atable_free(t);
+	free(marks);
+}
+
+TEST(analyze_patterns_write_trace)
+{
+	/* hand-made: top 1 = the two aten::linear|ka|kb|kc instances, each
+	 * the operator, 3 launches and 3 kernels */
+	struct tb t;
+	tb_init(&t);
+	tb_op(&t, 1, "aten::linear", 0, 30);
+	three(&t, 1, 0, 1000);
+	tb_op(&t, 1, "aten::linear", 40, 31);
+	three(&t, 1, 40, 1100);
+	tb_op(&t, 1, "aten::linear", 80, 15);
+	tb_kernel(&t, 1, 81, "ka", 1200, 1);
+	tb_kernel(&t, 1, 82, "kz", 1202, 1);
+	tb_kernel(&t, 1, 83, "kz", 1204, 1);
+	struct buf path = BUF_INIT;
+	buf_printf(&path, "%s/patterns_in.json", test_tmpdir());
+	buf_puts(&t.b, "\n]}\n");
+	FILE *f = fopen(path.data, "w");
+	REQUIRE(f && fwrite(t.b.data, 1, t.b.len, f) == t.b.len);
+	fclose(f);
+	buf_free(&t.b);
+	struct trace_set set;
+	struct buf err = BUF_INIT;
+	struct trace_load_opts o = {0};
+	REQUIRE(trace_set_load(&set, path.data, &o, &err) == 0);
+	struct buf out = BUF_INIT;
+	buf_printf(&out, "%s/patterns_out.json", test_tmpdir());
+	overlay_one(set.ranks[0], "aten::linear", 1, out.data, 14);
+	buf_reset(&out);
+	buf_printf(&out, "%s/patterns_out.json.gz", test_tmpdir());
+	overlay_one(set.ranks[0], "aten::linear", 2, out.data, 21);
+	trace_set_free(&set);
+
+	/* the shared traces where HTA found patterns */
+	struct tt_case cases[64];
+	size_t n = tt_manifest(cases, 64);
+	int written = 0;
+	for (size_t c = 0; c < n; c++) {
+		const char *ops[] = {"aten::linear", "aten::conv2d", "aten::addmm"};
+		struct buf ref = BUF_INIT;
+		bool any = false;
+		for (size_t k = 0; k < 3; k++) {
+			buf_reset(&ref);
+			buf_printf(&ref, "%s/conformance/%s/frequent_patterns_aten_%s.csv", test_data_dir(), cases[c].name,
+				   ops[k] + 6);
+			FILE *rf = fopen(ref.data, "r");
+			if (!rf)
+				continue;
+			fclose(rf);
+			if (!any) {
+				buf_reset(&err);
+				REQUIRE(trace_set_load(&set, cases[c].input, &o, &err) == 0);
+				any = true;
+			}
+			buf_reset(&out);
+			buf_printf(&out, "%s/%s_%zu_overlaid.json%s", test_tmpdir(), cases[c].name, k,
+				   written % 2 ? ".gz" : "");
+			/* HTA's rank: the first */
+			overlay_one(set.ranks[0], ops[k], 5, out.data, 0);
+			written++;
+		}
+		if (any)
+			trace_set_free(&set);
+		buf_free(&ref);
+	}
+	CHECK_INT(written, 9);
+	buf_free(&out);
+	buf_free(&err);
+	buf_free(&path);
 }

@@ -16,6 +16,8 @@
  * count, the sum of the kernels' durations and of the roots' durations.
  * Rows are sorted by count descending, then pattern.
  *
+ * --patterns-trace OUT writes HTA's overlaid trace (patterns_trace.c)
+ * with the events of the --top-k patterns marked.
  * The rank is --patterns-rank, else the first selected one (HTA: rank 0).
  * It runs only when asked for by name (`dyno analyze patterns`), not in
  * `summary`, which has no operator name to give it.

@@ -32,10 +32,12 @@
  * rank's size, nothing allocated per event.  Needs the CPU rows
  * (ANALYSIS_LOAD_CPU_OPS).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/analysis.h"
 
@@ -546,9 +548,26 @@ static int patterns_check(const void *opts, struct buf *err)
 		buf_printf(err, "bad --min-len %lld (at least 1)", (long long)o->min_len);
 		return -1;
 	}
-	if (o->trace_out && !*o->trace_out) {
-		buf_puts(err, "--patterns-trace: empty file name");
-		return -1;
+	if (o->trace_out) {
+		/* refuse at once an OUT that cannot be created, before any loading */
+		if (!*o->trace_out) {
+			buf_puts(err, "--patterns-trace: empty file name");
+			return -1;
+		}
+		const char *slash = strrchr(o->trace_out, '/');
+		struct buf dir = BUF_INIT;
+		if (!slash)
+			buf_puts(&dir, ".");
+		else if (slash == o->trace_out)
+			buf_puts(&dir, "/");
+		else
+			buf_printf(&dir, "%.*s", (int)(slash - o->trace_out), o->trace_out);
+		int bad = access(dir.data, W_OK | X_OK) != 0;
+		if (bad)
+			buf_printf(err, "--patterns-trace %s: directory %s: %s", o->trace_out, dir.data, strerror(errno));
+		buf_free(&dir);
+		if (bad)
+			return -1;
 	}
 	if (o->top_k < 1) {
 		buf_printf(err, "bad --top-k %lld (at least 1)", (long long)o->top_k);
@@ -583,8 +602,8 @@ static void patterns_combine(const struct analysis_ctx *c, const struct trace_se
 	if (marks && out[0]->nrows) {
 		struct buf err = BUF_INIT;
 		if (patterns_write_trace(r, out[0], marks, o->trace_out, &err) != 0) {
+			fprintf(stderr, "dyno analyze patterns: --patterns-trace: %s\n", err.data);
 			atable_note(out[0], "--patterns-trace: %s", err.data);
-			out[0]->unavailable = true;
 		} else {
 			atable_note(out[0], "wrote %s (search \"Patterns\" in Perfetto)", o->trace_out);
 		}

@@ -45,6 +45,14 @@ A=$TESTDATA/traces/critical_path/alexnet/benchmark_result_2869224_1695835535_tra
 [ $rc -eq 2 ] && grep -qF -- "--operator: an empty name" "$T/e6" || { echo "FAIL: --operator '' ($rc)"; cat "$T/e6"; fail=1; }
 "$DYNO" analyze patterns "$A" --operator aten::linear --patterns-rank 5 >"$T/o7" 2>&1; rc=$?
 [ $rc -eq 4 ] && grep -q "rank 5 is not among the selected ranks" "$T/o7" || { echo "FAIL: --patterns-rank 5 ($rc)"; cat "$T/o7"; fail=1; }
+# --patterns-trace: HTA's overlaid trace, gzip by name, valid JSON with the
+# marks; an OUT in a missing directory is refused before loading (2)
+"$DYNO" analyze patterns "$A" --operator aten::conv2d --patterns-trace "$T/ov.json.gz" -q >"$T/o9" 2>"$T/e9"; rc=$?
+[ $rc -eq 0 ] && [ ! -s "$T/e9" ] && [ "$(zcat "$T/ov.json.gz" | grep -o '"Patterns":{' | wc -l)" -gt 0 ] &&
+	zcat "$T/ov.json.gz" | "$DYNO" json -q - || { echo "FAIL: --patterns-trace ($rc)"; cat "$T/e9"; fail=1; }
+"$DYNO" analyze patterns "$A" --operator aten::conv2d --patterns-trace "$T/nodir/ov.json" 2>"$T/e10"; rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--patterns-trace $T/nodir/ov.json: directory $T/nodir" "$T/e10" ||
+	{ echo "FAIL: --patterns-trace in a missing directory ($rc)"; cat "$T/e10"; fail=1; }
 # summary has no operator name: it neither runs nor lists patterns
 rm -rf "$T/out" && mkdir "$T/out"
 "$DYNO" analyze summary "$A" --operator aten::linear --csv-dir "$T/out" -q >"$T/o8" 2>&1

@@ -25,8 +25,9 @@
  * enough kernels gives a note and no rows (exit status 4; HTA returns an
  * empty frame and logs an error).
  *
- * Cost: one sort of 2 points per CPU row (per thread, HTA's order) and one
- * stack walk, a sort of the GPU rows' parents into child lists, one
+ * Cost: one sort of 2 points per CPU row (by thread and time, then a merge
+ * sort of each run of equal times in HTA's order, which is not transitive
+ * there) and one stack walk, a sort of the GPU rows' parents into child lists, one
  * breadth-first pass for depths, then one walk of each root's subtree (the
  * roots' subtrees are disjoint) and a sort of its kernels; arrays of the
  * rank's size, nothing allocated per event.  Needs the CPU rows
@@ -56,6 +57,19 @@ struct point {
 	uint32_t idx;  /* HTA's event id, for ties */
 	int8_t open;   /* 1: start, 0: end */
 };
+
+/* thread, time, then row and start first: a total order */
+static int cmp_point_time(const void *a, const void *b)
+{
+	const struct point *x = a, *y = b;
+	if (x->grp != y->grp)
+		return x->grp < y->grp ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return y->open - x->open;
+}
 
 /* HTA's _less_than on one thread: time; the two ends of one row start
  * first; a zero-length row nests inside a longer one; at equal times a
@@ -90,6 +104,25 @@ static int cmp_point(const void *a, const void *b)
 		less = x->open ? x->idx < y->idx : x->idx > y->idx;
 	}
 	return less ? -1 : 1;
+}
+
+/* A stable bottom-up merge sort by cmp_point: any comparison result keeps
+ * it in bounds and O(n log n), transitive or not.  tmp holds n points. */
+static void merge_sort_points(struct point *p, size_t n, struct point *tmp)
+{
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				tmp[k++] = cmp_point(&p[j], &p[i]) < 0 ? p[j++] : p[i++];
+			while (i < mid)
+				tmp[k++] = p[i++];
+			while (j < hi)
+				tmp[k++] = p[j++];
+		}
+		memcpy(p, tmp, n * sizeof *p);
+	}
 }
 
 /* rows by (pid, tid, row) */
@@ -229,7 +262,22 @@ static void graph_build(const struct trace_rank *r, struct graph *g)
 		}
 		label[k] = main ? 1 : bwd ? 2 : 0;
 	}
-	qsort(pts, np, sizeof *pts, cmp_point);
+	/* by thread and time (a total order), then HTA's order within each
+	 * run of equal times by insertion: HTA's comparison is not transitive
+	 * when zero-length rows meet a close and an open at one time (it has
+	 * cycles there), which qsort must never see */
+	qsort(pts, np, sizeof *pts, cmp_point_time);
+	struct point *tmp = NULL;
+	for (size_t a = 0, b; a < np; a = b) {
+		for (b = a + 1; b < np && pts[b].grp == pts[a].grp && pts[b].t == pts[a].t; b++)
+			;
+		if (b - a > 1) {
+			if (!tmp)
+				tmp = xmalloc(np * sizeof *tmp);
+			merge_sort_points(pts + a, b - a, tmp);
+		}
+	}
+	free(tmp);
 
 	/* the stack walk: an open's parent is the top of the stack; a close
 	 * pops the top (whichever row it is, as HTA does) */
@@ -396,7 +444,9 @@ struct atable *analyze_patterns_marks(const struct trace_rank *r, const char *op
 	/* each root's kernels, by a walk of its subtree */
 	uint32_t *walk = xmalloc((r->n ? r->n : 1) * sizeof *walk);
 	uint32_t *kern = xmalloc((r->n ? r->n : 1) * sizeof *kern);
-	uint32_t *pool = xmalloc((r->n ? r->n : 1) * sizeof *pool);
+	/* a root's name and its GPU rows: at most 2 per row (a GPU row that is
+	 * a root counts twice) */
+	uint32_t *pool = xmalloc((2 * r->n + 1) * sizeof *pool);
 	struct root *roots = xmalloc((ncand ? ncand : 1) * sizeof *roots);
 	size_t nroots = 0, npool = 0;
 	for (size_t i = 0; i < r->n; i++) {

@@ -27,10 +27,10 @@
  *
  * Cost: one sort of 2 points per CPU row (by thread and time, then a merge
  * sort of each run of equal times in HTA's order, which is not transitive
- * there) and one stack walk, a sort of the GPU rows' parents into child lists, one
- * breadth-first pass for depths, then one walk of each root's subtree (the
- * roots' subtrees are disjoint) and a sort of its kernels; arrays of the
- * rank's size, nothing allocated per event.  Needs the CPU rows
+ * there), one stack walk, one pass linking children, one breadth-first
+ * pass for depths, then one walk of each root's subtree (the roots'
+ * subtrees are disjoint) and a sort of its kernels; arrays of the rank's
+ * size, nothing allocated per event.  Needs the CPU rows
  * (ANALYSIS_LOAD_CPU_OPS).
  */
 #include <errno.h>

@@ -167,3 +167,34 @@ awk -v l="$C_LOAD" -v a="$C_AN" -v q="$HTA_Q" -v m="$HTA_M" -v raw="$RAW" -v hb=
 	printf "\ncounters on t.json: %.3f s analysis = %.1f%% of our load (%.3f s); HTA queue_length + memory_bw %.2f + %.2f s x%.0f = %.1f s (%.0fx ours)\n",
 		a, 100 * a / l, l, q, m, s, (q + m) * s, (q + m) * s / (a > 0 ? a : 1e-3)
 }'
+
+# patterns (HTA's frequent CUDA kernel sequences) alone against our load of
+# the same file, from `--timings` (best of 3 runs by analysis time): on
+# t.json (aten::mm; HTA raises on this ns trace, so no HTA figure), and on
+# the trace_diff traces for the two operators HTA's recorded stage ran
+# (aten::linear + aten::addmm; hta-timings.md, frequent_patterns column)
+pat_time() { # pat_time FILE OP... -> "load analysis" (analysis summed over the OPs)
+	local f=$1 op l a tl=0 ta=0; shift
+	for op in "$@"; do
+		read -r l a < <(for _ in 1 2 3; do
+			"$DYNO" analyze patterns "$f" --operator "$op" -q --timings 2>&1 >/dev/null |
+				awk '/^  load/ {l = $2} /^    patterns/ {c += $NF} END {print l, c}'
+		done | sort -k2 -g | head -n 1)
+		tl=$(awk -v a="$tl" -v b="$l" 'BEGIN {print a + b}')
+		ta=$(awk -v a="$ta" -v b="$a" 'BEGIN {print a + b}')
+	done
+	echo "$tl $ta"
+}
+read -r P_LOAD P_AN < <(pat_time "$TMP/t.json" aten::mm)
+awk -v l="$P_LOAD" -v a="$P_AN" 'BEGIN {
+	printf "\npatterns on t.json (aten::mm): %.3f s analysis = %.1f%% of our load (%.3f s)\n", a, 100 * a / l, l }'
+for pc in control:trace_diff__control test:trace_diff__test; do
+	f=$TESTDATA/traces/trace_diff/${pc%%:*}/${pc%%:*}.json.gz
+	[ -e "$f" ] || continue
+	read -r P_LOAD P_AN < <(pat_time "$f" aten::linear aten::addmm)
+	HTA_P=$(awk -F'|' -v n="${pc#*:}" '/^\| trace \| temporal/ {s = 1}
+		s && $2 ~ " "n" " {split($10, p, " "); print p[1]; exit}' "$TESTDATA/conformance/hta-timings.md")
+	awk -v n="${pc#*:}" -v l="$P_LOAD" -v a="$P_AN" -v h="$HTA_P" 'BEGIN {
+		printf "patterns on %s (aten::linear + aten::addmm): %.3f s analysis = %.1f%% of our load (%.3f s for the two); HTA %.2f s (%.0fx ours)\n",
+			n, a, 100 * a / l, l, h, h / (a > 0 ? a : 1e-3) }'
+done

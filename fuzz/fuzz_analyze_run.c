@@ -34,6 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	analysis_config_init(&cfg);
 	struct kernel_step_options *ko = analysis_config_opts(&cfg, &analysis_step_kernel_breakdown.opts);
 	ko->num_kernels = 2;
+	/* patterns needs an operator name: a short one that many names
+	 * contain, and patterns of one kernel, so that it runs on tiny traces */
+	struct patterns_options *pa = analysis_config_opts(&cfg, &analysis_patterns.opts);
+	pa->op = (size & 4) ? "a" : "aten::";
+	pa->min_len = 1;
 	struct analyze_run_opts ro = {.config = &cfg, .fmt = AFMT_CSV, .every_table = true, .threads = 2};
 	struct analyze_results res;
 	analyze_run(&set, NULL, &ro, &res);

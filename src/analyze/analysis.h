@@ -288,6 +288,30 @@ void analyze_annotations(const struct trace_set *set, const struct analyze_ranks
  * rank (HTA's get_aten_op_kernels_and_delay). */
 size_t analyze_op_kernels(const struct trace_set *set, const struct analyze_ranks *sel, struct atable ***out);
 
+/* patterns.c: frequent_patterns of one rank (HTA's
+ * get_frequent_cuda_kernel_sequences): the operators whose name contains op,
+ * patterns of at least min_len GPU kernels; top_k only counts in the notes.
+ * No rows, a note and .unavailable where HTA returns an empty frame. */
+struct patterns_options {
+	const char *op;  /* --operator; NULL: none given */
+	int64_t min_len; /* --min-len, HTA's min_pattern_len 3 */
+	int64_t top_k;   /* --top-k, HTA 5: the rows the notes count */
+	int64_t rank;    /* --patterns-rank; -1: the first selected */
+	const char *trace_out; /* --patterns-trace OUT: HTA's overlaid trace */
+};
+struct atable *analyze_patterns_rank(const struct trace_rank *r, const char *op, int64_t min_len, int64_t top_k);
+/* The same, and marks[0..r->n) (the caller's array): for each row in the
+ * subtree of a root of one of the top_k patterns (HTA's pattern_indices),
+ * that pattern's row in the table; -1 elsewhere.  marks may be NULL. */
+struct atable *analyze_patterns_marks(const struct trace_rank *r, const char *op, int64_t min_len, int64_t top_k,
+				      int32_t *marks);
+/* patterns_trace.c: r's trace file, unchanged but for a "Patterns" arg
+ * ({pattern: count}) on each event marked (marks, t's rows) as HTA's
+ * overlaid trace has, to out (gzip when it ends in ".gz").  0, or -1 with
+ * a message in err. */
+int patterns_write_trace(const struct trace_rank *r, const struct atable *t, const int32_t *marks, const char *out,
+			 struct buf *err);
+
 /* counters.c: the tables of one rank, in this order: queue_length_summary,
  * queue_length_time_series_rank<r>, time_blocked_on_full_queue,
  * memory_bw_summary, memory_bw_time_series_rank<r> (HTA's augmented

@@ -150,11 +150,13 @@ int critical_path_write_trace(const struct trace_rank *r, const struct cp_result
 	struct tcopy_insert *ins = xmalloc((n ? n : 1) * sizeof *ins);
 	size_t ni = 0;
 	for (size_t k = 0; k < n; k++) {
-		if (!ev[k].found)
+		if (!ev[k].found || ev[k].args_other)
 			continue;
 		if (ev[k].args_end != UINT64_MAX)
 			ins[ni++] = ev[k].args_empty ? (struct tcopy_insert){ev[k].args_end, first, sizeof first - 1}
 						     : (struct tcopy_insert){ev[k].args_end, more, sizeof more - 1};
+		else if (ev[k].no_members)
+			ins[ni++] = (struct tcopy_insert){ev[k].obj_end, none + 2, sizeof none - 3};
 		else
 			ins[ni++] = (struct tcopy_insert){ev[k].obj_end, none, sizeof none - 1};
 	}

@@ -28,7 +28,9 @@ static bool scan_event(struct json_reader *jr, enum json_tok t, struct tcopy_eve
 		return json_skip(jr);
 	e->found = true;
 	e->args_end = UINT64_MAX;
+	e->no_members = true;
 	while ((t = json_next(jr)) == JSON_KEY) {
+		e->no_members = false;
 		size_t n;
 		const char *k = json_str(jr, &n);
 		int which = n == 2 && memcmp(k, "ts", 2) == 0     ? 1
@@ -63,6 +65,10 @@ static bool scan_event(struct json_reader *jr, enum json_tok t, struct tcopy_eve
 			if (t != JSON_OBJ_END)
 				return false;
 			e->args_end = json_tok_offset(jr);
+		} else if (which == 5) {
+			e->args_other = true;
+			if (!json_skip(jr))
+				return false;
 		} else if (!json_skip(jr)) {
 			return false;
 		}

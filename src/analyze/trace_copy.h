@@ -20,6 +20,9 @@ struct tcopy_event {
 	bool found;         /* the element exists and is an object */
 	uint64_t args_end;  /* offset of the '}' closing its "args" object, UINT64_MAX: none */
 	bool args_empty;    /* that object has no member */
+	bool args_other;    /* "args" is there but no object: nothing can go into it, and a
+			     * second "args" would be a duplicate key: leave the event alone */
+	bool no_members;    /* the element is {}: text added at obj_end takes no comma */
 	uint64_t obj_end;   /* offset of the '}' closing the element */
 	bool has_ts, has_dur;
 	double ts, dur;     /* as in the file (no rounding, no alignment) */

@@ -411,3 +411,73 @@ static void counters_case(const struct tt_case *c, const struct trace_set *set, 
 }
 
 TEST(analyze_counters_conformance) { for_each_case(counters_case, 17); }
+
+/* frequent_patterns: for each operator HTA ran on a trace (results.json
+ * stages.frequent_patterns.result.operators, with its rank and
+ * min_pattern_len), its CSV where HTA gave rows, else (an empty frame) no
+ * rows, a note and .unavailable.  Where HTA raised (negative dur after ns
+ * rounding) we give rows on purpose (docs/analyze.md): they must be
+ * well-formed. */
+static void patterns_case(const struct tt_case *c, const struct trace_set *set, int *checked)
+{
+	if (case_opts->skip_cpu_ops)
+		return; /* it needs the CPU operators */
+	struct json_doc doc;
+	if (!tt_results(c->name, &doc))
+		return;
+	const struct json_value *st = json_get(json_get(doc.root, "stages"), "frequent_patterns");
+	const struct json_value *status = json_get(st, "status");
+	const struct json_value *res = json_get(st, "result");
+	if (status && status->type == JV_STRING && strcmp(status->u.str, "error") == 0) {
+		const char *ops[] = {"aten::linear", "aten::mm", "aten::add"};
+		for (size_t k = 0; k < set->nranks; k++)
+			for (size_t o = 0; o < 3; o++) {
+				struct atable *t = analyze_patterns_rank(set->ranks[k], ops[o], 3, 5);
+				for (size_t i = 0; i < t->nrows; i++) {
+					CHECK(atable_cell(t, i, 1)->i >= 1);
+					CHECK(strncmp(atable_cell(t, i, 0)->s, ops[o], strlen(ops[o])) == 0 ||
+					      strstr(atable_cell(t, i, 0)->s, ops[o]) != NULL);
+				}
+				CHECK(t->nrows > 0 || t->unavailable);
+				atable_free(t);
+			}
+		(*checked)++;
+		json_doc_free(&doc);
+		return;
+	}
+	const struct json_value *ops = json_get(res, "operators");
+	int64_t rank = 0, min_len = 3;
+	json_get_i64(json_get(res, "params"), "rank", &rank);
+	json_get_i64(json_get(res, "params"), "min_pattern_len", &min_len);
+	const struct trace_rank *r = NULL;
+	for (size_t k = 0; k < set->nranks; k++)
+		if (set->ranks[k]->rank == rank)
+			r = set->ranks[k];
+	if (!ops || ops->type != JV_OBJECT || !r) {
+		json_doc_free(&doc);
+		return;
+	}
+	for (uint32_t m = 0; m < ops->len; m++) {
+		const char *op = ops->u.members[m].key;
+		struct atable *t = analyze_patterns_rank(r, op, min_len, 5);
+		char file[128];
+		snprintf(file, sizeof file, "frequent_patterns_%s.csv", op);
+		for (char *p = strstr(file, "::"); p; p = strstr(p, "::"))
+			memmove(p, p + 1, strlen(p)), *p = '_';
+		if (has_file(c->name, file)) {
+			compare(c->name, file, t);
+			CHECK(!t->unavailable);
+			(*checked)++;
+		} else {
+			CHECK_INT(t->nrows, 0);
+			CHECK(t->unavailable);
+			CHECK(strstr(t->notes.data, "unavailable") != NULL);
+		}
+		atable_free(t);
+	}
+	json_doc_free(&doc);
+}
+
+/* 9 operator tables of 5 traces + 2 traces where HTA raised, in the full
+ * model only (for_each_case wants a third of that per model) */
+TEST(analyze_patterns_conformance) { for_each_case(patterns_case, 11 / 3); }

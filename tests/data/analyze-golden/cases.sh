@@ -34,6 +34,10 @@ golden_cases() {
 		printf '%s/annotations-cpu.csv\t%s\tannotations --cpu --format csv\n' "$name" "$input"
 		printf '%s/csvdir\t%s\tsummary --format json\n' "$name" "$input"
 		printf '%s/critical-path.txt\t%s\tcritical-path --hta-graph-launch\n' "$name" "$input"
+		for f in csv json; do
+			printf '%s/patterns-linear.%s\t%s\tpatterns --operator aten::linear --format %s\n' "$name" "$f" "$input" "$f"
+		done
+		printf '%s/patterns-mm.txt\t%s\tpatterns --operator aten::mm\n' "$name" "$input"
 		# every path edge: only the small traces (the unit test checks the rest)
 		case $name in critical_path__* | amd_trace | triton_example | call_stack__* | trace_compare__* | cpu_only)
 			printf '%s/critical-path.csv\t%s\tcritical-path --hta-graph-launch --format csv\n' "$name" "$input" ;;
@@ -58,4 +62,9 @@ golden_cases() {
 	printf 'options/counters-series.csv\t%s\tcounters --time-series --format csv\n' "$d"
 	printf 'options/counters-max-queue.json\t%s\tcounters --max-queue-length 20 --format json\n' "$d"
 	printf 'options/counters.txt\t%s\tcounters\n' "$d"
+	printf 'options/patterns-min-len.csv\t%s\tpatterns --operator aten::addmm --min-len 2 --top-k 1 --format csv\n' \
+		trace_diff/test/test.json.gz
+	printf 'options/patterns-rank.json\t%s\tpatterns --operator linear --patterns-rank 1 --format json\n' "$d"
+	printf 'options/patterns-no-operator.txt\t%s\tpatterns\n' "$d"
+	printf 'options/patterns-ns.csv\t%s\tpatterns --operator aten::mm --min-len 1 --format csv\n' "$n"
 }

@@ -40,6 +40,7 @@
 #include "core/dl.h"
 #include "core/log.h"
 #include "daemon/collect/collector.h"
+#include "daemon/collect/gpu_jobs.h"
 #include "daemon/collect/nvml_api.h"
 
 /* ---------------- the library ---------------- */
@@ -69,6 +70,7 @@ struct nvml_opt {
 	nvml_gpm_free_fn gpm_free;
 	nvml_gpm_sample_fn gpm_sample;
 	nvml_gpm_get_fn gpm_get;
+	nvml_procs_fn procs, gprocs; /* running processes: per-job accounting (gpu_jobs.c) */
 };
 
 static const struct dl_sym core_syms[] = {
@@ -99,6 +101,8 @@ static const struct dl_sym opt_syms[] = {
 	O(gpm_free, "nvmlGpmSampleFree"),
 	O(gpm_sample, "nvmlGpmSampleGet"),
 	O(gpm_get, "nvmlGpmMetricsGet"),
+	O(procs, "nvmlDeviceGetComputeRunningProcesses_v3"),
+	O(gprocs, "nvmlDeviceGetGraphicsRunningProcesses_v3"),
 };
 #undef O
 #define NOPT (sizeof opt_syms / sizeof opt_syms[0])
@@ -146,6 +150,7 @@ struct gdev {
 	char suffix[32]; /* "0", or "0/mig1" for a MIG instance */
 	char uuid[96], name[96];
 	bool lost;
+	bool mig_parent; /* its processes are listed on its MIG instances */
 	bool gpm; /* GPM supported and both samples allocated */
 	nvmlGpmSample_t gs[2];
 	int gcur;
@@ -166,7 +171,7 @@ struct nvml_config {
 
 struct nvml_state {
 	bool disabled; /* no library: every tick is a failed one, nothing else */
-	int64_t timeout_ms;
+	int64_t timeout_ms, interval_s;
 	struct nvml_core core;
 	struct nvml_opt opt;
 	/* worker-owned (touched by the loop thread only while !busy) */
@@ -174,6 +179,7 @@ struct nvml_state {
 	struct gdev *dev;
 	size_t ndev;
 	struct frame out;
+	struct gpu_proc_buf pbuf;
 	struct buf notes_warn, notes_info; /* lines for the loop thread to log */
 	bool job_ok;
 	/* shared, under mu */
@@ -292,6 +298,7 @@ static bool worker_init(struct nvml_state *s)
 				s->opt.gpm_free(d->gs[0]);
 		}
 		/* MIG instances: their own devices, after their GPU */
+		size_t parent = s->ndev - 1;
 		unsigned cur = 0, pend = 0, max = 0;
 		if (s->opt.mig_mode && s->opt.mig_mode(h, &cur, &pend) == NVML_SUCCESS &&
 		    cur == NVML_DEVICE_MIG_ENABLE && s->opt.mig_max(h, &max) == NVML_SUCCESS)
@@ -301,6 +308,7 @@ static bool worker_init(struct nvml_state *s)
 					continue; /* an empty slot */
 				snprintf(sfx, sizeof sfx, "%u/mig%u", i, m);
 				add_dev(s, mh, sfx);
+				s->dev[parent].mig_parent = true;
 			}
 	}
 	struct buf list = BUF_INIT;
@@ -353,6 +361,8 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			put_delta(s, d, ecc_keys[t], e, &d->prev_ecc[t], &d->have_ecc[t]);
 	if (o->throttle && !d->lost && ok(s, d, o->throttle(h, &e)))
 		put_u(s, d, "gpu_throttle_reasons", e);
+	if (o->procs && !d->lost && !d->mig_parent)
+		ok(s, d, gpu_procs_list(o->procs, o->gprocs, h, d->suffix, &s->out, &s->pbuf));
 	if (d->gpm && !d->lost) {
 		nvmlGpmSample_t now = d->gs[d->gcur];
 		if (!ok(s, d, o->gpm_sample(h, now))) {
@@ -504,6 +514,7 @@ static void close_state(struct nvml_state *s)
 		pthread_cond_destroy(&s->done);
 	}
 	free(s->dev);
+	gpu_proc_buf_free(&s->pbuf);
 	frame_free(&s->out);
 	buf_free(&s->notes_warn);
 	buf_free(&s->notes_info);
@@ -576,6 +587,8 @@ static enum collect_status nvml_run(void *state, struct frame *f)
 	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
 	log_notes(&s->notes_info, LOG_LEVEL_INFO);
 	copy_frame(&s->out, f);
+	if (s->job_ok)
+		frame_uint(f, GPU_INTERVAL_KEY, (uint64_t)s->interval_s); /* for gpu_jobs.c */
 	return s->job_ok ? COLLECT_OK : COLLECT_FAILED;
 }
 
@@ -626,9 +639,12 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 		pthread_mutex_unlock(&cur->mu);
 	}
 	if (cur)
+		cur->interval_s = c->interval_s; /* read by the loop thread only */
+	if (cur)
 		return true; /* devices are found once; the library is read at start */
 	struct nvml_state *s = xcalloc(1, sizeof *s);
 	s->timeout_ms = c->timeout_ms;
+	s->interval_s = c->interval_s;
 	frame_init(&s->out);
 	buf_init(&s->notes_warn);
 	buf_init(&s->notes_info);

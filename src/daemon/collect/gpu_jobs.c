@@ -263,10 +263,6 @@ bool gpu_job_from_cgroup(const char *text, size_t len, struct gpu_job_id *out)
 
 /* ---------------- the collector's state ---------------- */
 
-struct gpu_jobs_config {
-	int64_t series, cache;
-};
-
 #define JOB_EXPIRY_S 3600
 
 struct pident {

@@ -55,4 +55,10 @@ struct gpu_job_id {
  * cgroup path itself.  False (kind GJ_NONE) on text that holds no path. */
 bool gpu_job_from_cgroup(const char *text, size_t len, struct gpu_job_id *out);
 
+/* The collector's options (--gpu_job_series, --gpu_pid_cache); tests
+ * drive collector_gpu_jobs with it. */
+struct gpu_jobs_config {
+	int64_t series, cache;
+};
+
 #endif

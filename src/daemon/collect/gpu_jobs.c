@@ -34,9 +34,11 @@
  * Cost: per GPU tick a pass over the frame, and for each process not in
  * the pid cache three small /proc reads (stat, status, environ; cgroup
  * when environ has no job); cached processes cost one stat read (their
- * start time tells a reused pid).  Memory: the pid cache (--gpu_pid_cache
- * entries of ~400 bytes) and two tables of --gpu_job_series entries of
- * ~400 bytes.
+ * start time tells a reused pid); the cache keeps only the processes on a
+ * GPU now, and more processes than it holds are looked up every tick.
+ * Memory, allocated at start: the pid cache (--gpu_pid_cache entries of 376
+ * bytes: 94 KiB at the default 256) and two tables of --gpu_job_series
+ * entries of 400 bytes (50 KiB at the default 64).
  */
 #include "gpu_jobs.h"
 
@@ -687,9 +689,9 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 static const struct arg_opt gj_opts[] = {
 	MOD_OPT(struct gpu_jobs_config, series, "gpu_job_series", ARG_INT, "N",
 		"most jobs (and users) with GPU accounting series of their own; the rest count as \"other\"", 1,
-		100000),
+		10000),
 	MOD_OPT(struct gpu_jobs_config, cache, "gpu_pid_cache", ARG_INT, "N",
-		"processes on GPUs whose job and user are remembered (keyed by pid and start time)", 1, 1000000),
+		"processes on GPUs whose job and user are remembered (keyed by pid and start time)", 1, 65536),
 	{0},
 };
 

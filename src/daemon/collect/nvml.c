@@ -3,7 +3,8 @@
  * memory, power, energy, clocks, temperature, PCIe throughput, ECC errors,
  * throttle reasons, and on Hopper and newer the GPM metrics (SM active, SM
  * occupancy, tensor / FP16 / FP32 / FP64 / integer pipe activity, DRAM
- * bandwidth, NVLink bytes), read from NVML (libnvidia-ml.so.1, dlopen()ed
+ * bandwidth, NVLink bytes), and the processes on each device (for the
+ * GPU accounting, gpu_jobs.c), read from NVML (libnvidia-ml.so.1, dlopen()ed
  * through core/dl when --enable_gpu_monitor is on; the build needs no SDK).
  *
  * Why a worker thread: a GPU that falls off the bus makes NVML calls hang.
@@ -23,7 +24,8 @@
  * the daemon runs on with no GPU series.
  *
  * Cost: one thread (idle between ticks, a small stack), about 20 NVML
- * calls per GPU per tick, two GPM sample buffers per GPU.
+ * calls per GPU per tick (2 of them the process lists), two GPM sample
+ * buffers per GPU.
  */
 #include <dlfcn.h>
 #include <errno.h>

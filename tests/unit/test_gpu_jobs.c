@@ -395,10 +395,18 @@ TEST(gpu_jobs_absent_without_lists)
 	CHECK_INT(tick(s, &f, NULL, "0=100"), COLLECT_IDLE);
 	CHECK_INT(fcount_prefix(&f, "gpu_job"), 0);
 	CHECK_INT(fcount_prefix(&f, "gpu_user"), 0);
+	tick(s, &f, "0=1", NULL);
+	tick(s, &f, "0=1", NULL);
+	CHECK(fval(&f, "gpu_job_seconds./a.scope") == 2);
 	/* no GPU collection at all this tick (hung, or none) */
 	frame_reset(&f, 0);
 	CHECK_INT(collector_gpu_jobs.collect(s, &f), COLLECT_IDLE);
 	CHECK_INT(f.n, 0);
+	/* the listing after it is a new baseline */
+	tick(s, &f, "0=1", NULL);
+	CHECK(fval(&f, "gpu_job_seconds./a.scope") == 0);
+	tick(s, &f, "0=1", NULL);
+	CHECK(fval(&f, "gpu_job_seconds./a.scope") == 2);
 	/* an empty list is a measurement: the known job has 0 more */
 	CHECK_INT(tick(s, &f, "0=", NULL), COLLECT_OK);
 	CHECK(fval(&f, "gpu_job_seconds./a.scope") == 0);

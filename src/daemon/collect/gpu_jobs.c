@@ -445,19 +445,26 @@ static bool find_u(const struct frame *f, const char *key, unsigned long long *o
 	return false;
 }
 
-static struct devflag *devflag(struct gj_state *s, const char *name, size_t n)
+/* The index of device name's flag (added if new); SIZE_MAX: none.  An
+ * index, not a pointer: adding one moves the array. */
+static size_t devflag(struct gj_state *s, const char *name, size_t n)
 {
 	for (size_t i = 0; i < s->ndevs; i++)
 		if (strlen(s->devs[i].name) == n && memcmp(s->devs[i].name, name, n) == 0)
-			return &s->devs[i];
+			return i;
 	if (n >= sizeof s->devs[0].name || s->ndevs >= 4096)
-		return NULL;
+		return SIZE_MAX;
 	s->devs = xrealloc(s->devs, (s->ndevs + 1) * sizeof *s->devs);
 	struct devflag *d = &s->devs[s->ndevs++];
 	memcpy(d->name, name, n);
 	d->name[n] = 0;
 	d->listed = false;
-	return d;
+	return s->ndevs - 1;
+}
+
+static bool on_dev(const struct devflag *d, const struct tproc *p)
+{
+	return strlen(d->name) == p->devlen && memcmp(d->name, p->dev, p->devlen) == 0;
 }
 
 static void emit_table(struct table *t, const char *base, const char *ukey, struct frame *f, bool jobs)
@@ -516,8 +523,13 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 {
 	struct gj_state *s = state;
 	unsigned long long interval;
-	if (!find_u(f, GPU_INTERVAL_KEY, &interval))
-		return COLLECT_IDLE; /* no GPU collection this tick (none, or hung) */
+	if (!find_u(f, GPU_INTERVAL_KEY, &interval)) {
+		/* no GPU collection this tick (hung, or no GPU answered): the
+		 * next listing of every device is a new baseline */
+		for (size_t i = 0; i < s->ndevs; i++)
+			s->devs[i].listed = false;
+		return COLLECT_IDLE;
+	}
 	s->tick++;
 	/* the frame's listings */
 	size_t nproc = 0, ndl = 0;
@@ -528,16 +540,16 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 	}
 	struct tproc *p = xcalloc(nproc + 1, sizeof *p);
 	struct tjob *tj = xcalloc(nproc + 1, sizeof *tj);
-	struct devflag **now = xcalloc(ndl + 1, sizeof *now);
+	size_t *now = xcalloc(ndl + 1, sizeof *now); /* the devices listed now */
 	bool *was = xcalloc(ndl + 1, sizeof *was);
 	size_t np = 0, nnow = 0, ntj = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct frame_value *v = &f->vals[i];
 		const char *k = frame_key(f, v);
 		if (v->type == FV_UINT && strncmp(k, "gpu_processes.", 14) == 0) {
-			struct devflag *d = devflag(s, k + 14, strlen(k + 14));
-			if (d && nnow < ndl) {
-				was[nnow] = d->listed;
+			size_t d = devflag(s, k + 14, strlen(k + 14));
+			if (d != SIZE_MAX && nnow < ndl) {
+				was[nnow] = s->devs[d].listed;
 				now[nnow++] = d;
 			}
 			continue;
@@ -561,7 +573,7 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 	for (size_t i = 0; i < s->ndevs; i++) {
 		bool in = false;
 		for (size_t j = 0; j < nnow && !in; j++)
-			in = now[j] == &s->devs[i];
+			in = now[j] == i;
 		if (!in)
 			s->devs[i].listed = false;
 	}
@@ -617,8 +629,7 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 		size_t nj = 0;
 		memset(on, 0, (ntj + 1) * sizeof *on);
 		for (size_t i = 0; i < np; i++)
-			if (strlen(now[d]->name) == p[i].devlen && memcmp(now[d]->name, p[i].dev, p[i].devlen) == 0 &&
-			    !on[p[i].job]) {
+			if (on_dev(&s->devs[now[d]], &p[i]) && !on[p[i].job]) {
 				on[p[i].job] = true;
 				nj++;
 			}
@@ -644,8 +655,7 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 				continue;
 			bool charged = false;
 			for (size_t d = 0; d < nnow && !charged; d++)
-				charged = was[d] && strlen(now[d]->name) == p[i2].devlen &&
-					  memcmp(now[d]->name, p[i2].dev, p[i2].devlen) == 0;
+				charged = was[d] && on_dev(&s->devs[now[d]], &p[i2]);
 			if (!charged)
 				continue;
 			on[p[i2].job] = true;
@@ -663,7 +673,7 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 		 * among the same jobs (on[]) as the energy. */
 	}
 	for (size_t d = 0; d < nnow; d++)
-		now[d]->listed = true;
+		s->devs[now[d]].listed = true;
 	emit_table(&s->jobs, "gpu_job", "gpu_job_user", f, true);
 	emit_table(&s->users, "gpu_user", NULL, f, false);
 	expire(&s->jobs, s->tick, (int64_t)interval);

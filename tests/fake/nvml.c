@@ -17,7 +17,9 @@
  * CALL: init (DEV ignored, write 0), count (0), util (V = gpu:mem), mem
  * (V = total:used), power (mW), energy (mJ), clock_sm, clock_mem (MHz),
  * temp, pcie_tx, pcie_rx (KB/s), ecc_corr, ecc_uncorr, throttle,
- * gpm_sample.  A value Ecode returns that NVML error (E3 not supported,
+ * gpm_sample, procs and gprocs (compute / graphics processes: V =
+ * PID[:BYTES][+PID[:BYTES]...], "-" for none, no BYTES: memory not
+ * available).  A value Ecode returns that NVML error (E3 not supported,
  * E15 GPU lost); H never returns (a GPU fallen off the bus); S<ms>=V
  * returns V after <ms> milliseconds (a hang that ends).  A call with
  * no line for its device answers NVML_ERROR_NOT_SUPPORTED.
@@ -115,9 +117,10 @@ static void parse(void)
 	fclose(f);
 }
 
-/* The next value of (call, dev[, metric]) into a and b; returns the NVML
- * status; never returns for H. */
-static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsigned metric, double *a, double *b)
+/* The next value text of (call, dev[, metric]) into *val (its line into
+ * *from); returns the NVML status; never returns for H. */
+static nvmlReturn_t next_text(const char *call, const struct nvmlDevice_st *d, unsigned metric, const char **val,
+			      struct line **from)
 {
 	const char *dn = d ? d->name : "0";
 	for (int i = 0; i < nlines; i++) {
@@ -143,13 +146,26 @@ static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsign
 		}
 		if (v[0] == 'E')
 			return atoi(v + 1);
-		char *end;
-		*a = strtod(v, &end);
-		if (b)
-			*b = *end == ':' ? strtod(end + 1, NULL) : 0;
+		*val = v;
+		if (from)
+			*from = x;
 		return NVML_SUCCESS;
 	}
 	return NVML_ERROR_NOT_SUPPORTED;
+}
+
+/* The next value of (call, dev[, metric]) into a and b ("A:B"). */
+static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsigned metric, double *a, double *b)
+{
+	const char *v;
+	nvmlReturn_t r = next_text(call, d, metric, &v, NULL);
+	if (r != NVML_SUCCESS)
+		return r;
+	char *end;
+	*a = strtod(v, &end);
+	if (b)
+		*b = *end == ':' ? strtod(end + 1, NULL) : 0;
+	return NVML_SUCCESS;
 }
 
 #define ONE(call, d, out, type)                                                                              \
@@ -274,6 +290,48 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, 
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *mask)
 {
 	ONE("throttle", d, mask, unsigned long long);
+}
+
+/* One call's process list; a list longer than *n answers
+ * INSUFFICIENT_SIZE with the count and gives the value back, so the
+ * caller's retry gets the same list. */
+static nvmlReturn_t procs(const char *call, nvmlDevice_t d, unsigned *n, nvmlProcessInfo_t *out)
+{
+	const char *v;
+	struct line *x = NULL;
+	nvmlReturn_t r = next_text(call, d, 0, &v, &x);
+	if (r != NVML_SUCCESS)
+		return r;
+	unsigned k = 0;
+	size_t len = strcspn(v, ",");
+	for (const char *p = v; p < v + len && *p != '-';) {
+		char *end;
+		unsigned pid = (unsigned)strtoul(p, &end, 10);
+		unsigned long long mem = NVML_VALUE_NOT_AVAILABLE;
+		if (*end == ':')
+			mem = strtoull(end + 1, &end, 10);
+		if (k < *n)
+			out[k] = (nvmlProcessInfo_t){pid, mem, 0xFFFFFFFFu, 0xFFFFFFFFu};
+		k++;
+		p = *end == '+' ? end + 1 : v + len;
+	}
+	if (k > *n) {
+		*n = k;
+		x->calls--;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*n = k;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *p)
+{
+	return procs("procs", d, n, p);
+}
+
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *p)
+{
+	return procs("gprocs", d, n, p);
 }
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *cur, unsigned int *pending)

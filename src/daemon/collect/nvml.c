@@ -3,7 +3,8 @@
  * memory, power, energy, clocks, temperature, PCIe throughput, ECC errors,
  * throttle reasons, and on Hopper and newer the GPM metrics (SM active, SM
  * occupancy, tensor / FP16 / FP32 / FP64 / integer pipe activity, DRAM
- * bandwidth, NVLink bytes), read from NVML (libnvidia-ml.so.1, dlopen()ed
+ * bandwidth, NVLink bytes), and the processes on each device (for the
+ * GPU accounting, gpu_jobs.c), read from NVML (libnvidia-ml.so.1, dlopen()ed
  * through core/dl when --enable_gpu_monitor is on; the build needs no SDK).
  *
  * Why a worker thread: a GPU that falls off the bus makes NVML calls hang.
@@ -24,7 +25,8 @@
  * the daemon runs on with no GPU series.
  *
  * Cost: one thread (idle between ticks, a small stack), about 20 NVML
- * calls per GPU per tick, two GPM sample buffers per GPU.
+ * calls per GPU per tick (2 of them the process lists), two GPM sample
+ * buffers per GPU.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -40,6 +42,7 @@
 #include "daemon/collect/collector.h"
 #include "daemon/collect/gpu_backend.h"
 #include "daemon/collect/gpu_flops.h"
+#include "daemon/collect/gpu_jobs.h"
 #include "daemon/collect/gpu_peaks.h"
 #include "daemon/collect/gpu_prof.h"
 #include "daemon/collect/gpu_worker.h"
@@ -72,6 +75,7 @@ struct nvml_opt {
 	nvml_gpm_free_fn gpm_free;
 	nvml_gpm_sample_fn gpm_sample;
 	nvml_gpm_get_fn gpm_get;
+	nvml_procs_fn procs, gprocs; /* running processes: per-job accounting (gpu_jobs.c) */
 };
 
 static const struct dl_sym core_syms[] = {
@@ -102,6 +106,8 @@ static const struct dl_sym opt_syms[] = {
 	O(gpm_free, "nvmlGpmSampleFree"),
 	O(gpm_sample, "nvmlGpmSampleGet"),
 	O(gpm_get, "nvmlGpmMetricsGet"),
+	O(procs, "nvmlDeviceGetComputeRunningProcesses_v3"),
+	O(gprocs, "nvmlDeviceGetGraphicsRunningProcesses_v3"),
 };
 #undef O
 #define NOPT (sizeof opt_syms / sizeof opt_syms[0])
@@ -149,6 +155,7 @@ struct gdev {
 	char suffix[32]; /* "0", or "0/mig1" for a MIG instance */
 	char uuid[96], name[96];
 	bool lost;
+	bool mig_parent; /* its processes are listed on its MIG instances */
 	bool gpm; /* GPM supported and both samples allocated */
 	nvmlGpmSample_t gs[2];
 	int gcur;
@@ -170,6 +177,7 @@ struct nvml_config {
 
 struct nvml_state {
 	bool disabled; /* no library: every tick is a failed one, nothing else */
+	int64_t interval_s;
 	struct nvml_core core;
 	struct nvml_opt opt;
 	struct gpu_peaks *peaks; /* NULL: no FLOPs/s estimate; read-only once the worker runs */
@@ -178,6 +186,7 @@ struct nvml_state {
 	struct gdev *dev;
 	size_t ndev;
 	struct frame out;
+	struct gpu_proc_buf pbuf;
 	struct buf notes_warn, notes_info; /* lines for the loop thread to log */
 	bool job_ok;
 	bool prof_paused; /* dcgmProfPause: no GPM this tick (the job's argument) */
@@ -290,6 +299,7 @@ static bool worker_init(struct nvml_state *s)
 				s->opt.gpm_free(d->gs[0]);
 		}
 		/* MIG instances: their own devices, after their GPU */
+		size_t parent = s->ndev - 1;
 		unsigned cur = 0, pend = 0, max = 0;
 		if (s->opt.mig_mode && s->opt.mig_mode(h, &cur, &pend) == NVML_SUCCESS &&
 		    cur == NVML_DEVICE_MIG_ENABLE && s->opt.mig_max(h, &max) == NVML_SUCCESS)
@@ -299,6 +309,7 @@ static bool worker_init(struct nvml_state *s)
 					continue; /* an empty slot */
 				snprintf(sfx, sizeof sfx, "%u/mig%u", i, m);
 				add_dev(s, mh, sfx);
+				s->dev[parent].mig_parent = true;
 			}
 	}
 	struct buf list = BUF_INIT;
@@ -357,6 +368,8 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			put_delta(s, d, ecc_keys[t], e, &d->prev_ecc[t], &d->have_ecc[t]);
 	if (o->throttle && !d->lost && ok(s, d, o->throttle(h, &e)))
 		put_u(s, d, "gpu_throttle_reasons", e);
+	if (o->procs && !d->lost && !d->mig_parent)
+		ok(s, d, gpu_procs_list(o->procs, o->gprocs, h, d->suffix, &s->out, &s->pbuf));
 	if (d->gpm && s->prof_paused)
 		d->ghave = false; /* no sample (CUPTI owns the counters); after the pause, a new baseline */
 	if (d->gpm && !d->lost && !s->prof_paused) {
@@ -487,6 +500,7 @@ static void close_state(struct nvml_state *s)
 		gpu_peaks_free(s->peaks);
 	}
 	free(s->dev);
+	gpu_proc_buf_free(&s->pbuf);
 	frame_free(&s->out);
 	buf_free(&s->notes_warn);
 	buf_free(&s->notes_info);
@@ -526,6 +540,8 @@ static enum collect_status nvml_run(void *state, struct frame *f)
 	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
 	log_notes(&s->notes_info, LOG_LEVEL_INFO);
 	frame_append(f, &s->out);
+	if (s->job_ok)
+		frame_uint(f, GPU_INTERVAL_KEY, (uint64_t)s->interval_s); /* for gpu_jobs.c */
 	return s->job_ok ? COLLECT_OK : COLLECT_FAILED;
 }
 
@@ -575,8 +591,11 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 	if (cur && !cur->disabled)
 		cur->w.timeout_ms = c->timeout_ms; /* read by the loop thread only */
 	if (cur)
+		cur->interval_s = c->interval_s; /* read by the loop thread only */
+	if (cur)
 		return true; /* devices are found once; the library is read at start */
 	struct nvml_state *s = xcalloc(1, sizeof *s);
+	s->interval_s = c->interval_s;
 	frame_init(&s->out);
 	buf_init(&s->notes_warn);
 	buf_init(&s->notes_info);

@@ -19,6 +19,7 @@ enum {
 	NVML_ERROR_NOT_SUPPORTED = 3,
 	NVML_ERROR_NO_PERMISSION = 4,
 	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_TIMEOUT = 10,
 	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
@@ -80,6 +81,22 @@ typedef struct {
 	unsigned int version, isSupportedDevice;
 } nvmlGpmSupport_t;
 
+/* A running process, as nvmlDeviceGetComputeRunningProcesses_v3 and
+ * nvmlDeviceGetGraphicsRunningProcesses_v3 (and their _v2, same layout,
+ * R470 drivers) fill it: the API reference's nvmlProcessInfo_v2_t, which
+ * NVML 12's headers also name nvmlProcessInfo_t.  Not the unversioned
+ * calls' nvmlProcessInfo_v1_t (pid and memory only, 16 bytes): an array of
+ * one layout read as the other is garbage, so only the _v3/_v2 entry points
+ * are loaded.  gpuInstanceId/computeInstanceId are 0xFFFFFFFF outside MIG;
+ * usedGpuMemory is NVML_VALUE_NOT_AVAILABLE where the driver does not know
+ * it (no permission, WDDM). */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+#define NVML_VALUE_NOT_AVAILABLE (~0ull)
+
 /* The entry points, as function pointer types (nvml.c loads them). */
 typedef nvmlReturn_t (*nvml_void_fn)(void);
 typedef nvmlReturn_t (*nvml_count_fn)(unsigned int *);
@@ -98,5 +115,6 @@ typedef nvmlReturn_t (*nvml_gpm_alloc_fn)(nvmlGpmSample_t *);
 typedef nvmlReturn_t (*nvml_gpm_free_fn)(nvmlGpmSample_t);
 typedef nvmlReturn_t (*nvml_gpm_sample_fn)(nvmlDevice_t, nvmlGpmSample_t);
 typedef nvmlReturn_t (*nvml_gpm_get_fn)(nvmlGpmMetricsGet_t *);
+typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
 
 #endif

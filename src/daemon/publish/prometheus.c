@@ -245,17 +245,29 @@ static void render_process_info(const struct frame *f, struct buf *o)
 	}
 }
 
-/* A GPU series also carries its device's uuid and model, node_exporter
- * style, from the collector's gpu_uuid.<gpu> / gpu_name.<gpu> strings. */
-static void gpu_labels(const struct frame *f, const char *gpu, struct buf *o)
+/* A series labelled by a GPU also carries its device's uuid and model,
+ * node_exporter style, from the collector's gpu_uuid.<gpu> / gpu_name.<gpu>
+ * strings; one labelled by a job (collect/gpu_jobs.c) its kind, user and
+ * container. */
+static const struct {
+	const char *label, *key, *name;
+} companions[] = {
+	{"gpu", "gpu_uuid.", "uuid"},
+	{"gpu", "gpu_name.", "model"},
+	{"job_id", "gpu_job_kind.", "kind"},
+	{"job_id", "gpu_job_user.", "user"},
+	{"job_id", "gpu_job_container.", "container"},
+};
+
+static void companion_labels(const struct frame *f, const char *label, const char *suffix, struct buf *o)
 {
-	static const char *const from[2][2] = {{"gpu_uuid.", "uuid"}, {"gpu_name.", "model"}};
-	for (int l = 0; l < 2; l++)
-		for (size_t j = 0; j < f->n; j++) {
+	for (size_t l = 0; l < sizeof companions / sizeof companions[0]; l++)
+		for (size_t j = 0; j < f->n && strcmp(companions[l].label, label) == 0; j++) {
 			const char *k = frame_key(f, &f->vals[j]);
-			size_t n = strlen(from[l][0]);
-			if (f->vals[j].type == FV_STRING && strncmp(k, from[l][0], n) == 0 && strcmp(k + n, gpu) == 0) {
-				buf_printf(o, ",%s=\"", from[l][1]);
+			size_t n = strlen(companions[l].key);
+			if (f->vals[j].type == FV_STRING && strncmp(k, companions[l].key, n) == 0 &&
+			    strcmp(k + n, suffix) == 0) {
+				buf_printf(o, ",%s=\"", companions[l].name);
 				put_label_value(o, f->names.data + f->vals[j].sval);
 				buf_putc(o, '"');
 				break;
@@ -313,8 +325,8 @@ static void render_frame(const struct prom_sink *p, const struct frame *f, struc
 			buf_putc(o, '"');
 			any = true;
 		}
-		if (w->label && w->d && strcmp(w->d->label, "gpu") == 0)
-			gpu_labels(f, w->suffix, o);
+		if (w->label && w->d)
+			companion_labels(f, w->d->label, w->suffix, o);
 		if (w->d && w->d->fixed_label) {
 			const char *eq = strchr(w->d->fixed_label, '=');
 			buf_printf(o, "%s%.*s=\"%s\"", any ? "," : "{", (int)(eq - w->d->fixed_label), w->d->fixed_label,

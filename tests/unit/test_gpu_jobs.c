@@ -217,6 +217,10 @@ static void *start(int64_t series)
 
 /* One GPU tick: interval 2 s; "DEV=PID,PID;DEV=..." listings; energy
  * "GPU=MJ;..." (NULL: none). */
+/* "0=1e12;1=3e12": the GPUs' FLOPs/s estimates (gpu_flops.<gpu>) the
+ * next tick() puts in its frame, once */
+static const char *next_flops;
+
 static enum collect_status tick(void *s, struct frame *f, const char *lists, const char *energy)
 {
 	frame_reset(f, 0);
@@ -248,6 +252,16 @@ static enum collect_status tick(void *s, struct frame *f, const char *lists, con
 			snprintf(k, sizeof k, "gpu_energy_mj.%s", g);
 			frame_uint(f, k, strtoull(eq + 1, NULL, 10));
 		}
+	}
+	if (next_flops) {
+		snprintf(tmp, sizeof tmp, "%s", next_flops);
+		for (char *g = strtok_r(tmp, ";", &save); g; g = strtok_r(NULL, ";", &save)) {
+			char *eq = strchr(g, '=');
+			*eq = 0;
+			snprintf(k, sizeof k, "gpu_flops.%s", g);
+			frame_float(f, k, strtod(eq + 1, NULL));
+		}
+		next_flops = NULL;
 	}
 	return collector_gpu_jobs.collect(s, f);
 }
@@ -378,6 +392,30 @@ TEST(gpu_jobs_mig_energy_and_baselines)
 	CHECK(fval(&f, "gpu_job_seconds./b.scope") == 0);
 	tick(s, &f, "0/mig0=1;0/mig1=2", NULL);
 	CHECK(fval(&f, "gpu_job_seconds./b.scope") == 2);
+	frame_free(&f);
+	collector_gpu_jobs.close(s);
+}
+
+/* FLOPs per job: each GPU's estimate (a rate) times the period, split
+ * among the jobs on it like its energy; absent until a GPU has one. */
+TEST(gpu_jobs_flops_split_like_energy)
+{
+	mkproc(1, 1, 0, "0::/a.scope\n", NULL, 0);
+	mkproc(2, 1, 0, "0::/b.scope\n", NULL, 0);
+	void *s = start(64);
+	struct frame f;
+	frame_init(&f);
+	next_flops = "0=1e12;1=3e12"; /* the baseline tick: nobody charged yet */
+	tick(s, &f, "0=1,2;1=1", NULL);
+	CHECK_INT(fcount_prefix(&f, "gpu_job_flop"), 0);
+	tick(s, &f, "0=1,2;1=1", NULL);
+	CHECK_INT(fcount_prefix(&f, "gpu_job_flop"), 0); /* no estimate: absent, not 0 */
+	next_flops = "0=1e12;1=3e12";
+	tick(s, &f, "0=1,2;1=1", NULL);
+	/* GPU 0: 2e12 over the 2 s period, half each; GPU 1: 6e12, all a's */
+	CHECK(fval(&f, "gpu_job_flop./a.scope") == 7e12);
+	CHECK(fval(&f, "gpu_job_flop./b.scope") == 1e12);
+	CHECK(fval(&f, "gpu_user_flop.0") == 8e12);
 	frame_free(&f);
 	collector_gpu_jobs.close(s);
 }

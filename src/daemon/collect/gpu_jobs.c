@@ -28,8 +28,8 @@
  *   own; a new one past that takes the place of the one seen longest ago if
  *   that one is not on a GPU now, else it is counted under job_id "other"
  *   (user "other").  A job not seen for an hour is dropped.
- * - FLOPs per job: not yet (the FLOPs estimate is another collector's);
- *   see the FLOPS_HOOK comment below.
+ * - FLOPs per job: a GPU's FLOPs/s estimate (gpu_flops.h: absent without
+ *   GPM or a known model) times the period, split like its energy.
  *
  * Cost: per GPU tick a pass over the frame, and for each process not in
  * the pid cache three small /proc reads (stat, status, environ; cgroup
@@ -282,7 +282,9 @@ struct acct {
 	char container[80];
 	uint64_t seen;     /* last tick it was on a GPU */
 	double sec, mj;    /* this tick's increments */
+	double flop;       /* ... FLOPs (the GPUs' estimates x the period) */
 	bool energy;       /* has had energy attributed: its energy series exists */
+	bool flops;        /* has had FLOPs attributed: its FLOPs series exists */
 	bool on_gpu;       /* listed this tick */
 	unsigned long long mem;
 	bool have_mem;
@@ -481,6 +483,10 @@ static void emit_table(struct table *t, const char *base, const char *ukey, stru
 			snprintf(k, sizeof k, "%s_energy_mj.%s", base, id);
 			frame_float(f, k, a->mj);
 		}
+		if (a->flops) {
+			snprintf(k, sizeof k, "%s_flop.%s", base, id);
+			frame_float(f, k, a->flop);
+		}
 		if (jobs && a->have_mem) {
 			snprintf(k, sizeof k, "%s_memory_bytes.%s", base, id);
 			frame_uint(f, k, a->mem);
@@ -502,7 +508,7 @@ static void emit_table(struct table *t, const char *base, const char *ukey, stru
 				frame_str(f, k, a->container);
 			}
 		}
-		a->sec = a->mj = 0;
+		a->sec = a->mj = a->flop = 0;
 		a->mem = 0;
 		a->have_mem = a->on_gpu = false;
 	}
@@ -517,6 +523,58 @@ static void expire(struct table *t, uint64_t tick, int64_t interval_s)
 			t->a[i] = t->a[--t->n];
 		else
 			i++;
+}
+
+/* What split_among_jobs needs of one tick (gj_collect). */
+struct tick {
+	struct gj_state *s;
+	const struct tproc *p;
+	size_t np;
+	struct tjob *tj;
+	size_t ntj;
+	const size_t *now; /* the devices listed now */
+	const bool *was;   /* ... and whether each was at the previous tick */
+	size_t nnow;
+	bool *on; /* scratch, ntj + 1 */
+};
+
+/* A GPU's amount over the tick (gpu: its frame suffix; its MIG instances
+ * "<gpu>/mig<k>" count under it) split equally among the distinct jobs on
+ * it that were charged GPU time this tick (listed now and at the previous
+ * tick); flop: FLOPs, else energy in mJ.  A GPU with no such job: not
+ * attributed. */
+static void split_among_jobs(const struct tick *t, const char *gpu, double amount, bool flop)
+{
+	size_t gl = strlen(gpu), nj = 0;
+	memset(t->on, 0, (t->ntj + 1) * sizeof *t->on);
+	for (size_t i = 0; i < t->np; i++) {
+		const struct tproc *q = &t->p[i];
+		bool mine = q->devlen == gl || (q->devlen > gl && q->dev[gl] == '/'); /* "0" or "0/migN" */
+		if (!mine || memcmp(q->dev, gpu, gl) != 0 || t->on[q->job])
+			continue;
+		bool charged = false;
+		for (size_t d = 0; d < t->nnow && !charged; d++)
+			charged = t->was[d] && on_dev(&t->s->devs[t->now[d]], q);
+		if (!charged)
+			continue;
+		t->on[q->job] = true;
+		nj++;
+	}
+	for (size_t j = 0; j < t->ntj; j++) {
+		if (!t->on[j])
+			continue;
+		double share = amount / (double)nj;
+		struct acct *a[2] = {t->tj[j].job, t->tj[j].user};
+		for (int w = 0; w < 2; w++) {
+			if (flop) {
+				a[w]->flop += share;
+				a[w]->flops = true;
+			} else {
+				a[w]->mj += share;
+				a[w]->energy = true;
+			}
+		}
+	}
 }
 
 static enum collect_status gj_collect(void *state, struct frame *f)
@@ -639,38 +697,17 @@ static enum collect_status gj_collect(void *state, struct frame *f)
 				tj[t].user->sec += (double)interval / (double)nj;
 			}
 	}
-	/* energy: each GPU's, among the jobs on it and its MIG instances */
+	/* energy and FLOPs: each GPU's over the tick, among the jobs on it
+	 * and its MIG instances (split_among_jobs) */
+	const struct tick tk = {s, p, np, tj, ntj, now, was, nnow, on};
 	for (size_t i = 0; i < f->n; i++) {
 		const struct frame_value *v = &f->vals[i];
 		const char *k = frame_key(f, v);
-		if (v->type != FV_UINT || strncmp(k, "gpu_energy_mj.", 14) != 0)
-			continue;
-		const char *gpu = k + 14;
-		size_t gl = strlen(gpu), nj = 0;
-		memset(on, 0, (ntj + 1) * sizeof *on);
-		for (size_t i2 = 0; i2 < np; i2++) {
-			bool mine = p[i2].devlen == gl ||
-				    (p[i2].devlen > gl && p[i2].dev[gl] == '/'); /* "0" or "0/migN" */
-			if (!mine || memcmp(p[i2].dev, gpu, gl) != 0 || on[p[i2].job])
-				continue;
-			bool charged = false;
-			for (size_t d = 0; d < nnow && !charged; d++)
-				charged = was[d] && on_dev(&s->devs[now[d]], &p[i2]);
-			if (!charged)
-				continue;
-			on[p[i2].job] = true;
-			nj++;
-		}
-		for (size_t t = 0; t < ntj; t++)
-			if (on[t]) {
-				double e = (double)v->v.u / (double)nj;
-				tj[t].job->mj += e;
-				tj[t].user->mj += e;
-				tj[t].job->energy = tj[t].user->energy = true;
-			}
-		/* FLOPS_HOOK: FLOPs per job go here once the FLOPs estimate
-		 * (gpu_flops) puts a per-GPU FLOPs value in the frame: split it
-		 * among the same jobs (on[]) as the energy. */
+		if (v->type == FV_UINT && strncmp(k, "gpu_energy_mj.", 14) == 0)
+			split_among_jobs(&tk, k + 14, (double)v->v.u, false);
+		else if (v->type == FV_FLOAT && strncmp(k, "gpu_flops.", 10) == 0)
+			/* the estimate is a rate over the tick: FLOPs = rate x period */
+			split_among_jobs(&tk, k + 10, v->v.f * (double)interval, true);
 	}
 	for (size_t d = 0; d < nnow; d++)
 		s->devs[now[d]].listed = true;
@@ -754,6 +791,10 @@ static const struct metric_desc gj_catalog[] = {
 	J("gpu_job_energy_mj", MK_COUNTER, 0.001, "dynolog_gpu_job_energy_joules_total",
 	  "GPU energy used by a job: each GPU's energy over a tick, split equally among the jobs on it.",
 	  "dynolog.gpu.job.energy", "J"),
+	J("gpu_job_flop", MK_COUNTER, 1, "dynolog_gpu_job_flop_total",
+	  "Floating-point operations of a job: each GPU's FLOPs/s estimate times the tick's period, split equally "
+	  "among the jobs on it.",
+	  "dynolog.gpu.job.flop", "{flop}"),
 	J("gpu_job_memory_bytes", MK_GAUGE, 1, "dynolog_gpu_job_memory_used_bytes",
 	  "GPU memory used by a job's processes, all GPUs.", "dynolog.gpu.job.memory.usage", "By"),
 	U("gpu_user_seconds", MK_COUNTER, 1, "dynolog_gpu_user_seconds_total",
@@ -761,6 +802,8 @@ static const struct metric_desc gj_catalog[] = {
 	  "s"),
 	U("gpu_user_energy_mj", MK_COUNTER, 0.001, "dynolog_gpu_user_energy_joules_total",
 	  "GPU energy used by a user's jobs.", "dynolog.gpu.user.energy", "J"),
+	U("gpu_user_flop", MK_COUNTER, 1, "dynolog_gpu_user_flop_total", "Floating-point operations of a user's jobs.",
+	  "dynolog.gpu.user.flop", "{flop}"),
 	{"gpu_processes", true, MK_GAUGE, 1, "dynolog_gpu_processes", "gpu", NULL, NULL,
 	 "Processes using the GPU (compute and graphics).", "dynolog.gpu.processes", "{process}", "hw.id", NULL},
 	/* per process: JSON log and getMetrics only (the suffix holds two labels) */

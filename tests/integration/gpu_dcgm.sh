@@ -104,6 +104,18 @@ for kv in '"gpu_frequency_mhz.0":1980' '"gpu_power_draw.0":250.5' '"gpu_memory_u
 	'"gpu_uuid.0":"GPU-00000000-1111-2222-3333-444444444444"' '"gpu_name.1":"NVIDIA A100-SXM4-40GB"'; do
 	grep -qF "$kv" <<<"$last" || fail "JSON log lacks $kv: $last"
 done
+# the FLOPs/s estimate from the profiling fields, as from NVML's GPM
+# (gpu_flops.sh has the rules): GPU 0, an H100 SXM at 1980 MHz, FP16 share
+# 1.5/4 >= 0.1: the tensor pipe at the FP16/BF16 rate; GPU 1 has no fields
+TABLE=$PWD/data/gpu-peaks.tsv
+peak() { awk -F'\t+' -v p="$1" '!/^#/ && $1 == "H100 80GB HBM3|H100 SXM" && $3 == p { print $4, $5 }' "$TABLE"; }
+term() { read -r tf mhz < <(peak "$2"); awk -v a="$1" -v t="$tf" -v m="$mhz" 'BEGIN { printf "%.17g\n", a * t * 1e12 * 1980 / m }'; }
+want=$({ term 0.1 tensor_fp16; term 0.015 fp16; term 0.025 fp32; term 0.005 fp64; } | awk '{ s += $1 } END { printf "%.17g", s }')
+got=$(grep -o '"gpu_flops.0":[^,}]*' <<<"$last" | cut -d: -f2)
+awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w > 0 && d <= 1e-9 * w) }' ||
+	fail "DCGM FLOPs/s estimate: got '$got', want $want"
+if grep -qF '"gpu_flops.1"' <<<"$last"; then fail "GPU 1 has an estimate without its fields: $last"; fi
+grep -q "^dynolog_gpu_flops_per_second{$L0} " "$T/page.txt" || fail "no FLOPs/s series on Prometheus"
 for k in gpu_frequency_mhz.1 gpu_power_draw.1 gpu_memory_utilization.1 sm_active_ratio.1; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "blank $k published: $last"; fi
 done

@@ -38,6 +38,7 @@
 #include "daemon/collect/collector.h"
 #include "daemon/collect/dcgm_api.h"
 #include "daemon/collect/gpu_backend.h"
+#include "daemon/collect/gpu_flops.h"
 #include "daemon/collect/gpu_prof.h"
 #include "daemon/collect/gpu_worker.h"
 
@@ -205,6 +206,7 @@ struct dcgm_state {
 	int nids;
 	bool has_prof;
 	int64_t interval_s;
+	struct gpu_peaks *peaks; /* for the FLOPs/s estimate (gpu_flops.h) */
 	/* worker-owned (the loop thread reads them only between jobs) */
 	bool started;
 	dcgmHandle_t h;
@@ -461,7 +463,22 @@ static enum collect_status dcgm_run(void *state, struct frame *f)
 		if (s->has_prof)
 			gpu_prof_attach(prof_hook, s);
 	}
+	size_t from = f->n;
 	frame_append(f, &s->out);
+	/* the FLOPs/s estimate of each GPU from the profiling fields, as the
+	 * NVML backend does from GPM (the same keys) */
+	size_t end = f->n;
+	for (size_t i = from; i < end; i++) {
+		const struct frame_value *v = &f->vals[i];
+		const char *k = frame_key(f, v);
+		if (v->type != FV_STRING || strncmp(k, "gpu_name.", 9) != 0)
+			continue;
+		char suffix[32];
+		snprintf(suffix, sizeof suffix, "%s", k + 9);
+		/* the name is read before the estimate adds values (the frame may move) */
+		const struct gpu_model *m = gpu_peaks_match(s->peaks, f->names.data + v->sval);
+		gpu_flops_put(f, from, suffix, m);
+	}
 	return s->job_ok ? COLLECT_OK : COLLECT_FAILED;
 }
 
@@ -476,6 +493,7 @@ static const char *dcgm_sonames[3];
 static void free_state(struct dcgm_state *s)
 {
 	free(s->address);
+	gpu_peaks_free(s->peaks);
 	frame_free(&s->out);
 	buf_free(&s->notes_warn);
 	buf_free(&s->notes_info);
@@ -564,6 +582,7 @@ static bool dcgm_apply(void **state, const void *old, const void *cfg, const str
 		return true;
 	}
 	s->worker_on = true;
+	s->peaks = gpu_peaks_open(gpu_backend_peaks_file());
 	/* start now, so the first tick already knows which backend publishes */
 	if (run_job(s, JOB_START) && s->started) {
 		log_info("GPU monitor: backend DCGM (%s, %d GPUs, %d fields%s; --gpu_backend=%s)",

@@ -10,11 +10,14 @@ static struct {
 	bool on, dcgm;
 	char backend[8];
 	int64_t timeout_ms, interval_s;
-} gb = {false, false, "auto", 500, 10};
+	const char *peaks_file;
+} gb = {false, false, "auto", 500, 10, NULL};
 
-void gpu_backend_configure(bool on, const char *backend, int64_t timeout_ms, int64_t interval_s)
+void gpu_backend_configure(bool on, const char *backend, int64_t timeout_ms, int64_t interval_s,
+			   const char *peaks_file)
 {
 	gb.on = on;
+	gb.peaks_file = peaks_file;
 	snprintf(gb.backend, sizeof gb.backend, "%s", backend ? backend : "auto");
 	gb.timeout_ms = timeout_ms;
 	gb.interval_s = interval_s;
@@ -26,5 +29,6 @@ bool gpu_backend_on(void) { return gb.on; }
 const char *gpu_backend_wanted(void) { return gb.backend; }
 int64_t gpu_backend_timeout_ms(void) { return gb.timeout_ms; }
 int64_t gpu_backend_interval_s(void) { return gb.interval_s; }
+const char *gpu_backend_peaks_file(void) { return gb.peaks_file; }
 void gpu_backend_set_dcgm(bool active) { gb.dcgm = active; }
 bool gpu_backend_dcgm_active(void) { return gb.dcgm; }

@@ -18,12 +18,16 @@
 
 /* the GPU monitor switched on (backend "auto", "nvml" or "dcgm") or off
  * (on false: also no DCGM) */
-void gpu_backend_configure(bool on, const char *backend, int64_t timeout_ms, int64_t interval_s);
+/* peaks_file: --gpu_peaks_file (NULL: the default places), which the
+ * caller's configuration keeps alive */
+void gpu_backend_configure(bool on, const char *backend, int64_t timeout_ms, int64_t interval_s,
+			   const char *peaks_file);
 
 bool gpu_backend_on(void);
 const char *gpu_backend_wanted(void);
 int64_t gpu_backend_timeout_ms(void);
 int64_t gpu_backend_interval_s(void);
+const char *gpu_backend_peaks_file(void);
 
 /* DCGM started and publishes the GPU series (the NVML collector idles) */
 void gpu_backend_set_dcgm(bool active);

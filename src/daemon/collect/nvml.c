@@ -485,7 +485,7 @@ static void close_state(struct nvml_state *s)
 	if (!s)
 		return;
 	gpu_prof_detach(s);
-	gpu_backend_configure(false, NULL, 0, 0);
+	gpu_backend_configure(false, NULL, 0, 0, NULL);
 	if (!s->disabled) {
 		/* a worker inside a hung NVML call still uses the state: leave it */
 		if (!gpu_worker_stop(&s->w))
@@ -587,7 +587,7 @@ static bool nvml_apply(void **state, const void *old, const void *cfg, const str
 	const struct nvml_config *c = cfg, *o = old;
 	struct nvml_state *cur = *state;
 	/* the GPU monitor's options, for the DCGM collector (next row) */
-	gpu_backend_configure(true, cur && o ? o->backend : c->backend, c->timeout_ms, c->interval_s);
+	gpu_backend_configure(true, cur && o ? o->backend : c->backend, c->timeout_ms, c->interval_s, c->peaks_file);
 	if (cur && !cur->disabled)
 		cur->w.timeout_ms = c->timeout_ms; /* read by the loop thread only */
 	if (cur)

@@ -55,30 +55,6 @@ static uint64_t digest(struct json_reader *r, uint64_t *err_off)
 	return h;
 }
 
-static void write_value(struct jw *w, const struct json_value *v)
-{
-	switch (v->type) {
-	case JV_NULL: jw_null(w); break;
-	case JV_BOOL: jw_bool(w, v->u.b); break;
-	case JV_NUMBER: jw_raw(w, v->u.num.raw, v->len); break;
-	case JV_STRING: jw_strn(w, v->u.str, v->len); break;
-	case JV_ARRAY:
-		jw_arr_begin(w);
-		for (uint32_t i = 0; i < v->len; i++)
-			write_value(w, &v->u.items[i]);
-		jw_arr_end(w);
-		break;
-	case JV_OBJECT:
-		jw_obj_begin(w);
-		for (uint32_t i = 0; i < v->len; i++) {
-			jw_keyn(w, v->u.members[i].key, v->u.members[i].key_len);
-			write_value(w, &v->u.members[i].value);
-		}
-		jw_obj_end(w);
-		break;
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned flags = size && (data[0] & 0x80) ? JSON_LENIENT_UTF8 : 0;
@@ -105,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct buf out = BUF_INIT;
 		struct jw w;
 		jw_init(&w, &out);
-		write_value(&w, doc.root);
+		jw_value(&w, doc.root);
 		struct json_doc again;
 		if (!json_parse(out.data, out.len, &again, &err))
 			abort(); /* the writer produced invalid JSON */

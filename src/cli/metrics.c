@@ -29,7 +29,6 @@
  * before the daemon paged: 64 MiB, ~9 hours of a host's keys at 1 s). */
 #define MAX_PAGES 4096
 
-static void copy_value(struct jw *w, const struct json_value *v);
 
 /* next: the previous page's cursor, sent back as is (NULL: first page). */
 static void build_request(int64_t since_s, bool since_seen, const char *names, const struct json_value *next,
@@ -55,38 +54,13 @@ static void build_request(int64_t since_s, bool since_seen, const char *names, c
 	}
 	if (next) {
 		jw_key(&w, "next");
-		copy_value(&w, next);
+		jw_value(&w, next);
 	}
 	if (since_seen) {
 		jw_key(&w, "since_s");
 		jw_i64(&w, since_s);
 	}
 	jw_obj_end(&w);
-}
-
-/* v as JSON again, numbers in the text they came in. */
-static void copy_value(struct jw *w, const struct json_value *v)
-{
-	switch (v->type) {
-	case JV_NULL: jw_null(w); break;
-	case JV_BOOL: jw_bool(w, v->u.b); break;
-	case JV_NUMBER: jw_raw(w, v->u.num.raw, strlen(v->u.num.raw)); break;
-	case JV_STRING: jw_strn(w, v->u.str, v->len); break;
-	case JV_ARRAY:
-		jw_arr_begin(w);
-		for (uint32_t i = 0; i < v->len; i++)
-			copy_value(w, &v->u.items[i]);
-		jw_arr_end(w);
-		break;
-	case JV_OBJECT:
-		jw_obj_begin(w);
-		for (uint32_t i = 0; i < v->len; i++) {
-			jw_keyn(w, v->u.members[i].key, v->u.members[i].key_len);
-			copy_value(w, &v->u.members[i].value);
-		}
-		jw_obj_end(w);
-		break;
-	}
 }
 
 /* One paging host: the answer built from its pages so far, and what the
@@ -122,7 +96,7 @@ static bool pages_add(struct pages *p, const struct json_value *root, int64_t si
 		const struct json_value *i = json_get(root, "interval_s");
 		if (i) {
 			jw_key(&p->w, "interval_s");
-			copy_value(&p->w, i);
+			jw_value(&p->w, i);
 		}
 		jw_key(&p->w, "metrics");
 		jw_obj_begin(&p->w);
@@ -136,7 +110,7 @@ static bool pages_add(struct pages *p, const struct json_value *root, int64_t si
 			if (strcmp(mb->key, "interval_s") && strcmp(mb->key, "metrics") && strcmp(mb->key, "next") &&
 			    strcmp(mb->key, "truncated")) {
 				jw_keyn(&t, mb->key, mb->key_len);
-				copy_value(&t, &mb->value);
+				jw_value(&t, &mb->value);
 			}
 		}
 		buf_putc(&p->tail, '}');
@@ -156,7 +130,7 @@ static bool pages_add(struct pages *p, const struct json_value *root, int64_t si
 			jw_arr_begin(&p->w);
 		}
 		for (uint32_t i = 0; i < mb->value.len; i++)
-			copy_value(&p->w, &mb->value.u.items[i]);
+			jw_value(&p->w, &mb->value.u.items[i]);
 	}
 	const struct json_value *next = json_get(root, "next");
 	bool more = false;

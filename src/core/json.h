@@ -246,6 +246,8 @@ void jw_bool(struct jw *w, bool v);
 void jw_null(struct jw *w);
 /* A value already in JSON form (e.g. a number's raw text). */
 void jw_raw(struct jw *w, const char *s, size_t n);
+/* A parsed value written again, numbers in the text they came in. */
+void jw_value(struct jw *w, const struct json_value *v);
 
 /* Append s as a quoted, escaped JSON string. */
 void json_escape(struct buf *b, const char *s, size_t n);

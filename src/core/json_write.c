@@ -164,3 +164,27 @@ void jw_raw(struct jw *w, const char *s, size_t n)
 	pre(w);
 	buf_append(w->b, s, n);
 }
+
+void jw_value(struct jw *w, const struct json_value *v)
+{
+	switch (v->type) {
+	case JV_NULL: jw_null(w); break;
+	case JV_BOOL: jw_bool(w, v->u.b); break;
+	case JV_NUMBER: jw_raw(w, v->u.num.raw, v->len); break;
+	case JV_STRING: jw_strn(w, v->u.str, v->len); break;
+	case JV_ARRAY:
+		jw_arr_begin(w);
+		for (uint32_t i = 0; i < v->len; i++)
+			jw_value(w, &v->u.items[i]);
+		jw_arr_end(w);
+		break;
+	case JV_OBJECT:
+		jw_obj_begin(w);
+		for (uint32_t i = 0; i < v->len; i++) {
+			jw_keyn(w, v->u.members[i].key, v->u.members[i].key_len);
+			jw_value(w, &v->u.members[i].value);
+		}
+		jw_obj_end(w);
+		break;
+	}
+}

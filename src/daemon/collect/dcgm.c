@@ -222,29 +222,6 @@ struct dcgm_state {
 	char last_fail[320]; /* the last failed step, said once while it repeats */
 };
 
-static void note(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char line[512];
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	buf_printf(b, "%s\n", line);
-}
-
-static void log_notes(struct buf *b, int level)
-{
-	char *line = b->data;
-	for (size_t i = 0; i < b->len; i++)
-		if (b->data[i] == '\n') {
-			b->data[i] = 0;
-			log_msg(level, "%s", line);
-			line = b->data + i + 1;
-		}
-	buf_reset(b);
-}
-
 /* ---------------- the worker's jobs ---------------- */
 
 static void stop_dcgm(struct dcgm_state *s)
@@ -266,7 +243,7 @@ static bool step(struct dcgm_state *s, dcgmReturn_t r, const char *what)
 	char line[320];
 	snprintf(line, sizeof line, "%s failed: %s (%d)", what, dcgm_err(r), r);
 	if (strcmp(line, s->last_fail) != 0)
-		note(&s->notes_warn, "GPU monitor: DCGM: %s", line);
+		gpu_note(&s->notes_warn, "GPU monitor: DCGM: %s", line);
 	memcpy(s->last_fail, line, sizeof line);
 	return false;
 }
@@ -383,10 +360,10 @@ static void job_collect(struct dcgm_state *s)
 	}
 	dcgmReturn_t r = s->api.latest(s->h, s->grp, s->fgrp, on_values, s);
 	if (r != DCGM_ST_OK && r != s->last_latest)
-		note(&s->notes_warn, "GPU monitor: DCGM: dcgmGetLatestValues_v2 failed: %s (%d); GPU metrics absent",
+		gpu_note(&s->notes_warn, "GPU monitor: DCGM: dcgmGetLatestValues_v2 failed: %s (%d); GPU metrics absent",
 		     dcgm_err(r), r);
 	else if (r == DCGM_ST_OK && s->last_latest != DCGM_ST_OK)
-		note(&s->notes_info, "GPU monitor: DCGM answers again");
+		gpu_note(&s->notes_info, "GPU monitor: DCGM answers again");
 	s->last_latest = r;
 }
 
@@ -434,8 +411,8 @@ static bool run_job(struct dcgm_state *s, int what)
 			 (long long)s->w.timeout_ms);
 	if (r != GW_DONE)
 		return false;
-	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
-	log_notes(&s->notes_info, LOG_LEVEL_INFO);
+	gpu_log_notes(&s->notes_warn, LOG_LEVEL_WARN);
+	gpu_log_notes(&s->notes_info, LOG_LEVEL_INFO);
 	return true;
 }
 

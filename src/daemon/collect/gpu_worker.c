@@ -5,11 +5,14 @@
 #include "daemon/collect/gpu_worker.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/log.h"
 
 static void *loop(void *arg)
 {
@@ -111,4 +114,26 @@ bool gpu_worker_stop(struct gpu_worker *w)
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->done);
 	return true;
+}
+
+void gpu_note(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char line[512];
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	buf_printf(b, "%s\n", line);
+}
+
+void gpu_log_notes(struct buf *b, int level)
+{
+	char *line = b->data;
+	for (size_t i = 0; i < b->len; i++)
+		if (b->data[i] == '\n') {
+			b->data[i] = 0;
+			log_msg(level, "%s", line);
+			line = b->data + i + 1;
+		}
+	buf_reset(b);
 }

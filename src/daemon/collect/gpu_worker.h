@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+
 struct gpu_worker {
 	/* set by the owner before gpu_worker_start */
 	void (*job)(void *arg, int what);
@@ -51,5 +53,11 @@ enum gpu_worker_result gpu_worker_run(struct gpu_worker *w, int what, int64_t *s
 /* Stop the thread.  False when a job is stuck: the thread is detached and
  * still uses the owner's state, which must then be left allocated. */
 bool gpu_worker_stop(struct gpu_worker *w);
+
+/* Lines a job leaves for the loop thread to log (a job must not log from
+ * the worker: the log's rate limits and order belong to the loop): one
+ * line appended to b, then all of b logged at level and emptied. */
+void gpu_note(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gpu_log_notes(struct buf *b, int level);
 
 #endif

@@ -193,17 +193,6 @@ struct nvml_state {
 	struct gpu_worker w; /* runs worker_job (gpu_worker.h) */
 };
 
-static void note(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char line[512];
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	buf_printf(b, "%s\n", line);
-}
-
 static void key(char *out, size_t cap, const char *base, const struct gdev *d)
 {
 	snprintf(out, cap, "%s.%s", base, d->suffix);
@@ -217,7 +206,7 @@ static bool ok(struct nvml_state *s, struct gdev *d, nvmlReturn_t r)
 		return true;
 	if (r == NVML_ERROR_GPU_IS_LOST && !d->lost) {
 		d->lost = true;
-		note(&s->notes_warn,
+		gpu_note(&s->notes_warn,
 		     "GPU monitor: GPU %s (%s) is lost (fallen off the bus?); its metrics are absent until the daemon "
 		     "restarts",
 		     d->suffix, d->uuid[0] ? d->uuid : "no uuid");
@@ -269,13 +258,13 @@ static bool worker_init(struct nvml_state *s)
 {
 	nvmlReturn_t r = s->core.init();
 	if (r != NVML_SUCCESS) {
-		note(&s->notes_warn, "GPU monitor: nvmlInit failed: %s (%d); no GPU metrics, retried next tick",
+		gpu_note(&s->notes_warn, "GPU monitor: nvmlInit failed: %s (%d); no GPU metrics, retried next tick",
 		     nvml_err(r), r);
 		return false;
 	}
 	unsigned n = 0;
 	if ((r = s->core.count(&n)) != NVML_SUCCESS) {
-		note(&s->notes_warn, "GPU monitor: nvmlDeviceGetCount failed: %s (%d)", nvml_err(r), r);
+		gpu_note(&s->notes_warn, "GPU monitor: nvmlDeviceGetCount failed: %s (%d)", nvml_err(r), r);
 		s->core.shutdown();
 		return false;
 	}
@@ -283,7 +272,7 @@ static bool worker_init(struct nvml_state *s)
 		nvmlDevice_t h;
 		char sfx[32];
 		if ((r = s->core.handle(i, &h)) != NVML_SUCCESS) {
-			note(&s->notes_warn, "GPU monitor: GPU %u: no handle: %s (%d); left out", i, nvml_err(r), r);
+			gpu_note(&s->notes_warn, "GPU monitor: GPU %u: no handle: %s (%d); left out", i, nvml_err(r), r);
 			continue;
 		}
 		snprintf(sfx, sizeof sfx, "%u", i);
@@ -319,12 +308,12 @@ static bool worker_init(struct nvml_state *s)
 			   s->dev[i].name[0] ? s->dev[i].name : "(no name)");
 		gpm += s->dev[i].gpm;
 	}
-	note(&s->notes_info, "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu", n,
+	gpu_note(&s->notes_info, "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu", n,
 	     s->ndev, list.len ? list.data : "none", gpm);
 	buf_free(&list);
 	for (size_t i = 0; i < s->ndev && s->peaks; i++)
 		if (!strchr(s->dev[i].suffix, '/') && !gpu_peaks_match(s->peaks, s->dev[i].name))
-			note(&s->notes_info, "GPU monitor: GPU %s (%s) is not in the GPU peak table: no FLOPs/s estimate for it",
+			gpu_note(&s->notes_info, "GPU monitor: GPU %s (%s) is not in the GPU peak table: no FLOPs/s estimate for it",
 			     s->dev[i].suffix, s->dev[i].name[0] ? s->dev[i].name : "no name");
 	return true;
 }
@@ -507,18 +496,6 @@ static void close_state(struct nvml_state *s)
 	free(s);
 }
 
-static void log_notes(struct buf *b, int level)
-{
-	char *line = b->data;
-	for (size_t i = 0; i < b->len; i++)
-		if (b->data[i] == '\n') {
-			b->data[i] = 0;
-			log_msg(level, "%s", line);
-			line = b->data + i + 1;
-		}
-	buf_reset(b);
-}
-
 static enum collect_status nvml_run(void *state, struct frame *f)
 {
 	struct nvml_state *s = state;
@@ -537,8 +514,8 @@ static enum collect_status nvml_run(void *state, struct frame *f)
 			 (long long)s->w.timeout_ms);
 	if (r != GW_DONE)
 		return COLLECT_FAILED; /* still inside the call that hung: nothing for GPUs this tick */
-	log_notes(&s->notes_warn, LOG_LEVEL_WARN);
-	log_notes(&s->notes_info, LOG_LEVEL_INFO);
+	gpu_log_notes(&s->notes_warn, LOG_LEVEL_WARN);
+	gpu_log_notes(&s->notes_info, LOG_LEVEL_INFO);
 	frame_append(f, &s->out);
 	if (s->job_ok)
 		frame_uint(f, GPU_INTERVAL_KEY, (uint64_t)s->interval_s); /* for gpu_jobs.c */

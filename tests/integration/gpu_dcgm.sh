@@ -120,6 +120,15 @@ for k in gpu_frequency_mhz.1 gpu_power_draw.1 gpu_memory_utilization.1 sm_active
 	if grep -qF "\"$k\"" <<<"$last"; then fail "blank $k published: $last"; fi
 done
 
+# ---- field 230, the last XID, under the NVML collector's key ----
+printf 'field 0 230 0,0,79\n' >>"$T/dcgm"
+run_daemon xid --dcgm_fields=100,230
+wait_for bash -c "[ \$(grep -c gpu_name '$T/xid.jsonl') -ge 3 ]" || fail "xid: fewer than 3 GPU ticks"
+grep -q '^dcgmWatchFields 100,230,50,54 every' "$T/xid.calls" || fail "xid: field 230 not watched: $(cat "$T/xid.calls")"
+grep -qF '"xid_last.0":0' <<<"$(grep gpu_name "$T/xid.jsonl" | head -n 1)" || fail "xid: first tick"
+grep -qF '"xid_last.0":79' <<<"$(grep gpu_name "$T/xid.jsonl" | sed -n 3p)" || fail "xid: third tick"
+curl -sf "http://127.0.0.1:$PORT/metrics" | grep -q "^dynolog_gpu_last_xid{$L0} 79$" || fail "xid: Prometheus"
+
 # ---- a hostengine that cannot be reached: said clearly, no GPU series ----
 cat >>"$T/dcgm" <<'S'
 call connect E-21

@@ -12,12 +12,15 @@ OLD=$PWD/$BUILD/libfake-nvml-old.so
 [ -f "$LIB" ] && [ -f "$OLD" ] || { echo "needs $LIB and $OLD (make)"; exit 1; }
 fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
 
-# GPU 0: an H100 with every metric, GPM included; GPU 1: supports only its
-# temperature and is lost at its second call, MIG on with one instance
-# (memory only); GPU 2: no GPM.  Lists give one value per call, the last
-# one repeating: values settle from the third tick on.
+# GPU 0: an H100 with every metric, GPM included, XIDs 79 at its second
+# tick and 79 and 48 at its fourth; GPU 1: supports only its temperature and
+# is lost at its second call, MIG on with one instance (memory only); GPU 2:
+# no GPM, no events; GPU 3: an A100 (no GPM) whose NVLink comes from NVML's
+# data counters (KiB, one call a tick, NVML's stamps 1 s apart), watched for
+# XIDs that never come.  Lists give one value per call, the last one
+# repeating: values settle from the third tick on.
 cat >"$T/script" <<'S'
-gpus 3
+gpus 4
 name 0 NVIDIA H100 80GB HBM3
 uuid 0 GPU-00000000-1111-2222-3333-444444444444
 util 0 50:20,60:25
@@ -54,6 +57,13 @@ name 2 NVIDIA A100-SXM4-40GB
 uuid 2 GPU-22222222-1111-2222-3333-444444444444
 nogpm 2
 util 2 7:3
+noevents 2
+xid 0 -,79,-,79+48,-
+name 3 NVIDIA A100-SXM4-80GB
+uuid 3 GPU-33333333-1111-2222-3333-444444444444
+nogpm 3
+nvlink_tx 3 1000,3048,5096,7144
+nvlink_rx 3 0,1024,1024
 S
 
 run_daemon() { # log-name flags...
@@ -75,6 +85,7 @@ curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
 if command -v promtool >/dev/null; then promtool check metrics <"$T/page.txt" || fail "promtool"; fi
 L0='gpu="0",uuid="GPU-00000000-1111-2222-3333-444444444444",model="NVIDIA H100 80GB HBM3"'
 L2='gpu="2",uuid="GPU-22222222-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-40GB"'
+L3='gpu="3",uuid="GPU-33333333-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-80GB"'
 LM='gpu="1/mig0",uuid="MIG-aaaaaaaa",model="NVIDIA H100 MIG 1g.10gb"'
 # scripted input -> base units: % -> ratio, mW -> W, mJ increments -> J
 # total, MHz -> Hz, KB/s -> B/s, GPM % -> ratio, GPM MiB/s -> B/s
@@ -111,6 +122,10 @@ dynolog_gpu_utilization_ratio|$L2|0.07
 dynolog_gpu_memory_utilization_ratio|$L2|0.03
 dynolog_gpu_memory_used_bytes|$LM|123456
 dynolog_gpu_memory_total_bytes|$LM|10000000000
+dynolog_gpu_xid_errors_total|$L0|3
+dynolog_gpu_last_xid|$L0|48
+dynolog_gpu_xid_errors_total|$L3|0.0
+dynolog_gpu_last_xid|$L3|0.0
 W
 grep -q '^# TYPE dynolog_gpu_energy_joules_total counter$' "$T/page.txt" || fail "energy is not a counter"
 grep -q '^dynolog_collector_success{collector="nvml"} 1$' "$T/page.txt" || fail "collector not successful"
@@ -123,7 +138,12 @@ nm=$(grep -c "{$LM}" "$T/page.txt")
 if grep -F 'gpu="1"' "$T/page.txt"; then fail "lost GPU 1 still published"; fi
 grep -q 'GPU 1 (GPU-11111111-1111-2222-3333-444444444444) is lost' "$T/full.log" || fail "GPU lost not said"
 [ "$(grep -c 'is lost' "$T/full.log")" = 1 ] || fail "GPU lost said more than once"
-grep -q 'NVML sees 3 GPUs, 4 devices counting MIG instances' "$T/full.log" || fail "device list not logged"
+grep -q 'NVML sees 4 GPUs, 5 devices counting MIG instances (.*); GPM on 2; XID events on 3$' "$T/full.log" ||
+	fail "device list not logged"
+# one rate-limited line per XID, with the GPU and its UUID
+[ "$(grep -c 'GPU 0 (GPU-00000000-1111-2222-3333-444444444444) reported XID ' "$T/full.log")" = 3 ] ||
+	fail "XIDs not logged once each: $(grep XID "$T/full.log")"
+grep -q 'reported XID 48$' "$T/full.log" || fail "XID 48 not logged"
 # the JSON log: upstream's keys per device, upstream's units
 last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
 for kv in '"gpu_device_utilization.0":60' '"gpu_memory_utilization.0":25' '"gpu_power_draw.0":250.5' \
@@ -142,13 +162,27 @@ done
 grep gpu_name "$T/full.jsonl" >"$T/gpu.jsonl"
 grep -qF '"gpu_energy_mj.0":2500' <<<"$(sed -n 2p "$T/gpu.jsonl")" || fail "tick 2 energy"
 grep -qF '"gpu_energy_mj.0":3500' <<<"$(sed -n 3p "$T/gpu.jsonl")" || fail "tick 3 energy"
+# XIDs per tick: the count of that tick's events and the last XID so far;
+# NVLink without GPM: the KiB counters' increase x 1024 over NVML's 1 s
+tick_has() { # tick key:value...
+	local t=$1 line
+	shift
+	line=$(sed -n "${t}p" "$T/gpu.jsonl")
+	for kv in "$@"; do grep -qF "\"${kv%%:*}\":${kv#*:}" <<<"$line" || fail "tick $t lacks $kv: $line"; done
+}
+tick_has 1 xid_errors.0:0 xid_last.0:0 xid_errors.3:0 xid_last.3:0
+tick_has 2 xid_errors.0:1 xid_last.0:79 nvlink_tx_bytes.3:2097152 nvlink_rx_bytes.3:1048576
+tick_has 3 xid_errors.0:0 xid_last.0:79 nvlink_rx_bytes.3:0
+tick_has 4 xid_errors.0:2 xid_last.0:48 nvlink_tx_bytes.3:2097152
+if grep -q 'nvlink_tx_bytes.3' <<<"$(head -n 1 "$T/gpu.jsonl")"; then fail "NVLink rate without a baseline"; fi
 # the first tick has no increments and no GPM (one sample only)
 first=$(head -n 1 "$T/gpu.jsonl")
 for k in gpu_energy_mj sm_active_ratio gpu_ecc_corrected_errors; do
 	if grep -q "\"$k\." <<<"$first"; then fail "first tick has $k (no baseline yet)"; fi
 done
 for k in gpu_power_draw.2 gpu_temperature_c.2 sm_active_ratio.2 pcie_tx_bytes.2 gpu_utilization.1/mig0 \
-	gpu_temperature_c.1 gpu_device_utilization.1; do
+	gpu_temperature_c.1 gpu_device_utilization.1 xid_errors.2 xid_last.2 nvlink_tx_bytes.2 xid_errors.1/mig0 \
+	sm_active_ratio.3; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "unsupported $k published: $last"; fi
 done
 
@@ -200,11 +234,15 @@ DCGM_FI_PROF_NVLINK_TX_BYTES|$D0|104857600
 DCGM_FI_PROF_NVLINK_RX_BYTES|$D0|209715200
 DCGM_FI_DEV_GPU_UTIL|$D2|7
 DCGM_FI_DEV_FB_USED|$DM|0.11773681640625
+DCGM_FI_DEV_XID_ERRORS|$D0|48
 W
 grep -q '^# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter$' "$T/dcgm.txt" || fail "dcgm: energy is not a counter"
 grep -q '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge$' "$T/dcgm.txt" || fail "dcgm: util type"
 # no DCGM field: the dynolog name stays; the dynolog names of the DCGM-named keys are gone
 grep -q '^dynolog_gpu_pipe_integer_active_ratio{gpu="0"' "$T/dcgm.txt" || fail "dcgm: integer pipe lost"
+grep -q '^dynolog_gpu_xid_errors_total{gpu="0",uuid="GPU-00000000-1111-2222-3333-444444444444",model="NVIDIA H100 80GB HBM3"} 3$' \
+	"$T/dcgm.txt" || fail "dcgm: the XID count lost"
+grep -q '^# TYPE DCGM_FI_DEV_XID_ERRORS gauge$' "$T/dcgm.txt" || fail "dcgm: XID type"
 for fam in dynolog_gpu_utilization_ratio dynolog_gpu_energy_joules_total dynolog_gpu_sm_clock_hertz; do
 	if grep -q "^$fam" "$T/dcgm.txt"; then fail "dcgm: $fam still published"; fi
 done
@@ -222,9 +260,13 @@ grep -q 'libfake-nvml-old.so lacks nvmlDeviceGetTotalEnergyConsumption, nvmlGpmQ
 	fail "old: missing entry points not named"
 last=$(grep gpu_name "$T/old.jsonl" | tail -n 1)
 grep -qF '"gpu_power_draw.0":250.5' <<<"$last" || fail "old: the rest is not collected: $last"
-for k in gpu_energy_mj.0 sm_active_ratio.0 nvlink_tx_bytes.0; do
+for k in gpu_energy_mj.0 sm_active_ratio.0 nvlink_tx_bytes.0 xid_errors.0 xid_last.0 xid_errors.3; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "old: $k published without its entry point"; fi
 done
+grep -q 'lacks .*nvmlEventSetCreate, nvmlEventSetFree, nvmlDeviceRegisterEvents, nvmlEventSetWait_v2' "$T/old.log" ||
+	fail "old: missing event entry points not named"
+# without GPM on the whole driver, GPU 0's NVLink comes from the field values too (no lines: absent), GPU 3's is there
+grep -qF '"nvlink_tx_bytes.3":2097152' <<<"$last" || fail "old: NVLink from the field values: $last"
 
 # ---- no library: said once, the daemon runs on, no GPU series ----
 run_daemon none --nvml_library="$T/no-such-libnvidia-ml.so.1" --kernel_monitor_reporting_interval_s=1

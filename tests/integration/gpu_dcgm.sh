@@ -14,8 +14,9 @@ NVML=$PWD/$BUILD/libfake-nvml.so
 [ -f "$DCGM" ] && [ -f "$NVML" ] || { echo "needs $DCGM and $NVML (make)"; exit 1; }
 fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
 
-# GPU 0: every default field; GPU 1: blank, "not supported" and a failed
-# status for its three device fields, nothing for the profiling ones
+# GPU 0: every default field (a profiling ratio with noise digits: published
+# to 1e-4, as NVML's); GPU 1: blank, "not supported" and a failed status
+# for its three device fields, nothing for the profiling ones
 cat >"$T/dcgm" <<'S'
 gpus 2
 name 0 NVIDIA H100 80GB HBM3
@@ -25,7 +26,7 @@ field 0 155 250.5
 field 0 204 20
 field 0 1001 0.8
 field 0 1002 0.5
-field 0 1003 0.25
+field 0 1003 0.2512345678
 field 0 1004 0.1
 field 0 1005 0.33
 field 0 1006 0.005
@@ -78,7 +79,7 @@ dynolog_gpu_power_watts|250.5
 dynolog_gpu_memory_utilization_ratio|0.2
 dynolog_gpu_graphics_engine_active_ratio|0.8
 dynolog_gpu_sm_active_ratio|0.5
-dynolog_gpu_sm_occupancy_ratio|0.25
+dynolog_gpu_sm_occupancy_ratio|0.2512
 dynolog_gpu_pipe_tensor_active_ratio|0.1
 dynolog_gpu_dram_bandwidth_ratio|0.33
 dynolog_gpu_pipe_fp64_active_ratio|0.005
@@ -97,7 +98,7 @@ if grep -q 'NVML sees' "$T/full.log"; then fail "NVML collected while DCGM is th
 if grep -F "{$L1}" "$T/page.txt"; then fail "GPU 1's blank values published"; fi
 last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
 for kv in '"gpu_frequency_mhz.0":1980' '"gpu_power_draw.0":250.5' '"gpu_memory_utilization.0":20' \
-	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.25' \
+	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.2512' \
 	'"tensorcore_active.0":0.1' '"hbm_mem_bw_util.0":0.33' '"fp64_active.0":0.005' '"fp32_active.0":0.025' \
 	'"fp16_active.0":0.015' '"pcie_tx_bytes.0":1024000' '"pcie_rx_bytes.0":2048000' \
 	'"nvlink_tx_bytes.0":104857600' '"nvlink_rx_bytes.0":209715200' \
@@ -110,7 +111,8 @@ done
 TABLE=$PWD/data/gpu-peaks.tsv
 peak() { awk -F'\t+' -v p="$1" '!/^#/ && $1 == "H100 80GB HBM3|H100 SXM" && $3 == p { print $4, $5 }' "$TABLE"; }
 term() { read -r tf mhz < <(peak "$2"); awk -v a="$1" -v t="$tf" -v m="$mhz" 'BEGIN { printf "%.17g\n", a * t * 1e12 * 1980 / m }'; }
-want=$({ term 0.1 tensor_fp16; term 0.015 fp16; term 0.025 fp32; term 0.005 fp64; } | awk '{ s += $1 } END { printf "%.17g", s }')
+# (to 4 significant digits, as published: gpu_flops.h)
+want=$({ term 0.1 tensor_fp16; term 0.015 fp16; term 0.025 fp32; term 0.005 fp64; } | awk '{ s += $1 } END { printf "%.3e", s }')
 got=$(grep -o '"gpu_flops.0":[^,}]*' <<<"$last" | cut -d: -f2)
 awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w > 0 && d <= 1e-9 * w) }' ||
 	fail "DCGM FLOPs/s estimate: got '$got', want $want"

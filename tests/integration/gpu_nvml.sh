@@ -37,14 +37,14 @@ ecc_uncorr 0 0
 throttle 0 4
 gpm 0 1 80
 gpm 0 2 45.5,50
-gpm 0 3 25
+gpm 0 3 25.123456789
 gpm 0 4 3
 gpm 0 5 10
 gpm 0 10 33
 gpm 0 11 0.5
 gpm 0 12 2.5
 gpm 0 13 1.5
-gpm 0 60 200
+gpm 0 60 200.0000004
 gpm 0 61 100
 name 1 NVIDIA H100 80GB HBM3
 uuid 1 GPU-11111111-1111-2222-3333-444444444444
@@ -88,7 +88,8 @@ L2='gpu="2",uuid="GPU-22222222-1111-2222-3333-444444444444",model="NVIDIA A100-S
 L3='gpu="3",uuid="GPU-33333333-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-80GB"'
 LM='gpu="1/mig0",uuid="MIG-aaaaaaaa",model="NVIDIA H100 MIG 1g.10gb"'
 # scripted input -> base units: % -> ratio, mW -> W, mJ increments -> J
-# total, MHz -> Hz, KB/s -> B/s, GPM % -> ratio, GPM MiB/s -> B/s
+# total, MHz -> Hz, KB/s -> B/s, GPM % -> ratio (to 1e-4: 25.123456789 %
+# is 0.2512), GPM MiB/s -> B/s (to the byte)
 while IFS="|" read -r fam labels want; do
 	line=$(grep -F "$fam{$labels" "$T/page.txt" || true)
 	[ "$line" = "$fam{$labels} $want" ] || fail "Prometheus: want '$fam{$labels} $want', got '$line'"
@@ -109,7 +110,7 @@ dynolog_gpu_ecc_uncorrected_errors_total|$L0|0.0
 dynolog_gpu_clocks_throttle_reasons|$L0|4
 dynolog_gpu_graphics_engine_active_ratio|$L0|0.8
 dynolog_gpu_sm_active_ratio|$L0|0.5
-dynolog_gpu_sm_occupancy_ratio|$L0|0.25
+dynolog_gpu_sm_occupancy_ratio|$L0|0.2512
 dynolog_gpu_pipe_tensor_active_ratio|$L0|0.1
 dynolog_gpu_pipe_fp16_active_ratio|$L0|0.015
 dynolog_gpu_pipe_fp32_active_ratio|$L0|0.025
@@ -151,7 +152,7 @@ for kv in '"gpu_device_utilization.0":60' '"gpu_memory_utilization.0":25' '"gpu_
 	'"gpu_memory_used_bytes.0":1073741824' '"gpu_memory_total_bytes.0":85899345920' '"gpu_energy_mj.0":0' \
 	'"pcie_tx_bytes.0":1024000' '"pcie_rx_bytes.0":2048000' '"gpu_ecc_corrected_errors.0":0' \
 	'"gpu_throttle_reasons.0":4' '"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' \
-	'"sm_occupancy.0":0.25' '"tensorcore_active.0":0.1' '"fp16_active.0":0.015' '"fp32_active.0":0.025' \
+	'"sm_occupancy.0":0.2512' '"tensorcore_active.0":0.1' '"fp16_active.0":0.015' '"fp32_active.0":0.025' \
 	'"fp64_active.0":0.005' '"integer_active.0":0.03' '"hbm_mem_bw_util.0":0.33' \
 	'"nvlink_tx_bytes.0":104857600' '"nvlink_rx_bytes.0":209715200' \
 	'"gpu_uuid.0":"GPU-00000000-1111-2222-3333-444444444444"' '"gpu_name.0":"NVIDIA H100 80GB HBM3"' \
@@ -224,7 +225,7 @@ DCGM_FI_DEV_ECC_DBE_VOL_TOTAL|$D0|0
 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS|$D0|4
 DCGM_FI_PROF_GR_ENGINE_ACTIVE|$D0|0.8
 DCGM_FI_PROF_SM_ACTIVE|$D0|0.5
-DCGM_FI_PROF_SM_OCCUPANCY|$D0|0.25
+DCGM_FI_PROF_SM_OCCUPANCY|$D0|0.2512
 DCGM_FI_PROF_PIPE_TENSOR_ACTIVE|$D0|0.1
 DCGM_FI_PROF_PIPE_FP16_ACTIVE|$D0|0.015
 DCGM_FI_PROF_PIPE_FP32_ACTIVE|$D0|0.025

@@ -307,7 +307,8 @@ static void put(struct dcgm_state *s, const char *key, dcgm_field_eid_t gpu, con
 	case DCGM_FT_DOUBLE:
 		if (v->value.dbl >= DCGM_FP64_BLANK || v->value.dbl != v->value.dbl)
 			return; /* blank / not supported / no permission: absent */
-		frame_float(&s->out, k, v->value.dbl * mul);
+		/* the profiling ratios at the NVML collector's resolution (gpu_flops.h) */
+		frame_float(&s->out, k, is_prof(v->fieldId) ? gpu_round_ratio(v->value.dbl * mul) : v->value.dbl * mul);
 		break;
 	case DCGM_FT_INT64:
 		if (v->value.i64 >= DCGM_INT64_BLANK)

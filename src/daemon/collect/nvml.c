@@ -404,6 +404,16 @@ static bool worker_init(struct nvml_state *s)
 	return true;
 }
 
+/* A GPM value in upstream's unit at its published resolution: a ratio to
+ * 1e-4 (gpu_flops.h), bytes/s to the byte (GPM gives MiB/s doubles) */
+static void put_gpm(struct nvml_state *s, const struct gdev *d, size_t i, double v)
+{
+	if (gpm_keys[i].mul == 0.01)
+		put_f(s, d, gpm_keys[i].key, gpu_round_ratio(v * 0.01));
+	else if (v * gpm_keys[i].mul < 1.8e19)
+		put_u(s, d, gpm_keys[i].key, (unsigned long long)(v * gpm_keys[i].mul + 0.5));
+}
+
 /* NVLink bytes/s of a GPU without GPM (pre-Hopper): NVML's data counters
  * (KiB since the driver loaded, all links summed) over the time between two
  * readings -- NVML's own timestamps of the values when it gives them, else
@@ -531,7 +541,7 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			if (ok(s, d, o->gpm_get(&g)))
 				for (size_t i = 0; i < NGPM; i++)
 					if (g.metrics[i].nvmlReturn == NVML_SUCCESS && g.metrics[i].value >= 0)
-						put_f(s, d, gpm_keys[i].key, g.metrics[i].value * gpm_keys[i].mul);
+						put_gpm(s, d, i, g.metrics[i].value);
 		}
 		d->ghave = true;
 		d->gcur ^= 1;

@@ -314,8 +314,8 @@ int main(int argc, char **argv)
 		kernel_collect(kc, &f);
 		for (size_t i = 0; i < f.n && nhost < cap - ngpu; i++) {
 			const struct frame_value *v = &f.vals[i];
-			if (v->type == FV_STRING)
-				continue;
+			if (v->type == FV_STRING || frame_key_export_only(frame_key(&f, v)))
+				continue; /* strings and '@' keys (Prometheus' totals) are not history series */
 			struct key *k = &keys[nhost++];
 			snprintf(k->name, sizeof k->name, "%s", frame_key(&f, v));
 			if (v->type == FV_FLOAT) {
@@ -383,6 +383,7 @@ int main(int argc, char **argv)
 	paged_us(h, 1 << 20, reps, &page_first, &pages_all, &npages);
 #endif
 	history_free(h);
+	uint64_t host_hash = answer_hash;
 
 	rs = seed;
 	h = history_new(3600, 1, 0, 20000);
@@ -414,13 +415,17 @@ int main(int argc, char **argv)
 	printf("%s.host_bytes %zu\n%s.host_gpu_bytes %zu\n%s.gpu_bytes %zu\n", which, host_bytes, which, all_bytes,
 	       which, all_bytes - host_bytes);
 	printf("%s.query_all_us %.1f\n%s.query_all_len %zu\n", which, q_all, which, len_all);
-	printf("%s.query_one_us %.2f\n%s.query_gpu_us %.1f\n%s.query_gpu_len %zu\n", which, q_one, which, q_gpu,
-	       which, len_gpu);
+	size_t ngpu_q = 0; /* the keys gpu_* selects */
+	for (size_t i = 0; i < nhost + ngpu; i++)
+		ngpu_q += strncmp(keys[i].name, "gpu_", 4) == 0;
+	printf("%s.query_one_us %.2f\n%s.query_gpu_us %.1f\n%s.query_gpu_len %zu\n%s.query_gpu_keys %zu\n", which, q_one,
+	       which, q_gpu, which, len_gpu, which, ngpu_q);
 #ifndef HISTORY_RING
 	printf("%s.page_first_us %.1f\n%s.pages_all_us %.1f\n%s.pages %d\n", which, page_first, which, pages_all, which,
 	       npages);
 #endif
-	printf("%s.vm_hwm_kb %ld\n%s.answers_fnv %llu\n", which, hwm, which, (unsigned long long)answer_hash);
+	printf("%s.vm_hwm_kb %ld\n%s.answers_fnv %llu\n%s.host_answers_fnv %llu\n", which, hwm, which,
+	       (unsigned long long)answer_hash, which, (unsigned long long)host_hash);
 	free(keys);
 	return 0;
 }

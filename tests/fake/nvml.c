@@ -31,8 +31,12 @@
  * PID[:BYTES][+PID[:BYTES]...], "-" for none, no BYTES: memory not
  * available).  A value Ecode returns that NVML error (E3 not supported,
  * E15 GPU lost); H never returns (a GPU fallen off the bus); S<ms>=V
- * returns V after <ms> milliseconds (a hang that ends).  A call with
- * no line for its device answers NVML_ERROR_NOT_SUPPORTED.
+ * returns V after <ms> milliseconds (a hang that ends); a number written
+ * R<lo>~<hi> is drawn afresh each call, uniformly from lo..hi (full
+ * digits: bench/gpu_collect.sh's busy GPUs), and +N (+R<lo>~<hi>) adds
+ * it to the line's running total, which the call returns (a counter: the
+ * energy).  A call with no line for its
+ * device answers NVML_ERROR_NOT_SUPPORTED.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +74,7 @@ struct line {
 	unsigned metric;
 	char vals[512];
 	unsigned calls;
+	double acc; /* a '+' value's running total */
 };
 
 static struct nvmlDevice_st devs[MAXDEV];
@@ -176,17 +181,31 @@ static nvmlReturn_t next_text(const char *call, const struct nvmlDevice_st *d, u
 	return NVML_ERROR_NOT_SUPPORTED;
 }
 
+/* One number of a value: N, or R<lo>~<hi> (uniform, a fixed seed) */
+static double num(const char *p, char **end)
+{
+	static unsigned long long rs = 0x9E3779B97F4A7C15ull;
+	if (*p != 'R')
+		return strtod(p, end);
+	double lo = strtod(p + 1, end), hi = **end == '~' ? strtod(*end + 1, end) : lo;
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return lo + (hi - lo) * (double)(rs >> 11) / 9007199254740992.0;
+}
+
 /* The next value of (call, dev[, metric]) into a and b ("A:B"). */
 static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsigned metric, double *a, double *b)
 {
 	const char *v;
-	nvmlReturn_t r = next_text(call, d, metric, &v, NULL);
+	struct line *x = NULL;
+	nvmlReturn_t r = next_text(call, d, metric, &v, &x);
 	if (r != NVML_SUCCESS)
 		return r;
 	char *end;
-	*a = strtod(v, &end);
+	*a = *v == '+' ? (x->acc += num(v + 1, &end)) : num(v, &end);
 	if (b)
-		*b = *end == ':' ? strtod(end + 1, NULL) : 0;
+		*b = *end == ':' ? num(end + 1, &end) : 0;
 	return NVML_SUCCESS;
 }
 

@@ -5,8 +5,10 @@
 # on Prometheus (the NVML collector's names and gpu/uuid/model labels),
 # absent (never 0) for DCGM's blank values and failed statuses; a
 # --dcgm_standalone_address that cannot be reached is said clearly;
-# --gpu_backend: auto falls back to NVML when DCGM does not start, nvml
-# never touches DCGM, exactly one backend publishes; bad --dcgm_fields.
+# --gpu_backend: auto falls back to NVML when DCGM does not start (or its
+# library lacks entry points: named), nvml never touches DCGM, exactly one
+# backend publishes; the fields outside the default set (clocks,
+# temperature, utilization, framebuffer, the last XID); bad --dcgm_fields.
 set -euo pipefail
 . "$(dirname "$0")/lib/telemetry.sh"
 DCGM=$PWD/$BUILD/libfake-dcgm.so
@@ -122,13 +124,19 @@ for k in gpu_frequency_mhz.1 gpu_power_draw.1 gpu_memory_utilization.1 sm_active
 	if grep -qF "\"$k\"" <<<"$last"; then fail "blank $k published: $last"; fi
 done
 
-# ---- field 230, the last XID, under the NVML collector's key ----
-printf 'field 0 230 0,0,79\n' >>"$T/dcgm"
-run_daemon xid --dcgm_fields=100,230
+# ---- the fields outside upstream's default set, and field 230 (the last
+# XID), under the NVML collector's keys and units ----
+printf 'field 0 %s\n' '230 0,0,79' '101 2619' '150 45' '203 60' '250 81920' '252 1024' >>"$T/dcgm"
+run_daemon xid --dcgm_fields=100,101,150,203,250,252,230
 wait_for bash -c "[ \$(grep -c gpu_name '$T/xid.jsonl') -ge 3 ]" || fail "xid: fewer than 3 GPU ticks"
-grep -q '^dcgmWatchFields 100,230,50,54 every' "$T/xid.calls" || fail "xid: field 230 not watched: $(cat "$T/xid.calls")"
+grep -q '^dcgmWatchFields 100,101,150,203,250,252,230,50,54 every' "$T/xid.calls" ||
+	fail "xid: fields not watched: $(cat "$T/xid.calls")"
 grep -qF '"xid_last.0":0' <<<"$(grep gpu_name "$T/xid.jsonl" | head -n 1)" || fail "xid: first tick"
-grep -qF '"xid_last.0":79' <<<"$(grep gpu_name "$T/xid.jsonl" | sed -n 3p)" || fail "xid: third tick"
+third=$(grep gpu_name "$T/xid.jsonl" | sed -n 3p)
+for kv in '"xid_last.0":79' '"gpu_memory_frequency_mhz.0":2619' '"gpu_temperature_c.0":45' \
+	'"gpu_device_utilization.0":60' '"gpu_memory_total_bytes.0":85899345920' '"gpu_memory_used_bytes.0":1073741824'; do
+	grep -qF "$kv" <<<"$third" || fail "xid: third tick lacks $kv: $third"
+done
 curl -sf "http://127.0.0.1:$PORT/metrics" | grep -q "^dynolog_gpu_last_xid{$L0} 79$" || fail "xid: Prometheus"
 
 # ---- a hostengine that cannot be reached: said clearly, no GPU series ----
@@ -154,6 +162,13 @@ grep -q 'DCGM: dcgmStartEmbedded failed: init error (-7)' "$T/auto.log" || fail 
 grep -q 'GPU monitor: backend NVML (--gpu_backend=auto: DCGM did not start' "$T/auto.log" || fail "auto: fallback not said"
 grep -q 'GPU monitor (NVML, --gpu_backend=auto)' "$T/auto.log" || fail "auto: start-up line"
 grep -qF '"gpu_power_draw.0":100' <<<"$(grep gpu_name "$T/auto.jsonl" | tail -n 1)" || fail "auto: NVML values missing"
+
+# ---- auto: a library that lacks DCGM's entry points -> NVML publishes, the gaps named ----
+run_daemon lacks --dcgm_library="$NVML"
+wait_for bash -c "[ \$(grep -c gpu_name '$T/lacks.jsonl') -ge 2 ]" || fail "lacks: no NVML ticks"
+grep -q "GPU monitor: backend NVML (--gpu_backend=auto: .*libfake-nvml.so lacks dcgmInit, .*dcgmGetLatestValues_v2" \
+	"$T/lacks.log" || fail "lacks: the missing entry points not named: $(cat "$T/lacks.log")"
+grep -qF '"gpu_power_draw.0":100' <<<"$(grep gpu_name "$T/lacks.jsonl" | tail -n 1)" || fail "lacks: NVML values missing"
 
 # ---- nvml: DCGM is never loaded or called ----
 run_daemon nvml --gpu_backend=nvml

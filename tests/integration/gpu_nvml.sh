@@ -13,7 +13,7 @@ OLD=$PWD/$BUILD/libfake-nvml-old.so
 fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
 
 # GPU 0: an H100 with every metric, GPM included, XIDs 79 at its second
-# tick and 79 and 48 at its fourth; GPU 1: supports only its temperature and
+# tick and 79 and 48 at its fourth, a power reading failing at the second; GPU 1: supports only its temperature and
 # is lost at its second call, MIG on with one instance (memory only); GPU 2:
 # no GPM, no events; GPU 3: an A100 (no GPM) whose NVLink comes from NVML's
 # data counters (KiB, one call a tick, NVML's stamps 1 s apart), watched for
@@ -25,7 +25,7 @@ name 0 NVIDIA H100 80GB HBM3
 uuid 0 GPU-00000000-1111-2222-3333-444444444444
 util 0 50:20,60:25
 mem 0 85899345920:1073741824
-power 0 250500
+power 0 250500,E999,250500
 energy 0 1000,3500,7000
 clock_sm 0 1980
 clock_mem 0 2619
@@ -173,7 +173,10 @@ tick_has() { # tick key:value...
 }
 tick_has 1 xid_errors.0:0 xid_last.0:0 xid_errors.3:0 xid_last.3:0
 tick_has 2 xid_errors.0:1 xid_last.0:79 nvlink_tx_bytes.3:2097152 nvlink_rx_bytes.3:1048576
-tick_has 3 xid_errors.0:0 xid_last.0:79 nvlink_rx_bytes.3:0
+tick_has 3 xid_errors.0:0 xid_last.0:79 nvlink_rx_bytes.3:0 gpu_power_draw.0:250.5
+# a call that fails once (NVML_ERROR_UNKNOWN at the second tick): that series is absent that tick, never 0
+if grep -q '"gpu_power_draw.0"' <<<"$(sed -n 2p "$T/gpu.jsonl")"; then fail "a failed power reading published"; fi
+tick_has 1 gpu_power_draw.0:250.5
 tick_has 4 xid_errors.0:2 xid_last.0:48 nvlink_tx_bytes.3:2097152
 if grep -q 'nvlink_tx_bytes.3' <<<"$(head -n 1 "$T/gpu.jsonl")"; then fail "NVLink rate without a baseline"; fi
 # the first tick has no increments and no GPM (one sample only)

@@ -542,8 +542,10 @@ static bool dcgm_apply(void **state, const void *old, const void *cfg, const str
 	if (!dl_load(&dcgm_lib, &e)) {
 		if (must)
 			log_warn("%s; --gpu_backend=dcgm: the daemon runs on without GPU metrics", e.data);
-		else
+		else if (strncmp(e.data, dcgm_lib.purpose, strlen(dcgm_lib.purpose)) == 0)
 			fall_back(s, "no DCGM library (libdcgm.so.4, libdcgm.so.3)");
+		else
+			fall_back(s, e.data); /* one was found, lacking entry points: name them */
 		buf_free(&e);
 		s->off = !must;
 		return true;

@@ -137,7 +137,8 @@ for kv in '"xid_last.0":79' '"gpu_memory_frequency_mhz.0":2619' '"gpu_temperatur
 	'"gpu_device_utilization.0":60' '"gpu_memory_total_bytes.0":85899345920' '"gpu_memory_used_bytes.0":1073741824'; do
 	grep -qF "$kv" <<<"$third" || fail "xid: third tick lacks $kv: $third"
 done
-curl -sf "http://127.0.0.1:$PORT/metrics" | grep -q "^dynolog_gpu_last_xid{$L0} 79$" || fail "xid: Prometheus"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/xid.txt" # (not piped into grep -q: pipefail and SIGPIPE)
+grep -q "^dynolog_gpu_last_xid{$L0} 79$" "$T/xid.txt" || fail "xid: Prometheus: $(grep xid "$T/xid.txt")"
 
 # ---- a hostengine that cannot be reached: said clearly, no GPU series ----
 cat >>"$T/dcgm" <<'S'

@@ -514,7 +514,7 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 		put_u(s, d, "gpu_throttle_reasons", e);
 	if (o->procs && !d->lost && !d->mig_parent)
 		ok(s, d, gpu_procs_list(o->procs, o->gprocs, h, d->suffix, &s->out, &s->pbuf));
-	if (d->xid) {
+	if (d->xid && !d->lost) {
 		put_u(s, d, "xid_errors", d->xid_new);
 		put_u(s, d, "xid_last", d->xid_last);
 		d->xid_new = 0;

@@ -5,12 +5,15 @@
  * so the tick timestamps are kept once, in a tick log, and each key keeps
  * its tick numbers and values.  Both are chains of blocks coded by
  * src/core/tsz.c: tick numbers delta-of-delta (1 bit a point for a key that
- * appears every tick of its collector), values XORed with the previous one
- * (1 bit when unchanged).  Blocks are allocated as points arrive (64 bytes,
- * doubling to 1 KiB while the key keeps growing) and freed when their
- * newest point leaves the window, so memory follows what is held, not the
- * window: a live host's keys at 1 s average ~10 bits a point (measured
- * over 47 min, docs/daemon.md) instead of the ring's 64.  A key's newest point waits uncoded (a frame may set a key
+ * appears every tick of its collector), values as decimal changes where a
+ * block's values are short decimals (integers, W to the mW, ratios to
+ * 1e-4: their significant bits) and XORed with the previous one otherwise
+ * (1 bit when unchanged either way).  Blocks are allocated as points
+ * arrive (64 bytes, grown in place by half up to 1 KiB, then a new one)
+ * and freed when their newest point leaves the window, so memory follows
+ * what is held, not the window: a live host's keys at 1 s average ~10 bits
+ * a point (measured over 47 min, docs/daemon.md) instead of the ring's 64,
+ * 8 busy GPUs' 15-20 (bench/history_bench.sh).  A key's newest point waits uncoded (a frame may set a key
  * twice: the later value wins, as in the ring this replaced).
  *
  * Reading decodes the tick log and the chosen keys (~10 ns a point, next

@@ -75,6 +75,7 @@ run_daemon() { # log-name flags...
 	PIDS+=($!)
 	wait_for grep -q 'serving Prometheus' "$T/$name.log" || fail "$name: no Prometheus"
 	PORT=$(prom_port_from_log "$T/$name.log")
+	RPC=$(sed -n 's/.*RPC server listening on .* port \([0-9][0-9]*\).*/\1/p' "$T/$name.log" | head -n 1)
 }
 
 # ---- the full fake ----
@@ -179,6 +180,14 @@ if grep -q '"gpu_power_draw.0"' <<<"$(sed -n 2p "$T/gpu.jsonl")"; then fail "a f
 tick_has 1 gpu_power_draw.0:250.5
 tick_has 4 xid_errors.0:2 xid_last.0:48 nvlink_tx_bytes.3:2097152
 if grep -q 'nvlink_tx_bytes.3' <<<"$(head -n 1 "$T/gpu.jsonl")"; then fail "NVLink rate without a baseline"; fi
+# the history (getMetrics) answers the values the JSON log had, tick by tick, exactly
+"$DYNO" metrics --port="$RPC" --names='sm_occupancy.0,gpu_power_draw.0,xid_last.0,nvlink_tx_bytes.3' --json \
+	>"$T/rpc.json" || fail "getMetrics"
+for k in sm_occupancy.0 gpu_power_draw.0 xid_last.0 nvlink_tx_bytes.3; do
+	hist=$(grep -o "\"$k\":\[\[[^]]*\]\(,\[[^]]*\]\)*\]" "$T/rpc.json" | grep -o ',[-0-9.e+]*\]' | tr -d ',]' | head -n 3 | awk '{ printf "%.17g ", $1 }')
+	log=$(grep -o "\"$k\":[-0-9.e+]*" "$T/gpu.jsonl" | cut -d: -f2 | head -n 3 | awk '{ printf "%.17g ", $1 }')
+	[ -n "$hist" ] && [ "$hist" = "$log" ] || fail "getMetrics $k: '$hist', the JSON log had '$log'"
+done
 # the first tick has no increments and no GPM (one sample only)
 first=$(head -n 1 "$T/gpu.jsonl")
 for k in gpu_energy_mj sm_active_ratio gpu_ecc_corrected_errors; do

@@ -16,6 +16,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# leaky's stdin is the FIFO: bash opens it before exec, so until the writer
+# opens it leaky is not yet running its own code, and gpusnoop started then
+# would find no CUDA library mapped (exit 1, seen on a loaded CI host)
+await_mapped() {
+	for _ in $(seq 300); do
+		grep -q 'libcudart-fake' "/proc/$1/maps" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "leaky (pid $1) never mapped libcudart-fake.so"; exit 1
+}
+
 # start leaky (waiting on a FIFO), gpusnoop on it with "$@"; wait until the
 # probes are attached, let leaky run, wait for gpusnoop's report
 snoop() {
@@ -26,6 +37,7 @@ snoop() {
 	local leaky=$!
 	pids+=("$leaky")
 	exec 7>"$tmp/go"
+	await_mapped "$leaky"
 	"$DYNO" gpusnoop --pid "$leaky" "$@" >"$out" 2>"$tmp/snoop.err" &
 	local snoop=$!
 	pids+=("$snoop")
@@ -101,13 +113,16 @@ snoop_stopped() {
 	local leaky=$!
 	pids+=("$leaky")
 	exec 7>"$tmp/go"
+	await_mapped "$leaky"
 	"$DYNO" gpusnoop --pid "$leaky" "$@" >"$tmp/small.txt" 2>"$tmp/snoop.err" &
 	local snoop=$!
 	pids+=("$snoop")
 	for _ in $(seq 300); do
 		grep -q '^gpusnoop: watching' "$tmp/snoop.err" && break
+		kill -0 "$snoop" 2>/dev/null || break
 		sleep 0.1
 	done
+	grep -q '^gpusnoop: watching' "$tmp/snoop.err" || { cat "$tmp/snoop.err"; echo "gpusnoop did not start"; exit 1; }
 	kill -STOP "$snoop"
 	echo go >&7
 	exec 7>&-

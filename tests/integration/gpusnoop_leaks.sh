@@ -122,7 +122,10 @@ snoop_stopped() {
 		kill -0 "$snoop" 2>/dev/null || break
 		sleep 0.1
 	done
-	grep -q '^gpusnoop: watching' "$tmp/snoop.err" || { cat "$tmp/snoop.err"; echo "gpusnoop did not start"; exit 1; }
+	if ! grep -q '^gpusnoop: watching' "$tmp/snoop.err"; then
+		rc=0; wait "$snoop" || rc=$?
+		cat "$tmp/snoop.err" "$tmp/small.txt"; echo "gpusnoop did not start (exit $rc)"; exit 1
+	fi
 	kill -STOP "$snoop"
 	echo go >&7
 	exec 7>&-

@@ -38,7 +38,7 @@ class DeviceType(Enum):
 def _unavailable(table, what):
     """HTA raises where the analysis is undefined (no GPU rows ...): so do we,
     with the engine's reason, never a frame of zeros."""
-    if table is not None and table.unavailable:
+    if table is not None and (table.unavailable or "unavailable" in table.notes):
         raise DynoliteError(f"{what}: {table.notes.strip() or 'undefined on this trace'}")
 
 
@@ -218,10 +218,19 @@ class TraceAnalysis:
                     out[rank] = df
             return out
 
+    @staticmethod
+    def _summary(r, table, series, keys, value):
+        """HTA's describe() frame, or None when no rank has a time series
+        (an empty frame when the series exist but hold no sample)."""
+        df = r[table].to_pandas()
+        if not len(df) and not any(t.nrows for t in r.by_base(series).values()):
+            return None
+        return _describe(df, keys, value)
+
     def get_queue_length_summary(self, ranks=None):
         with self._counters(ranks) as r:
-            df = r["queue_length_summary"].to_pandas()
-        return _describe(df, ["rank", "stream"], "queue_length") if len(df) else None
+            return self._summary(r, "queue_length_summary", "queue_length_time_series_rank", ["rank", "stream"],
+                                 "queue_length")
 
     def get_queue_length_summary_from_time_series(self, queue_length_dict):
         parts = []
@@ -253,8 +262,8 @@ class TraceAnalysis:
 
     def get_memory_bw_summary(self, ranks=None):
         with self._counters(ranks) as r:
-            df = r["memory_bw_summary"].to_pandas()
-        return _describe(df, ["rank", "name"], "memory_bw_gbps") if len(df) else None
+            return self._summary(r, "memory_bw_summary", "memory_bw_time_series_rank", ["rank", "name"],
+                                 "memory_bw_gbps")
 
     def generate_trace_with_counters(self, time_series=None, ranks=None, output_suffix="_with_counters"):
         if time_series is not None and time_series != (TimeSeriesTypes.QUEUE_LENGTH | TimeSeriesTypes.MEMCPY_BANDWIDTH):
@@ -344,13 +353,16 @@ class TraceAnalysis:
             s = r["critical_path_summary"]
             if s.unavailable:
                 return CPGraph(s.to_pandas(), pd.DataFrame(), pd.DataFrame(), s.notes, rank), False
-            g = CPGraph(
-                s.to_pandas(),
-                r["critical_path_breakdown"].to_pandas(),
-                r["critical_path_edges"].to_pandas(),
-                s.notes,
-                rank,
-            )
+            edges = r["critical_path_edges"].to_pandas()
+            for c in ("src_is_start", "dst_is_start"):
+                edges[c] = edges[c] == "True"  # HTA's bool columns
+            if len(edges) and not edges["attributed_event"].isna().any():
+                edges["attributed_event"] = edges["attributed_event"].astype(np.int64)
+            brk = r["critical_path_breakdown"].to_pandas()
+            for c in ("event_idx", "stream", "index"):
+                if len(brk) and not brk[c].isna().any():
+                    brk[c] = brk[c].astype(np.int64)  # pandas' dtype: a column without NaN stays int64
+            g = CPGraph(s.to_pandas(), brk, edges, s.notes, rank)
         g._opts = opts
         return g, True
 
@@ -404,8 +416,7 @@ class TraceDiff:
         if control_rank != test_rank or control_iteration != test_iteration:
             raise NotImplementedError("TraceDiff: the engine compares the same rank and iteration on both sides")
         ranks = None if control_rank is None else [control_rank]
-        it = -1 if control_iteration is None else control_iteration
-        return _trace_of(control).diff(_trace_of(test), ranks=ranks, iteration=it)
+        return _trace_of(control).diff(_trace_of(test), ranks=ranks, iteration=control_iteration)
 
     @staticmethod
     def compare_traces(
@@ -422,11 +433,8 @@ class TraceDiff:
         if use_short_name:
             name += "_short"
         with TraceDiff._run(control, test, control_rank, test_rank, control_iteration, test_iteration) as r:
-            df = r[name].to_pandas().set_index("name")
-        for side in (control, test):
-            label = getattr(side, "label", None)
-            if label and label not in ("control", "test"):
-                pass
+            df = r[name].to_pandas()
+            df = df.set_index(df.columns[0])  # name, or short_name
         return TraceDiff._relabel(df, control, test)
 
     @staticmethod
@@ -477,4 +485,4 @@ class TraceDiff:
         return fig
 
 
-__all__ = ["TraceAnalysis", "TraceDiff", "LabeledTrace", "TimeSeriesTypes", "DeviceType", "CPGraph", "np"]
+__all__ = ["TraceAnalysis", "TraceDiff", "LabeledTrace", "TimeSeriesTypes", "DeviceType", "CPGraph"]

@@ -1,6 +1,7 @@
 """The ctypes binding of libdynolite.so (src/lib/dynolite.h).
 
-What it costs: one dlopen per process; per call, the C call itself.  Columns
+What it costs: one dlopen per process (numpy and pandas are imported on a
+thread meanwhile, _deps.py); per call, the C call itself.  Columns
 reach numpy as strided views of the engine's cells (np.ndarray over the
 result's memory), copied once into the DataFrame; text columns arrive as one
 NUL-separated buffer split by str.split, so no Python loop runs per row.
@@ -14,7 +15,7 @@ Where the library comes from, first match wins:
 import ctypes
 import os
 
-import numpy as np
+from . import _deps
 
 ABI = 1
 
@@ -221,6 +222,7 @@ def result_tables(h):
 
 def column(h, table, col, nrows):
     """(name, type, int_text, numpy array or list of str/None), copied out of the engine."""
+    np = _deps.numpy()
     c = _Column()
     check(LIB.dynolite_column(h, table, col, ctypes.byref(c)))
     name = _text(c.name)

@@ -14,10 +14,7 @@ loaded model plus the copy of its tables into pandas.
 import os
 from enum import Enum, Flag, auto
 
-import numpy as np
-import pandas as pd
-
-from . import plots
+from . import _deps, plots
 from ._lib import DynoliteError
 from .trace import Trace
 
@@ -44,6 +41,7 @@ def _unavailable(table, what):
 
 def _per_rank_index(df):
     """pandas' index after concatenating per-rank frames: 0..n-1 per rank."""
+    pd = _deps.pandas()
     if len(df):
         df.index = pd.Index(df.groupby("rank", sort=False).cumcount().to_numpy())
     return df
@@ -52,6 +50,7 @@ def _per_rank_index(df):
 def _describe(df, keys, value):
     """A describe() frame as HTA returns it: keys as the (Multi)Index,
     columns (value, statistic)."""
+    pd = _deps.pandas()
     out = df.set_index(keys)
     out.columns = pd.MultiIndex.from_product([[value], list(out.columns)])
     return out
@@ -148,6 +147,7 @@ class TraceAnalysis:
 
     @staticmethod
     def _streams(df, streams):
+        pd = _deps.pandas()
         parts = [df[df["stream"] == s] for s in streams]
         if not parts:
             return df.iloc[0:0]
@@ -233,6 +233,7 @@ class TraceAnalysis:
                                  "queue_length")
 
     def get_queue_length_summary_from_time_series(self, queue_length_dict):
+        pd = _deps.pandas()
         parts = []
         for rank, df in queue_length_dict.items():
             d = df[["stream", "queue_length"]].copy()
@@ -241,6 +242,7 @@ class TraceAnalysis:
         return pd.concat(parts) if parts else None
 
     def get_time_spent_blocked_on_full_queue(self, queue_length_dict, max_queue_length=CUDA_MAX_LAUNCH_QUEUE_PER_STREAM):
+        pd = _deps.pandas()
         # the engine recomputes the series of those ranks (the same as the dict's)
         ranks = list(queue_length_dict.keys())
         if not ranks:
@@ -342,6 +344,8 @@ class TraceAnalysis:
     # ---- critical path ----
 
     def critical_path_analysis(self, rank, annotation, instance_id, data_load_events=None):
+        pd = _deps.pandas()
+        np = _deps.numpy()
         if data_load_events:
             raise NotImplementedError("critical_path_analysis: data_load_events")
         if isinstance(instance_id, tuple):

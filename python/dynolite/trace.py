@@ -11,10 +11,7 @@ column once.
 
 import warnings
 
-import numpy as np
-import pandas as pd
-
-from . import _lib
+from . import _deps, _lib
 from ._lib import DynoliteError
 
 
@@ -46,6 +43,7 @@ class Table:
         """The table as a DataFrame: int64, float64 (NaN: no value) and object
         columns; a float column holding HTA's int64 column (whole numbers)
         becomes int64 when it has no NaN."""
+        np, pd = _deps.numpy(), _deps.pandas()
         data = {}
         for name, typ, int_text, arr in self.columns():
             if typ == "float" and int_text and not np.isnan(arr).any():

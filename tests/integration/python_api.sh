@@ -12,7 +12,7 @@ PY=/usr/bin/python3
 $PY -c 'import numpy, pandas, pytest' 2>/dev/null || { echo "Debian's python3-pandas/python3-pytest are not installed"; exit 77; }
 export DYNOLITE_LIB=$PWD/$BUILD/libdynolite.so PYTHONPATH=$PWD/python PYTHONDONTWRITEBYTECODE=1
 [ -e "$DYNOLITE_LIB" ] || { echo "FAIL: no $DYNOLITE_LIB"; exit 1; }
-if nm -D "$DYNOLITE_LIB" | grep -q __asan_init; then
+if [ "$(nm -D "$DYNOLITE_LIB" | grep -c __asan_)" -gt 0 ]; then
 	export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
 	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 fi

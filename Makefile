@@ -205,7 +205,7 @@ FUZZ_SECONDS ?= 20
 # sources into every fuzzer took ~10 min of CI's 2 cores for 11 fuzzers.
 FUZZ_OBJ_FLAGS := $(FUZZ_BASE) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP
 FUZZ_DEP_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC) \
-	$(FUZZ_LIB_SRC) $(GPUSNOOP_LIB_SRC))
+	$(FUZZ_LIB_SRC) $(GPUSNOOP_LIB_SRC) $(LIB_SRC))
 FUZZ_DEP_LIB := build/fuzz/libfuzzdeps.a
 
 build/fuzz/obj/%.o: %.c

@@ -22,6 +22,15 @@ PKGS=(
 	bpftool             # gpusnoop: `bpftool gen skeleton` at build time
 	libelf-dev          # libbpf's ELF reader (link time)
 	libdw-dev           # gpusnoop: file:line symbolization from DWARF
+	python3-numpy       # the Python package (python/, docs/python.md): columns as arrays
+	python3-pandas      # ... HTA's DataFrames
+	python3-plotly      # ... visualize=True figures
+	python3-pytest      # ... its tests (tests/integration/python_api.sh)
+	python3-pip         # make python: pip install ./python
+	python3-setuptools  # ... its build backend (no build isolation: no PyPI)
+	python3-wheel       # ... idem
+	jupyter-nbconvert   # the HTA tutorial notebook run top to bottom (tests)
+	python3-ipykernel   # ... its kernel
 )
 
 missing=()

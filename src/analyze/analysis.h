@@ -188,6 +188,9 @@ struct analyze_ranks {
 	size_t n;
 };
 bool analyze_rank_selected(const struct analyze_ranks *sel, int rank);
+/* "0,3,7" (non-negative ranks): 0 with *out (free it; NULL for "" or
+ * NULL) and *n, or -1. */
+int analyze_ranks_parse(const char *s, int **out, size_t *n);
 /* A set sharing the selected ranks of set (free .ranks only). */
 struct trace_set analyze_view(const struct trace_set *set, const struct analyze_ranks *sel);
 /* A set sharing rank k of set only (nothing to free). */

@@ -389,6 +389,11 @@ struct trace_select {
  * rows' span); 0, or -1 with a message (what the trace holds) in err when
  * nothing would be left, the set then unchanged. */
 int trace_set_select(struct trace_set *set, const struct trace_select *sel, struct buf *err);
+/* The text forms (additive): "N" or "N-M" (0 <= N <= M) and "START:END"
+ * (us, 0 <= START < END, finite).  0 with sel's part set, or -1 (sel
+ * unchanged). */
+int trace_select_parse_iterations(const char *s, struct trace_select *sel);
+int trace_select_parse_time_range(const char *s, struct trace_select *sel);
 
 /* A human summary of what was skipped and why (empty when nothing was). */
 void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);

@@ -22,6 +22,7 @@ PKGS=(
 	bpftool             # gpusnoop: `bpftool gen skeleton` at build time
 	libelf-dev          # libbpf's ELF reader (link time)
 	libdw-dev           # gpusnoop: file:line symbolization from DWARF
+	chromium            # dyno report test: headless render, screenshot, DOM and console check
 )
 
 missing=()

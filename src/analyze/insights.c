@@ -280,7 +280,8 @@ static void insight_combine(const struct analysis_ctx *c, const struct trace_set
 
 static const struct analysis *const insight_uses[] = {&analysis_temporal, &analysis_idle,   &analysis_kernels,
 						      &analysis_kernel_distribution, &analysis_overlap,
-						      &analysis_launch, &analysis_counters, NULL};
+						      &analysis_launch, &analysis_counters, &analysis_annotations,
+						      NULL};
 
 const struct analysis analysis_insights = {
 	.name = "insights",

@@ -107,23 +107,13 @@ static double busy_in(const struct ival *m, size_t n, double s, double e)
 	return t;
 }
 
-/* the GPU idle time before first (a GPU start), from the end of the GPU
- * work before it or from s, whichever is later; 0 when first lies inside
- * earlier work */
+/* the GPU idle time between s (a step's start) and first (the first GPU
+ * work of the step): the GPU ran out of work while the CPU was still
+ * preparing the step.  Work queued by earlier steps that runs in that span
+ * is busy time, so a GPU with a backlog is not idle. */
 static double idle_before(const struct ival *m, size_t n, double first, double s)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) { /* first interval starting at or after first */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].ts < first)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && m[lo - 1].end >= first)
-		return 0; /* first is inside (merged with) earlier work */
-	double from = lo > 0 ? fmax(m[lo - 1].end, s) : s;
-	return first > from ? first - from : 0;
+	return first > s ? (first - s) - busy_in(m, n, s, first) : 0;
 }
 
 static void add_sync_time(struct iter_acc *a, uint32_t name, double dur)

@@ -102,6 +102,24 @@ void html_para(struct buf *b, const char *cls, const char *fmt, ...)
 	buf_free(&t);
 }
 
+/* s's first head and last tail bytes around an ellipsis, the cuts moved
+ * to UTF-8 character boundaries (a cut inside a character is invalid text) */
+void html_esc_cut(struct buf *b, const char *s, size_t n, size_t head, size_t tail)
+{
+	if (n <= head + tail) {
+		html_escn(b, s, n);
+		return;
+	}
+	while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80)
+		head--;
+	size_t from = n - tail;
+	while (from < n && ((unsigned char)s[from] & 0xC0) == 0x80)
+		from++;
+	html_escn(b, s, head);
+	buf_puts(b, "\xe2\x80\xa6");
+	html_escn(b, s + from, n - from);
+}
+
 /* a text cut in the middle when long, the whole as a tooltip */
 static void cut_text(struct buf *b, const char *s, size_t max)
 {
@@ -113,9 +131,7 @@ static void cut_text(struct buf *b, const char *s, size_t max)
 	buf_puts(b, "<span title=\"");
 	html_esc(b, s);
 	buf_puts(b, "\">");
-	html_escn(b, s, max * 2 / 3);
-	buf_puts(b, "\xe2\x80\xa6");
-	html_escn(b, s + n - max / 3, max / 3);
+	html_esc_cut(b, s, n, max * 2 / 3, max / 3);
 	buf_puts(b, "</span>");
 }
 
@@ -387,9 +403,7 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 		html_esc(b, l);
 		buf_puts(b, "</title>");
 		if (n > 36) {
-			html_escn(b, l, 24);
-			buf_puts(b, "\xe2\x80\xa6");
-			html_escn(b, l + n - 11, 11);
+			html_esc_cut(b, l, n, 24, 11);
 		} else {
 			html_esc(b, l);
 		}

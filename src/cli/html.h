@@ -24,6 +24,10 @@ void html_end(struct buf *b);
 /* Text with & < > " ' escaped. */
 void html_esc(struct buf *b, const char *s);
 void html_escn(struct buf *b, const char *s, size_t n);
+/* s[0..n) escaped, cut in the middle when longer than head + tail bytes:
+ * its first head and last tail bytes around an ellipsis, the cuts moved to
+ * UTF-8 character boundaries. */
+void html_esc_cut(struct buf *b, const char *s, size_t n, size_t head, size_t tail);
 /* <hN id=...>text</hN> (id NULL: none) */
 void html_heading(struct buf *b, int level, const char *id, const char *text);
 /* <p class=cls>escaped printf text</p> (cls NULL: none) */

@@ -141,9 +141,7 @@ static void section_insights(struct report *r)
 				buf_puts(b, "<span title=\"");
 				html_esc(b, where);
 				buf_puts(b, "\">");
-				html_escn(b, where, 80);
-				buf_puts(b, "\xe2\x80\xa6");
-				html_escn(b, where + n - 30, 30);
+				html_esc_cut(b, where, n, 80, 30);
 				buf_puts(b, "</span>");
 			} else {
 				html_esc(b, where);
@@ -367,9 +365,8 @@ static void section_kernels(struct report *r)
 		for (size_t i = 0; i < d->nrows; i++)
 			if (strcmp(insight_s(d, i, dn), top[k]) == 0) {
 				buf_init(&kl[nk]);
-				size_t len = strlen(top[k]);
-				buf_printf(&kl[nk], "%.*s%s · rank %lld", (int)(len > 40 ? 40 : len), top[k],
-					   len > 40 ? "…" : "", (long long)insight_i(d, i, dr));
+				/* the kernel's tail says which: the chart cuts the middle */
+				buf_printf(&kl[nk], "rank %lld: %s", (long long)insight_i(d, i, dr), top[k]);
 				kb[nk].label = kl[nk].data;
 				kb[nk].v[0] = insight_f(d, i, dm);
 				kb[nk].highlight = insight_i(d, i, dr) == r->hl_rank;

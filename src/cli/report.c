@@ -343,7 +343,7 @@ static void section_kernels(struct report *r)
 	/* the same kernels across ranks: mean per rank of the 6 biggest names */
 	html_heading(b, 3, NULL, "Kernel duration across ranks");
 	int dn = col(d, "name"), dr = col(d, "rank"), dm = col(d, "mean (us)"), dsum = col(d, "sum (us)");
-	const char *top[6];
+	const char *top[6] = {NULL};
 	size_t ntop = 0;
 	for (size_t pass = 0; pass < 6; pass++) {
 		long best = -1;

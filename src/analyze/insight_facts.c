@@ -313,7 +313,8 @@ static void collectives_table(const struct trace_rank *r, struct atable *t)
 		}
 		rows[n++] = i;
 	}
-	qsort_r(rows, n, sizeof *rows, by_ts, (void *)r);
+	if (n > 1)
+		qsort_r(rows, n, sizeof *rows, by_ts, (void *)r);
 	uint32_t *nth = xcalloc(r->strs.n ? r->strs.n : 1, sizeof *nth);
 	for (size_t k = 0; k < n; k++) {
 		size_t i = rows[k];

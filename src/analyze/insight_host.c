@@ -75,6 +75,13 @@ static size_t in_window(const struct host_series *s, bool have, double lo, doubl
 	return n;
 }
 
+/* the label of a "base.label" key ("eth0", a GPU's index); "" when none */
+static const char *label_of(const struct insight_eval *e, const struct host_series *s)
+{
+	const char *k = host_metrics_name(e->metrics, s->key), *dot = strchr(k, '.');
+	return dot ? dot + 1 : "";
+}
+
 static int need_metrics(const struct insight_eval *e, struct buf *m)
 {
 	if (e->metrics)
@@ -264,7 +271,7 @@ static int eval_host_network(struct insight_eval *e, struct buf *m)
 		size_t cur = 0;
 		const struct host_series *s;
 		while ((s = next_series(e, bytes[b], true, &cur))) {
-			const char *dev = strchr(host_metrics_name(e->metrics, s->key), '.') + 1;
+			const char *dev = label_of(e, s);
 			if (strcmp(dev, "lo") == 0)
 				continue;
 			double sum, peak;
@@ -289,7 +296,7 @@ static int eval_host_network(struct insight_eval *e, struct buf *m)
 			double sum, peak;
 			size_t n;
 			delta_rates(s, have, lo, hi, &sum, &peak, &n);
-			if (sum > 0 && strcmp(strchr(host_metrics_name(e->metrics, s->key), '.') + 1, "lo") != 0) {
+			if (sum > 0 && strcmp(label_of(e, s), "lo") != 0) {
 				errs += sum;
 				worst = host_metrics_name(e->metrics, s->key);
 			}
@@ -352,7 +359,7 @@ static int eval_host_gpu(struct insight_eval *e, struct buf *m)
 		if (n == 0)
 			continue;
 		seen++;
-		const char *gpu = strchr(host_metrics_name(e->metrics, s->key), '.') + 1;
+		const char *gpu = label_of(e, s);
 		/* its utilisation, as evidence */
 		struct buf util = BUF_INIT;
 		buf_printf(&util, "gpu_device_utilization.%s", gpu);

@@ -203,6 +203,8 @@ static void notes(struct atable *f, struct atable *r)
 static void sort_findings(struct atable *t)
 {
 	size_t n = t->nrows, w = t->ncols;
+	if (n < 2)
+		return;
 	union acell *sorted = xmalloc((n ? n : 1) * w * sizeof *sorted);
 	size_t k = 0;
 	static const char *const order[] = {"high", "medium", "info"};

@@ -145,7 +145,7 @@ static void add_record(struct host_metrics *m, const char *host, size_t hlen, in
 	for (uint32_t k = 0; k < data->len; k++) {
 		const struct json_member *mb = &data->u.members[k];
 		double v;
-		if (value_of(&mb->value, &v))
+		if (mb->key_len && value_of(&mb->value, &v)) /* a value needs a name */
 			add_point(m, series_of(m, host, hlen, mb->key, mb->key_len), ms, v);
 	}
 }
@@ -156,8 +156,8 @@ static bool add_answer(struct host_metrics *m, const char *host, size_t hlen, co
 {
 	for (uint32_t k = 0; k < metrics->len; k++) {
 		const struct json_member *mb = &metrics->u.members[k];
-		if (mb->value.type != JV_ARRAY) {
-			*why = "a series of \"metrics\" is not an array";
+		if (mb->value.type != JV_ARRAY || mb->key_len == 0) {
+			*why = "a series of \"metrics\" is not an array with a name";
 			return false;
 		}
 		struct host_series *s = NULL;

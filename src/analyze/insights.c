@@ -130,7 +130,7 @@ static const struct analysis_opt insight_opts[] = {
 	  "insights: host metrics of the same window (dyno metrics --json output or dynolog's JSON log)", 0, 0, NULL},
 	 offsetof(struct insight_options, metrics)},
 	{{"link-gbps", 0, ARG_DOUBLE, NULL, "GBPS",
-	  "insights: host<->device link bandwidth the copies are compared with (default 25: PCIe 4.0 x16)", 0, 0,
+	  "insights: host<->device link bandwidth the copies are compared with (25: PCIe 4.0 x16)", 0, 0,
 	  NULL},
 	 offsetof(struct insight_options, link_gbps)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},

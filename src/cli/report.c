@@ -245,9 +245,24 @@ static void section_iterations(struct report *r)
 		s[ns] = (struct html_series){names[ns], x + n0, y + n0, used - n0, false, rank == r->hl_rank};
 		ns++;
 	}
-	struct html_chart ch = {"Iteration (ProfilerStep) duration per rank", "iteration (ProfilerStep number)",
-				"duration (ms)"};
-	html_line_chart(b, &ch, s, ns, MAX_POINTS);
+	size_t most = 0;
+	for (size_t k = 0; k < ns; k++)
+		most = s[k].n > most ? s[k].n : most;
+	if (most >= 2) {
+		struct html_chart ch = {"Iteration (ProfilerStep) duration per rank", "iteration (ProfilerStep number)",
+					"duration (ms)"};
+		html_line_chart(b, &ch, s, ns, MAX_POINTS);
+	} else {
+		/* one step per rank: a line would be a dot; bars compare the ranks */
+		struct html_bar *bars = xcalloc(ns + 1, sizeof *bars);
+		for (size_t k = 0; k < ns; k++)
+			bars[k] = (struct html_bar){.label = s[k].name, .v = {s[k].y[0]}, .highlight = s[k].highlight};
+		static const char *const parts[] = {"duration"};
+		struct html_chart ch = {"Iteration (ProfilerStep) duration per rank (one step each)", "duration (ms)",
+					"rank"};
+		html_bar_chart(b, &ch, parts, 1, bars, ns);
+		free(bars);
+	}
 	html_table(b, t, MAX_ROWS);
 	free(s);
 	free(x);
@@ -611,7 +626,7 @@ int cmd_report(int argc, char **argv)
 		{"metrics", 0, ARG_STRING, &o.metrics, "FILE",
 		 "host metrics of the same window (dyno metrics --json output or dynolog's JSON log)", 0, 0, NULL},
 		{"link-gbps", 0, ARG_DOUBLE, &o.link_gbps, "GBPS",
-		 "host<->device link bandwidth the copies are compared with (default 25: PCIe 4.0 x16)", 0, 0, NULL},
+		 "host<->device link bandwidth the copies are compared with (25: PCIe 4.0 x16)", 0, 0, NULL},
 		{"critical-path", 0, ARG_BOOL, &o.cp, NULL,
 		 "compute the critical path even on a big rank (default: up to 1,000,000 events)", 0, 0, NULL},
 		{"no-critical-path", 0, ARG_BOOL, &o.no_cp, NULL, "do not compute the critical path", 0, 0, NULL},

@@ -31,6 +31,7 @@ PKGS=(
 	python3-wheel       # ... idem
 	jupyter-nbconvert   # the HTA tutorial notebook run top to bottom (tests)
 	python3-ipykernel   # ... its kernel
+	chromium            # dyno report test: headless render, screenshot, DOM and console check
 )
 
 missing=()

@@ -11,6 +11,7 @@
  * subcommand is its own file plus one row here.
  */
 COMMAND(analyze, "analyze", "analyze Kineto traces like HTA: temporal, idle, kernels, overlap, launch, summary")
+COMMAND(report, "report", "one self-contained HTML report of traces: insights, tables and charts")
 COMMAND(json, "json", "check JSON files (e.g. a trace) and report the first error's position")
 COMMAND(status, "status", "daemon status and the PyTorch processes registered with it")
 COMMAND(version, "version", "daemon version")

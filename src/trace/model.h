@@ -334,6 +334,11 @@ struct trace_load_opts {
 	/* Keep the numeric args of cuda_profiler_range rows (the CUPTI
 	 * counters, trace_rank.range_args); `dyno analyze cupti` only. */
 	bool keep_profiler_args;
+	/* A set of several files: a file that cannot be read or parsed at all
+	 * is left out with a warning naming it and why (trace_set.warnings),
+	 * the others are loaded; only when none loads is it an error.
+	 * (Default: any such file fails the load.)  `dyno report`. */
+	bool skip_unreadable;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
@@ -355,6 +360,7 @@ struct trace_set {
 	bool filtered;             /* the last-step filter was applied */
 	char *warnings;            /* one warning per line ("" when none) */
 	double finish_s;           /* wall seconds of trace_set_finish (additive) */
+	size_t left_out;           /* files skip_unreadable left out (named in warnings) */
 };
 
 /* Load a file or a directory of traces (every *.json / *.json.gz entry, one

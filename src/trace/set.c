@@ -291,8 +291,15 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 	par_for(np, cores, load_one, &j); /* min(files, cores) threads */
 
 	int rc = 0;
+	struct buf w = BUF_INIT;
+	size_t loaded = 0;
+	for (size_t i = 0; i < np; i++)
+		loaded += j.out[i] != NULL;
 	for (size_t i = 0; i < np; i++) {
-		if (!j.out[i]) {
+		if (!j.out[i] && opts->skip_unreadable && loaded > 0) {
+			/* the others are worth reading: say which one is not */
+			warn(&w, "%s; this file is left out", j.errs[i].data);
+		} else if (!j.out[i]) {
 			if (rc == 0)
 				buf_append(err, j.errs[i].data, j.errs[i].len);
 			rc = -1;
@@ -306,9 +313,17 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		for (size_t i = 0; i < np; i++)
 			trace_rank_free(j.out[i]);
 		free(j.out);
+		buf_free(&w);
 		return -1;
 	}
-	struct buf w = BUF_INIT;
+	size_t left_out = np - loaded;
+	if (loaded < np) { /* the files left out */
+		size_t k = 0;
+		for (size_t i = 0; i < np; i++)
+			if (j.out[i])
+				j.out[k++] = j.out[i];
+		np = k;
+	}
 	assign_default_ranks(j.out, np, &w);
 	qsort(j.out, np, sizeof *j.out, rank_cmp);
 	size_t k = 0;
@@ -325,6 +340,7 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		j.out[k++] = j.out[i];
 	}
 	set_adopt(set, j.out, k, &w, opts);
+	set->left_out = left_out;
 	return 0;
 }
 

@@ -56,8 +56,9 @@ TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c
-GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c
+GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
+	src/gpusnoop/timeline.c
 BPF_CC ?= clang
 BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 # the multiarch headers (asm/types.h) of Debian: /usr/include/x86_64-linux-gnu

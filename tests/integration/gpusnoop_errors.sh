@@ -42,7 +42,7 @@ if [ "$rc" -eq 4 ]; then
 	echo "skip: BPF refused here ($(tail -n 1 "$tmp/err"))"
 	exit 77
 fi
-expect 5 "gpusnoop: process $sleeper maps no library exporting CUDA memory functions .*; if it loads one later, name it with --lib" -- \
+expect 5 "gpusnoop: process $sleeper maps no file holding the probed CUDA functions .*; if it loads one later, name it with --lib" -- \
 	"$DYNO" gpusnoop --pid "$sleeper"
 
 # --lib: probes a library the process does not map (yet); --duration ends the run

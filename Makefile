@@ -79,7 +79,8 @@ BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 GPUSNOOP  := $(O)/gpusnoop
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
-SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky
+SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
+	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/gpusnoop-torchy
 
 .PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo
 
@@ -145,6 +146,17 @@ $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
+# a CUDA runtime linked statically into another library (hidden: .symtab only), and that file stripped
+SNOOP_STATIC := tests/gpusnoop/torch_cuda_fake.c tests/gpusnoop/fake_cudart.c tests/gpusnoop/fake_cuda.c
+$(O)/libtorch_cuda-fake.so: $(SNOOP_STATIC)
+	$(CC) $(SNOOP_CFLAGS) -fvisibility=hidden -shared -o $@ $(SNOOP_STATIC)
+$(O)/libtorch_cuda-fake-stripped.so: $(O)/libtorch_cuda-fake.so
+	strip --strip-all -o $@ $<
+# PyTorch's caching allocator by its C++ symbols, over the stand-in runtime
+$(O)/libc10_cuda-fake.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl
 
 # The IPC socket filter (src/daemon/ipc_filter.bpf.c): a BPF object and
 # its skeleton, like gpusnoop's, into <out>/bpf/ for the build that compiles

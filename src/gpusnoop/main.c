@@ -268,6 +268,12 @@ int main(int argc, char **argv)
 	if (found < 0)
 		FAIL(1, "%s", msg.data);
 	fputs(set.warnings.data ? set.warnings.data : "", stderr);
+	if (!set.nfound && set.nstripped)
+		FAIL(EXIT_NO_CUDA,
+		     "process %" PRId64 " maps no file holding the probed CUDA functions (cudaMalloc, cuMemAlloc_v2, ...)"
+		     " that can be found: %d stripped file(s) named like CUDA libraries may hold them without their"
+		     " names (see above); the process must run with an unstripped build of that library",
+		     pid, set.nstripped);
 	if (!set.nfound)
 		FAIL(EXIT_NO_CUDA,
 		     "process %" PRId64 " maps no file holding the probed CUDA functions (cudaMalloc, cuMemAlloc_v2, ...);"
@@ -307,6 +313,8 @@ int main(int argc, char **argv)
 			links[nlinks++] = l;
 		}
 
+	/* what is watched: what was asked for and found (the rest was said above, and stays absent) */
+	groups &= set.found_groups;
 	unsigned spaces = (groups & GROUP_MEM ? (1u << SPACE_PTR) | (1u << SPACE_HANDLE) | (1u << SPACE_MAP) : 0) |
 			  (groups & GROUP_TORCH ? 1u << SPACE_TORCH : 0);
 	if (trace && !timeline_open(&run.tl, trace, (int)pid, spaces))

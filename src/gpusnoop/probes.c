@@ -187,6 +187,7 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 	bool seen[FN_COUNT] = {0};
 	s->nfound = s->nfiles = 0;
 	s->found_groups = 0;
+	s->nstripped = 0;
 	for (int i = 0; i < s->n; i++) {
 		struct probe_file *f = &s->f[i];
 		struct buf e = BUF_INIT;
@@ -215,7 +216,8 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 		s->nfiles += f->nfound > 0;
 		if (f->nfound == 0 && f->named)
 			buf_printf(&s->warnings, "gpusnoop: warning: %s holds none of the probed functions\n", f->path);
-		else if (f->nfound == 0 && !(f->elf_flags & (ELFSYM_SYMTAB | ELFSYM_IMPORTS)) && cuda_like(f->path))
+		else if (f->nfound == 0 && !(f->elf_flags & (ELFSYM_SYMTAB | ELFSYM_IMPORTS)) && cuda_like(f->path) &&
+			 ++s->nstripped)
 			buf_printf(&s->warnings,
 				   "gpusnoop: warning: %s is stripped (no .symtab) and exports none of the probed functions:"
 				   " a CUDA runtime linked into it cannot be found without its symbols\n",

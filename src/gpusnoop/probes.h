@@ -59,6 +59,7 @@ struct probe_set {
 	int n;
 	int nfound, nfiles;      /* functions found, over files holding at least one */
 	unsigned found_groups;   /* GROUP_* of what was found */
+	int nstripped;           /* files named like CUDA libraries, stripped, holding none of them */
 	struct buf warnings;     /* lines for stderr: stripped CUDA-looking files, missing PyTorch symbols */
 };
 

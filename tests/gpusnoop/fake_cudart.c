@@ -4,7 +4,8 @@
  * points by their real names.  Like the real runtime, cudaMalloc/cudaFree
  * and cudaLaunchKernel go through the driver (libcuda-fake.so), so the
  * tests see nested probed calls counted once.  A synchronisation sleeps
- * 1 ms, standing for the wait.
+ * 1 ms, standing for the wait (FAKE_CUDA_SYNC_US=N: N us; 0: no wait, for
+ * the bench).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -109,8 +110,15 @@ int cudaGraphLaunch(void *exec, void *stream)
 
 static int wait_a_little(void)
 {
-	struct timespec ts = {0, 1000000};
-	nanosleep(&ts, NULL);
+	static long us = -1;
+	if (us < 0) {
+		const char *e = getenv("FAKE_CUDA_SYNC_US");
+		us = e ? atol(e) : 1000;
+		us = us < 0 ? 0 : us;
+	}
+	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+	if (us)
+		nanosleep(&ts, NULL);
 	return 0;
 }
 

@@ -53,6 +53,7 @@ mkfifo "$tmp/go"
 leaky=$!
 pids+=("$leaky")
 exec 7>"$tmp/go"
+wait_ready "$tmp/leaky.out"
 ask --pid "$leaky" --duration 30 --log-file "$tmp/out/report.txt" --trace-file "$tmp/out/trace.json" \
 	--events mem,sync >"$tmp/ans" 2>&1
 cat "$tmp/ans"

@@ -52,6 +52,7 @@ LEAKY_HOLD=1 "$BUILD/gpusnoop-leaky" <"$tmp/go2" >"$tmp/prog2.out" &
 prog2=$!
 pids+=("$prog2")
 exec 8>"$tmp/go2"
+wait_ready "$tmp/prog2.out"
 script -qec "$DYNO gpusnoop --pid $prog2 --top 2" /dev/null </dev/null >"$tmp/tty.txt" 2>&1 &
 pids+=($!)
 wait_for "$tmp/tty.txt" '^gpusnoop: watching'

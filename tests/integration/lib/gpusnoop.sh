@@ -14,13 +14,27 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# wait_ready FILE: the program has printed "ready" (its libraries are
+# mapped: the FIFO's open precedes its exec, so its pid is a shell until then)
+wait_ready() {
+	for _ in $(seq 300); do
+		grep -qs '^ready$' "$1" && return 0
+		sleep 0.05
+	done
+	echo "the program did not start:"
+	cat "$1"
+	exit 1
+}
+
 # snoop_start OUT [GPUSNOOP ARGS...]: $prog waits on the FIFO (its stdout
-# in $tmp/prog.out), $snooper is gpusnoop on it (stdout OUT, stderr
+# in $tmp/prog.out, where it says "ready"), $snooper is gpusnoop on it (stdout OUT, stderr
 # $tmp/snoop.err), attached; fd 7 writes the program's stdin.
 snoop_start() {
 	local out=$1
 	shift
-	rm -f "$tmp/go"
+	# gone first: a background job's redirection truncates them only once
+	# it runs, and what the last run left must not be read as this one's
+	rm -f "$tmp/go" "$tmp/prog.out" "$tmp/snoop.err"
 	mkfifo "$tmp/go"
 	# shellcheck disable=SC2086 # SNOOP_CMD is words: "env VAR=1 PROGRAM ARGS"
 	${SNOOP_CMD:-$BUILD/gpusnoop-leaky} <"$tmp/go" >"$tmp/prog.out" &
@@ -28,15 +42,16 @@ snoop_start() {
 	prog_waited=
 	pids+=("$prog")
 	exec 7>"$tmp/go"
+	wait_ready "$tmp/prog.out"
 	"$DYNO" gpusnoop --pid "$prog" "$@" >"$out" 2>"$tmp/snoop.err" &
 	snooper=$!
 	pids+=("$snooper")
 	for _ in $(seq 300); do
-		grep -q '^gpusnoop: watching' "$tmp/snoop.err" && break
+		grep -qs '^gpusnoop: watching' "$tmp/snoop.err" && break
 		kill -0 "$snooper" 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! grep -q '^gpusnoop: watching' "$tmp/snoop.err"; then
+	if ! grep -qs '^gpusnoop: watching' "$tmp/snoop.err"; then
 		rc=0
 		wait "$snooper" || rc=$?
 		if [ "$rc" -eq 4 ]; then

@@ -49,7 +49,7 @@ void live_frame(struct live *lv, const struct report_in *in)
 	}
 	lv->prev_seconds = in->seconds;
 	buf_putc(&b, '\n');
-	unsigned spaces = (in->groups & GROUP_MEM ? 7u : 0) | (in->groups & GROUP_TORCH ? 1u << SPACE_TORCH : 0);
+	unsigned spaces = probe_spaces(in->groups);
 	if (spaces) {
 		buf_puts(&b, "outstanding:");
 		for (uint32_t s = 0; s < SPACE_COUNT; s++)

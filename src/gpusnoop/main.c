@@ -315,8 +315,7 @@ int main(int argc, char **argv)
 
 	/* what is watched: what was asked for and found (the rest was said above, and stays absent) */
 	groups &= set.found_groups;
-	unsigned spaces = (groups & GROUP_MEM ? (1u << SPACE_PTR) | (1u << SPACE_HANDLE) | (1u << SPACE_MAP) : 0) |
-			  (groups & GROUP_TORCH ? 1u << SPACE_TORCH : 0);
+	unsigned spaces = probe_spaces(groups);
 	if (trace && !timeline_open(&run.tl, trace, (int)pid, spaces))
 		FAIL(1, "cannot write %s: %s", trace, strerror(errno));
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &run, NULL);

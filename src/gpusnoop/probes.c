@@ -90,6 +90,15 @@ const char *snoop_space_name(uint32_t space)
 	return space < SPACE_COUNT ? n[space] : "?";
 }
 
+unsigned probe_spaces(unsigned groups)
+{
+	unsigned s = 0;
+	for (uint32_t k = 0; k < FN_COUNT; k++)
+		if ((probe_defs[k].group & groups) && probe_defs[k].prog != PROG_LAUNCH && probe_defs[k].prog != PROG_SYNC)
+			s |= 1u << COOKIE_SPACE(probe_defs[k].cookie);
+	return s;
+}
+
 bool probe_parse_events(const char *spec, unsigned *groups, struct buf *err)
 {
 	static const struct {

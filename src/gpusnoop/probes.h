@@ -41,6 +41,8 @@ extern const struct probe_def probe_defs[FN_COUNT];
 
 const char *snoop_fn_name(uint32_t fn);
 const char *snoop_space_name(uint32_t space);
+/* the spaces (bit per enum snoop_space) the groups' functions fill */
+unsigned probe_spaces(unsigned groups);
 /* "mem,launch,sync" -> GROUP_* bits; false with a message for an unknown word */
 bool probe_parse_events(const char *spec, unsigned *groups, struct buf *err);
 

@@ -90,13 +90,6 @@ static void via_json(struct jw *w, uint32_t mask)
 	jw_arr_end(w);
 }
 
-/* the spaces the watched groups fill */
-static unsigned spaces_of(unsigned groups)
-{
-	return (groups & GROUP_MEM ? (1u << SPACE_PTR) | (1u << SPACE_HANDLE) | (1u << SPACE_MAP) : 0) |
-	       (groups & GROUP_TORCH ? 1u << SPACE_TORCH : 0);
-}
-
 static uint64_t space_count(const struct ledger_leak *g, size_t n, uint32_t s)
 {
 	uint64_t c = 0;
@@ -115,7 +108,7 @@ static void write_json(struct buf *b, const struct report_in *in, const struct l
 {
 	const struct ledger *l = in->ledger;
 	const struct calls *c = in->calls;
-	unsigned spaces = spaces_of(in->groups);
+	unsigned spaces = probe_spaces(in->groups);
 	struct jw w;
 	jw_init(&w, b);
 	jw_obj_begin(&w);
@@ -230,7 +223,7 @@ static void write_table(struct buf *b, const struct report_in *in, const struct 
 {
 	const struct ledger *l = in->ledger;
 	const struct calls *c = in->calls;
-	unsigned spaces = spaces_of(in->groups);
+	unsigned spaces = probe_spaces(in->groups);
 	buf_printf(b, "gpusnoop: pid %d, %.1f s (%s), %d probes in %d files\n", in->pid, in->seconds, in->end_reason,
 		   in->probes, in->files);
 	if (spaces)

@@ -76,7 +76,7 @@ static int through_daemons(int argc, char **argv)
 		{"duration", 'd', ARG_DOUBLE, &duration, "S", "the session's length (required; the daemon caps it)", 0, 0, NULL},
 		{"log-file", 0, ARG_STRING, &log_file, "PATH", "where the daemon writes the report (a new file)", 0, 0, NULL},
 		{"trace-file", 0, ARG_STRING, &trace_file, "PATH", "and the Chrome-trace timeline (a new file)", 0, 0, NULL},
-		{"events", 'e', ARG_STRING, &events, "mem,launch,sync", "what to watch (default mem)", 0, 0, NULL},
+		{"events", 'e', ARG_STRING, &events, "mem,launch,sync", "what to watch (default: mem)", 0, 0, NULL},
 		{"torch", 0, ARG_BOOL, &torch, NULL, "also PyTorch's caching allocator", 0, 0, NULL},
 		{"format", 0, ARG_STRING, &format, "table|json", "the report's format", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},

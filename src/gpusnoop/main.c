@@ -166,14 +166,14 @@ int main(int argc, char **argv)
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
 		{"duration", 'd', ARG_DOUBLE, &duration, "S", "stop after S seconds (0: at Ctrl-C or when the process exits)", 0, 0, NULL},
-		{"events", 'e', ARG_STRING, &events, "mem,launch,sync", "what to watch: memory calls, kernel launches, synchronisations (default mem)", 0, 0, NULL},
+		{"events", 'e', ARG_STRING, &events, "mem,launch,sync", "what to watch: memory calls, kernel launches, synchronisations", 0, 0, NULL},
 		{"torch", 0, ARG_BOOL, &torch, NULL, "also PyTorch's caching allocator (block-level allocations, by symbol)", 0, 0, NULL},
 		{"lib", 0, ARG_STRING, &libs, "PATH[:PATH]", "also probe these libraries (e.g. one loaded later)", 0, 0, NULL},
 		{"format", 0, ARG_STRING, &format, "table|json", "report format", 0, 0, NULL},
 		{"trace", 0, ARG_STRING, &trace, "OUT.json", "write a Chrome-trace timeline", 0, 0, NULL},
 		{"live", 0, ARG_BOOL, &live_flag, NULL, "a live table each second even when stdout is not a terminal (stderr with --format json)", 0, 0, NULL},
-		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report (default 10)", 1, 10000, NULL},
-		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size (default 8192)", 4, 1 << 20, NULL},
+		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report", 1, 10000, NULL},
+		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size", 4, 1 << 20, NULL},
 		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, and the mapped files skipped as not ELF", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};

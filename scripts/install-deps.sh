@@ -22,6 +22,10 @@ PKGS=(
 	bpftool             # gpusnoop: `bpftool gen skeleton` at build time
 	libelf-dev          # libbpf's ELF reader (link time)
 	libdw-dev           # gpusnoop: file:line symbolization from DWARF
+	libsqlite3-dev      # dyno warehouse: SQLite (header at build time; libsqlite3-0 dlopen'ed)
+	libpq-dev           # dyno warehouse: PostgreSQL (header at build time; libpq5 dlopen'ed)
+	sqlite3             # warehouse tests: SQL against the test database
+	postgresql          # warehouse_pg test: a real PostgreSQL server (initdb, pg_ctl, psql)
 )
 
 missing=()

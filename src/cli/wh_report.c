@@ -143,7 +143,8 @@ static struct atable *by_type(struct wh_db *db, const struct wh_report_opts *o, 
 	return t;
 }
 
-/* Cells to a table row by the column types: NULL cells stay empty. */
+/* Cells to a table row by the column types: a NULL is an empty text or
+ * an empty float (NaN); integer columns must not be NULL. */
 static bool put_row(struct atable *t, const struct wh_rows *r, size_t i, const char *what, struct buf *err)
 {
 	size_t row = atable_add_row(t);
@@ -153,7 +154,7 @@ static bool put_row(struct atable *t, const struct wh_rows *r, size_t i, const c
 			atable_set_s(t, row, c, v ? v : "");
 		} else if (t->cols[c].type == ACOL_INT) {
 			int64_t x;
-			if (!wh_cell_i64(r, i, c, what, true, &x, err))
+			if (!wh_cell_i64(r, i, c, what, false, &x, err))
 				return false;
 			atable_set_i(t, row, c, x);
 		} else {
@@ -218,13 +219,15 @@ static struct atable *job_trend(struct wh_db *db, const char *job, struct buf *e
 		       " ORDER BY start_ns, path",
 		       p, 1, &r, err) != 0)
 		return NULL;
-	const char *cols[] = {"start:s",	 "host:s",	     "rank:i",	    "iterations:i", "iter_mean_us:f",
+	const char *cols[] = {"start:s",	 "host:s",	     "rank:f",	    "iterations:f", "iter_mean_us:f",
 			      "iter_p50_us:f",	 "gpu_span_us:f",   "idle_share:f", "host_wait_share:f", "status:s",
 			      "error:s",	 "trace:s",	     NULL};
 	struct buf title = BUF_INIT;
 	buf_printf(&title, "Job %s over time", job);
 	struct atable *t = atable_new("job_trend", title.data, cols);
 	buf_free(&title);
+	atable_int_text(t, 2); /* absent for a failed trace: float columns, integer text */
+	atable_int_text(t, 3);
 	for (size_t i = 0; i < r.nrows; i++) {
 		if (!put_row(t, &r, i, "job trend", err) || !iso_col(t, &r, i, 0, 0, "job trend", err)) {
 			atable_free(t);

@@ -284,9 +284,10 @@ static void from_rows(struct wh_trace *t, const struct trace_set *set, const str
 	t->niters = w;
 	if (r->n) {
 		t->span_us = hi - lo;
-		/* ts were aligned on set->min_ts; the file's own clock is
-		 * baseTimeNanoseconds (+ its ts) or the wall clock */
-		double start_us = set->min_ts + lo;
+		/* HTA's min_ts (what the rows were aligned on: the first
+		 * event it keeps); the file's clock is baseTimeNanoseconds (+
+		 * its ts) or the wall clock */
+		double start_us = set->min_ts;
 		t->has_start = isfinite(start_us);
 		t->start_ns = (r->has_base_time ? r->base_time_ns : 0) + (int64_t)llround(start_us * 1e3);
 	}

@@ -8,7 +8,8 @@
  * wh_schema.  The statements are the SQL both SQLite and PostgreSQL
  * accept (TEXT, BIGINT, DOUBLE PRECISION, composite primary keys, IF NOT
  * EXISTS), so there is one schema.  A trace is keyed by its content hash
- * (wh_trace.c): that is what makes ingest idempotent.
+ * (wh_trace.c): that is what makes ingest idempotent.  The layout is
+ * described at migration_1.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,13 +19,22 @@
 
 #include "cli/wh_db.h"
 
-/* Migration v is migrations[v - 1]: statements run in order. */
+/* Migration v is migrations[v - 1]: statements run in order.
+ *
+ * Sizes matter at fleet scale (10,000 traces of 200 kernels are 2 million
+ * kernel rows): a trace and a kernel name are referred to by 63-bit ids
+ * the client computes (wh_trace.h: from the content hash and the name),
+ * not by their text, so a kernel row is a few numbers; its trace's start
+ * time is repeated in it, and one covering index (name, time, p50, total,
+ * calls) serves the top-kernels and regressions scans without a join or
+ * a sort. */
 static const char *const migration_1[] = {
 	"CREATE TABLE IF NOT EXISTS traces ("
-	" hash TEXT PRIMARY KEY,"          /* content hash of the file */
+	" id BIGINT PRIMARY KEY,"          /* the content hash's first 63 bits */
+	" hash TEXT NOT NULL UNIQUE,"      /* content hash of the file (128 bits, hex) */
 	" path TEXT NOT NULL,"
 	" job TEXT, host TEXT, rank BIGINT,"
-	" start_ns BIGINT,"                /* wall-clock ns of its first event */
+	" start_ns BIGINT,"                /* wall-clock ns of its start (HTA's min_ts) */
 	" status TEXT NOT NULL,"           /* 'ok' or 'failed' */
 	" error TEXT,"                     /* why it failed */
 	" ingested_ns BIGINT NOT NULL,"
@@ -36,18 +46,20 @@ static const char *const migration_1[] = {
 	"CREATE INDEX IF NOT EXISTS traces_job ON traces (job, start_ns)",
 	"CREATE INDEX IF NOT EXISTS traces_start ON traces (start_ns)",
 	"CREATE TABLE IF NOT EXISTS iterations ("
-	" hash TEXT NOT NULL, step BIGINT NOT NULL, dur_us DOUBLE PRECISION NOT NULL,"
-	" PRIMARY KEY (hash, step))",
+	" trace BIGINT NOT NULL, step BIGINT NOT NULL, dur_us DOUBLE PRECISION NOT NULL,"
+	" PRIMARY KEY (trace, step))",
+	"CREATE TABLE IF NOT EXISTS kernel_names ("
+	" id BIGINT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL)",
 	"CREATE TABLE IF NOT EXISTS kernels ("
-	" hash TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, calls BIGINT NOT NULL,"
+	" trace BIGINT NOT NULL, kname BIGINT NOT NULL, start_ns BIGINT, calls BIGINT NOT NULL,"
 	" total_us DOUBLE PRECISION NOT NULL, mean_us DOUBLE PRECISION NOT NULL,"
 	" min_us DOUBLE PRECISION NOT NULL, max_us DOUBLE PRECISION NOT NULL,"
 	" p50_us DOUBLE PRECISION NOT NULL, p95_us DOUBLE PRECISION NOT NULL,"
-	" PRIMARY KEY (hash, name))",
-	"CREATE INDEX IF NOT EXISTS kernels_name ON kernels (name)",
+	" PRIMARY KEY (trace, kname))",
+	"CREATE INDEX IF NOT EXISTS kernels_by_name ON kernels (kname, start_ns, p50_us, total_us, calls)",
 	"CREATE TABLE IF NOT EXISTS kernel_types ("
-	" hash TEXT NOT NULL, type TEXT NOT NULL, total_us DOUBLE PRECISION NOT NULL,"
-	" PRIMARY KEY (hash, type))",
+	" trace BIGINT NOT NULL, type TEXT NOT NULL, total_us DOUBLE PRECISION NOT NULL,"
+	" PRIMARY KEY (trace, type))",
 	NULL,
 };
 static const char *const *const migrations[WH_SCHEMA_VERSION] = {migration_1};

@@ -45,10 +45,10 @@ static struct atable *top_kernels(struct wh_db *db, const struct wh_report_opts 
 	char lim[24];
 	snprintf(lim, sizeof lim, "%lld", (long long)o->limit);
 	const char *pj[] = {o->job, lim};
-	const char *where = o->job ? " AND t.job = $1" : "";
+	/* a failed trace has no kernel rows: no status to filter on */
+	const char *from = o->job ? "kernels k JOIN traces t ON t.id = k.trace WHERE t.job = $1" : "kernels k";
 	struct buf sql = BUF_INIT;
-	buf_printf(&sql, "SELECT SUM(k.total_us) FROM kernels k JOIN traces t ON t.hash = k.hash WHERE t.status = 'ok'%s",
-		   where);
+	buf_printf(&sql, "SELECT SUM(k.total_us) FROM %s", from);
 	if (wh_db_exec(db, sql.data, o->job ? pj : NULL, o->job ? 1 : 0, &tot, err) != 0) {
 		buf_free(&sql);
 		return NULL;
@@ -62,10 +62,11 @@ static struct atable *top_kernels(struct wh_db *db, const struct wh_report_opts 
 	}
 	buf_reset(&sql);
 	buf_printf(&sql,
-		   "SELECT k.name, MIN(k.type), SUM(k.total_us), SUM(k.calls), COUNT(*) FROM kernels k"
-		   " JOIN traces t ON t.hash = k.hash WHERE t.status = 'ok'%s GROUP BY k.name"
-		   " ORDER BY SUM(k.total_us) DESC, k.name LIMIT CAST($%d AS BIGINT)",
-		   where, o->job ? 2 : 1);
+		   "SELECT n.name, n.type, s.total, s.calls, s.traces FROM"
+		   " (SELECT k.kname AS kname, SUM(k.total_us) AS total, SUM(k.calls) AS calls, COUNT(*) AS traces"
+		   " FROM %s GROUP BY k.kname ORDER BY SUM(k.total_us) DESC, k.kname LIMIT CAST($%d AS BIGINT)) s"
+		   " JOIN kernel_names n ON n.id = s.kname ORDER BY s.total DESC, n.name",
+		   from, o->job ? 2 : 1);
 	int rc = wh_db_exec(db, sql.data, o->job ? pj : pj + 1, o->job ? 2 : 1, &r, err);
 	buf_free(&sql);
 	if (rc != 0)
@@ -108,7 +109,7 @@ static struct atable *by_type(struct wh_db *db, const struct wh_report_opts *o, 
 	struct buf sql = BUF_INIT;
 	buf_printf(&sql,
 		   "SELECT t.start_ns / CAST($1 AS BIGINT), kt.type, SUM(kt.total_us), COUNT(*) FROM kernel_types kt"
-		   " JOIN traces t ON t.hash = kt.hash WHERE t.status = 'ok' AND t.start_ns IS NOT NULL%s"
+		   " JOIN traces t ON t.id = kt.trace WHERE t.start_ns IS NOT NULL%s"
 		   " GROUP BY t.start_ns / CAST($1 AS BIGINT), kt.type ORDER BY 1, 3 DESC, 2",
 		   o->job ? " AND t.job = $2" : "");
 	struct wh_rows r;
@@ -318,21 +319,110 @@ static void list_of(const struct wh_rows *r, const bool *flag, const struct reg_
 		buf_printf(out, ",+%zu", more);
 }
 
-static struct atable *regressions(struct wh_db *db, const struct wh_report_opts *o, struct buf *err)
+/* Step 1: the kernels that can have regressed.  A recent p50 can only be
+ * >= threshold x the history's median if the largest recent p50 is >=
+ * threshold x the smallest in the history (the median is at least that):
+ * one aggregate over the kernels index picks those, and only their rows
+ * are read and judged (a steady fleet's few, a noisy one's more). */
+static bool candidates(struct wh_db *db, const struct wh_report_opts *o, int64_t cut, struct wh_rows *ids,
+		       size_t *kernels, size_t *short_history, struct buf *err)
 {
-	int64_t cut;
-	if (!cutoff(db, o, &cut, err) && err->len)
-		return NULL;
-	struct wh_rows r;
-	const char *pj[] = {o->job};
+	char c[24];
+	snprintf(c, sizeof c, "%lld", (long long)cut);
+	const char *p[] = {c, o->job};
 	struct buf sql = BUF_INIT;
+	struct wh_rows r;
 	buf_printf(&sql,
-		   "SELECT k.name, t.start_ns, k.p50_us, t.job, t.path FROM kernels k JOIN traces t ON t.hash = k.hash"
-		   " WHERE t.status = 'ok' AND t.start_ns IS NOT NULL%s ORDER BY k.name, t.start_ns, t.path",
-		   o->job ? " AND t.job = $1" : "");
-	int rc = wh_db_exec(db, sql.data, pj, o->job ? 1 : 0, &r, err);
+		   "SELECT k.kname, SUM(CASE WHEN k.start_ns < CAST($1 AS BIGINT) THEN 1 ELSE 0 END),"
+		   " MIN(CASE WHEN k.start_ns < CAST($1 AS BIGINT) THEN k.p50_us END),"
+		   " MAX(CASE WHEN k.start_ns >= CAST($1 AS BIGINT) THEN k.p50_us END)"
+		   " FROM kernels k%s WHERE k.start_ns IS NOT NULL%s GROUP BY k.kname",
+		   o->job ? " JOIN traces t ON t.id = k.trace" : "", o->job ? " AND t.job = $2" : "");
+	int rc = wh_db_exec(db, sql.data, p, o->job ? 2 : 1, &r, err);
 	buf_free(&sql);
 	if (rc != 0)
+		return false;
+	wh_rows_init(ids, 1);
+	*kernels = r.nrows;
+	for (size_t i = 0; i < r.nrows; i++) {
+		int64_t hn;
+		double hmin, rmax;
+		if (!wh_cell_i64(&r, i, 0, "regression candidates", false, &hn, err) ||
+		    !wh_cell_i64(&r, i, 1, "regression candidates", false, &hn, err) ||
+		    !wh_cell_f64(&r, i, 2, "regression candidates", true, &hmin, err) ||
+		    !wh_cell_f64(&r, i, 3, "regression candidates", true, &rmax, err)) {
+			wh_rows_free(&r);
+			wh_rows_free(ids);
+			return false;
+		}
+		if (isnan(rmax))
+			continue; /* nothing recent */
+		if (hn < o->min_history) {
+			(*short_history)++;
+			continue;
+		}
+		if (rmax >= o->threshold * hmin) {
+			const char *id = wh_cell(&r, i, 0);
+			wh_rows_put(ids, id, strlen(id), false);
+		}
+	}
+	wh_rows_free(&r);
+	return true;
+}
+
+/* Step 2: the candidates' rows, by kernel and time, in chunks of ids. */
+static bool candidate_rows(struct wh_db *db, const struct wh_report_opts *o, const struct wh_rows *ids,
+			   struct wh_rows *out, struct buf *err)
+{
+	wh_rows_init(out, 5);
+	for (size_t at = 0; at < ids->nrows; at += 500) {
+		size_t n = ids->nrows - at < 500 ? ids->nrows - at : 500;
+		struct buf sql = BUF_INIT;
+		const char **p = xmalloc((n + 1) * sizeof *p);
+		buf_puts(&sql, "SELECT n.name, k.start_ns, k.p50_us, t.job, t.path FROM kernels k"
+			       " JOIN traces t ON t.id = k.trace JOIN kernel_names n ON n.id = k.kname"
+			       " WHERE k.start_ns IS NOT NULL AND k.kname IN (");
+		for (size_t i = 0; i < n; i++) {
+			buf_printf(&sql, "%sCAST($%zu AS BIGINT)", i ? "," : "", i + 1);
+			p[i] = wh_cell(ids, at + i, 0);
+		}
+		buf_putc(&sql, ')');
+		if (o->job) {
+			buf_printf(&sql, " AND t.job = $%zu", n + 1);
+			p[n] = o->job;
+		}
+		buf_puts(&sql, " ORDER BY n.name, k.start_ns, t.path");
+		struct wh_rows r;
+		int rc = wh_db_exec(db, sql.data, p, n + (o->job != NULL), &r, err);
+		free(p);
+		buf_free(&sql);
+		if (rc != 0) {
+			wh_rows_free(out);
+			return false;
+		}
+		for (size_t i = 0; i < r.nrows; i++)
+			for (size_t c = 0; c < 5; c++) {
+				const char *v = wh_cell(&r, i, c);
+				wh_rows_put(out, v, v ? strlen(v) : 0, v == NULL);
+			}
+		wh_rows_free(&r);
+	}
+	return true;
+}
+
+static struct atable *regressions(struct wh_db *db, const struct wh_report_opts *o, struct buf *err)
+{
+	int64_t cut = 0;
+	if (!cutoff(db, o, &cut, err) && err->len)
+		return NULL;
+	struct wh_rows ids, r;
+	size_t kernels = 0, short_history = 0;
+	if (!candidates(db, o, cut, &ids, &kernels, &short_history, err))
+		return NULL;
+	bool got = candidate_rows(db, o, &ids, &r, err);
+	size_t ncand = ids.nrows;
+	wh_rows_free(&ids);
+	if (!got)
 		return NULL;
 	const char *cols[] = {"kernel:s",	     "history_p50_us:f", "recent_p50_us:f", "ratio:f",
 			      "robust_z:f",	     "regressed_traces:i", "recent_traces:i", "first_regressed:s",
@@ -342,7 +432,7 @@ static struct atable *regressions(struct wh_db *db, const struct wh_report_opts 
 	int64_t *when = xmalloc((r.nrows ? r.nrows : 1) * sizeof *when);
 	bool *flag = xcalloc(r.nrows ? r.nrows : 1, sizeof *flag);
 	struct reg_row *found = NULL;
-	size_t nfound = 0, short_history = 0, kernels = 0;
+	size_t nfound = 0;
 	bool ok = true;
 	for (size_t i = 0; i < r.nrows && ok; i++) {
 		ok = wh_cell(&r, i, 0) && wh_cell_i64(&r, i, 1, "regressions", false, &when[i], err) &&
@@ -354,13 +444,11 @@ static struct atable *regressions(struct wh_db *db, const struct wh_report_opts 
 		size_t j = i;
 		while (j < r.nrows && strcmp(wh_cell(&r, j, 0), wh_cell(&r, i, 0)) == 0)
 			j++;
-		kernels++;
 		/* rows are in time order: history first */
 		size_t h = 0;
 		while (i + h < j && when[i + h] < cut)
 			h++;
 		if (h < (size_t)o->min_history) {
-			short_history += j - i - h > 0;
 			i = j;
 			continue;
 		}
@@ -417,10 +505,10 @@ static struct atable *regressions(struct wh_db *db, const struct wh_report_opts 
 		char c[40];
 		iso(c, sizeof c, cut);
 		atable_note(t,
-			    "%zu kernels; history: traces before %s; regressed: p50 >= %.3g x the history's median and "
-			    ">= %.3g robust deviations (1.4826 MAD) above it; %zu kernels with recent traces had fewer "
-			    "than %lld traces of history and were not judged",
-			    kernels, c, o->threshold, o->min_z, short_history, (long long)o->min_history);
+			    "%zu kernels, %zu judged in full; history: traces before %s; regressed: p50 >= %.3g x the "
+			    "history's median and >= %.3g robust deviations (1.4826 MAD) above it; %zu kernels with "
+			    "recent traces had fewer than %lld traces of history and were not judged",
+			    kernels, ncand, c, o->threshold, o->min_z, short_history, (long long)o->min_history);
 	}
 	free(x);
 	free(tmp);

@@ -1,6 +1,7 @@
 /*
  * wh_store.c - one trace's rows written to the warehouse (wh_trace.h):
- * BEGIN, its traces row, its iterations, kernels and kernel types, COMMIT.
+ * BEGIN, its traces row, its iterations, kernel names, kernels and kernel
+ * types, COMMIT.
  * Any failure rolls the transaction back, so a trace is in the database
  * whole or not at all, and the database keeps what it had.
  *
@@ -102,6 +103,7 @@ static int trace_row(struct wh_db *db, const struct wh_trace *t, int64_t ingeste
 		     struct buf *sql, struct buf *err)
 {
 	p_reset(p);
+	p_i64(p, true, wh_trace_id(t->hash));
 	p_add(p, t->hash);
 	p_add(p, t->path);
 	p_add(p, t->job);
@@ -136,10 +138,10 @@ static int trace_row(struct wh_db *db, const struct wh_trace *t, int64_t ingeste
 	p_f64(p, ok && t->has_host_wait, t->host_wait_us);
 	p_f64(p, ok && t->has_host_wait, t->host_wait_share);
 	insert_sql(sql, "traces",
-		   "hash,path,job,host,rank,start_ns,status,error,ingested_ns,events,gpu_rows,span_us,"
+		   "id,hash,path,job,host,rank,start_ns,status,error,ingested_ns,events,gpu_rows,span_us,"
 		   "iterations,iter_mean_us,iter_p50_us,iter_max_us,kernel_us,idle_us,idle_share,"
 		   "host_wait_us,host_wait_share",
-		   21, 1);
+		   22, 1);
 	return wh_db_exec(db, sql->data, p_done(p), p->n, NULL, err);
 }
 
@@ -152,15 +154,16 @@ int wh_trace_store(struct wh_db *db, const struct wh_trace *t, int64_t ingested_
 		goto fail_quiet;
 	if (trace_row(db, t, ingested_ns, &p, &sql, err) != 0)
 		goto fail;
+	int64_t id = wh_trace_id(t->hash);
 	for (size_t i = 0; i < t->niters; i += BATCH) {
 		size_t n = t->niters - i < BATCH ? t->niters - i : BATCH;
 		p_reset(&p);
 		for (size_t j = i; j < i + n; j++) {
-			p_add(&p, t->hash);
+			p_i64(&p, true, id);
 			p_i64(&p, true, t->iters[j].step);
 			p_f64(&p, true, t->iters[j].dur_us);
 		}
-		insert_sql(&sql, "iterations", "hash,step,dur_us", 3, n);
+		insert_sql(&sql, "iterations", "trace,step,dur_us", 3, n);
 		if (wh_db_exec(db, sql.data, p_done(&p), p.n, NULL, err) != 0)
 			goto fail;
 	}
@@ -168,10 +171,19 @@ int wh_trace_store(struct wh_db *db, const struct wh_trace *t, int64_t ingested_
 		size_t n = t->nkernels - i < BATCH ? t->nkernels - i : BATCH;
 		p_reset(&p);
 		for (size_t j = i; j < i + n; j++) {
+			p_i64(&p, true, wh_name_id(t->kernels[j].name));
+			p_add(&p, t->kernels[j].name);
+			p_add(&p, t->kernels[j].type);
+		}
+		insert_sql(&sql, "kernel_names", "id,name,type", 3, n);
+		if (wh_db_exec(db, sql.data, p_done(&p), p.n, NULL, err) != 0)
+			goto fail;
+		p_reset(&p);
+		for (size_t j = i; j < i + n; j++) {
 			const struct wh_kernel *k = &t->kernels[j];
-			p_add(&p, t->hash);
-			p_add(&p, k->name);
-			p_add(&p, k->type);
+			p_i64(&p, true, id);
+			p_i64(&p, true, wh_name_id(k->name));
+			p_i64(&p, t->has_start, t->start_ns);
 			p_i64(&p, true, (int64_t)k->calls);
 			p_f64(&p, true, k->total_us);
 			p_f64(&p, true, k->mean_us);
@@ -180,7 +192,8 @@ int wh_trace_store(struct wh_db *db, const struct wh_trace *t, int64_t ingested_
 			p_f64(&p, true, k->p50_us);
 			p_f64(&p, true, k->p95_us);
 		}
-		insert_sql(&sql, "kernels", "hash,name,type,calls,total_us,mean_us,min_us,max_us,p50_us,p95_us", 10, n);
+		insert_sql(&sql, "kernels", "trace,kname,start_ns,calls,total_us,mean_us,min_us,max_us,p50_us,p95_us", 10,
+			   n);
 		if (wh_db_exec(db, sql.data, p_done(&p), p.n, NULL, err) != 0)
 			goto fail;
 	}
@@ -188,11 +201,11 @@ int wh_trace_store(struct wh_db *db, const struct wh_trace *t, int64_t ingested_
 		size_t n = t->ntypes - i < BATCH ? t->ntypes - i : BATCH;
 		p_reset(&p);
 		for (size_t j = i; j < i + n; j++) {
-			p_add(&p, t->hash);
+			p_i64(&p, true, id);
 			p_add(&p, t->types[j].label);
 			p_f64(&p, true, t->types[j].total_us);
 		}
-		insert_sql(&sql, "kernel_types", "hash,type,total_us", 3, n);
+		insert_sql(&sql, "kernel_types", "trace,type,total_us", 3, n);
 		if (wh_db_exec(db, sql.data, p_done(&p), p.n, NULL, err) != 0)
 			goto fail;
 	}

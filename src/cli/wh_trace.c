@@ -88,6 +88,24 @@ int wh_hash_file(const char *path, char out[33], struct buf *err)
 	return rc;
 }
 
+int64_t wh_trace_id(const char *hash)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 16 && hash[i]; i++) {
+		char c = hash[i];
+		v = v << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	return (int64_t)(v >> 1);
+}
+
+int64_t wh_name_id(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	return (int64_t)(fmix(h ^ strlen(name)) >> 1);
+}
+
 /* ---- the runner's tables ---- */
 
 static long col_of(const struct atable *t, const char *name)

@@ -63,6 +63,12 @@ struct wh_trace {
  * 64-bit multiply-rotate mix, ~the speed of reading it).  0, or -1 with
  * "PATH: why" in err. */
 int wh_hash_file(const char *path, char out[33], struct buf *err);
+/* The 63-bit ids the database refers to a trace and a kernel name by
+ * (wh_db.c): the hash's first 63 bits; a 64-bit mix of the name's bytes,
+ * less one bit (a collision between two of a million names: ~1e-7). */
+int64_t wh_trace_id(const char *hash);
+int64_t wh_name_id(const char *name);
+
 /* Load t->path (one trace file) and fill t; a trace that cannot be read,
  * or is damaged, gets t->failed and the loader's message (file and byte
  * offset) in t->error.  Thread-safe: one trace per thread. */

@@ -6,8 +6,8 @@
  * (--seed, --jitter F: a factor in [1-F, 1+F] per name and seed), one
  * name made slower (--slow NAME=FACTOR: a planted regression), the clock
  * moved (--shift-ns N: added to baseTimeNanoseconds, which is created when
- * absent) and the events repeated K times one after the other (--repeat
- * K: a bigger trace).  OUT is gzip when it ends in ".gz".
+ * absent).  OUT is gzip when it ends in ".gz".  (A bigger trace:
+ * bench/trace_gen scales one, this edits it.)
  *
  * The input is read whole (plain or gzip) into the DOM of the one JSON
  * reader and written back with the one writer: test sizes, not multi-GB.
@@ -28,8 +28,6 @@ struct gen {
 	size_t slow_len;
 	double slow_factor;
 	int64_t shift_ns;
-	long repeat;
-	double span; /* µs from the first event's ts to the last one's end */
 };
 
 static uint64_t mix(uint64_t h)
@@ -58,8 +56,8 @@ static const struct json_value *member(const struct json_value *o, const char *k
 	return json_get(o, k);
 }
 
-/* One event, its dur scaled and its ts moved by shift µs. */
-static void put_event(struct jw *w, const struct gen *g, const struct json_value *e, double shift)
+/* One event, its dur scaled. */
+static void put_event(struct jw *w, const struct gen *g, const struct json_value *e)
 {
 	if (e->type != JV_OBJECT) {
 		jw_value(w, e);
@@ -72,11 +70,8 @@ static void put_event(struct jw *w, const struct gen *g, const struct json_value
 		const struct json_member *m = &e->u.members[i];
 		jw_keyn(w, m->key, m->key_len);
 		bool dur = m->key_len == 3 && memcmp(m->key, "dur", 3) == 0;
-		bool ts = m->key_len == 2 && memcmp(m->key, "ts", 2) == 0;
 		if (m->value.type == JV_NUMBER && dur)
 			jw_f64(w, round(json_value_f64(&m->value) * f * 1000) / 1000);
-		else if (m->value.type == JV_NUMBER && ts && shift != 0)
-			jw_f64(w, json_value_f64(&m->value) + shift);
 		else
 			jw_value(w, &m->value);
 	}
@@ -115,13 +110,13 @@ static int write_all(const char *path, const struct buf *b)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: trace-gen IN OUT [--seed S] [--jitter F] [--slow NAME=FACTOR] [--shift-ns N] [--repeat K]\n");
+	fprintf(stderr, "usage: trace-gen IN OUT [--seed S] [--jitter F] [--slow NAME=FACTOR] [--shift-ns N]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct gen g = {.seed = 1, .repeat = 1};
+	struct gen g = {.seed = 1};
 	const char *in = NULL, *out = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -143,8 +138,6 @@ int main(int argc, char **argv)
 			g.jitter = strtod(v, NULL);
 		} else if (strcmp(a, "--shift-ns") == 0) {
 			g.shift_ns = strtoll(v, NULL, 10);
-		} else if (strcmp(a, "--repeat") == 0) {
-			g.repeat = strtol(v, NULL, 10);
 		} else if (strcmp(a, "--slow") == 0) {
 			const char *eq = strrchr(v, '=');
 			if (!eq)
@@ -154,7 +147,7 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (!in || !out || g.repeat < 1 || g.jitter < 0 || g.jitter >= 1)
+	if (!in || !out || g.jitter < 0 || g.jitter >= 1)
 		usage();
 	struct buf text = BUF_INIT, o = BUF_INIT;
 	if (read_all(in, &text) != 0) {
@@ -172,16 +165,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trace-gen: %s: no traceEvents array\n", in);
 		return 1;
 	}
-	double lo = INFINITY, hi = -INFINITY;
-	for (uint32_t i = 0; i < ev->len; i++) {
-		const struct json_value *t = member(&ev->u.items[i], "ts"), *d = member(&ev->u.items[i], "dur");
-		if (!t || t->type != JV_NUMBER)
-			continue;
-		double ts = json_value_f64(t), du = d && d->type == JV_NUMBER ? json_value_f64(d) : 0;
-		lo = fmin(lo, ts);
-		hi = fmax(hi, ts + du);
-	}
-	g.span = hi > lo ? hi - lo : 0;
 	int64_t base = 0;
 	bool has_base = json_get_i64(doc.root, "baseTimeNanoseconds", &base);
 	struct jw w;
@@ -197,9 +180,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		jw_arr_begin(&w);
-		for (long r = 0; r < g.repeat; r++)
-			for (uint32_t k = 0; k < ev->len; k++)
-				put_event(&w, &g, &ev->u.items[k], (double)r * (g.span + 1000));
+		for (uint32_t k = 0; k < ev->len; k++)
+			put_event(&w, &g, &ev->u.items[k]);
 		jw_arr_end(&w);
 	}
 	if (has_base || g.shift_ns) {

@@ -42,9 +42,10 @@ wh_series() {
 wh_dump() {
 	wh_sql "SELECT hash, path, job, host, rank, start_ns, status, error, ingested_ns, events, iterations,
 		iter_mean_us, kernel_us, idle_share, host_wait_share FROM traces ORDER BY hash"
-	wh_sql "SELECT hash, name, type, calls, total_us, p50_us, p95_us FROM kernels ORDER BY hash, name"
-	wh_sql "SELECT hash, type, total_us FROM kernel_types ORDER BY hash, type"
-	wh_sql "SELECT hash, step, dur_us FROM iterations ORDER BY hash, step"
+	wh_sql "SELECT trace, kname, start_ns, calls, total_us, p50_us, p95_us FROM kernels ORDER BY trace, kname"
+	wh_sql "SELECT id, name, type FROM kernel_names ORDER BY id"
+	wh_sql "SELECT trace, type, total_us FROM kernel_types ORDER BY trace, type"
+	wh_sql "SELECT trace, step, dur_us FROM iterations ORDER BY trace, step"
 	wh_sql "SELECT version FROM wh_schema ORDER BY version"
 }
 
@@ -70,7 +71,9 @@ wh_suite() {
 	n=$(wh_sql "SELECT COUNT(*) FROM kernels WHERE p50_us > p95_us + 1e-9 OR p95_us > max_us + 1e-9 OR
 		min_us > p50_us + 1e-9 OR ABS(calls * mean_us - total_us) > 1e-6 * total_us + 1e-6")
 	[ "$n" = 0 ] || bad "$n kernel rows inconsistent"
-	[ "$(wh_sql "SELECT COUNT(DISTINCT hash) FROM kernels")" = 26 ] || bad "kernels of $(wh_sql "SELECT COUNT(DISTINCT hash) FROM kernels") traces"
+	[ "$(wh_sql "SELECT COUNT(DISTINCT trace) FROM kernels")" = 26 ] || bad "kernels of $(wh_sql "SELECT COUNT(DISTINCT trace) FROM kernels") traces"
+	[ "$(wh_sql "SELECT COUNT(*) FROM kernels k JOIN traces t ON t.id = k.trace WHERE k.start_ns <> t.start_ns")" = 0 ] ||
+		bad "kernel rows with another start than their trace's"
 
 	# re-ingesting changes nothing (same content: skipped; not even ingested_ns)
 	wh_dump >"$dir/before"
@@ -97,8 +100,8 @@ wh_suite() {
 	local top want
 	top=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); r=t["rows"]; assert len(r)==3; print(r[0]["kernel"], "%.6f" % r[0]["gpu_time_s"])' "$out") ||
 		bad "top kernels json: $(cat "$out")"
-	want=$(wh_sql "SELECT name, SUM(total_us) FROM kernels k JOIN traces t ON t.hash = k.hash WHERE t.status = 'ok'
-		GROUP BY name ORDER BY SUM(total_us) DESC LIMIT 1" | awk -F'|' '{printf "%s %.6f\n", $1, $2 / 1e6}')
+	want=$(wh_sql "SELECT n.name, SUM(k.total_us) FROM kernels k JOIN kernel_names n ON n.id = k.kname
+		GROUP BY n.name ORDER BY SUM(k.total_us) DESC LIMIT 1" | awk -F'|' '{printf "%s %.6f\n", $1, $2 / 1e6}')
 	[ "$top" = "$want" ] || bad "top kernel: '$top' != '$want'"
 	# by type over time: every trace's type time in some bucket
 	"$DYNO" warehouse report --by-type --bucket-hours 1 --db "$WH_DB" --format csv >"$out" || bad "by-type: exit $?"
@@ -129,8 +132,9 @@ wh_suite() {
 
 	# rows read back are checked
 	local h
-	h=$(wh_sql "SELECT hash FROM kernels WHERE name = '$WH_SLOW' ORDER BY hash LIMIT 1")
-	wh_sql "UPDATE kernels SET p50_us = 'Infinity' WHERE hash = '$h' AND name = '$WH_SLOW'" >/dev/null
+	h=$(wh_sql "SELECT id FROM kernel_names WHERE name = '$WH_SLOW'")
+	h=$(wh_sql "SELECT trace FROM kernels WHERE kname = $h ORDER BY start_ns LIMIT 1")
+	wh_sql "UPDATE kernels SET p50_us = 'Infinity' WHERE trace = $h AND kname = (SELECT id FROM kernel_names WHERE name = '$WH_SLOW')" >/dev/null
 	"$DYNO" warehouse report --regressions --db "$WH_DB" >"$out" 2>"$err"; rc=$?
 	[ $rc -eq 1 ] && grep -q 'regressions: row [0-9]*, column 3: not a finite number' "$err" || bad "bad row: exit $rc: $(cat "$err")"
 	# and a schema newer than this dyno is refused

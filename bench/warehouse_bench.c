@@ -67,7 +67,9 @@ int main(int argc, char **argv)
 	t.job = job, t.host = host;
 	int64_t t0 = clock_mono_ns(), start0 = base.start_ns;
 	for (long i = 0; i < n; i++) {
-		snprintf(t.hash, sizeof t.hash, "bench%027ld", i);
+		/* a hash of its own (the id is its first 63 bits) */
+		snprintf(t.hash, sizeof t.hash, "%016llx%016llx", (unsigned long long)(i * 0x9e3779b97f4a7c15ULL),
+			 (unsigned long long)i);
 		snprintf(job, sizeof job, "job%03ld", i % 100);
 		snprintf(host, sizeof host, "host%02ld", i % 16);
 		t.start_ns = start0 + i * 3600LL * 1000000000LL;

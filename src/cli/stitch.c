@@ -460,8 +460,8 @@ static int write_input(struct st_out *o, struct st_input *in, size_t k, const ch
 	if (t != JSON_OBJ_BEGIN)
 		goto fail;
 	while (!done && (t = json_next(&jr)) == JSON_KEY) {
-		if (!key_is(&jr, "traceEvents")) {
-			if (!json_skip(&jr) || json_next(&jr) == JSON_ERROR || !json_skip(&jr))
+		if (!key_is(&jr, "traceEvents")) { /* kept from pass 1 */
+			if (json_next(&jr) == JSON_ERROR || !json_skip(&jr))
 				goto fail;
 			continue;
 		}

@@ -154,17 +154,27 @@ static void read_error(struct buf *err, const char *path, struct json_reader *jr
 	buf_printf(err, "%s: byte %llu: %s", path, (unsigned long long)jr->err.offset, jr->err.msg);
 }
 
+/* The input as a stream of tokens (plain or gzip, inflated on a thread);
+ * NULL with the message in err. */
+static struct trace_source *open_input(const char *path, struct json_reader *jr, struct buf *err)
+{
+	char eb[300];
+	struct trace_source *src = trace_source_open(path, true, eb, sizeof eb);
+	if (!src) {
+		buf_puts(err, eb);
+		return NULL;
+	}
+	json_reader_init_stream(jr, trace_source_read, src, 0, JSON_LENIENT_UTF8);
+	return src;
+}
+
 /* Pass 1: validate the input and learn what pass 2 needs.  0, or -1. */
 static int scan_input(struct st_input *in, struct buf *err)
 {
-	char eb[300];
-	struct trace_source *src = trace_source_open(in->path, true, eb, sizeof eb);
-	if (!src) {
-		buf_puts(err, eb);
-		return -1;
-	}
 	struct json_reader jr;
-	json_reader_init_stream(&jr, trace_source_read, src, 0, JSON_LENIENT_UTF8);
+	struct trace_source *src = open_input(in->path, &jr, err);
+	if (!src)
+		return -1;
 	struct jw w;
 	jw_init(&w, &in->top);
 	jw_obj_begin(&w);
@@ -446,14 +456,10 @@ static bool put_event(struct st_out *o, const char *text, size_t n)
 /* Pass 2: input k's events into OUT.  0, or -1 with the message in err. */
 static int write_input(struct st_out *o, struct st_input *in, size_t k, const char *out, struct buf *err)
 {
-	char eb[300];
-	struct trace_source *src = trace_source_open(in->path, true, eb, sizeof eb);
-	if (!src) {
-		buf_puts(err, eb);
-		return -1;
-	}
 	struct json_reader jr;
-	json_reader_init_stream(&jr, trace_source_read, src, 0, JSON_LENIENT_UTF8);
+	struct trace_source *src = open_input(in->path, &jr, err);
+	if (!src)
+		return -1;
 	uint64_t n = 0;
 	bool done = false;
 	enum json_tok t = json_next(&jr);

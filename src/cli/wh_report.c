@@ -168,8 +168,8 @@ static bool put_row(struct atable *t, const struct wh_rows *r, size_t i, const c
 	return true;
 }
 
-/* A start_ns column (col) shown as ISO time in text column dst. */
-static bool iso_col(struct atable *t, const struct wh_rows *r, size_t i, size_t col, size_t dst, const char *what,
+/* The row's start_ns cell of column col as ISO time in text column col. */
+static bool iso_col(struct atable *t, const struct wh_rows *r, size_t i, size_t col, const char *what,
 		    struct buf *err)
 {
 	int64_t ns;
@@ -179,8 +179,26 @@ static bool iso_col(struct atable *t, const struct wh_rows *r, size_t i, size_t 
 	char when[40] = "";
 	if (!null)
 		iso(when, sizeof when, ns);
-	atable_set_s(t, t->nrows - 1, dst, when);
+	atable_set_s(t, t->nrows - 1, col, when);
 	return true;
+}
+
+/* Every row of r into t (put_row), the columns times[0..ntimes) as ISO
+ * times; on a bad cell t and r are freed and NULL returned. */
+static struct atable *fill(struct atable *t, struct wh_rows *r, const size_t *times, size_t ntimes, const char *what,
+			   struct buf *err)
+{
+	for (size_t i = 0; i < r->nrows; i++) {
+		bool ok = put_row(t, r, i, what, err);
+		for (size_t k = 0; k < ntimes && ok; k++)
+			ok = iso_col(t, r, i, times[k], what, err);
+		if (!ok) {
+			atable_free(t);
+			wh_rows_free(r);
+			return NULL;
+		}
+	}
+	return t;
 }
 
 static struct atable *jobs(struct wh_db *db, struct buf *err)
@@ -196,15 +214,10 @@ static struct atable *jobs(struct wh_db *db, struct buf *err)
 	const char *cols[] = {"job:s",		  "traces:i",	 "hosts:i",	 "first:s",	 "last:s",
 			      "iter_mean_us:f",	  "idle_share:f", "host_wait_share:f", "gpu_span_s:f", "failed:i",
 			      NULL};
-	struct atable *t = atable_new("jobs", "Jobs in the warehouse", cols);
-	for (size_t i = 0; i < r.nrows; i++) {
-		if (!put_row(t, &r, i, "jobs", err) || !iso_col(t, &r, i, 3, 3, "jobs", err) ||
-		    !iso_col(t, &r, i, 4, 4, "jobs", err)) {
-			atable_free(t);
-			wh_rows_free(&r);
-			return NULL;
-		}
-	}
+	static const size_t times[] = {3, 4};
+	struct atable *t = fill(atable_new("jobs", "Jobs in the warehouse", cols), &r, times, 2, "jobs", err);
+	if (!t)
+		return NULL;
 	atable_note(t, "means over each job's readable traces; a trace without GPU rows or steps adds nothing to them");
 	wh_rows_free(&r);
 	return t;
@@ -229,13 +242,9 @@ static struct atable *job_trend(struct wh_db *db, const char *job, struct buf *e
 	buf_free(&title);
 	atable_int_text(t, 2); /* absent for a failed trace: float columns, integer text */
 	atable_int_text(t, 3);
-	for (size_t i = 0; i < r.nrows; i++) {
-		if (!put_row(t, &r, i, "job trend", err) || !iso_col(t, &r, i, 0, 0, "job trend", err)) {
-			atable_free(t);
-			wh_rows_free(&r);
-			return NULL;
-		}
-	}
+	static const size_t times[] = {0};
+	if (!fill(t, &r, times, 1, "job trend", err))
+		return NULL;
 	if (r.nrows == 0)
 		atable_note(t, "no trace of job %s in the warehouse", job);
 	wh_rows_free(&r);

@@ -17,6 +17,18 @@
 
 static char dir[64];
 
+/* the private directory goes when the fuzzer exits */
+static void cleanup(void)
+{
+	static const char *const names[] = {"a.json", "rank-1.json", "out.json"};
+	char p[128];
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+
 static void put(const char *path, const void *p, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -58,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(dir, sizeof dir, "/tmp/fuzz_stitch.XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(cleanup);
 	}
 	char a[128], b[128], out[128];
 	snprintf(a, sizeof a, "%s/a.json", dir);

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/wh_gpu.h"
 #include "cli/wh_report.h"
 #include "cli/wh_trace.h"
 #include "core/args.h"
@@ -292,6 +293,12 @@ out_args:
 	return rc;
 }
 
+static int parse_format(const char *format, enum aformat *fmt)
+{
+	*fmt = strcmp(format, "csv") == 0 ? AFMT_CSV : strcmp(format, "json") == 0 ? AFMT_JSON : AFMT_TABLE;
+	return *fmt != AFMT_TABLE || strcmp(format, "table") == 0 ? 0 : -1;
+}
+
 static int report(int argc, char **argv)
 {
 	struct wh_report_opts o = WH_REPORT_OPTS_INIT;
@@ -328,14 +335,10 @@ static int report(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	o.bucket_s = bucket_h * 3600;
-	enum aformat fmt = AFMT_TABLE;
+	enum aformat fmt;
 	int modes = top + by_type + jobs + regressions;
 	const char *bad = NULL;
-	if (strcmp(format, "csv") == 0)
-		fmt = AFMT_CSV;
-	else if (strcmp(format, "json") == 0)
-		fmt = AFMT_JSON;
-	else if (strcmp(format, "table") != 0)
+	if (parse_format(format, &fmt) != 0)
 		bad = "--format: table, csv or json";
 	if (modes > 1)
 		bad = "one of --top-kernels, --by-type, --jobs, --regressions";
@@ -373,6 +376,111 @@ static int report(int argc, char **argv)
 	return rc;
 }
 
+static int gpu_hours(int argc, char **argv)
+{
+	const char *db_spec = default_db(), *format = "table", *by = "job", *labels = NULL, *host = "localhost";
+	bool ingest = false;
+	int64_t from = 0, to = INT64_MAX / 1000;
+	const struct arg_opt opts[] = {
+		{"db", 0, ARG_STRING, &db_spec, "FILE|URL", "SQLite file or postgresql:// URL (default $DYNO_WAREHOUSE or " DEFAULT_DB ")", 0, 0, NULL},
+		{"ingest", 0, ARG_BOOL, &ingest, NULL, "store the FILEs: `dyno metrics --json` output (- for stdin)", 0, 0, NULL},
+		{"host", 0, ARG_STRING, &host, "H", "--ingest: the host of an answer without a host label (one daemon)", 0, 0, NULL},
+		{"label", 0, ARG_STRING, &labels, "JOB=MODEL,...", "give jobs a model label (--by model)", 0, 0, NULL},
+		{"by", 0, ARG_STRING, &by, "job|user|model", "roll up per job (default), user or model", 0, 0, NULL},
+		{"from", 0, ARG_INT, &from, "UNIX_S", "samples from this time", 0, INT64_MAX / 1000, NULL},
+		{"to", 0, ARG_INT, &to, "UNIX_S", "samples before this time", 0, INT64_MAX / 1000, NULL},
+		{"format", 0, ARG_STRING, &format, "F", "table, csv or json", 0, 0, NULL},
+		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
+	};
+	const struct arg_cmd cmd = {
+		.prog = "dyno warehouse gpu-hours",
+		.usage = "dyno warehouse gpu-hours [--by job|user|model] [--from S] [--to S]\n"
+			 "       dyno warehouse gpu-hours --ingest SCRAPE... [--host H]     (SCRAPE: dyno metrics --json "
+			 "--names 'gpu_job_*,gpu_user_*' output)\n"
+			 "       dyno warehouse gpu-hours --label JOB=MODEL,...",
+		.description = "GPU hours and energy per job, user or model from the daemons' per-job GPU accounting\n"
+			       "(docs/metrics.md, gpu_jobs), scraped with dyno metrics --json and stored in the warehouse.",
+		.opts = opts,
+		.max_pos = ARGS_ANY,
+	};
+	struct args a;
+	int rc = args_cmd(&cmd, argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	enum aformat fmt;
+	enum wh_gpu_by b = strcmp(by, "user") == 0 ? WH_GPU_BY_USER : strcmp(by, "model") == 0 ? WH_GPU_BY_MODEL : WH_GPU_BY_JOB;
+	const char *bad = parse_format(format, &fmt) != 0				    ? "--format: table, csv or json"
+			  : b == WH_GPU_BY_JOB && strcmp(by, "job") != 0		    ? "--by: job, user or model"
+			  : ingest != (a.npos > 0)					    ? "--ingest takes the scrape files (and only it does)"
+			  : from >= to							    ? "--from must be before --to"
+											    : NULL;
+	if (bad) {
+		fprintf(stderr, "dyno warehouse gpu-hours: %s\n", bad);
+		args_free(&a);
+		return 2;
+	}
+	struct wh_db db;
+	struct buf err = BUF_INIT;
+	rc = 1;
+	if (wh_db_open(&db, db_spec, &err) != 0) {
+		fprintf(stderr, "dyno %s\n", err.data);
+		goto out;
+	}
+	rc = 0;
+	for (int i = 0; i < a.npos && rc == 0; i++) {
+		struct buf text = BUF_INIT;
+		FILE *f = strcmp(a.pos[i], "-") == 0 ? stdin : fopen(a.pos[i], "rb");
+		char chunk[65536];
+		size_t n, rows = 0;
+		if (!f) {
+			buf_printf(&err, "%s: cannot open", a.pos[i]);
+			rc = 1;
+		} else {
+			while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+				buf_append(&text, chunk, n);
+			if (f != stdin)
+				fclose(f);
+			rc = wh_gpu_ingest(&db, text.data, text.len, a.pos[i], host, &rows, &err) == 0 ? 0 : 1;
+			if (rc == 0)
+				printf("%s: %zu samples\n", a.pos[i], rows);
+		}
+		buf_free(&text);
+	}
+	if (rc == 0 && labels) {
+		char *copy = xstrdup(labels), *save = NULL;
+		for (char *it = strtok_r(copy, ",", &save); it && rc == 0; it = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(it, '=');
+			if (!eq || eq == it || !eq[1]) {
+				buf_printf(&err, "--label: '%s' is not JOB=MODEL", it);
+				rc = 2;
+			} else {
+				*eq = 0;
+				rc = wh_gpu_label(&db, it, eq + 1, &err) == 0 ? 0 : 1;
+			}
+		}
+		free(copy);
+	}
+	if (rc == 0 && !ingest && !labels) {
+		struct atable *t = wh_gpu_report(&db, b, from, to, &err);
+		if (t) {
+			struct buf out = BUF_INIT;
+			atable_render(t, fmt, &out);
+			fwrite(out.data, 1, out.len, stdout);
+			buf_free(&out);
+			atable_free(t);
+		} else {
+			rc = 1;
+		}
+	}
+	if (rc != 0)
+		fprintf(stderr, "dyno warehouse gpu-hours: %s\n", err.data);
+	wh_db_close(&db);
+out:
+	buf_free(&err);
+	args_free(&a);
+	return rc;
+}
+
 int cmd_warehouse(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : "";
@@ -380,10 +488,13 @@ int cmd_warehouse(int argc, char **argv)
 		return ingest(argc - 1, argv + 1);
 	if (strcmp(sub, "report") == 0)
 		return report(argc - 1, argv + 1);
+	if (strcmp(sub, "gpu-hours") == 0)
+		return gpu_hours(argc - 1, argv + 1);
 	bool help = strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0;
 	fprintf(help ? stdout : stderr,
 		"usage: dyno warehouse ingest TRACE_OR_DIR... [--db FILE|postgresql://...]\n"
 		"       dyno warehouse report [--top-kernels|--by-type|--jobs|--job J|--regressions] [--format F]\n"
+		"       dyno warehouse gpu-hours [--by job|user|model] [--from S] [--to S] | --ingest SCRAPE... | --label J=M\n"
 		"\nA database of many traces' figures (SQLite by default, or PostgreSQL) and fleet-wide reports\n"
 		"over it; `dyno warehouse ingest --help`, `dyno warehouse report --help`.\n");
 	if (!help && *sub)

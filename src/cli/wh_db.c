@@ -62,7 +62,20 @@ static const char *const migration_1[] = {
 	" PRIMARY KEY (trace, type))",
 	NULL,
 };
-static const char *const *const migrations[WH_SCHEMA_VERSION] = {migration_1};
+/* 2: the daemons' per-job and per-user GPU accounting (wh_gpu.c): one row
+ * per sample of a getMetrics series, keyed so that a second scrape of
+ * the same window adds nothing; a model label per job. */
+static const char *const migration_2[] = {
+	"CREATE TABLE IF NOT EXISTS gpu_usage ("
+	" host TEXT NOT NULL, metric TEXT NOT NULL," /* job_seconds, job_energy_mj, user_seconds, user_energy_mj */
+	" key TEXT NOT NULL,"                          /* the job id or the uid */
+	" t_ms BIGINT NOT NULL, value DOUBLE PRECISION NOT NULL,"
+	" PRIMARY KEY (host, metric, key, t_ms))",
+	"CREATE INDEX IF NOT EXISTS gpu_usage_time ON gpu_usage (t_ms)",
+	"CREATE TABLE IF NOT EXISTS job_labels (job TEXT PRIMARY KEY, model TEXT NOT NULL)",
+	NULL,
+};
+static const char *const *const migrations[WH_SCHEMA_VERSION] = {migration_1, migration_2};
 
 void wh_rows_init(struct wh_rows *r, size_t ncols)
 {
@@ -259,4 +272,74 @@ bool wh_cell_i64(const struct wh_rows *r, size_t row, size_t col, const char *wh
 void wh_f64_text(char *out, size_t cap, double v)
 {
 	snprintf(out, cap, "%.17g", v);
+}
+
+void wh_params_add(struct wh_params *p, const char *s)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 64;
+		p->off = xrealloc(p->off, p->cap * sizeof *p->off);
+	}
+	if (!s) {
+		p->off[p->n++] = SIZE_MAX;
+		return;
+	}
+	p->off[p->n++] = p->text.len;
+	buf_puts(&p->text, s);
+	buf_putc(&p->text, 0);
+}
+
+void wh_params_f64(struct wh_params *p, bool have, double v)
+{
+	char t[40];
+	if (!have || !isfinite(v)) {
+		wh_params_add(p, NULL);
+		return;
+	}
+	wh_f64_text(t, sizeof t, v);
+	wh_params_add(p, t);
+}
+
+void wh_params_i64(struct wh_params *p, bool have, int64_t v)
+{
+	char t[24];
+	snprintf(t, sizeof t, "%lld", (long long)v);
+	wh_params_add(p, have ? t : NULL);
+}
+
+const char *const *wh_params_done(struct wh_params *p)
+{
+	free(p->v);
+	p->v = xmalloc((p->n ? p->n : 1) * sizeof *p->v);
+	for (size_t i = 0; i < p->n; i++)
+		p->v[i] = p->off[i] == SIZE_MAX ? NULL : p->text.data + p->off[i];
+	return p->v;
+}
+
+void wh_params_reset(struct wh_params *p)
+{
+	buf_reset(&p->text);
+	p->n = 0;
+}
+
+void wh_params_free(struct wh_params *p)
+{
+	buf_free(&p->text);
+	free(p->off);
+	free(p->v);
+}
+
+/* INSERT INTO table (cols) VALUES ($1,...),(...) ... for rows rows. */
+void wh_insert_sql(struct buf *b, const char *table, const char *cols, size_t ncols, size_t rows)
+{
+	buf_reset(b);
+	buf_printf(b, "INSERT INTO %s (%s) VALUES ", table, cols);
+	size_t k = 1;
+	for (size_t r = 0; r < rows; r++) {
+		buf_puts(b, r ? ",(" : "(");
+		for (size_t c = 0; c < ncols; c++)
+			buf_printf(b, "%s$%zu", c ? "," : "", k++);
+		buf_putc(b, ')');
+	}
+	buf_puts(b, " ON CONFLICT DO NOTHING");
 }

@@ -23,7 +23,7 @@
 #include "core/buf.h"
 
 /* The schema version this dyno writes (the migrations in wh_db.c). */
-#define WH_SCHEMA_VERSION 1
+#define WH_SCHEMA_VERSION 2
 
 /* An answer: nrows x ncols cells, row-major. */
 struct wh_rows {
@@ -86,5 +86,25 @@ bool wh_cell_i64(const struct wh_rows *r, size_t row, size_t col, const char *wh
 
 /* A double as the text a statement binds (round-trips exactly). */
 void wh_f64_text(char *out, size_t cap, double v);
+
+/* A statement's parameters as texts in one arena; wh_params_done gives
+ * the pointers once all are in.  f64/i64 bind NULL when !have (and a
+ * non-finite double is NULL too: absent, never a number it is not). */
+struct wh_params {
+	struct buf text;
+	size_t *off; /* SIZE_MAX: NULL */
+	size_t n, cap;
+	const char **v;
+};
+void wh_params_add(struct wh_params *p, const char *s);
+void wh_params_f64(struct wh_params *p, bool have, double v);
+void wh_params_i64(struct wh_params *p, bool have, int64_t v);
+const char *const *wh_params_done(struct wh_params *p);
+void wh_params_reset(struct wh_params *p);
+void wh_params_free(struct wh_params *p);
+/* INSERT INTO table (cols) VALUES ($1,...),(...) ON CONFLICT DO NOTHING,
+ * for rows rows of ncols: what ingest writes (a second copy of a row
+ * adds nothing). */
+void wh_insert_sql(struct buf *b, const char *table, const char *cols, size_t ncols, size_t rows);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "analyze/analysis.h"
 #include "cli/wh_db.h"
+#include "cli/wh_gpu.h"
 #include "cli/wh_trace.h"
 #include "test.h"
 #include "test_trace_util.h"
@@ -254,12 +255,81 @@ TEST(warehouse_store_once_sqlite)
 	CHECK_STR(wh_cell(&r, 0, 0), n);
 	wh_rows_free(&r);
 	REQUIRE(wh_db_exec(&db, "SELECT version FROM wh_schema", NULL, 0, &r, &err) == 0);
-	CHECK(r.nrows == 1 && strcmp(wh_cell(&r, 0, 0), "1") == 0);
+	CHECK(r.nrows == 2 && strcmp(wh_cell(&r, 0, 0), "1") == 0 && strcmp(wh_cell(&r, 1, 0), "2") == 0);
 	wh_rows_free(&r);
 	wh_trace_free(&t);
 	wh_db_close(&db);
 	/* opened again: no migration runs twice */
 	REQUIRE(wh_db_open(&db, spec.data, &err) == 0);
+	wh_db_close(&db);
+	buf_free(&spec);
+	buf_free(&err);
+}
+
+/* GPU hours: a scrape stored once, per job/user/model; a bad line names
+ * itself and stores nothing of its file. */
+TEST(warehouse_gpu_hours_scrape)
+{
+	struct buf spec = BUF_INIT, err = BUF_INIT;
+	buf_printf(&spec, "%s/g.db", test_tmpdir());
+	struct wh_db db;
+	REQUIRE(wh_db_open(&db, spec.data, &err) == 0);
+	const char *good = "n1 {\"interval_s\":1,\"metrics\":{\"gpu_job_seconds.7\":[[1000,1],[2000,2.5]],"
+			   "\"gpu_job_energy_mj.7\":[[1000,3600000]],\"gpu_user_seconds.1000\":[[1000,3.5]],"
+			   "\"cpu_u\":[[1000,9]]}}\n"
+			   "\n{\"metrics\":{\"gpu_job_seconds.8\":[[1000,7200]]}}\n";
+	size_t rows = 0;
+	REQUIRE(wh_gpu_ingest(&db, good, strlen(good), "s.txt", "n2", &rows, &err) == 0);
+	CHECK_INT(rows, 5);
+	REQUIRE(wh_gpu_ingest(&db, good, strlen(good), "s.txt", "n2", &rows, &err) == 0);
+	struct wh_rows r;
+	REQUIRE(wh_db_exec(&db, "SELECT COUNT(*) FROM gpu_usage", NULL, 0, &r, &err) == 0);
+	CHECK_STR(wh_cell(&r, 0, 0), "5"); /* the second time added nothing */
+	wh_rows_free(&r);
+	REQUIRE(wh_gpu_label(&db, "7", "llama", &err) == 0);
+	REQUIRE(wh_gpu_label(&db, "7", "mixtral", &err) == 0); /* a label replaced */
+	struct atable *t = wh_gpu_report(&db, WH_GPU_BY_JOB, 0, INT64_MAX / 1000, &err);
+	REQUIRE(t && t->nrows == 2);
+	CHECK_STR(atable_cell(t, 0, 0)->s, "8"); /* 2 h first */
+	CHECK_NEAR(atable_cell(t, 0, 1)->f, 2, 1e-12);
+	CHECK(isnan(atable_cell(t, 0, 2)->f)); /* no energy: absent, not 0 */
+	CHECK_NEAR(atable_cell(t, 1, 1)->f, 3.5 / 3600, 1e-12);
+	CHECK_NEAR(atable_cell(t, 1, 2)->f, 0.001, 1e-12); /* 3.6e6 mJ = 1 Wh */
+	atable_free(t);
+	t = wh_gpu_report(&db, WH_GPU_BY_MODEL, 0, INT64_MAX / 1000, &err);
+	REQUIRE(t && t->nrows == 2);
+	CHECK_STR(atable_cell(t, 0, 0)->s, "(no label)");
+	CHECK_STR(atable_cell(t, 1, 0)->s, "mixtral");
+	atable_free(t);
+	/* a time range leaves the samples outside out */
+	t = wh_gpu_report(&db, WH_GPU_BY_USER, 2, 3, &err);
+	REQUIRE(t);
+	CHECK_INT(t->nrows, 0);
+	atable_free(t);
+
+	const char *bad[] = {
+		"{\"metrics\":{\"gpu_job_seconds.9\":[[1000,1]]}}\n{\"metrics\":{\"gpu_job_seconds.9\":[[1000]]}}\n",
+		"{\"metrics\":{\"gpu_job_seconds.9\":[[1.5,1]]}}",
+		"{\"metrics\":{\"gpu_job_seconds.9\":[[1000,1e999]]}}",
+		"{\"metrics\":{\"gpu_job_seconds.\":[]}}",
+		"{\"metrics\":[1]}",
+		"{\"error\":\"unknown function\"}",
+		"host-without-answer",
+		"{\"metrics\":{}",
+		"",
+	};
+	const char *want[] = {"b.txt: line 2: gpu_job_seconds.9: sample 1 is not", "sample 1 is not", "sample 1 is not",
+			      "not a series", "no \"metrics\" object", "the daemon answered an error: unknown function",
+			      "line 1: not \"HOST {answer}\"", "b.txt: line 1: byte", "no getMetrics answer"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		buf_reset(&err);
+		CHECK(wh_gpu_ingest(&db, bad[i], strlen(bad[i]), "b.txt", "n", &rows, &err) != 0);
+		if (!strstr(err.data, want[i]))
+			test_fail(__FILE__, __LINE__, "bad %zu: '%s' lacks '%s'", i, err.data, want[i]);
+	}
+	REQUIRE(wh_db_exec(&db, "SELECT COUNT(*) FROM gpu_usage WHERE key = '9'", NULL, 0, &r, &err) == 0);
+	CHECK_STR(wh_cell(&r, 0, 0), "0"); /* the first bad file's good line is not kept either */
+	wh_rows_free(&r);
 	wh_db_close(&db);
 	buf_free(&spec);
 	buf_free(&err);

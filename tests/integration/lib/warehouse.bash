@@ -47,6 +47,7 @@ wh_dump() {
 	wh_sql "SELECT trace, type, total_us FROM kernel_types ORDER BY trace, type"
 	wh_sql "SELECT trace, step, dur_us FROM iterations ORDER BY trace, step"
 	wh_sql "SELECT version FROM wh_schema ORDER BY version"
+	wh_sql "SELECT host, metric, key, t_ms, value FROM gpu_usage ORDER BY host, metric, key, t_ms"
 }
 
 wh_suite() {
@@ -125,6 +126,20 @@ wh_suite() {
 	wh_refuse_off
 	"$DYNO" warehouse ingest "$dir/extra.json" --db "$WH_DB" >"$out" 2>"$err" || bad "ingest after refusal: $(cat "$err")"
 	[ "$(wh_sql "SELECT COUNT(*) FROM traces WHERE path LIKE '%extra.json'")" = 1 ] || bad "extra trace not added"
+
+	# GPU hours (the daemons' accounting as dyno metrics --json prints it;
+	# gpu_jobs.sh scrapes a real daemon): stored once, per job and model
+	printf '%s\n' 'n1 {"interval_s":1,"metrics":{"gpu_job_seconds.4242":[[1000,1800],[2000,1800]],"gpu_job_energy_mj.4242":[[1000,7200000]]}}' \
+		'n2 {"interval_s":1,"metrics":{"gpu_job_seconds.pod-a":[[1000,900]],"gpu_user_seconds.1000":[[1000,4500]]}}' >"$dir/scrape.txt"
+	"$DYNO" warehouse gpu-hours --ingest "$dir/scrape.txt" --db "$WH_DB" >"$out" 2>"$err" || bad "gpu-hours ingest: $(cat "$err")"
+	"$DYNO" warehouse gpu-hours --ingest "$dir/scrape.txt" --db "$WH_DB" >"$out" 2>"$err" || bad "gpu-hours re-ingest: $(cat "$err")"
+	"$DYNO" warehouse gpu-hours --label 4242=llama,pod-a=llama --db "$WH_DB" || bad "gpu-hours --label"
+	"$DYNO" warehouse gpu-hours --by job --format csv --db "$WH_DB" >"$out" || bad "gpu-hours by job: exit $?"
+	grep -q '^4242,1.0,0.002,1,1,' "$out" && grep -q '^pod-a,0.25,,1,1,' "$out" || bad "gpu-hours by job: $(cat "$out")"
+	"$DYNO" warehouse gpu-hours --by model --format csv --db "$WH_DB" >"$out" || bad "gpu-hours by model: exit $?"
+	grep -q '^llama,1.25,0.002,2,2,' "$out" || bad "gpu-hours by model: $(cat "$out")"
+	"$DYNO" warehouse gpu-hours --by user --format csv --db "$WH_DB" >"$out" || bad "gpu-hours by user: exit $?"
+	grep -q '^1000,1.25,,1,1,' "$out" || bad "gpu-hours by user: $(cat "$out")"
 
 	# a database that is down
 	"$DYNO" warehouse ingest "$dir/extra.json" --db "$WH_DOWN" >"$out" 2>"$err"; rc=$?

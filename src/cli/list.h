@@ -20,4 +20,4 @@ COMMAND(dcgm_resume, "dcgm-resume", "resume the daemons' DCGM profiling metrics"
 COMMAND(metrics, "metrics", "recent metrics kept by the daemons (dynolite daemons)")
 COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA memory calls with eBPF uprobes; report what was never freed")
 COMMAND(stitch, "stitch", "merge the per-rank traces (and gpusnoop timelines) of one collection into one Perfetto trace")
-COMMAND(warehouse, "warehouse", "a database of many traces' figures (SQLite or PostgreSQL): ingest, and fleet reports incl. kernel regressions")
+COMMAND(warehouse, "warehouse", "a database of many traces' figures (SQLite or PostgreSQL): ingest, fleet reports, kernel regressions, GPU hours")

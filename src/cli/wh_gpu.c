@@ -37,6 +37,9 @@ static const struct {
 };
 
 #define BATCH 200
+/* the last ms whose ns fit 64 bits (2262-04-11): a sample time past it
+ * is not one a daemon gives */
+#define MAX_MS (INT64_MAX / 1000000)
 
 struct sink {
 	struct wh_db *db;
@@ -90,8 +93,9 @@ static int answer(struct sink *s, const struct json_value *root, const char *hos
 			double v;
 			if (smp->type != JV_ARRAY || smp->len != 2 || !json_value_i64(&smp->u.items[0], &ms) ||
 			    smp->u.items[1].type != JV_NUMBER || !isfinite(v = json_value_f64(&smp->u.items[1])) ||
-			    v < 0 || ms < 0) {
-				buf_printf(err, "%s: sample %u is not [unix_ms, value >= 0]", mb->key, i + 1);
+			    v < 0 || ms < 0 || ms > MAX_MS) {
+				buf_printf(err, "%s: sample %u is not [unix_ms, value >= 0] (a time before 2262)",
+					   mb->key, i + 1);
 				return -1;
 			}
 			wh_params_add(&s->p, host);
@@ -216,9 +220,10 @@ struct atable *wh_gpu_report(struct wh_db *db, enum wh_gpu_by by, int64_t from_s
 		    !wh_cell_i64(&r, i, 3, "gpu hours", false, &keys, err) ||
 		    !wh_cell_i64(&r, i, 4, "gpu hours", false, &hosts, err) ||
 		    !wh_cell_i64(&r, i, 5, "gpu hours", false, &first, err) ||
-		    !wh_cell_i64(&r, i, 6, "gpu hours", false, &last, err)) {
+		    !wh_cell_i64(&r, i, 6, "gpu hours", false, &last, err) || first < 0 || last > MAX_MS) {
+			/* a row read back with a time no scrape could give */
 			if (!err->len)
-				buf_printf(err, "gpu hours: row %zu: NULL %s", i + 1, who);
+				buf_printf(err, "gpu hours: row %zu: NULL %s or a time out of range", i + 1, who);
 			atable_free(t);
 			wh_rows_free(&r);
 			return NULL;

@@ -311,6 +311,7 @@ TEST(warehouse_gpu_hours_scrape)
 		"{\"metrics\":{\"gpu_job_seconds.9\":[[1000,1]]}}\n{\"metrics\":{\"gpu_job_seconds.9\":[[1000]]}}\n",
 		"{\"metrics\":{\"gpu_job_seconds.9\":[[1.5,1]]}}",
 		"{\"metrics\":{\"gpu_job_seconds.9\":[[1000,1e999]]}}",
+		"{\"metrics\":{\"gpu_job_seconds.9\":[[17000002000000000,1]]}}",
 		"{\"metrics\":{\"gpu_job_seconds.\":[]}}",
 		"{\"metrics\":[1]}",
 		"{\"error\":\"unknown function\"}",
@@ -319,6 +320,7 @@ TEST(warehouse_gpu_hours_scrape)
 		"",
 	};
 	const char *want[] = {"b.txt: line 2: gpu_job_seconds.9: sample 1 is not", "sample 1 is not", "sample 1 is not",
+			      "sample 1 is not [unix_ms, value >= 0] (a time before 2262)",
 			      "not a series", "no \"metrics\" object", "the daemon answered an error: unknown function",
 			      "line 1: not \"HOST {answer}\"", "b.txt: line 1: byte", "no getMetrics answer"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

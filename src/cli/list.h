@@ -20,3 +20,5 @@ COMMAND(dcgm_pause, "dcgm-pause", "pause the daemons' DCGM profiling metrics for
 COMMAND(dcgm_resume, "dcgm-resume", "resume the daemons' DCGM profiling metrics")
 COMMAND(metrics, "metrics", "recent metrics kept by the daemons (dynolite daemons)")
 COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA calls with eBPF uprobes (here, or through daemons): leaks, launches, syncs")
+COMMAND(stitch, "stitch", "merge the per-rank traces (and gpusnoop timelines) of one collection into one Perfetto trace")
+COMMAND(warehouse, "warehouse", "a database of many traces' figures (SQLite or PostgreSQL): ingest, fleet reports, kernel regressions, GPU hours")

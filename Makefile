@@ -7,6 +7,7 @@
 #   make check SAN=1          the same under ASan + UBSan (into build/san)
 #   make fuzz / fuzz-smoke    libFuzzer targets (clang)
 #   make bench                benchmarks (print figures, never fail on speed)
+#   make python               install the Python package (python/, docs/python.md)
 #   make demo                 on-demand tracing end to end, no GPU needed
 #   make format / lint
 #
@@ -51,19 +52,24 @@ TEST_SRC    := $(wildcard tests/unit/*.c) $(TESTLIB_SRC)
 # test code the fuzzers share with the unit tests (model comparison)
 FUZZ_LIB_SRC := $(wildcard tests/lib/trace_*.c)
 BENCH_SRC   := $(wildcard bench/*.c)
+# libdynolite.so (src/lib/dynolite.h): the trace engine for Python; its
+# own position-independent objects of core, trace and analyze
+LIB_SRC     := $(wildcard src/lib/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
 TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c
-GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c
+GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
+	src/gpusnoop/timeline.c
 BPF_CC ?= clang
 BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 # the multiarch headers (asm/types.h) of Debian: /usr/include/x86_64-linux-gnu
 BPF_INC := /usr/include/$(shell uname -m)-linux-gnu
 
 obj = $(patsubst %.c,$(O)/obj/%.o,$(1))
+picobj = $(patsubst %.c,$(O)/pic/%.o,$(1))
 
 LIBCORE   := $(O)/libdyno_core.a
 LIBTRACE  := $(O)/libdyno_trace.a
@@ -77,17 +83,19 @@ BENCHES   := $(patsubst bench/%.c,$(O)/bench/%,$(BENCH_SRC))
 # small helper programs (fake Kineto client, RPC client): src/tools/<name>.c -> $(O)/<name>
 TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 GPUSNOOP  := $(O)/gpusnoop
+SHLIB     := $(O)/libdynolite.so
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
-SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky
+SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
+	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/gpusnoop-torchy
 
-.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo
+.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo python
 
 # fake vendor libraries the daemon dlopen()s in tests (tests/fake/<name>.c):
 # the NVML one twice, the second like an old driver (entry points missing);
 # the DCGM one
 FAKE_LIBS := $(O)/libfake-nvml.so $(O)/libfake-nvml-old.so $(O)/libfake-dcgm.so
 
-all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS) $(GPUSNOOP) $(SNOOP_TEST)
+all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS) $(GPUSNOOP) $(SNOOP_TEST) $(SHLIB)
 
 $(O)/libfake-nvml.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -MF $@.d -o $@ $<
@@ -99,6 +107,15 @@ $(O)/libfake-dcgm.so: tests/fake/dcgm.c src/daemon/collect/dcgm_api.h
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(O)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+# only the dynolite_* entry points are exported (src/lib/dynolite.map): the
+# engine's own symbols cannot clash with anything else in the process
+$(SHLIB): $(call picobj,$(LIB_SRC) $(CORE_SRC) $(TRACE_SRC)) src/lib/dynolite.map
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,--version-script=src/lib/dynolite.map -Wl,-soname,libdynolite.so \
+		-o $@ $(call picobj,$(LIB_SRC) $(CORE_SRC) $(TRACE_SRC)) -lz -lm -lpthread -ldl
 
 $(LIBCORE): $(call obj,$(CORE_SRC))
 	@rm -f $@; ar rcs $@ $^
@@ -144,6 +161,17 @@ $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
+# a CUDA runtime linked statically into another library (hidden: .symtab only), and that file stripped
+SNOOP_STATIC := tests/gpusnoop/torch_cuda_fake.c tests/gpusnoop/fake_cudart.c tests/gpusnoop/fake_cuda.c
+$(O)/libtorch_cuda-fake.so: $(SNOOP_STATIC)
+	$(CC) $(SNOOP_CFLAGS) -fvisibility=hidden -shared -o $@ $(SNOOP_STATIC)
+$(O)/libtorch_cuda-fake-stripped.so: $(O)/libtorch_cuda-fake.so
+	strip --strip-all -o $@ $<
+# PyTorch's caching allocator by its C++ symbols, over the stand-in runtime
+$(O)/libc10_cuda-fake.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl
 
 # The IPC socket filter (src/daemon/ipc_filter.bpf.c): a BPF object and
 # its skeleton, like gpusnoop's, into <out>/bpf/ for the build that compiles
@@ -190,7 +218,7 @@ FUZZ_SECONDS ?= 20
 # sources into every fuzzer took ~10 min of CI's 2 cores for 11 fuzzers.
 FUZZ_OBJ_FLAGS := $(FUZZ_BASE) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP
 FUZZ_DEP_OBJS := $(patsubst %.c,build/fuzz/obj/%.o,$(CORE_SRC) $(TRACE_SRC) $(DAEMON_SRC) $(CLI_LIB_SRC) \
-	$(FUZZ_LIB_SRC) $(GPUSNOOP_LIB_SRC))
+	$(FUZZ_LIB_SRC) $(GPUSNOOP_LIB_SRC) $(LIB_SRC))
 FUZZ_DEP_LIB := build/fuzz/libfuzzdeps.a
 
 build/fuzz/obj/%.o: %.c
@@ -211,6 +239,13 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(O)
 
+# the Python package (python/dynolite) with the library it was built with
+# copied in, into Debian's python3 (docs/python.md)
+python: deps
+	@$(MAKE) --no-print-directory $(SHLIB)
+	cp $(SHLIB) python/dynolite/libdynolite.so
+	/usr/bin/python3 -m pip install --no-build-isolation --break-system-packages --no-deps ./python
+
 # on-demand tracing end to end: daemon, two fake Kineto ranks, dyno
 # gputrace --wait, dyno analyze, dyno metrics (no GPU needed)
 demo: deps
@@ -230,4 +265,4 @@ clean:
 
 .SECONDARY:
 
--include $(shell find $(O)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(O)/obj $(O)/pic -name '*.d' 2>/dev/null)

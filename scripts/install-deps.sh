@@ -22,6 +22,20 @@ PKGS=(
 	bpftool             # gpusnoop: `bpftool gen skeleton` at build time
 	libelf-dev          # libbpf's ELF reader (link time)
 	libdw-dev           # gpusnoop: file:line symbolization from DWARF
+	python3-numpy       # the Python package (python/, docs/python.md): columns as arrays
+	python3-pandas      # ... HTA's DataFrames
+	python3-plotly      # ... visualize=True figures
+	python3-pytest      # ... its tests (tests/integration/python_api.sh)
+	python3-pip         # make python: pip install ./python
+	python3-setuptools  # ... its build backend (no build isolation: no PyPI)
+	python3-wheel       # ... idem
+	jupyter-nbconvert   # the HTA tutorial notebook run top to bottom (tests)
+	python3-ipykernel   # ... its kernel
+	chromium            # dyno report test: headless render, screenshot, DOM and console check
+	libsqlite3-dev      # dyno warehouse: SQLite (header at build time; libsqlite3-0 dlopen'ed)
+	libpq-dev           # dyno warehouse: PostgreSQL (header at build time; libpq5 dlopen'ed)
+	sqlite3             # warehouse tests: SQL against the test database
+	postgresql          # warehouse_pg test: a real PostgreSQL server (initdb, pg_ctl, psql)
 )
 
 missing=()

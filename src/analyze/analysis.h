@@ -80,12 +80,17 @@ struct analysis_table {
 	bool (*shown)(const void *opts, const struct analysis_show *s);
 };
 
+struct analyze_results;
+
 /* What a task of an analysis gets. */
 struct analysis_ctx {
 	const void *opts;         /* the analysis's options */
 	const bool *want;         /* per table: wanted (shown or --csv-dir) */
 	const void *prepare_opts; /* the options of .prepare */
 	const void *prepared;     /* the combined result of .prepare (combine only) */
+	/* combine only: the tables of the analyses finished before this one
+	 * (those of .uses among them) and the ones summary skipped, why (run.h) */
+	const struct analyze_results *results;
 };
 
 /* A per-rank step several analyses share, computed once for all of them
@@ -137,6 +142,12 @@ struct analysis {
 	 * scan).  NULL: always defined.  Run alone, an analysis always runs
 	 * and its notes say what is missing. */
 	const char *(*skip)(const void *opts, const struct trace_set *view);
+	/* Analyses whose tables .combine reads (ctx->results), NULL-terminated;
+	 * NULL: none.  Run for it as summary would run them (their .skip
+	 * applies, their tables are computed but not shown), before it: an
+	 * analysis built on others' results, not a second copy of them.  They
+	 * must come before it in list.h. */
+	const struct analysis *const *uses;
 };
 
 /* Every analysis, in output order (list.h). */
@@ -188,6 +199,9 @@ struct analyze_ranks {
 	size_t n;
 };
 bool analyze_rank_selected(const struct analyze_ranks *sel, int rank);
+/* "0,3,7" (non-negative ranks): 0 with *out (free it; NULL for "" or
+ * NULL) and *n, or -1. */
+int analyze_ranks_parse(const char *s, int **out, size_t *n);
 /* A set sharing the selected ranks of set (free .ranks only). */
 struct trace_set analyze_view(const struct trace_set *set, const struct analyze_ranks *sel);
 /* A set sharing rank k of set only (nothing to free). */

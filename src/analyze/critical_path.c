@@ -591,7 +591,8 @@ static bool event_syncs(const struct trace_rank *r, struct cp_events *ev, struct
 		}
 		e[ne++] = (struct erec){w->record_corr, w->stream, r->pid[i], -1, -1};
 	}
-	qsort(e, ne, sizeof *e, erec_cmp);
+	if (ne > 1) /* qsort of a NULL array, even of 0 items, is undefined */
+		qsort(e, ne, sizeof *e, erec_cmp);
 	size_t m = 0;
 	for (size_t k = 0; k < ne; k++) {
 		if (m && erec_cmp(&e[m - 1], &e[k]) == 0)

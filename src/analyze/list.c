@@ -27,6 +27,9 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		if ((!a && !analysis_list[i]->own_command) || analysis_list[i] == a)
 			need |= analysis_list[i]->load;
+	/* and what the analyses it reads the tables of need */
+	for (const struct analysis *const *u = a ? a->uses : NULL; u && *u; u++)
+		need |= (*u)->load;
 	/* what no analysis reads is not stored: most of a load's time and
 	 * memory goes to CPU operator rows */
 	lo->skip_cpu_ops = !(need & ANALYSIS_LOAD_CPU_OPS);

@@ -177,7 +177,7 @@ static void finish_job(struct job *j, const struct trace_set *view, const struct
 	if (a->combine) {
 		int64_t t0 = clock_mono_ns();
 		struct analysis_ctx ctx = {j->opts, j->want, j->prep ? j->prep->opts : NULL,
-					   j->prep ? j->prep->combined : NULL};
+					   j->prep ? j->prep->combined : NULL, out};
 		a->combine(&ctx, view, tabs);
 		add_timing(out, a->name, "tables", -1, (double)(clock_mono_ns() - t0) / 1e9);
 	}
@@ -203,22 +203,34 @@ static void finish_job(struct job *j, const struct trace_set *view, const struct
 	free(tabs);
 }
 
+/* Is a one of the analyses only reads the tables of (its .uses)? */
+static bool used_by(const struct analysis *only, const struct analysis *a)
+{
+	for (const struct analysis *const *u = only ? only->uses : NULL; u && *u; u++)
+		if (*u == a)
+			return true;
+	return false;
+}
+
 /* The analyses that run, in table order, which of their tables are shown
  * and wanted, and the steps they share (each once).  Summary leaves out
- * those undefined on view (their .skip), recording why in out. */
+ * those undefined on view (their .skip), recording why in out; so does an
+ * analysis for those it uses (run as in summary, their tables not shown). */
 static size_t plan(const struct analyze_run_opts *o, const struct trace_set *view, struct job *jobs,
 		   struct step_job *steps, size_t *nsteps_out, struct analyze_results *out)
 {
 	const struct analysis_show show = {o->fmt, o->only == NULL, o->every_table};
+	const struct analysis_show as_summary = {o->fmt, true, o->every_table};
 	size_t njobs = 0, nsteps = 0;
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++) {
 		const struct analysis *a = analysis_list[i];
-		if ((o->only && o->only != a) || (!o->only && a->own_command))
+		bool used = used_by(o->only, a);
+		if ((o->only && o->only != a && !used) || (!o->only && a->own_command))
 			continue;
 		/* summary has one input: an analysis of two sets runs alone */
-		if (!o->only && a->pair)
+		if ((!o->only || used) && a->pair)
 			continue;
-		const char *why = !o->only && view->nranks && a->skip
+		const char *why = (!o->only || used) && view->nranks && a->skip
 					  ? a->skip(analysis_config_opts(o->config, &a->opts), view)
 					  : NULL;
 		if (why) {
@@ -230,8 +242,9 @@ static size_t plan(const struct analyze_run_opts *o, const struct trace_set *vie
 		*j = (struct job){a, analysis_config_opts(o->config, &a->opts), xcalloc(a->ntables, sizeof(bool)),
 				  xcalloc(a->ntables, sizeof(bool)), NULL};
 		for (size_t t = 0; t < a->ntables; t++) {
-			j->shown[t] = !a->tables[t].shown || a->tables[t].shown(j->opts, &show);
-			j->want[t] = j->shown[t] || o->every_table;
+			bool s = !a->tables[t].shown || a->tables[t].shown(j->opts, used ? &as_summary : &show);
+			j->shown[t] = s && !used;
+			j->want[t] = s || o->every_table;
 		}
 		if (!a->prepare)
 			continue;

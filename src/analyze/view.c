@@ -1,5 +1,6 @@
 /*
- * view.c - rank selection and rank views of a trace_set (analysis.h): a
+ * view.c - rank selection (and its text form, "0,3" of --ranks) and rank
+ * views of a trace_set (analysis.h): a
  * set that shares some ranks of another, so that an analysis written over
  * "every rank of a set" runs on a selection or on one rank without knowing
  * it.  A view copies rank pointers only (O(ranks)).  Also the note the
@@ -7,7 +8,38 @@
  * summary gives for skipping an analysis that needs them (a scan that
  * stops at the first GPU row).
  */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "analyze/analysis.h"
+
+int analyze_ranks_parse(const char *s, int **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!s || !*s)
+		return 0;
+	size_t cap = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v < 0 || v > 1000000000L || (*end && *end != ',')) {
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return -1;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*out = xrealloc(*out, cap * sizeof **out);
+		}
+		(*out)[(*n)++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
 
 bool analyze_rank_selected(const struct analyze_ranks *sel, int rank)
 {

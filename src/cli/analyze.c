@@ -33,33 +33,6 @@ struct aopts {
 	int64_t threads;
 };
 
-static int parse_ranks(const char *s, int **out, size_t *n)
-{
-	*out = NULL;
-	*n = 0;
-	if (!s || !*s)
-		return 0;
-	size_t cap = 0;
-	const char *p = s;
-	while (*p) {
-		char *end;
-		errno = 0;
-		long v = strtol(p, &end, 10);
-		if (end == p || errno || v < 0 || v > 1000000000L || (*end && *end != ',')) {
-			free(*out);
-			*out = NULL;
-			return -1;
-		}
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 8;
-			*out = xrealloc(*out, cap * sizeof **out);
-		}
-		(*out)[(*n)++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	return 0;
-}
-
 /* "temporal|idle|...|summary" (sep "|") or "temporal, idle, ..., summary". */
 static void analysis_names(struct buf *b, const char *sep)
 {
@@ -201,57 +174,17 @@ static void make_help(struct buf *usage, struct buf *desc)
 	buf_puts(desc, "With --format csv the columns are named as in HTA's CSV files.");
 }
 
-/* --iterations N or N-M (N <= M, both >= 0): 0, else -1. */
-static int parse_iterations(const char *s, struct trace_select *sel)
-{
-	char *end;
-	errno = 0;
-	long lo = strtol(s, &end, 10), hi = lo;
-	if (end == s || errno || lo < 0 || lo > INT32_MAX)
-		return -1;
-	if (*end == '-') {
-		const char *p = end + 1;
-		hi = strtol(p, &end, 10);
-		if (end == p || errno || hi < 0 || hi > INT32_MAX)
-			return -1;
-	}
-	if (*end || hi < lo)
-		return -1;
-	sel->iterations = true;
-	sel->iter_lo = (int32_t)lo;
-	sel->iter_hi = (int32_t)hi;
-	return 0;
-}
-
-/* --time-range START:END (µs, START < END, finite, START >= 0): 0, else -1. */
-static int parse_time_range(const char *s, struct trace_select *sel)
-{
-	char *end;
-	errno = 0;
-	double a = strtod(s, &end);
-	if (end == s || *end != ':' || errno)
-		return -1;
-	const char *p = end + 1;
-	double b = strtod(p, &end);
-	if (end == p || *end || errno || !(a >= 0) || !(b > a) || b > 1e300)
-		return -1;
-	sel->time_range = true;
-	sel->start = a;
-	sel->end = b;
-	return 0;
-}
-
 /* After parsing: every check of the options that does not need the
  * trace.  0 to go on, else the exit code (2), the message printed. */
 static int check_args(const struct aopts *o, const struct analysis_config *cfg, const char *what,
 		      enum aformat *fmt, const struct analysis **only, int **sel_ranks, size_t *nsel,
 		      struct trace_select *rows)
 {
-	if (o->iterations && parse_iterations(o->iterations, rows) != 0) {
+	if (o->iterations && trace_select_parse_iterations(o->iterations, rows) != 0) {
 		fprintf(stderr, "dyno analyze: bad --iterations '%s' (N or N-M with N <= M, e.g. 3-5)\n", o->iterations);
 		return 2;
 	}
-	if (o->time_range && parse_time_range(o->time_range, rows) != 0) {
+	if (o->time_range && trace_select_parse_time_range(o->time_range, rows) != 0) {
 		fprintf(stderr, "dyno analyze: bad --time-range '%s' (START:END in us, 0 <= START < END)\n",
 			o->time_range);
 		return 2;
@@ -278,7 +211,7 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 		buf_free(&err);
 		return 2;
 	}
-	if (parse_ranks(o->ranks, sel_ranks, nsel) != 0) {
+	if (analyze_ranks_parse(o->ranks, sel_ranks, nsel) != 0) {
 		fprintf(stderr, "dyno analyze: bad --ranks '%s' (a list like 0,1,7)\n", o->ranks);
 		return 2;
 	}

@@ -11,6 +11,7 @@
  * subcommand is its own file plus one row here.
  */
 COMMAND(analyze, "analyze", "analyze Kineto traces like HTA: temporal, idle, kernels, overlap, launch, summary")
+COMMAND(report, "report", "one self-contained HTML report of traces: insights, tables and charts")
 COMMAND(json, "json", "check JSON files (e.g. a trace) and report the first error's position")
 COMMAND(status, "status", "daemon status and the PyTorch processes registered with it")
 COMMAND(version, "version", "daemon version")
@@ -18,4 +19,6 @@ COMMAND(gputrace, "gputrace", "trace PyTorch processes through their daemons (on
 COMMAND(dcgm_pause, "dcgm-pause", "pause the daemons' DCGM profiling metrics for a while")
 COMMAND(dcgm_resume, "dcgm-resume", "resume the daemons' DCGM profiling metrics")
 COMMAND(metrics, "metrics", "recent metrics kept by the daemons (dynolite daemons)")
-COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA memory calls with eBPF uprobes; report what was never freed")
+COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA calls with eBPF uprobes (here, or through daemons): leaks, launches, syncs")
+COMMAND(stitch, "stitch", "merge the per-rank traces (and gpusnoop timelines) of one collection into one Perfetto trace")
+COMMAND(warehouse, "warehouse", "a database of many traces' figures (SQLite or PostgreSQL): ingest, fleet reports, kernel regressions, GPU hours")

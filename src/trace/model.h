@@ -255,6 +255,10 @@ struct trace_rank {
 	 * cuda_profiler_range rows, ascending idx, each row's in file order */
 	struct trace_range_arg *range_args;
 	size_t nrange_args, range_args_cap;
+	/* the file's top-level baseTimeNanoseconds (additive): its ts are µs
+	 * since then (newer Kineto); absent: the ts are µs of the wall clock */
+	int64_t base_time_ns;
+	bool has_base_time;
 };
 
 /* The wait args of the row with event id idx, or NULL (none kept). */
@@ -334,6 +338,11 @@ struct trace_load_opts {
 	/* Keep the numeric args of cuda_profiler_range rows (the CUPTI
 	 * counters, trace_rank.range_args); `dyno analyze cupti` only. */
 	bool keep_profiler_args;
+	/* A set of several files: a file that cannot be read or parsed at all
+	 * is left out with a warning naming it and why (trace_set.warnings),
+	 * the others are loaded; only when none loads is it an error.
+	 * (Default: any such file fails the load.)  `dyno report`. */
+	bool skip_unreadable;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
@@ -355,6 +364,7 @@ struct trace_set {
 	bool filtered;             /* the last-step filter was applied */
 	char *warnings;            /* one warning per line ("" when none) */
 	double finish_s;           /* wall seconds of trace_set_finish (additive) */
+	size_t left_out;           /* files skip_unreadable left out (named in warnings) */
 };
 
 /* Load a file or a directory of traces (every *.json / *.json.gz entry, one
@@ -389,6 +399,18 @@ struct trace_select {
  * rows' span); 0, or -1 with a message (what the trace holds) in err when
  * nothing would be left, the set then unchanged. */
 int trace_set_select(struct trace_set *set, const struct trace_select *sel, struct buf *err);
+/* The text forms (additive): "N" or "N-M" (0 <= N <= M) and "START:END"
+ * (us, 0 <= START < END, finite).  0 with sel's part set, or -1 (sel
+ * unchanged). */
+int trace_select_parse_iterations(const char *s, struct trace_select *sel);
+int trace_select_parse_time_range(const char *s, struct trace_select *sel);
+
+/* The trace files of path appended to *paths (*np of *cap, malloc'd
+ * strings): a directory's *.json / *.json.gz entries in name order, a file
+ * or "-" as it is.  0, or -1 with the message in err. */
+int trace_list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err);
+/* The file-name rank rule: "rank-N", "rank_N" or "rankN" in path's base name. */
+bool trace_rank_from_name(const char *path, int *out);
 
 /* A human summary of what was skipped and why (empty when nothing was). */
 void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);

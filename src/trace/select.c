@@ -16,9 +16,13 @@
  * that keeps nothing on every rank is an error (with what the trace holds),
  * never an empty analysis.
  *
+ * The text forms of both (--iterations N[-M], --time-range START:END) are
+ * parsed here too, for the CLI and the library (src/lib/).
+ *
  * Costs: one pass over each rank's rows and one gather of every column of
  * the kept ones (set.c's gather), ranks one after another.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,5 +113,43 @@ int trace_set_select(struct trace_set *set, const struct trace_select *sel, stru
 		trace_rank_keep_rows(r, src, n, 1);
 		free(src);
 	}
+	return 0;
+}
+
+int trace_select_parse_iterations(const char *s, struct trace_select *sel)
+{
+	char *end;
+	errno = 0;
+	long lo = strtol(s, &end, 10), hi = lo;
+	if (end == s || errno || lo < 0 || lo > INT32_MAX)
+		return -1;
+	if (*end == '-') {
+		const char *p = end + 1;
+		hi = strtol(p, &end, 10);
+		if (end == p || errno || hi < 0 || hi > INT32_MAX)
+			return -1;
+	}
+	if (*end || hi < lo)
+		return -1;
+	sel->iterations = true;
+	sel->iter_lo = (int32_t)lo;
+	sel->iter_hi = (int32_t)hi;
+	return 0;
+}
+
+int trace_select_parse_time_range(const char *s, struct trace_select *sel)
+{
+	char *end;
+	errno = 0;
+	double a = strtod(s, &end);
+	if (end == s || *end != ':' || errno)
+		return -1;
+	const char *p = end + 1;
+	double b = strtod(p, &end);
+	if (end == p || *end || errno || !(a >= 0) || !(b > a) || b > 1e300)
+		return -1;
+	sel->time_range = true;
+	sel->start = a;
+	sel->end = b;
 	return 0;
 }

@@ -202,10 +202,8 @@ static void set_adopt(struct trace_set *set, struct trace_rank **ranks, size_t n
 	trace_set_finish(set, opts);
 }
 
-/* Add the trace files of path to *paths: a directory's *.json / *.json.gz
- * entries in name order, a file or "-" (stdin) as it is.  0, or -1 with
- * the message in err. */
-static int list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err)
+/* Add the trace files of path to *paths (model.h). */
+int trace_list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err)
 {
 	struct stat st;
 	if (strcmp(path, "-") != 0 && stat(path, &st) != 0) {
@@ -267,7 +265,7 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		if (nstdin > 1) {
 			buf_puts(err, "-: stdin can be read once only");
 		}
-		if (nstdin > 1 || list_path(inputs[i], &paths, &np, &cap, err) != 0) {
+		if (nstdin > 1 || trace_list_path(inputs[i], &paths, &np, &cap, err) != 0) {
 			for (size_t k = 0; k < np; k++)
 				free(paths[k]);
 			free(paths);
@@ -291,8 +289,15 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 	par_for(np, cores, load_one, &j); /* min(files, cores) threads */
 
 	int rc = 0;
+	struct buf w = BUF_INIT;
+	size_t loaded = 0;
+	for (size_t i = 0; i < np; i++)
+		loaded += j.out[i] != NULL;
 	for (size_t i = 0; i < np; i++) {
-		if (!j.out[i]) {
+		if (!j.out[i] && opts->skip_unreadable && loaded > 0) {
+			/* the others are worth reading: say which one is not */
+			warn(&w, "%s; this file is left out", j.errs[i].data);
+		} else if (!j.out[i]) {
 			if (rc == 0)
 				buf_append(err, j.errs[i].data, j.errs[i].len);
 			rc = -1;
@@ -306,9 +311,17 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		for (size_t i = 0; i < np; i++)
 			trace_rank_free(j.out[i]);
 		free(j.out);
+		buf_free(&w);
 		return -1;
 	}
-	struct buf w = BUF_INIT;
+	size_t left_out = np - loaded;
+	if (loaded < np) { /* the files left out */
+		size_t k = 0;
+		for (size_t i = 0; i < np; i++)
+			if (j.out[i])
+				j.out[k++] = j.out[i];
+		np = k;
+	}
 	assign_default_ranks(j.out, np, &w);
 	qsort(j.out, np, sizeof *j.out, rank_cmp);
 	size_t k = 0;
@@ -325,6 +338,7 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		j.out[k++] = j.out[i];
 	}
 	set_adopt(set, j.out, k, &w, opts);
+	set->left_out = left_out;
 	return 0;
 }
 

@@ -1,0 +1,22 @@
+/*
+ * insight_list.h - every rule of `dyno analyze insights`, one row each, in
+ * the order the rules table lists them.  RULE(x) names `const struct
+ * insight_rule insight_rule_x`, defined in insight_rules.c (rules on the
+ * trace) or insight_host.c (rules on --metrics).  A new rule is its
+ * definition plus one row here.  No include guard: included once per use
+ * of RULE().
+ */
+RULE(data_starvation)
+RULE(cpu_bound_launch)
+RULE(sync_points)
+RULE(exposed_comm)
+RULE(load_imbalance)
+RULE(straggler)
+RULE(iteration_outliers)
+RULE(top_kernels)
+RULE(memcpy_bandwidth)
+RULE(small_kernels)
+RULE(host_cpu)
+RULE(host_memory)
+RULE(host_network)
+RULE(host_gpu)

@@ -1,0 +1,818 @@
+/*
+ * insight_rules.c - the rules of `dyno analyze insights` on the trace (the
+ * host ones are in insight_host.c), one `const struct insight_rule` each:
+ * its name, what it measures, its threshold, its recommendation and its
+ * evaluation over the tables of the used analyses and insights' own
+ * (insights.h).  The thresholds and why they are where they are:
+ * docs/analyze.md, "insights".  Each evaluation is a pass over a few
+ * tables; the straggler rule sorts the collectives once.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/insights.h"
+
+/* The rows of t whose rank column (0) is rank, into *rows (free it). */
+static size_t rank_rows(const struct atable *t, int rank, size_t **rows)
+{
+	*rows = xmalloc((t && t->nrows ? t->nrows : 1) * sizeof **rows);
+	size_t n = 0;
+	for (size_t i = 0; t && i < t->nrows; i++)
+		if (insight_i(t, i, 0) == rank)
+			(*rows)[n++] = i;
+	return n;
+}
+
+/* The first row of t with rank (column "rank") and, when col2 is given,
+ * col2 == v2; -1: none. */
+static long find_row(const struct atable *t, int rank, const char *col2, int64_t v2)
+{
+	int rc = insight_col(t, "rank"), c2 = col2 ? insight_col(t, col2) : -1;
+	for (size_t i = 0; t && rc >= 0 && i < t->nrows; i++)
+		if (insight_i(t, i, rc) == rank && (!col2 || (c2 >= 0 && insight_i(t, i, c2) == v2)))
+			return (long)i;
+	return -1;
+}
+
+/* "rank 3: " before each rank's part of a multi-rank measured text */
+static void sep(struct buf *m, const struct trace_set *v, int rank)
+{
+	if (m->len)
+		buf_puts(m, "; ");
+	if (v->nranks > 1)
+		buf_printf(m, "rank %d: ", rank);
+}
+
+/* why a rank has nothing to say: the used analysis skipped, or no GPU */
+static const char *no_gpu_why(const struct insight_eval *e)
+{
+	const char *why = insight_skipped(e, "temporal");
+	return why ? why : "no GPU events on the rank";
+}
+
+/* The sums of a rank's iterations. */
+struct iters {
+	size_t n;
+	bool steps; /* ProfilerStep#N iterations (not the whole trace as one) */
+	double dur, idle_start, loader, sync, busy;
+	int64_t sync_calls, item_calls, kernels, short_kernels;
+	long worst_idle, worst_sync; /* rows of the largest share */
+};
+
+static void iter_sums(const struct atable *t, int rank, struct iters *s)
+{
+	memset(s, 0, sizeof *s);
+	s->worst_idle = s->worst_sync = -1;
+	size_t *rows, n = rank_rows(t, rank, &rows);
+	double wi = -1, ws = -1;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = rows[k];
+		double d = insight_f(t, i, IT_DUR), idle = insight_f(t, i, IT_IDLE_START);
+		s->n++;
+		s->steps = insight_i(t, i, IT_ITER) >= 0;
+		s->dur += d;
+		s->busy += insight_f(t, i, IT_GPU_BUSY);
+		if (isfinite(idle)) {
+			s->idle_start += idle;
+			if (d > 0 && idle / d > wi) {
+				wi = idle / d;
+				s->worst_idle = (long)i;
+			}
+		}
+		s->loader += insight_f(t, i, IT_LOADER);
+		s->sync += insight_f(t, i, IT_SYNC);
+		if (d > 0 && insight_f(t, i, IT_SYNC) / d > ws) {
+			ws = insight_f(t, i, IT_SYNC) / d;
+			s->worst_sync = (long)i;
+		}
+		s->sync_calls += insight_i(t, i, IT_SYNC_CALLS);
+		s->item_calls += insight_i(t, i, IT_ITEM_CALLS);
+		s->kernels += insight_i(t, i, IT_KERNELS);
+		s->short_kernels += insight_i(t, i, IT_SHORT_KERNELS);
+	}
+	free(rows);
+}
+
+/* ---- data starvation ---- */
+
+static int eval_data_starvation(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS];
+	size_t evaluated = 0;
+	struct buf why = BUF_INIT;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		struct iters s;
+		iter_sums(it, rank, &s);
+		if (!s.steps || s.kernels == 0) {
+			buf_printf(&why, "%srank %d: %s", why.len ? "; " : "", rank,
+				   !s.steps ? "no ProfilerStep#N (iteration starts unknown)" : no_gpu_why(e));
+			continue;
+		}
+		evaluated++;
+		double share = 100 * s.idle_start / s.dur, loader = 100 * s.loader / s.dur;
+		sep(m, e->view, rank);
+		buf_printf(m, "GPU idle at iteration start %.1f%%, data loader %.1f%% of %zu iterations", share, loader,
+			   s.n);
+		if (share < 10)
+			continue;
+		struct buf ev = BUF_INIT;
+		buf_puts(&ev, "the GPU waits ");
+		insight_fmt_us(&ev, s.idle_start / (double)s.n);
+		buf_puts(&ev, " per iteration before its first GPU work (");
+		buf_printf(&ev, "%.1f%% of ", share);
+		insight_fmt_us(&ev, s.dur / (double)s.n);
+		buf_puts(&ev, ")");
+		double wd = insight_f(it, (size_t)s.worst_idle, IT_DUR), wi = insight_f(it, (size_t)s.worst_idle, IT_IDLE_START);
+		buf_printf(&ev, ", worst iteration %lld: ", (long long)insight_i(it, (size_t)s.worst_idle, IT_ITER));
+		insight_fmt_us(&ev, wi);
+		buf_printf(&ev, " (%.1f%%)", 100 * wi / wd);
+		if (s.loader > 0) {
+			buf_printf(&ev, "; data-loader ops on the CPU: %.1f%% of the iteration time (", loader);
+			insight_fmt_us(&ev, s.loader / (double)s.n);
+			buf_puts(&ev, " per iteration)");
+		} else {
+			buf_puts(&ev, "; no DataLoader op in the trace: the CPU is busy elsewhere before the first launch");
+		}
+		struct insight_finding f = {share >= 25 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank,
+					    insight_i(it, (size_t)s.worst_idle, IT_ITER), -1,
+					    s.loader > 0 ? "DataLoader" : NULL, share, 10, ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	if (!evaluated)
+		buf_append(m, why.data, why.len);
+	buf_free(&why);
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_data_starvation = {
+	"data-starvation",
+	"GPU idle between the end of the previous GPU work and the first GPU work of each ProfilerStep, as a share "
+	"of the iteration time; data-loader ops (names with DataLoader) on the CPU",
+	">= 10% of the iteration time (high: >= 25%)",
+	"Feed the GPU ahead of time: more DataLoader workers, pin_memory=True, prefetching (prefetch_factor), "
+	"non_blocking copies; move preprocessing off the training loop",
+	"gpu_idle_at_start_pct",
+	eval_data_starvation,
+};
+
+/* ---- CPU-bound launch ---- */
+
+static int eval_cpu_bound_launch(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *temporal = insight_table(e, "temporal_breakdown"),
+			    *queue = insight_table(e, "queue_length_summary"), *streams = e->t[INSIGHT_T_STREAMS];
+	size_t evaluated = 0;
+	struct buf why = BUF_INIT;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		char name[64];
+		snprintf(name, sizeof name, "cuda_kernel_launch_stats_rank%d", rank);
+		const struct atable *l = insight_table(e, name);
+		long tr = find_row(temporal, rank, NULL, 0);
+		if (!l || l->nrows == 0 || tr < 0) {
+			buf_printf(&why, "%srank %d: %s", why.len ? "; " : "", rank,
+				   tr < 0 ? no_gpu_why(e) : "no kernel launch paired with its kernel");
+			continue;
+		}
+		evaluated++;
+		int cc = insight_col(l, "cpu_duration"), gc = insight_col(l, "gpu_duration");
+		double *cpu = xmalloc(l->nrows * sizeof *cpu), *gpu = xmalloc(l->nrows * sizeof *gpu);
+		size_t n = 0;
+		for (size_t i = 0; i < l->nrows; i++)
+			if (isfinite(insight_f(l, i, gc)) && isfinite(insight_f(l, i, cc))) {
+				cpu[n] = insight_f(l, i, cc);
+				gpu[n++] = insight_f(l, i, gc);
+			}
+		double mc = insight_median(cpu, n), mg = insight_median(gpu, n);
+		free(cpu);
+		free(gpu);
+		double idle = insight_f(temporal, (size_t)tr, insight_col(temporal, "idle_time_pctg"));
+		/* the stream with the most kernels, and its launch queue */
+		size_t *rows, ns = rank_rows(streams, rank, &rows);
+		int64_t stream = -1, most = -1;
+		for (size_t i = 0; i < ns; i++)
+			if (insight_i(streams, rows[i], IS_KERNELS) > most) {
+				most = insight_i(streams, rows[i], IS_KERNELS);
+				stream = insight_i(streams, rows[i], IS_STREAM);
+			}
+		free(rows);
+		long qr = find_row(queue, rank, "stream", stream);
+		double qmean = qr >= 0 ? insight_f(queue, (size_t)qr, insight_col(queue, "mean")) : NAN;
+		double ratio = mc > 0 ? mg / mc : INFINITY;
+		sep(m, e->view, rank);
+		buf_printf(m, "median kernel %.1f us vs launch %.1f us (ratio %.2f), mean queue %.2f on stream %lld, "
+			      "GPU idle %.1f%%",
+			   mg, mc, ratio, qmean, (long long)stream, idle);
+		if (!(ratio <= 2 && idle >= 20 && !(qmean >= 1)))
+			continue;
+		struct buf ev = BUF_INIT;
+		buf_printf(&ev,
+			   "median kernel %.1f us is %.2fx its launch call (%.1f us on the CPU); the launch queue of "
+			   "stream %lld holds %.2f kernels on average; the GPU is idle %.1f%% of the time",
+			   mg, ratio, mc, (long long)stream, qmean, idle);
+		if (!isfinite(qmean))
+			buf_puts(&ev, " (queue length unavailable)");
+		struct insight_finding f = {idle >= 50 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, stream, NULL, ratio, 2,
+					    ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	if (!evaluated)
+		buf_append(m, why.data, why.len);
+	buf_free(&why);
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_cpu_bound_launch = {
+	"cpu-bound-launch",
+	"median kernel duration against the median CPU time of its launch call, the launch queue of the busiest "
+	"stream, GPU idle share (temporal, launch, counters)",
+	"median kernel <= 2x its launch, mean queue < 1 and GPU idle >= 20% (high: idle >= 50%)",
+	"The CPU cannot launch fast enough: capture the step in CUDA graphs (torch.compile mode=\"reduce-overhead\"), "
+	"fuse small ops, use larger batches",
+	"kernel_to_launch_ratio",
+	eval_cpu_bound_launch,
+};
+
+/* ---- synchronisation points ---- */
+
+static int eval_sync_points(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS];
+	size_t evaluated = 0;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		struct iters s;
+		iter_sums(it, rank, &s);
+		if (s.n == 0 || !(s.dur > 0))
+			continue;
+		evaluated++;
+		double share = 100 * s.sync / s.dur, per = (double)s.sync_calls / (double)s.n;
+		sep(m, e->view, rank);
+		buf_printf(m, "blocking syncs %.1f%% of the %s time (%.1f calls, %.1f .item() per %s)", share,
+			   s.steps ? "iteration" : "trace", per, (double)s.item_calls / (double)s.n,
+			   s.steps ? "iteration" : "trace");
+		if (share < 5)
+			continue;
+		size_t w = (size_t)s.worst_sync;
+		struct buf ev = BUF_INIT;
+		buf_printf(&ev, "the CPU blocks on the GPU %.1f%% of the %s time: %.1f sync calls (", share,
+			   s.steps ? "iteration" : "trace", per);
+		insight_fmt_us(&ev, s.sync / (double)s.n);
+		buf_printf(&ev, ") per %s", s.steps ? "iteration" : "trace");
+		if (s.item_calls)
+			buf_printf(&ev, ", %.1f .item()/_local_scalar_dense", (double)s.item_calls / (double)s.n);
+		buf_printf(&ev, "; most time in %s", insight_s(it, w, IT_TOP_SYNC));
+		if (s.steps) {
+			buf_printf(&ev, "; worst iteration %lld: ", (long long)insight_i(it, w, IT_ITER));
+			insight_fmt_us(&ev, insight_f(it, w, IT_SYNC));
+		}
+		struct insight_finding f = {share >= 20 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank,
+					    s.steps ? insight_i(it, w, IT_ITER) : -1, -1, insight_s(it, w, IT_TOP_SYNC),
+					    share, 5, ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	if (!evaluated)
+		buf_puts(m, "no rows on the selected ranks");
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_sync_points = {
+	"sync-points",
+	"CPU time in blocking CUDA calls (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, "
+	"cudaMemcpy) per iteration; .item() calls (aten::_local_scalar_dense)",
+	">= 5% of the iteration time (high: >= 20%)",
+	"Remove host-device syncs from the loop: no .item()/.cpu()/print of GPU tensors per step, accumulate "
+	"metrics on the GPU, use non_blocking copies and events instead of device syncs",
+	"sync_time_pct",
+	eval_sync_points,
+};
+
+/* ---- exposed communication ---- */
+
+static int eval_exposed_comm(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *temporal = insight_table(e, "temporal_breakdown"), *ov = insight_table(e, "comm_comp_overlap"),
+			    *streams = e->t[INSIGHT_T_STREAMS], *coll = e->t[INSIGHT_T_COLLECTIVES];
+	size_t evaluated = 0;
+	struct buf why = BUF_INIT;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		long tr = find_row(temporal, rank, NULL, 0), orow = find_row(ov, rank, NULL, 0);
+		if (tr < 0) {
+			buf_printf(&why, "%srank %d: %s", why.len ? "; " : "", rank, no_gpu_why(e));
+			continue;
+		}
+		evaluated++;
+		size_t *rows, ns = rank_rows(streams, rank, &rows);
+		double comm = 0, most = 0;
+		int64_t stream = -1;
+		for (size_t i = 0; i < ns; i++) {
+			double c = insight_f(streams, rows[i], IS_COMM_TIME);
+			comm += c;
+			if (c > most) {
+				most = c;
+				stream = insight_i(streams, rows[i], IS_STREAM);
+			}
+		}
+		free(rows);
+		sep(m, e->view, rank);
+		if (comm <= 0) {
+			buf_puts(m, "no communication kernels");
+			continue;
+		}
+		double overlap = orow >= 0 ? insight_f(ov, (size_t)orow, 1) : NAN;
+		if (!isfinite(overlap))
+			overlap = 0;
+		double span = insight_f(temporal, (size_t)tr, insight_col(temporal, "kernel_time(us)"));
+		double exposed = comm * (1 - overlap / 100), share = 100 * exposed / span;
+		buf_printf(m, "communication %.1f%% of the GPU span, %.1f%% of it overlapped: %.1f%% exposed",
+			   100 * comm / span, overlap, share);
+		if (share < 10)
+			continue;
+		/* the collective with the most time */
+		size_t *cr, nc = rank_rows(coll, rank, &cr);
+		const char *top = NULL;
+		double best = 0;
+		for (size_t i = 0; i < nc; i++) {
+			const char *nm = insight_s(coll, cr[i], IC_NAME);
+			double sum = 0;
+			for (size_t j = 0; j < nc; j++)
+				if (strcmp(insight_s(coll, cr[j], IC_NAME), nm) == 0)
+					sum += insight_f(coll, cr[j], IC_DUR);
+			if (sum > best) {
+				best = sum;
+				top = nm;
+			}
+			if (i > 64)
+				break; /* the first names give the biggest; bounded work */
+		}
+		free(cr);
+		struct buf ev = BUF_INIT;
+		buf_puts(&ev, "communication kernels ");
+		insight_fmt_us(&ev, comm);
+		buf_printf(&ev, " (%.1f%% of the GPU span ", 100 * comm / span);
+		insight_fmt_us(&ev, span);
+		buf_printf(&ev, "), only %.1f%% overlapped by computation: ", overlap);
+		insight_fmt_us(&ev, exposed);
+		buf_printf(&ev, " exposed (%.1f%% of the span)", share);
+		struct insight_finding f = {share >= 30 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, stream, top, share, 10,
+					    ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	if (!evaluated)
+		buf_append(m, why.data, why.len);
+	buf_free(&why);
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_exposed_comm = {
+	"exposed-comm",
+	"communication kernel time not overlapped by computation (overlap), as a share of the GPU span (temporal)",
+	">= 10% of the GPU span (high: >= 30%)",
+	"Hide communication behind computation: DDP bucket size / FSDP prefetch (backward_prefetch, forward_prefetch), "
+	"overlap all-reduce with backward, fewer and larger collectives; check the interconnect",
+	"exposed_comm_pct",
+	eval_exposed_comm,
+};
+
+/* ---- load imbalance ---- */
+
+static int eval_load_imbalance(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *temporal = insight_table(e, "temporal_breakdown"),
+			    *spread = insight_table(e, "kernel_rank_spread");
+	if (e->view->nranks < 2) {
+		buf_puts(m, "one rank: nothing to compare");
+		return -1;
+	}
+	if (!temporal || temporal->nrows < 2) {
+		buf_printf(m, "fewer than two ranks with GPU events%s%s", insight_skipped(e, "temporal") ? ": " : "",
+			   insight_skipped(e, "temporal") ? insight_skipped(e, "temporal") : "");
+		return -1;
+	}
+	int cc = insight_col(temporal, "compute_time(us)");
+	size_t lo = 0, hi = 0;
+	double sum = 0;
+	for (size_t i = 0; i < temporal->nrows; i++) {
+		double v = insight_f(temporal, i, cc);
+		sum += v;
+		if (v < insight_f(temporal, lo, cc))
+			lo = i;
+		if (v > insight_f(temporal, hi, cc))
+			hi = i;
+	}
+	double vmin = insight_f(temporal, lo, cc), vmax = insight_f(temporal, hi, cc);
+	double pct = vmax > 0 ? 100 * (vmax - vmin) / vmax : 0;
+	int rlo = (int)insight_i(temporal, lo, 0), rhi = (int)insight_i(temporal, hi, 0);
+	buf_printf(m, "compute time per rank %.0f..%.0f us (mean %.0f): spread %.1f%%", vmin, vmax,
+		   sum / (double)temporal->nrows, pct);
+	if (pct < 10)
+		return 0;
+	/* the computation kernel slowest on that rank with the biggest spread */
+	const char *kname = NULL;
+	double kspread = 0;
+	int nc = insight_col(spread, "name"), tc = insight_col(spread, "kernel_type"),
+	    sc = insight_col(spread, "slowest_rank"), xc = insight_col(spread, "spread");
+	for (size_t i = 0; spread && i < spread->nrows && !kname; i++)
+		if (insight_i(spread, i, sc) == rhi && strcmp(insight_s(spread, i, tc), "COMPUTATION") == 0) {
+			kname = insight_s(spread, i, nc);
+			kspread = insight_f(spread, i, xc);
+		}
+	struct buf ev = BUF_INIT;
+	buf_printf(&ev, "rank %d computes ", rhi);
+	insight_fmt_us(&ev, vmax);
+	buf_printf(&ev, ", rank %d ", rlo);
+	insight_fmt_us(&ev, vmin);
+	buf_printf(&ev, " (%.1f%% less) over %zu ranks", pct, temporal->nrows);
+	if (kname)
+		buf_printf(&ev, "; the kernel most slower on rank %d is %.2fx its fastest rank's", rhi, kspread);
+	struct insight_finding f = {pct >= 25 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rhi, -1, -1, kname, pct, 10, ev.data};
+	insight_add(e, &f);
+	buf_free(&ev);
+	return 0;
+}
+
+const struct insight_rule insight_rule_load_imbalance = {
+	"load-imbalance",
+	"spread of the GPU compute time across ranks, (max - min) / max (temporal), and the kernel most slower on "
+	"the busiest rank (kernel-distribution)",
+	">= 10% (high: >= 25%)",
+	"Rebalance the work: shard embedding tables / experts / pipeline stages by measured cost, equalise batch "
+	"and sequence lengths per rank",
+	"compute_spread_pct",
+	eval_load_imbalance,
+};
+
+/* ---- stragglers ---- */
+
+struct coll_key {
+	const char *name;
+	int64_t nth;
+	double ts, dur;
+	int rank;
+};
+
+static int coll_cmp(const void *a, const void *b)
+{
+	const struct coll_key *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->nth != y->nth)
+		return x->nth < y->nth ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int eval_straggler(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *c = e->t[INSIGHT_T_COLLECTIVES];
+	size_t nr = e->view->nranks;
+	if (nr < 2) {
+		buf_puts(m, "one rank: nothing to compare");
+		return -1;
+	}
+	if (!c || c->nrows == 0) {
+		buf_puts(m, "no collective (communication) kernels");
+		return -1;
+	}
+	struct coll_key *k = xmalloc(c->nrows * sizeof *k);
+	for (size_t i = 0; i < c->nrows; i++)
+		k[i] = (struct coll_key){insight_s(c, i, IC_NAME), insight_i(c, i, IC_NTH), insight_f(c, i, IC_TS),
+					 insight_f(c, i, IC_DUR), (int)insight_i(c, i, IC_RANK)};
+	qsort(k, c->nrows, sizeof *k, coll_cmp);
+	/* per rank: lateness and duration of each collective every rank ran */
+	double **late = xcalloc(nr, sizeof *late), **dur = xcalloc(nr, sizeof *dur);
+	for (size_t r = 0; r < nr; r++) {
+		late[r] = xmalloc(c->nrows * sizeof **late);
+		dur[r] = xmalloc(c->nrows * sizeof **dur);
+	}
+	size_t matched = 0;
+	for (size_t i = 0; i < c->nrows;) {
+		size_t j = i;
+		while (j < c->nrows && strcmp(k[j].name, k[i].name) == 0 && k[j].nth == k[i].nth)
+			j++;
+		if (j - i == nr) { /* on every rank (one each: nth is per rank) */
+			double first = INFINITY;
+			for (size_t q = i; q < j; q++)
+				first = fmin(first, k[q].ts);
+			for (size_t q = i; q < j; q++) {
+				late[q - i][matched] = k[q].ts - first;
+				dur[q - i][matched] = k[q].dur;
+			}
+			matched++;
+		}
+		i = j;
+	}
+	int ret = 0;
+	if (matched == 0) {
+		buf_puts(m, "no collective appears on every rank (name and occurrence)");
+		ret = -1;
+		goto out;
+	}
+	/* ranks of the view in order: k[] sorted by rank within a group, so
+	 * index q - i is the q-th rank of the view */
+	double *ml = xmalloc(nr * sizeof *ml), *md = xmalloc(nr * sizeof *md);
+	size_t worst = 0;
+	for (size_t r = 0; r < nr; r++) {
+		ml[r] = insight_median(late[r], matched);
+		md[r] = insight_median(dur[r], matched);
+		if (ml[r] > ml[worst])
+			worst = r;
+	}
+	double *others = xmalloc(nr * sizeof *others);
+	size_t no = 0;
+	for (size_t r = 0; r < nr; r++)
+		if (r != worst)
+			others[no++] = md[r];
+	double other_dur = insight_median(others, no);
+	int wrank = e->view->ranks[worst]->rank;
+	buf_printf(m, "%zu collectives on all %zu ranks; latest rank %d starts a median %.0f us after the first, "
+		      "its collectives last %.0f us, the others' %.0f us",
+		   matched, nr, wrank, ml[worst], md[worst], other_dur);
+	double waited = other_dur - md[worst];
+	if (ml[worst] >= 500 && waited >= 0.5 * ml[worst]) {
+		struct buf ev = BUF_INIT;
+		buf_printf(&ev, "rank %d starts its collectives a median ", wrank);
+		insight_fmt_us(&ev, ml[worst]);
+		buf_printf(&ev, " after the first rank (%zu collectives matched by name and occurrence); meanwhile the "
+				"other ranks wait in them: their collective kernels last ",
+			   matched);
+		insight_fmt_us(&ev, other_dur);
+		buf_printf(&ev, " against ");
+		insight_fmt_us(&ev, md[worst]);
+		buf_printf(&ev, " on rank %d", wrank);
+		struct insight_finding f = {ml[worst] >= 5000 ? INSIGHT_HIGH : INSIGHT_MEDIUM, wrank, -1, -1, NULL,
+					    ml[worst], 500, ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	free(others);
+	free(ml);
+	free(md);
+out:
+	for (size_t r = 0; r < nr; r++) {
+		free(late[r]);
+		free(dur[r]);
+	}
+	free(late);
+	free(dur);
+	free(k);
+	return ret;
+}
+
+const struct insight_rule insight_rule_straggler = {
+	"straggler",
+	"per rank, how late its collective kernels start after the earliest rank's (the same collective: name and "
+	"occurrence), and whether the other ranks' collectives last longer (waiting for it)",
+	"median lateness >= 500 us and the others' collectives longer by >= half of it (high: >= 5 ms)",
+	"Find what delays that rank before its collectives (its data loading, a slow host or GPU, thermal throttling, "
+	"uneven work): compare its host metrics and kernels with the others'",
+	"median_lateness_us",
+	eval_straggler,
+};
+
+/* ---- iteration-time outliers ---- */
+
+static int eval_iteration_outliers(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS];
+	size_t evaluated = 0;
+	struct buf why = BUF_INIT;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		size_t *rows, n = rank_rows(it, rank, &rows);
+		if (n < 3 || insight_i(it, rows[0], IT_ITER) < 0) {
+			buf_printf(&why, "%srank %d: %s", why.len ? "; " : "", rank,
+				   n && insight_i(it, rows[0], IT_ITER) < 0 ? "no ProfilerStep#N"
+									     : "fewer than 3 iterations");
+			free(rows);
+			continue;
+		}
+		evaluated++;
+		double *d = xmalloc(n * sizeof *d);
+		for (size_t i = 0; i < n; i++)
+			d[i] = insight_f(it, rows[i], IT_DUR);
+		double med = insight_median(d, n);
+		free(d);
+		size_t out = 0;
+		double worst = 0;
+		for (size_t i = 0; i < n; i++)
+			worst = fmax(worst, insight_f(it, rows[i], IT_DUR) / med);
+		sep(m, e->view, rank);
+		buf_printf(m, "%zu iterations, median %.0f us, slowest %.2fx", n, med, worst);
+		for (size_t i = 0; i < n; i++) {
+			size_t r = rows[i];
+			double dd = insight_f(it, r, IT_DUR), ratio = dd / med;
+			if (!(ratio >= 1.5) || dd - med < 1000 || out >= 3)
+				continue;
+			out++;
+			struct buf ev = BUF_INIT;
+			buf_printf(&ev, "iteration %lld took ", (long long)insight_i(it, r, IT_ITER));
+			insight_fmt_us(&ev, dd);
+			buf_printf(&ev, ", %.2fx the median ", ratio);
+			insight_fmt_us(&ev, med);
+			buf_printf(&ev, " of %zu; in it: GPU busy ", n);
+			insight_fmt_us(&ev, insight_f(it, r, IT_GPU_BUSY));
+			buf_puts(&ev, ", GPU idle at start ");
+			insight_fmt_us(&ev, insight_f(it, r, IT_IDLE_START));
+			buf_puts(&ev, ", data loader ");
+			insight_fmt_us(&ev, insight_f(it, r, IT_LOADER));
+			buf_puts(&ev, ", syncs ");
+			insight_fmt_us(&ev, insight_f(it, r, IT_SYNC));
+			if (i == 0)
+				buf_puts(&ev, " (the first iteration of the trace: warm-up?)");
+			struct insight_finding f = {ratio >= 2 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank,
+						    insight_i(it, r, IT_ITER), -1, NULL, ratio, 1.5, ev.data};
+			insight_add(e, &f);
+			buf_free(&ev);
+		}
+		free(rows);
+	}
+	if (!evaluated)
+		buf_append(m, why.data, why.len);
+	buf_free(&why);
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_iteration_outliers = {
+	"iteration-outliers",
+	"each ProfilerStep's duration against the median of the rank's steps, with what the slow one spent its "
+	"time on",
+	">= 1.5x the median and >= 1 ms longer, at least 3 iterations (high: >= 2x)",
+	"Look at what differs in the slow iteration (GC pauses, checkpointing, evaluation, data-loader stalls, "
+	"recompilation): profile it with --iterations N",
+	"ratio_to_median",
+	eval_iteration_outliers,
+};
+
+/* ---- kernels worth optimising ---- */
+
+static int eval_top_kernels(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *km = insight_table(e, "kernel_metrics");
+	if (!km) {
+		const char *why = insight_skipped(e, "kernels");
+		buf_printf(m, "%s", why ? why : "no kernel table");
+		return -1;
+	}
+	int nc = insight_col(km, "name"), sc = insight_col(km, "sum (us)"), tc = insight_col(km, "kernel_type"),
+	    rc = insight_col(km, "rank");
+	size_t evaluated = 0;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		double total = 0, best = 0;
+		const char *top = NULL;
+		for (size_t i = 0; i < km->nrows; i++) {
+			if (insight_i(km, i, rc) != rank || strcmp(insight_s(km, i, tc), "COMPUTATION") != 0)
+				continue;
+			double s = insight_f(km, i, sc);
+			total += s;
+			if (strcmp(insight_s(km, i, nc), "others") != 0 && s > best) {
+				best = s;
+				top = insight_s(km, i, nc);
+			}
+		}
+		if (!(total > 0))
+			continue;
+		evaluated++;
+		double share = 100 * best / total;
+		sep(m, e->view, rank);
+		buf_printf(m, "top computation kernel %.1f%% of the computation time", share);
+		if (share < 20 || !top)
+			continue;
+		struct buf ev = BUF_INIT;
+		buf_puts(&ev, "one kernel takes ");
+		insight_fmt_us(&ev, best);
+		buf_printf(&ev, " = %.1f%% of the rank's computation kernel time ", share);
+		insight_fmt_us(&ev, total);
+		struct insight_finding f = {INSIGHT_INFO, rank, -1, -1, top, share, 20, ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	buf_printf(m, "%sachieved occupancy not evaluated: the loader does not keep kernel args", m->len ? "; " : "");
+	if (!evaluated) {
+		buf_truncate(m, 0);
+		buf_puts(m, "no computation kernels on the selected ranks");
+	}
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_top_kernels = {
+	"top-kernels",
+	"the computation kernel with the most GPU time per rank, as a share of the rank's computation time (kernels)",
+	">= 20% (info: where optimisation pays most)",
+	"Optimise this kernel first: check its shapes and dtype (tensor cores: bf16/fp16, dimensions multiple of 8), "
+	"a fused or better implementation (cuDNN/cuBLAS heuristics, FlashAttention, torch.compile)",
+	"share_pct",
+	eval_top_kernels,
+};
+
+/* ---- memcpy bandwidth ---- */
+
+static int eval_memcpy_bandwidth(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *t = e->t[INSIGHT_T_MEMCPY];
+	double limit = 0.25 * e->opts->link_gbps;
+	size_t evaluated = 0;
+	for (size_t i = 0; t && i < t->nrows; i++) {
+		int64_t big = insight_i(t, i, IM_BIG);
+		int rank = (int)insight_i(t, i, IM_RANK);
+		const char *dir = insight_s(t, i, IM_DIR);
+		if (big == 0)
+			continue;
+		evaluated++;
+		double gbps = insight_f(t, i, IM_GBPS), time = insight_f(t, i, IM_TIME);
+		sep(m, e->view, rank);
+		buf_printf(m, "%s %.2f GB/s over %lld copies >= 1 MiB", dir, gbps, (long long)big);
+		if (!(gbps < limit) || time < 1000)
+			continue;
+		struct buf ev = BUF_INIT;
+		buf_printf(&ev, "%lld %s copies of >= 1 MiB moved %.1f MB in ", (long long)big, dir,
+			   (double)insight_i(t, i, IM_BYTES) / 1e6);
+		insight_fmt_us(&ev, time);
+		buf_printf(&ev, ": %.2f GB/s, %.0f%% of the link's %.0f GB/s (--link-gbps)", gbps,
+			   100 * gbps / e->opts->link_gbps, e->opts->link_gbps);
+		if (insight_i(t, i, IM_PAGEABLE))
+			buf_printf(&ev, "; %lld from/to pageable memory", (long long)insight_i(t, i, IM_PAGEABLE));
+		struct insight_finding f = {time >= 10000 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, -1, dir, gbps, limit,
+					    ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	if (!evaluated)
+		buf_puts(m, "no host<->device copy of 1 MiB or more");
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_memcpy_bandwidth = {
+	"memcpy-bandwidth",
+	"achieved bandwidth of host<->device copies of 1 MiB or more (bytes / duration), per direction, against the "
+	"link's (--link-gbps)",
+	"< 25% of the link and >= 1 ms of such copies (high: >= 10 ms)",
+	"Copy from pinned memory (pin_memory=True, tensor.pin_memory()), batch small copies into large ones, use "
+	"non_blocking=True on a side stream",
+	"gbps",
+	eval_memcpy_bandwidth,
+};
+
+/* ---- small-kernel storms ---- */
+
+static int eval_small_kernels(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS], *streams = e->t[INSIGHT_T_STREAMS],
+			    *temporal = insight_table(e, "temporal_breakdown");
+	size_t evaluated = 0;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		int rank = e->view->ranks[k]->rank;
+		struct iters s;
+		iter_sums(it, rank, &s);
+		long tr = find_row(temporal, rank, NULL, 0);
+		if (s.kernels == 0 || tr < 0)
+			continue;
+		evaluated++;
+		double per = (double)s.kernels / (double)s.n, share = 100 * (double)s.short_kernels / (double)s.kernels;
+		double idle = insight_f(temporal, (size_t)tr, insight_col(temporal, "idle_time_pctg"));
+		sep(m, e->view, rank);
+		buf_printf(m, "%.0f kernels per %s, %.1f%% shorter than %.0f us, GPU idle %.1f%%", per,
+			   s.steps ? "iteration" : "trace", share, INSIGHT_SHORT_KERNEL_US, idle);
+		if (per < 100 || share < 50 || idle < 10)
+			continue;
+		size_t *rows, ns = rank_rows(streams, rank, &rows);
+		int64_t stream = -1, most = -1;
+		for (size_t i = 0; i < ns; i++)
+			if (insight_i(streams, rows[i], IS_SHORT) > most) {
+				most = insight_i(streams, rows[i], IS_SHORT);
+				stream = insight_i(streams, rows[i], IS_STREAM);
+			}
+		free(rows);
+		struct buf ev = BUF_INIT;
+		buf_printf(&ev, "%.0f kernels per %s, %.1f%% of them under %.0f us (%lld on stream %lld); the GPU is idle "
+				"%.1f%% of its span",
+			   per, s.steps ? "iteration" : "trace", share, INSIGHT_SHORT_KERNEL_US, (long long)most,
+			   (long long)stream, idle);
+		struct insight_finding f = {idle >= 40 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, stream, NULL, share, 50,
+					    ev.data};
+		insight_add(e, &f);
+		buf_free(&ev);
+	}
+	if (!evaluated)
+		buf_puts(m, "no kernels on the selected ranks");
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_small_kernels = {
+	"small-kernels",
+	"kernels per iteration and the share shorter than 10 us, with the GPU idle share (temporal)",
+	">= 100 kernels per iteration, >= 50% of them under 10 us, GPU idle >= 10% (high: idle >= 40%)",
+	"A storm of tiny kernels: capture the step in CUDA graphs (torch.cuda.graphs, torch.compile "
+	"mode=\"reduce-overhead\"), fuse elementwise ops (torch.compile, fused optimizers foreach/fused=True)",
+	"short_kernel_pct",
+	eval_small_kernels,
+};

@@ -1,0 +1,132 @@
+/*
+ * insights.h - `dyno analyze insights` (insights.c): rules over the results
+ * of the other analyses and a few per-rank measurements of its own, each
+ * finding with its severity, the numbers that triggered it, where, and one
+ * recommendation; rules that cannot be evaluated say why.  `dyno report`
+ * renders the same tables as HTML.
+ *
+ * The data flows through tables, like everything in src/analyze: the
+ * per-rank task of insights (insight_facts.c) measures what no analysis
+ * gives (per iteration: GPU idle at the start, data-loader and sync time;
+ * per stream: kernel counts; memcpy bandwidth; collective start times) into
+ * four tables that are not shown; the rules (insight_rules.c on the trace,
+ * insight_host.c on --metrics) read those and the tables of the analyses
+ * insights .uses (temporal, idle, kernels, overlap, launch, counters) from
+ * the runner.  Declarations only.
+ */
+#ifndef DYNO_ANALYZE_INSIGHTS_H
+#define DYNO_ANALYZE_INSIGHTS_H
+
+#include "analyze/hostmetrics.h"
+#include "analyze/run.h"
+
+struct insight_options {
+	const char *metrics; /* --metrics FILE: the daemon's history or JSON log */
+	double link_gbps;    /* --link-gbps: host<->device link peak (GB/s) */
+};
+
+/* The measurement tables of the per-rank task, in this order (the rows of
+ * insights_tables[] after the two shown ones). */
+enum {
+	INSIGHT_T_FINDINGS,   /* "insights": one row per finding */
+	INSIGHT_T_RULES,      /* "insight_rules": one row per rule */
+	INSIGHT_T_ITERATIONS, /* "insight_iterations": per rank and ProfilerStep */
+	INSIGHT_T_STREAMS,    /* "insight_streams": per rank and stream */
+	INSIGHT_T_MEMCPY,     /* "insight_memcpy": per rank and direction */
+	INSIGHT_T_COLLECTIVES, /* "insight_collectives": per rank, each collective kernel */
+	INSIGHT_NTABLES
+};
+
+/* Columns of the measurement tables (insight_facts.c fills them). */
+enum { IT_RANK, IT_ITER, IT_START, IT_DUR, IT_GPU_BUSY, IT_IDLE_START, IT_LOADER, IT_SYNC, IT_SYNC_CALLS,
+       IT_ITEM_CALLS, IT_KERNELS, IT_SHORT_KERNELS, IT_TOP_SYNC };
+enum { IS_RANK, IS_STREAM, IS_KERNELS, IS_SHORT, IS_KERNEL_TIME, IS_MEDIAN_DUR, IS_COMM_TIME };
+enum { IM_RANK, IM_DIR, IM_COPIES, IM_BIG, IM_BYTES, IM_TIME, IM_GBPS, IM_PAGEABLE };
+enum { IC_RANK, IC_NAME, IC_NTH, IC_ITER, IC_TS, IC_DUR };
+
+/* A kernel shorter than this (µs) is "short" (launch overhead is ~5 µs). */
+#define INSIGHT_SHORT_KERNEL_US 10.0
+/* A host<->device copy at least this big counts for the bandwidth rule
+ * (smaller ones are bound by latency, not the link). */
+#define INSIGHT_BIG_COPY_BYTES (1 << 20)
+
+struct atable *insight_iterations_new(void);
+struct atable *insight_streams_new(void);
+struct atable *insight_memcpy_new(void);
+struct atable *insight_collectives_new(void);
+/* one rank's measurement tables into out[INSIGHT_T_ITERATIONS..] */
+void insight_facts_rank(const struct trace_rank *r, struct atable **out);
+
+enum insight_severity { INSIGHT_INFO, INSIGHT_MEDIUM, INSIGHT_HIGH };
+const char *insight_severity_name(enum insight_severity s);
+
+/* One finding (insight_add copies it into the findings table). */
+struct insight_finding {
+	enum insight_severity sev;
+	int rank;          /* -1: all ranks (a cross-rank finding) */
+	int64_t iteration; /* -1: none in particular */
+	int64_t stream;    /* -1: none in particular */
+	const char *where; /* the operator, kernel or key; NULL: none */
+	double value;      /* the rule's metric, the number that triggered it */
+	double threshold;  /* where it fires */
+	const char *evidence; /* the numbers, one line */
+};
+
+/* What a rule reads and writes. */
+struct insight_eval {
+	const struct trace_set *view;
+	const struct analyze_results *results; /* the used analyses' tables */
+	struct atable *const *t;               /* insights' own tables (INSIGHT_T_*) */
+	const struct insight_options *opts;
+	const struct host_metrics *metrics;    /* NULL: no --metrics (or unreadable) */
+	const char *metrics_why;               /* why metrics is NULL */
+	const struct insight_rule *rule;       /* the rule being evaluated */
+	size_t fired;                          /* its findings so far */
+};
+
+/* A rule: returns 0 evaluated (measured: the numbers it saw, fired or not)
+ * or -1 not evaluated (measured: why). */
+struct insight_rule {
+	const char *name;
+	const char *measures;  /* what it measures */
+	const char *threshold; /* when it fires */
+	const char *recommendation;
+	const char *metric;    /* the unit of insight_finding.value */
+	int (*eval)(struct insight_eval *e, struct buf *measured);
+};
+
+#define RULE(n) extern const struct insight_rule insight_rule_##n;
+#include "analyze/insight_list.h"
+#undef RULE
+
+void insight_add(struct insight_eval *e, const struct insight_finding *f);
+
+/* Helpers for rules over the results. */
+/* the result table named name (a per-rank table: its full name, e.g.
+ * "cuda_kernel_launch_stats_rank0"); NULL: not computed (skipped, or the
+ * analysis did not run) */
+const struct atable *insight_table(const struct insight_eval *e, const char *name);
+/* why summary skipped the analysis that makes table name; NULL: it ran */
+const char *insight_skipped(const struct insight_eval *e, const char *analysis);
+/* column index of name in t; -1: none */
+int insight_col(const struct atable *t, const char *name);
+static inline double insight_f(const struct atable *t, size_t row, int col)
+{
+	return col < 0 ? 0 : t->cols[col].type == ACOL_INT ? (double)t->cells[row * t->ncols + (size_t)col].i
+							   : t->cells[row * t->ncols + (size_t)col].f;
+}
+static inline int64_t insight_i(const struct atable *t, size_t row, int col)
+{
+	return col < 0 ? 0 : t->cols[col].type == ACOL_INT ? t->cells[row * t->ncols + (size_t)col].i
+							   : (int64_t)t->cells[row * t->ncols + (size_t)col].f;
+}
+static inline const char *insight_s(const struct atable *t, size_t row, int col)
+{
+	return col < 0 || t->cols[col].type != ACOL_STR ? "" : t->cells[row * t->ncols + (size_t)col].s;
+}
+/* median of v[0..n) (sorts v); NaN when n == 0 */
+double insight_median(double *v, size_t n);
+/* "12.3 ms", "450 us", "1.20 s" */
+void insight_fmt_us(struct buf *b, double us);
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# dyno report in a real browser: headless Chromium (Debian's, installed by
+# scripts/install-deps.sh) opens the report of a two-rank job from a file://
+# URL with the network and background services off (without those flags it
+# waits for the network on a closed machine), takes a screenshot and dumps
+# the DOM it rendered.  Every chart must be an SVG with data marks, the page
+# must log no console message (the page has no script: any would be an
+# error), and the screenshot must be a PNG of the window's size.  Skips
+# (77) only when Chromium cannot run at all.
+set -uo pipefail
+command -v chromium >/dev/null || { echo "chromium is not installed (scripts/install-deps.sh installs it)"; exit 77; }
+src=$TESTDATA/traces/trace_filter
+[ -d "$src" ] || { echo "no test traces in $TESTDATA"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+chrome() { # chrome OUT_PREFIX ARGS... : one headless run, its stderr kept
+	local p=$1; shift
+	timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--disable-dev-shm-usage --user-data-dir="$tmp/profile-$p" --enable-logging=stderr --v=0 "$@" \
+		2>"$tmp/$p.log"
+}
+chrome probe --dump-dom "data:text/html,<p>probe</p>" >"$tmp/probe.html"
+grep -q probe "$tmp/probe.html" || { echo "chromium cannot run here: $(tail -n 3 "$tmp/probe.log")"; exit 77; }
+
+"$DYNO" report "$src" -o "$tmp/r.html" -q; rc=$?
+[ $rc -eq 0 ] || bad "dyno report exit $rc"
+chrome dom --dump-dom "file://$tmp/r.html" >"$tmp/dom.html" || bad "chromium --dump-dom failed"
+chrome shot --screenshot="$tmp/shot.png" --window-size=1000,2400 --hide-scrollbars "file://$tmp/r.html" \
+	>/dev/null || bad "chromium --screenshot failed"
+for l in dom shot; do
+	if grep -E 'CONSOLE|Uncaught|Refused to|net::ERR' "$tmp/$l.log" >"$tmp/console"; then
+		bad "console messages ($l): $(head -n 5 "$tmp/console")"
+	fi
+done
+python3 - "$tmp/r.html" "$tmp/dom.html" "$tmp/shot.png" <<'PY' || fail=1
+import re, struct, sys
+src, dom, png = (open(sys.argv[1]).read(), open(sys.argv[2]).read(), open(sys.argv[3], "rb").read())
+bad = []
+svgs = re.findall(r'<svg class="chart".*?</svg>', dom, re.S)
+want = src.count('<svg class="chart"')
+if want < 8 or len(svgs) != want:
+    bad.append(f"{len(svgs)} charts rendered, {want} in the page (want >= 8)")
+for i, s in enumerate(svgs):
+    marks = re.findall(r'<(polyline|rect|circle)[^>]*class="mark"', s)
+    if not marks:
+        label = re.search(r'aria-label="([^"]*)', s).group(1)
+        bad.append(f"chart {i} ({label}) has no data mark")
+    if re.search(r'points="\s*"', s) or re.search(r'width="0\.0"', s) and len(marks) < 2:
+        bad.append(f"chart {i}: an empty mark")
+    if "<text" not in s:
+        bad.append(f"chart {i}: no axis text")
+if "No data for this chart" in dom:
+    bad.append("a chart without data in the two-rank report")
+if "<script" in src or "http://" in src.replace('xmlns="http://www.w3.org/2000/svg"', "") or "https://" in src:
+    bad.append("the page loads something (script or URL)")
+if "Insights" not in dom or dom.find('id="insights"') > dom.find('id="gpu"'):
+    bad.append("insights are not first")
+if png[:8] != b"\x89PNG\r\n\x1a\n":
+    bad.append("the screenshot is not a PNG")
+else:
+    w, h = struct.unpack(">II", png[16:24])
+    if (w, h) != (1000, 2400) or len(png) < 20000:
+        bad.append(f"screenshot {w}x{h}, {len(png)} bytes")
+for b in bad:
+    print("FAIL:", b)
+print(f"{len(svgs)} charts rendered with data marks; screenshot {len(png)} bytes")
+sys.exit(1 if bad else 0)
+PY
+exit $fail

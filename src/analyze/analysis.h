@@ -43,6 +43,8 @@ enum {
 	ANALYSIS_LOAD_EVENT_WAITS = 64, /* the event-wait args of cuda_sync rows (keep_event_waits) */
 	ANALYSIS_LOAD_PROFILER_ARGS = 128, /* numeric args of cuda_profiler_range rows
 					   * (keep_profiler_args): the CUPTI counters */
+	ANALYSIS_LOAD_OCCUPANCY = 256, /* kernels' "est. achieved occupancy %"
+					* (keep_kernel_occupancy, trace_rank.occupancy) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the

@@ -255,6 +255,12 @@ struct trace_rank {
 	 * cuda_profiler_range rows, ascending idx, each row's in file order */
 	struct trace_range_arg *range_args;
 	size_t nrange_args, range_args_cap;
+	/* keep_kernel_occupancy (additive): an optional column (columns.h),
+	 * Kineto's "est. achieved occupancy %" arg of each row, NaN where the
+	 * row has none (CPU rows, copies, a trace without it); NULL and
+	 * occupancy_kept false when not asked for */
+	float *occupancy;
+	bool occupancy_kept;
 };
 
 /* The wait args of the row with event id idx, or NULL (none kept). */
@@ -334,6 +340,10 @@ struct trace_load_opts {
 	/* Keep the numeric args of cuda_profiler_range rows (the CUPTI
 	 * counters, trace_rank.range_args); `dyno analyze cupti` only. */
 	bool keep_profiler_args;
+	/* Keep the "est. achieved occupancy %" arg of kernel rows in the
+	 * optional column trace_rank.occupancy (4 bytes a row; insights'
+	 * top-kernels rule).  Without it the column is not allocated. */
+	bool keep_kernel_occupancy;
 	/* A set of several files: a file that cannot be read or parsed at all
 	 * is left out with a warning naming it and why (trace_set.warnings),
 	 * the others are loaded; only when none loads is it an error.

@@ -164,6 +164,7 @@ static const struct analysis_table insight_tables[INSIGHT_NTABLES] = {
 	[INSIGHT_T_STREAMS] = {.csv = "insight_streams", .shown = never_shown},
 	[INSIGHT_T_MEMCPY] = {.csv = "insight_memcpy", .shown = never_shown},
 	[INSIGHT_T_COLLECTIVES] = {.csv = "insight_collectives", .shown = never_shown},
+	[INSIGHT_T_OCCUPANCY] = {.csv = "insight_kernel_occupancy", .shown = never_shown},
 };
 
 static void insight_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
@@ -224,6 +225,7 @@ static void insight_combine(const struct analysis_ctx *c, const struct trace_set
 			out[t] = t == INSIGHT_T_ITERATIONS ? insight_iterations_new()
 				 : t == INSIGHT_T_STREAMS  ? insight_streams_new()
 				 : t == INSIGHT_T_MEMCPY   ? insight_memcpy_new()
+				 : t == INSIGHT_T_OCCUPANCY ? insight_occupancy_new()
 							   : insight_collectives_new();
 	out[INSIGHT_T_FINDINGS] = findings_new();
 	out[INSIGHT_T_RULES] = rules_new();
@@ -289,7 +291,7 @@ const struct analysis analysis_insights = {
 	.name = "insights",
 	.help = "what is wrong and what to do: rules over the analyses (starvation, syncs, exposed comm., "
 		"stragglers, ...)",
-	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_ANNOTATIONS,
+	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_ANNOTATIONS | ANALYSIS_LOAD_OCCUPANCY,
 	.opts = {sizeof(struct insight_options), &insight_defaults, insight_opts, insight_check},
 	.tables = insight_tables,
 	.ntables = INSIGHT_NTABLES,

@@ -34,6 +34,7 @@ enum {
 	INSIGHT_T_STREAMS,    /* "insight_streams": per rank and stream */
 	INSIGHT_T_MEMCPY,     /* "insight_memcpy": per rank and direction */
 	INSIGHT_T_COLLECTIVES, /* "insight_collectives": per rank, each collective kernel */
+	INSIGHT_T_OCCUPANCY,  /* "insight_kernel_occupancy": per rank and computation kernel name */
 	INSIGHT_NTABLES
 };
 
@@ -43,6 +44,7 @@ enum { IT_RANK, IT_ITER, IT_START, IT_DUR, IT_GPU_BUSY, IT_IDLE_START, IT_LOADER
 enum { IS_RANK, IS_STREAM, IS_KERNELS, IS_SHORT, IS_KERNEL_TIME, IS_MEDIAN_DUR, IS_COMM_TIME };
 enum { IM_RANK, IM_DIR, IM_COPIES, IM_BIG, IM_BYTES, IM_TIME, IM_GBPS, IM_PAGEABLE };
 enum { IC_RANK, IC_NAME, IC_NTH, IC_ITER, IC_TS, IC_DUR };
+enum { IO_RANK, IO_NAME, IO_KERNELS, IO_TIME, IO_OCC, IO_OCC_TIME };
 
 /* A kernel shorter than this (µs) is "short" (launch overhead is ~5 µs). */
 #define INSIGHT_SHORT_KERNEL_US 10.0
@@ -54,6 +56,7 @@ struct atable *insight_iterations_new(void);
 struct atable *insight_streams_new(void);
 struct atable *insight_memcpy_new(void);
 struct atable *insight_collectives_new(void);
+struct atable *insight_occupancy_new(void);
 /* one rank's measurement tables into out[INSIGHT_T_ITERATIONS..] */
 void insight_facts_rank(const struct trace_rank *r, struct atable **out);
 

@@ -8,7 +8,7 @@ each ProfilerStep, a blocking cudaDeviceSynchronize inserted in each step, one
 iteration stretched, kernels shrunk and moved right behind their launches,
 copies slowed down, one rank of a job shifted late (the others waiting in
 their collectives), the computation of all ranks but one shrunk, a hot kernel
-name.  Each check reads `dyno analyze insights --format json` and compares the
+name and its occupancy args lowered.  Each check reads `dyno analyze insights --format json` and compares the
 finding's number with what the edit put in (computed here from the edited
 trace), and that the rule stays quiet on the unedited traces.
 
@@ -227,6 +227,84 @@ def case_cpu_bound_and_small():
         check("small-kernels share is 100%", s[0]["value"] == 100.0, str(s[0]["value"]))
 
 
+# ---- low occupancy: a hot kernel's occupancy args lowered, some unknown ----
+OCC = "est. achieved occupancy %"
+
+
+def hta_dur(e):
+    """the duration after HTA's ns rounding (the trace has fractional ts)"""
+    import math
+    return math.floor(e["ts"] + e["dur"]) - math.ceil(e["ts"])
+
+
+def hot_kernel_doc(names_share=0.3):
+    doc = load(NS)
+    tot = {}
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            tot[e["name"]] = tot.get(e["name"], 0) + e["dur"]
+    names, acc = set(), 0
+    for n, t in sorted(tot.items(), key=lambda kv: -kv[1]):
+        if acc >= names_share * sum(tot.values()):
+            break
+        names.add(n)
+        acc += t
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel" and e["name"] in names:
+            e["name"] = "hot_gemm_kernel"
+    return doc
+
+
+def case_low_occupancy():
+    doc = hot_kernel_doc()
+    path = save(doc, "hot_occ_clean.json")
+    rows, rules, _ = insights(path, "--keep-last-step")
+    check("low-occupancy quiet on the hot kernel's recorded occupancy", not found(rows, "low-occupancy") and
+          rules["low-occupancy"]["status"] == "ok", rules["low-occupancy"]["measured"])
+    # the hot kernel's launches get 4% and 8% in turn, one in five none and
+    # one in seven Kineto's 0 (the calculator failed): unknown, not 0
+    hot = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and e["name"] == "hot_gemm_kernel"]
+    wsum = wt = 0
+    for k, e in enumerate(hot):
+        if k % 5 == 0:
+            e["args"].pop(OCC, None)
+            continue
+        e["args"][OCC] = 0 if k % 7 == 0 else (4 if k % 2 else 8)
+        if e["args"][OCC] > 0 and hta_dur(e) > 0:
+            wsum += e["args"][OCC] * hta_dur(e)
+            wt += hta_dur(e)
+    want = wsum / wt
+    path = save(doc, "hot_occ_low.json")
+    rows, rules, _ = insights(path, "--keep-last-step")
+    f = found(rows, "low-occupancy", 0)
+    check("low-occupancy fires on the hot kernel's lowered occupancy", len(f) == 1 and
+          f[0]["where"] == "hot_gemm_kernel", rules["low-occupancy"]["measured"])
+    if f:
+        check("low-occupancy value is the time-weighted occupancy (0 and none left out)",
+              abs(f[0]["value"] - want) < 0.01, f"{f[0]['value']} vs {want:.3f}")
+        comp = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and not e["name"].startswith("nccl")]
+        share = 100 * sum(hta_dur(e) for e in hot) / sum(hta_dur(e) for e in comp)
+        check("low-occupancy severity by the kernel's share", f[0]["severity"] == ("high" if share >= 30 else "medium"),
+              f"{f[0]['severity']} at {share:.1f}%")
+        check("low-occupancy says how much of the time has a value", "of its time has a value" in f[0]["evidence"],
+              f[0]["evidence"])
+    t = found(rows, "top-kernels", 0)
+    check("top-kernels gives the hot kernel's occupancy", len(t) == 1 and
+          f"occupancy is {want:.1f}%" in t[0]["evidence"], t[0]["evidence"] if t else "no finding")
+    # no occupancy arg at all: not evaluated, and why; never 0
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            e.get("args", {}).pop(OCC, None)
+    path = save(doc, "hot_occ_none.json")
+    rows, rules, _ = insights(path, "--keep-last-step")
+    r = rules["low-occupancy"]
+    check("low-occupancy not evaluated without the arg", r["status"] == "not evaluated" and
+          "does not record kernel occupancy" in r["measured"], r["measured"])
+    t = found(rows, "top-kernels", 0)
+    check("top-kernels says the occupancy is unknown", len(t) == 1 and "occupancy is unknown" in t[0]["evidence"],
+          t[0]["evidence"] if t else "no finding")
+
+
 # ---- memcpy bandwidth: the copies of simple_add slowed down ----
 def case_memcpy():
     rows, rules, _ = insights(SIMPLE)
@@ -259,22 +337,9 @@ def case_top_kernels():
     rows, rules, _ = insights(NS)
     check("top-kernels quiet when no kernel dominates", not found(rows, "top-kernels"),
           rules["top-kernels"]["measured"])
-    doc = load(NS)
     hot = "hot_gemm_kernel"
     # the biggest kernel names together make one hot kernel of ~30%
-    tot = {}
-    for e in doc["traceEvents"]:
-        if e.get("cat") == "kernel":
-            tot[e["name"]] = tot.get(e["name"], 0) + e["dur"]
-    names, acc = set(), 0
-    for n, t in sorted(tot.items(), key=lambda kv: -kv[1]):
-        if acc >= 0.3 * sum(tot.values()):
-            break
-        names.add(n)
-        acc += t
-    for e in doc["traceEvents"]:
-        if e.get("cat") == "kernel" and e["name"] in names:
-            e["name"] = hot
+    doc = hot_kernel_doc()
     path = save(doc, "hot.json")
     rows, rules, tables = insights(path, "--keep-last-step")
     f = found(rows, "top-kernels", 0)
@@ -449,7 +514,7 @@ def case_host():
 
 
 CASES = [case_data_starvation, case_sync_points, case_iteration_outliers, case_cpu_bound_and_small, case_memcpy,
-         case_top_kernels, case_multi_rank, case_exposed_comm, case_host]
+         case_top_kernels, case_low_occupancy, case_multi_rank, case_exposed_comm, case_host]
 for c in CASES:
     if not ONLY or c.__name__[5:] in ONLY:
         c()

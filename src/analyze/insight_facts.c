@@ -58,7 +58,7 @@ struct atable *insight_collectives_new(void)
 }
 
 /* A blocking CUDA runtime call: the CPU waits for the GPU. */
-static bool is_sync_call(const char *n)
+bool insight_is_sync_call(const char *n)
 {
 	return strcmp(n, "cudaDeviceSynchronize") == 0 || strcmp(n, "cudaStreamSynchronize") == 0 ||
 	       strcmp(n, "cudaEventSynchronize") == 0 || strcmp(n, "cudaMemcpy") == 0 ||
@@ -180,7 +180,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		uint8_t kind = r->kind[i];
 		if ((kind == TRACE_CAT_CPU_OP || kind == TRACE_CAT_USER_ANNOTATION) && strstr(name, "DataLoader"))
 			ival_push(&a->loader, r->ts[i], end);
-		else if ((kind == TRACE_CAT_CUDA_RUNTIME || kind == TRACE_CAT_CUDA_DRIVER) && is_sync_call(name)) {
+		else if ((kind == TRACE_CAT_CUDA_RUNTIME || kind == TRACE_CAT_CUDA_DRIVER) && insight_is_sync_call(name)) {
 			a->sync += r->dur[i];
 			a->sync_calls++;
 			add_sync_time(a, r->name[i], r->dur[i]);

@@ -240,9 +240,18 @@ const struct insight_rule insight_rule_cpu_bound_launch = {
 
 /* ---- synchronisation points ---- */
 
+/* One finding of the rule: the numbers say which measure fired. */
+static void sync_finding(struct insight_eval *e, int rank, int64_t iteration, const char *where, double share,
+			 const char *evidence)
+{
+	struct insight_finding f = {share >= 20 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, iteration, -1, where, share, 5,
+				    evidence};
+	insight_add(e, &f);
+}
+
 static int eval_sync_points(struct insight_eval *e, struct buf *m)
 {
-	const struct atable *it = e->t[INSIGHT_T_ITERATIONS];
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS], *sp = e->t[INSIGHT_T_SYNC_PATH];
 	size_t evaluated = 0;
 	for (size_t k = 0; k < e->view->nranks; k++) {
 		int rank = e->view->ranks[k]->rank;
@@ -251,31 +260,80 @@ static int eval_sync_points(struct insight_eval *e, struct buf *m)
 		if (s.n == 0 || !(s.dur > 0))
 			continue;
 		evaluated++;
+		const char *unit = s.steps ? "iteration" : "trace";
 		double share = 100 * s.sync / s.dur, per = (double)s.sync_calls / (double)s.n;
 		sep(m, e->view, rank);
-		buf_printf(m, "blocking syncs %.1f%% of the %s time (%.1f calls, %.1f .item() per %s)", share,
-			   s.steps ? "iteration" : "trace", per, (double)s.item_calls / (double)s.n,
-			   s.steps ? "iteration" : "trace");
-		if (share < 5)
+		buf_printf(m, "blocking syncs %.1f%% of the %s time (%.1f calls, %.1f .item() per %s)", share, unit, per,
+			   (double)s.item_calls / (double)s.n, unit);
+		/* the CPU's side, said in either finding */
+		struct buf cpu = BUF_INIT;
+		buf_printf(&cpu, "the CPU blocks on the GPU %.1f%% of the %s time: %.1f sync calls (", share, unit, per);
+		insight_fmt_us(&cpu, s.sync / (double)s.n);
+		buf_printf(&cpu, ") per %s", unit);
+		if (s.item_calls)
+			buf_printf(&cpu, ", %.1f .item()/_local_scalar_dense", (double)s.item_calls / (double)s.n);
+		long pr = find_row(sp, rank, NULL, 0);
+		const char *status = pr >= 0 ? insight_s(sp, (size_t)pr, ISP_STATUS) : "not measured";
+		if (s.sync_calls == 0) {
+			buf_free(&cpu);
 			continue;
+		}
+		if (strcmp(status, "ok") == 0) {
+			/* HTA's critical path of the worst iteration: how much of it
+			 * waits in sync calls (insight_syncpath.c) */
+			size_t p = (size_t)pr;
+			int64_t iter = insight_i(sp, p, ISP_ITER), on = insight_i(sp, p, ISP_ON_PATH);
+			double span = insight_f(sp, p, ISP_SPAN), wait = insight_f(sp, p, ISP_SYNC);
+			double cp = span > 0 ? 100 * wait / span : 0;
+			buf_puts(m, "; critical path of ");
+			if (iter >= 0)
+				buf_printf(m, "iteration %lld", (long long)iter);
+			else
+				buf_puts(m, "the trace");
+			if (on)
+				buf_printf(m, ": %.1f%% waiting in %lld sync calls (%s)", cp, (long long)on,
+					   insight_s(sp, p, ISP_TEXT));
+			else
+				buf_printf(m, ": none of its %lld sync calls on it", (long long)insight_i(sp, p, ISP_CALLS));
+			if (cp < 5) {
+				buf_free(&cpu);
+				continue;
+			}
+			struct buf ev = BUF_INIT;
+			buf_puts(&ev, "the critical path of ");
+			if (iter >= 0)
+				buf_printf(&ev, "iteration %lld (the one with the most sync time, ", (long long)iter);
+			else
+				buf_puts(&ev, "the trace (");
+			insight_fmt_us(&ev, span);
+			buf_puts(&ev, ") waits ");
+			insight_fmt_us(&ev, wait);
+			buf_printf(&ev, " = %.1f%% of it in blocking sync calls, nothing on it advancing meanwhile: %s; %s", cp,
+				   insight_s(sp, p, ISP_TEXT), cpu.data);
+			sync_finding(e, rank, iter, insight_s(sp, p, ISP_TOP), cp, ev.data);
+			buf_free(&ev);
+			buf_free(&cpu);
+			continue;
+		}
+		/* no critical path: the CPU's blocking time, and why */
+		buf_printf(m, "; critical path not used: %s", status);
+		if (share < 5) {
+			buf_free(&cpu);
+			continue;
+		}
 		size_t w = (size_t)s.worst_sync;
 		struct buf ev = BUF_INIT;
-		buf_printf(&ev, "the CPU blocks on the GPU %.1f%% of the %s time: %.1f sync calls (", share,
-			   s.steps ? "iteration" : "trace", per);
-		insight_fmt_us(&ev, s.sync / (double)s.n);
-		buf_printf(&ev, ") per %s", s.steps ? "iteration" : "trace");
-		if (s.item_calls)
-			buf_printf(&ev, ", %.1f .item()/_local_scalar_dense", (double)s.item_calls / (double)s.n);
+		buf_append(&ev, cpu.data, cpu.len);
 		buf_printf(&ev, "; most time in %s", insight_s(it, w, IT_TOP_SYNC));
 		if (s.steps) {
 			buf_printf(&ev, "; worst iteration %lld: ", (long long)insight_i(it, w, IT_ITER));
 			insight_fmt_us(&ev, insight_f(it, w, IT_SYNC));
 		}
-		struct insight_finding f = {share >= 20 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank,
-					    s.steps ? insight_i(it, w, IT_ITER) : -1, -1, insight_s(it, w, IT_TOP_SYNC),
-					    share, 5, ev.data};
-		insight_add(e, &f);
+		buf_printf(&ev, " (the CPU's blocking time: the critical path is not used, %s)", status);
+		sync_finding(e, rank, s.steps ? insight_i(it, w, IT_ITER) : -1, insight_s(it, w, IT_TOP_SYNC), share,
+			     ev.data);
 		buf_free(&ev);
+		buf_free(&cpu);
 	}
 	if (!evaluated)
 		buf_puts(m, "no rows on the selected ranks");
@@ -284,9 +342,11 @@ static int eval_sync_points(struct insight_eval *e, struct buf *m)
 
 const struct insight_rule insight_rule_sync_points = {
 	"sync-points",
-	"CPU time in blocking CUDA calls (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, "
-	"cudaMemcpy) per iteration; .item() calls (aten::_local_scalar_dense)",
-	">= 5% of the iteration time (high: >= 20%)",
+	"blocking CUDA calls (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaMemcpy) on HTA's "
+	"critical path of the iteration with the most sync time: the share of the path spent waiting in them, and "
+	"which; without a critical path (over 1,000,000 events, undefined), their CPU time per iteration; .item() calls",
+	">= 5% of the critical path waiting in syncs, else (no critical path) >= 5% of the iteration time blocked "
+	"(high: >= 20%)",
 	"Remove host-device syncs from the loop: no .item()/.cpu()/print of GPU tensors per step, accumulate "
 	"metrics on the GPU, use non_blocking copies and events instead of device syncs",
 	"sync_time_pct",

@@ -30,9 +30,6 @@
 #include "core/args.h"
 #include "core/clock.h"
 
-/* critical-path runs by default up to this many rows on its rank (it costs
- * about a tenth of a load per million rows): --critical-path forces it */
-#define CP_AUTO_MAX_ROWS 1000000
 #define MAX_POINTS 1200
 #define MAX_ROWS 40
 
@@ -673,6 +670,11 @@ int cmd_report(int argc, char **argv)
 	struct insight_options *io = analysis_config_opts(&cfg, &analysis_insights.opts);
 	io->metrics = o.metrics;
 	io->link_gbps = o.link_gbps;
+	/* the sync-points rule's critical path follows the page's */
+	if (o.cp)
+		io->cp_max_events = INT64_MAX;
+	else if (o.no_cp)
+		io->cp_max_events = 0;
 	struct buf err = BUF_INIT;
 	if (analysis_config_check(&cfg, &err) != 0) {
 		fprintf(stderr, "dyno report: %s\n", err.data);
@@ -713,10 +715,10 @@ int cmd_report(int argc, char **argv)
 	const struct trace_rank *cpr = set.nranks ? set.ranks[0] : NULL;
 	if (o.no_cp) {
 		cp_why = "--no-critical-path";
-	} else if (!o.cp && cpr && cpr->n > CP_AUTO_MAX_ROWS) {
+	} else if (!o.cp && cpr && cpr->n > INSIGHT_CP_MAX_ROWS) {
 		snprintf(cp_buf, sizeof cp_buf,
 			 "rank %d has %zu events (over %d, where it costs seconds); --critical-path computes it", cpr->rank,
-			 cpr->n, CP_AUTO_MAX_ROWS);
+			 cpr->n, INSIGHT_CP_MAX_ROWS);
 		cp_why = cp_buf;
 	} else {
 		struct analyze_run_opts co = {.only = &analysis_critical_path, .config = &cfg, .fmt = AFMT_JSON,

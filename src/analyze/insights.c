@@ -2,7 +2,8 @@
  * insights.c - the `insights` row of the analysis table: `dyno analyze
  * insights TRACE_OR_DIR [--metrics FILE]`.  It runs through the runner like
  * any analysis: its per-rank task measures what the rules need beyond the
- * other analyses (insight_facts.c), the runner also runs the analyses it
+ * other analyses (insight_facts.c, and insight_syncpath.c: the syncs on one
+ * iteration's critical path), the runner also runs the analyses it
  * .uses (their tables are computed, not shown), and its combine evaluates
  * every rule of insight_list.h over both into two tables: `insights` (one
  * row per finding: severity, rule, where, the number and its threshold,
@@ -10,8 +11,9 @@
  * rule: fired, ok or not evaluated, with what it measured or why not).
  * The terminal shows both as readable lines (their notes); csv and json
  * give the rows.  Costs: the used analyses (those of summary but
- * annotations, op-kernels and cupti), a few linear passes per rank, and
- * --metrics' parse.
+ * annotations, op-kernels and cupti), a few linear passes per rank, one
+ * critical path per rank that has sync calls and at most --cp-max-events
+ * rows (about a tenth of a load per million rows), and --metrics' parse.
  */
 #include <math.h>
 #include <stddef.h>

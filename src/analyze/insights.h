@@ -8,8 +8,9 @@
  * The data flows through tables, like everything in src/analyze: the
  * per-rank task of insights (insight_facts.c) measures what no analysis
  * gives (per iteration: GPU idle at the start, data-loader and sync time;
- * per stream: kernel counts; memcpy bandwidth; collective start times) into
- * four tables that are not shown; the rules (insight_rules.c on the trace,
+ * per stream: kernel counts; memcpy bandwidth; collective start times;
+ * kernel occupancy; insight_syncpath.c: the syncs on the critical path) into
+ * six tables that are not shown; the rules (insight_rules.c on the trace,
  * insight_host.c on --metrics) read those and the tables of the analyses
  * insights .uses (temporal, idle, kernels, overlap, launch, counters) from
  * the runner.  Declarations only.

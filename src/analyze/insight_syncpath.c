@@ -94,7 +94,7 @@ static void measure(const struct trace_rank *r, const struct cp_result *res, str
 	for (uint32_t s = 0; s < r->strs.n; s++)
 		is_sync[s] = insight_is_sync_call(r->strs.s[s]);
 	enum { MAXC = 16 };
-	struct call_sum calls[MAXC];
+	struct call_sum calls[MAXC] = {{0, 0, 0}};
 	size_t nc = 0;
 	int64_t on_path = 0;
 	for (size_t k = 0; k < res->path_edges; k++) {

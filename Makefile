@@ -60,8 +60,9 @@ TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c
-GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c
+GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
+	src/gpusnoop/timeline.c
 BPF_CC ?= clang
 BPF_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 # the multiarch headers (asm/types.h) of Debian: /usr/include/x86_64-linux-gnu
@@ -84,7 +85,8 @@ TOOLS     := $(patsubst src/tools/%.c,$(O)/%,$(TOOLS_SRC))
 GPUSNOOP  := $(O)/gpusnoop
 SHLIB     := $(O)/libdynolite.so
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
-SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky
+SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
+	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/gpusnoop-torchy
 
 .PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo python
 
@@ -159,6 +161,17 @@ $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
+# a CUDA runtime linked statically into another library (hidden: .symtab only), and that file stripped
+SNOOP_STATIC := tests/gpusnoop/torch_cuda_fake.c tests/gpusnoop/fake_cudart.c tests/gpusnoop/fake_cuda.c
+$(O)/libtorch_cuda-fake.so: $(SNOOP_STATIC)
+	$(CC) $(SNOOP_CFLAGS) -fvisibility=hidden -shared -o $@ $(SNOOP_STATIC)
+$(O)/libtorch_cuda-fake-stripped.so: $(O)/libtorch_cuda-fake.so
+	strip --strip-all -o $@ $<
+# PyTorch's caching allocator by its C++ symbols, over the stand-in runtime
+$(O)/libc10_cuda-fake.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl
 
 # The IPC socket filter (src/daemon/ipc_filter.bpf.c): a BPF object and
 # its skeleton, like gpusnoop's, into <out>/bpf/ for the build that compiles

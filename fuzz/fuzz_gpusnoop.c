@@ -1,15 +1,18 @@
 /*
- * fuzz_gpusnoop.c - libFuzzer target for gpusnoop's two readers of bytes
- * it does not control: the ELF dynamic symbol reader (any file a process
- * maps, or a --lib) and the ledger's validation of ring-buffer records
- * (cut here into records of every length, valid size or not).  Neither may
- * crash, read out of bounds or leak; a found symbol's offset must lie
- * inside the input; the ledger's live bytes must equal the sum of its
- * leak groups.
+ * fuzz_gpusnoop.c - libFuzzer target for gpusnoop's readers of bytes it
+ * does not control: the ELF symbol reader (any file a process maps, or a
+ * --lib) and the validation of ring-buffer records by the ledger and the
+ * sync table (cut here into records of every length, valid size or not,
+ * dispatched by type as gpusnoop does).  None may crash, read out of
+ * bounds or leak; a found symbol's offset must lie inside the input; the
+ * ledger's live bytes must equal the sum of its leak groups, the sync
+ * groups' counts the sync records taken.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "gpusnoop/calls.h"
 #include "gpusnoop/elfsym.h"
 #include "gpusnoop/ledger.h"
 
@@ -21,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct elf_mem m = {data, size};
 	struct elf_src s = elf_src_mem(&m);
 	struct buf err = BUF_INIT;
-	int r = elfsym_find(&s, names, 4, offs, &err);
+	int r = elfsym_find(&s, names, 4, offs, NULL, &err);
 	if (r < 0 && err.len == 0)
 		abort(); /* an error always says why */
 	for (int i = 0; i < 4 && r > 0; i++)
@@ -31,6 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct ledger l;
 	ledger_init(&l);
+	struct calls c;
+	calls_init(&c);
 	size_t at = 0;
 	while (at < size) {
 		/* the first byte picks the record's length: mostly the real one */
@@ -38,7 +43,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		at++;
 		if (len > size - at)
 			len = size - at;
-		ledger_event(&l, data + at, len);
+		uint32_t type = 0;
+		if (len >= sizeof(type))
+			memcpy(&type, data + at, sizeof(type));
+		if (type == EV_SYNC)
+			calls_sync_event(&c, data + at, len, NULL);
+		else
+			ledger_event(&l, data + at, len);
 		at += len;
 	}
 	size_t n;
@@ -55,5 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	free(g);
 	ledger_free(&l);
+	struct sync_group *sg = calls_sync_top(&c, &n);
+	uint64_t syncs = 0;
+	for (size_t i = 0; i < n; i++)
+		syncs += sg[i].count;
+	if (syncs != c.sync_records)
+		abort();
+	free(sg);
+	calls_free(&c);
 	return 0;
 }

@@ -32,6 +32,10 @@ PKGS=(
 	jupyter-nbconvert   # the HTA tutorial notebook run top to bottom (tests)
 	python3-ipykernel   # ... its kernel
 	chromium            # dyno report test: headless render, screenshot, DOM and console check
+	libsqlite3-dev      # dyno warehouse: SQLite (header at build time; libsqlite3-0 dlopen'ed)
+	libpq-dev           # dyno warehouse: PostgreSQL (header at build time; libpq5 dlopen'ed)
+	sqlite3             # warehouse tests: SQL against the test database
+	postgresql          # warehouse_pg test: a real PostgreSQL server (initdb, pg_ctl, psql)
 )
 
 missing=()

@@ -172,24 +172,51 @@ bool tcopy_flush(struct tcopy_sink *s, struct buf *b, bool force)
 	return ok;
 }
 
+bool tcopy_out_gz(const char *out)
+{
+	size_t len = strlen(out);
+	return len > 3 && strcmp(out + len - 3, ".gz") == 0;
+}
+
+struct tcopy_sink *tcopy_sink_open(const char *path, bool gz, struct buf *err)
+{
+	struct tcopy_sink *s = xcalloc(1, sizeof *s);
+	if (gz)
+		s->gz = gzopen(path, "wb");
+	else
+		s->f = fopen(path, "wb");
+	if (!s->gz && !s->f) {
+		buf_printf(err, "%s: %s", path, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int tcopy_sink_close(struct tcopy_sink *s, bool ok, const char *path, struct buf *err)
+{
+	if (!s)
+		return ok ? 0 : -1;
+	int rc = s->gz ? gzclose(s->gz) : fclose(s->f);
+	free(s);
+	if (ok && rc != 0) {
+		buf_printf(err, "%s: write failed: %s", path, strerror(errno));
+		ok = false;
+	}
+	return ok ? 0 : -1;
+}
+
 int tcopy_write_trace(const char *in, const char *out, const struct tcopy_scan *sc, const struct tcopy_insert *ins,
 		      size_t nins, tcopy_tail_fn tail, void *ctx, struct buf *err)
 {
-	size_t len = strlen(out);
-	struct tcopy_sink s = {0};
-	if (len > 3 && strcmp(out + len - 3, ".gz") == 0)
-		s.gz = gzopen(out, "wb");
-	else
-		s.f = fopen(out, "wb");
-	if (!s.gz && !s.f) {
-		buf_printf(err, "%s: %s", out, strerror(errno));
+	struct tcopy_sink *sp = tcopy_sink_open(out, tcopy_out_gz(out), err);
+	if (!sp)
 		return -1;
-	}
 	char eb[256];
 	struct trace_source *src = trace_source_open(in, false, eb, sizeof eb);
 	if (!src) {
 		buf_printf(err, "%s", eb);
-		s.gz ? gzclose(s.gz) : fclose(s.f);
+		tcopy_sink_close(sp, false, out, err);
 		remove(out);
 		return -1;
 	}
@@ -218,18 +245,18 @@ int tcopy_write_trace(const char *in, const char *out, const struct tcopy_scan *
 			if (!tail_done && sc->events_end < cut)
 				cut = sc->events_end, is_tail = true;
 			if (cut >= off + (uint64_t)n) {
-				ok = tcopy_write(&s, chunk + at, (size_t)n - at);
+				ok = tcopy_write(sp, chunk + at, (size_t)n - at);
 				break;
 			}
-			ok = tcopy_write(&s, chunk + at, (size_t)(cut - off) - at);
+			ok = tcopy_write(sp, chunk + at, (size_t)(cut - off) - at);
 			at = (size_t)(cut - off);
 			if (!ok)
 				break;
 			if (is_tail) {
-				ok = tail ? tail(ctx, &s, sc->nonempty) : true;
+				ok = tail ? tail(ctx, sp, sc->nonempty) : true;
 				tail_done = true;
 			} else {
-				ok = tcopy_write(&s, ins[next].text, ins[next].len);
+				ok = tcopy_write(sp, ins[next].text, ins[next].len);
 				next++;
 			}
 		}
@@ -247,11 +274,8 @@ int tcopy_write_trace(const char *in, const char *out, const struct tcopy_scan *
 	}
 	free(chunk);
 	trace_source_close(src);
-	int rc = s.gz ? gzclose(s.gz) : fclose(s.f);
-	if (ok && rc != 0) {
-		buf_printf(err, "%s: write failed: %s", out, strerror(errno));
+	if (tcopy_sink_close(sp, ok, out, err) != 0)
 		ok = false;
-	}
 	if (!ok)
 		remove(out);
 	return ok ? 0 : -1;

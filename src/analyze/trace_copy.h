@@ -47,6 +47,15 @@ void tcopy_scan_free(struct tcopy_scan *sc);
 
 /* The output, plain or gzip. */
 struct tcopy_sink;
+/* Create path for writing, gzip when gz (tcopy_out_gz: OUT's name ends in
+ * ".gz").  NULL with "PATH: why" in err. */
+struct tcopy_sink *tcopy_sink_open(const char *path, bool gz, struct buf *err);
+bool tcopy_out_gz(const char *out);
+/* Close s (NULL: nothing); ok tells whether everything written so far
+ * went well.  0, or -1 with "PATH: write failed: why" in err when ok and
+ * closing (gzip's last block, the disk) failed.  The file is left in place
+ * either way: the caller removes it. */
+int tcopy_sink_close(struct tcopy_sink *s, bool ok, const char *path, struct buf *err);
 bool tcopy_write(struct tcopy_sink *s, const void *p, size_t n);
 /* b's text to the sink once it holds 1 MiB (force: whatever it holds). */
 bool tcopy_flush(struct tcopy_sink *s, struct buf *b, bool force);

@@ -19,4 +19,6 @@ COMMAND(gputrace, "gputrace", "trace PyTorch processes through their daemons (on
 COMMAND(dcgm_pause, "dcgm-pause", "pause the daemons' DCGM profiling metrics for a while")
 COMMAND(dcgm_resume, "dcgm-resume", "resume the daemons' DCGM profiling metrics")
 COMMAND(metrics, "metrics", "recent metrics kept by the daemons (dynolite daemons)")
-COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA memory calls with eBPF uprobes; report what was never freed")
+COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA calls with eBPF uprobes (here, or through daemons): leaks, launches, syncs")
+COMMAND(stitch, "stitch", "merge the per-rank traces (and gpusnoop timelines) of one collection into one Perfetto trace")
+COMMAND(warehouse, "warehouse", "a database of many traces' figures (SQLite or PostgreSQL): ingest, fleet reports, kernel regressions, GPU hours")

@@ -6,7 +6,8 @@
  * on-demand tracing (IPC fabric, registry) in tracing.c; main parses the
  * command line, starts the two parts and the RPC server they both answer
  * on (each registers its functions: tracing upstream's, telemetry
- * getMetrics), points each newly registered Kineto process at telemetry's
+ * getMetrics; gpusnoop_rpc.c gpusnoop sessions), points each newly
+ * registered Kineto process at telemetry's
  * per-process collector (CPU/RSS/IO of the training processes the daemon
  * knows about), and runs the loop.  SIGINT and SIGTERM stop the loop and
  * the process exits 0.  Flag names follow upstream Dynolog so existing
@@ -24,6 +25,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/net.h"
+#include "daemon/gpusnoop_rpc.h"
 #include "daemon/publish/prometheus.h"
 #include "daemon/rpc.h"
 #include "daemon/security.h"
@@ -151,6 +153,7 @@ int main(int argc, char **argv)
 	bool show_version = false;
 	struct telemetry_config *tcfg = telemetry_config_new();
 	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
+	struct gpusnoop_flags gf = GPUSNOOP_FLAGS_DEFAULT;
 	struct rpc_flags rf = {.port = NET_RPC_PORT, .enable = true, .bind = "", .allow = "", .token_file = "",
 			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000,
 			       .max_queued = 2 << 20, .max_held = 8 << 20};
@@ -158,7 +161,7 @@ int main(int argc, char **argv)
 		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},
 		{"version", 0, ARG_BOOL, &show_version, NULL, "print dynolog's version and exit", 0, 0, NULL},
 	};
-	const struct arg_opt rest[] = {RPC_FLAG_ROWS(&rf), TRACING_FLAG_ROWS(&tf)};
+	const struct arg_opt rest[] = {RPC_FLAG_ROWS(&rf), TRACING_FLAG_ROWS(&tf), GPUSNOOP_FLAG_ROWS(&gf)};
 	const struct arg_opt *trows = telemetry_opts(tcfg);
 	size_t nt = 0;
 	while (trows[nt].name)
@@ -185,6 +188,7 @@ int main(int argc, char **argv)
 	struct ev_loop *loop = NULL;
 	struct telemetry *tel = NULL;
 	struct tracing *tracing = NULL;
+	struct gpusnoop_rpc *snoop = NULL;
 	struct rpc_server *srv = NULL;
 	struct buf err = BUF_INIT;
 	if (rc >= 0) {
@@ -229,8 +233,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dynolog: %s\n", err.data);
 		goto out;
 	}
+	snoop = gpusnoop_rpc_start(loop, &gf, tf.trace_prefixes, &err);
+	if (!snoop) {
+		fprintf(stderr, "dynolog: %s\n", err.data);
+		goto out;
+	}
 	tracing_register_rpc(tracing, srv);
 	telemetry_register_rpc(tel, srv);
+	gpusnoop_rpc_register(snoop, srv);
 	tracing_on_new_process(tracing, track_kineto_process, tel);
 	if (ev_signal_add(loop, SIGHUP, on_hup, tel) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
@@ -242,6 +252,7 @@ int main(int argc, char **argv)
 out:
 	/* the server first: its functions point into tracing and telemetry */
 	stop_rpc(srv);
+	gpusnoop_rpc_stop(snoop);
 	tracing_stop(tracing);
 	telemetry_stop(tel);
 	if (loop)

@@ -237,6 +237,7 @@ static bool get_status(const struct json_value *req, struct buf *resp, void *ud)
 		jw_arr_begin(&w);
 		jw_str(&w, "getMetrics");
 		jw_str(&w, "getProcesses");
+		jw_str(&w, "gpusnoop");
 		jw_arr_end(&w);
 		if (t && t->ipc) {
 			const struct ipc_stats *st = ipc_get_stats(t->ipc);

@@ -273,3 +273,8 @@ bool path_policy_check(const struct path_policy *p, const char *config, size_t l
 		return false;
 	return true;
 }
+
+bool path_policy_check_path(const struct path_policy *p, const char *path, size_t len, struct buf *why)
+{
+	return !p || p->n == 0 || path_ok(p, path, len, why);
+}

@@ -53,5 +53,9 @@ bool path_policy_parse(struct path_policy *p, const char *spec, struct buf *err)
 void path_policy_free(struct path_policy *p);
 /* True when the config may be delivered; otherwise why gets the reason. */
 bool path_policy_check(const struct path_policy *p, const char *config, size_t len, struct buf *why);
+/* One output path by the same rules (absolute, no "..", under a prefix
+ * with symlinks resolved): the files the daemon writes itself (gpusnoop
+ * sessions).  True without a policy. */
+bool path_policy_check_path(const struct path_policy *p, const char *path, size_t len, struct buf *why);
 
 #endif

@@ -1,13 +1,14 @@
 /*
- * elfsym.c - see elfsym.h.  Walks section headers to .dynsym and its
- * string table, then the program headers to turn a symbol's virtual
- * address into the file offset the kernel's uprobe wants.  Every size and
+ * elfsym.c - see elfsym.h.  Walks section headers to .dynsym (and .symtab)
+ * and their string tables, then the program headers to turn a symbol's
+ * virtual address into the file offset the kernel's uprobe wants.  Every size and
  * offset read from the file is checked against the file size before use
  * (with overflow-safe arithmetic); tables are bounded at 256 MiB.
- * Cost: one pass over .dynsym, a name compare per defined function.
+ * Cost: one pass over each table read, a first-byte compare per function and name.
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
@@ -61,8 +62,76 @@ static void *read_table(const struct elf_src *s, uint64_t off, uint64_t bytes, c
 	return p;
 }
 
-int elfsym_find(const struct elf_src *s, const char *const *names, size_t n, uint64_t *offs, struct buf *err)
+/* the PT_LOAD segment holding a symbol's address gives its file offset; 0: none */
+static uint64_t file_offset(const struct elf_src *s, const Elf64_Phdr *ph, unsigned nph, uint64_t addr)
 {
+	for (unsigned p = 0; p < nph; p++) {
+		/* a segment that claims bytes past the end of the file would
+		 * give an offset no probe can use */
+		if (ph[p].p_type != PT_LOAD || addr < ph[p].p_vaddr || addr - ph[p].p_vaddr >= ph[p].p_filesz ||
+		    ph[p].p_offset > s->size || ph[p].p_filesz > s->size - ph[p].p_offset)
+			continue;
+		return addr - ph[p].p_vaddr + ph[p].p_offset;
+	}
+	return 0;
+}
+
+/* one symbol table (.dynsym or .symtab) against the names still missing: how many found, or -1 */
+static int scan_table(const struct elf_src *s, const Elf64_Ehdr *eh, const Elf64_Shdr *sh, unsigned tab,
+		      const Elf64_Phdr *ph, const char *const *names, size_t n, uint64_t *offs, unsigned *flags,
+		      struct buf *err)
+{
+	const Elf64_Shdr *t = &sh[tab];
+	const char *what = t->sh_type == SHT_DYNSYM ? ".dynsym" : ".symtab";
+	if (t->sh_link >= eh->e_shnum || t->sh_entsize != sizeof(Elf64_Sym)) {
+		buf_printf(err, "bad %s section header at offset %llu (link %u, entry size %llu)", what,
+			   (unsigned long long)(eh->e_shoff + (uint64_t)tab * sizeof(Elf64_Shdr)), t->sh_link,
+			   (unsigned long long)t->sh_entsize);
+		return -1;
+	}
+	const Elf64_Shdr *strh = &sh[t->sh_link];
+	uint64_t nsym = t->sh_size / sizeof(Elf64_Sym);
+	Elf64_Sym *syms = read_table(s, t->sh_offset, nsym * sizeof(Elf64_Sym), what, err);
+	char *str = syms ? read_table(s, strh->sh_offset, strh->sh_size, t->sh_type == SHT_DYNSYM ? ".dynstr" : ".strtab", err) : NULL;
+	if (!str) {
+		free(syms);
+		return -1;
+	}
+	int found = 0;
+	for (uint64_t k = 0; k < nsym; k++) {
+		const Elf64_Sym *y = &syms[k];
+		if (y->st_name >= strh->sh_size)
+			continue;
+		const char *nm = str + y->st_name;
+		size_t room = strh->sh_size - y->st_name;
+		bool undef = y->st_shndx == SHN_UNDEF;
+		if (!undef && (ELF64_ST_TYPE(y->st_info) != STT_FUNC || y->st_value == 0))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			size_t l = strlen(names[i]);
+			if (offs[i] || nm[0] != names[i][0] || l >= room || memcmp(nm, names[i], l + 1) != 0)
+				continue;
+			if (undef) {
+				if (t->sh_type == SHT_DYNSYM)
+					*flags |= ELFSYM_IMPORTS;
+				continue;
+			}
+			offs[i] = file_offset(s, ph, eh->e_phnum, y->st_value);
+			found += offs[i] != 0;
+		}
+	}
+	free(syms);
+	free(str);
+	return found;
+}
+
+int elfsym_find(const struct elf_src *s, const char *const *names, size_t n, uint64_t *offs, unsigned *flags,
+		struct buf *err)
+{
+	unsigned ignored;
+	if (!flags)
+		flags = &ignored;
+	*flags = 0;
 	for (size_t i = 0; i < n; i++)
 		offs[i] = 0;
 	Elf64_Ehdr eh;
@@ -84,75 +153,49 @@ int elfsym_find(const struct elf_src *s, const char *const *names, size_t n, uin
 		return -1;
 	}
 	int found = -1;
-	Elf64_Shdr *sh = NULL;
 	Elf64_Phdr *ph = NULL;
-	Elf64_Sym *syms = NULL;
-	char *str = NULL;
-	sh = read_table(s, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), "section header table", err);
+	Elf64_Shdr *sh = read_table(s, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), "section header table", err);
 	if (!sh)
 		goto out;
 	ph = read_table(s, eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), "program header table", err);
 	if (!ph)
 		goto out;
-	const Elf64_Shdr *dyn = NULL;
-	for (unsigned i = 0; i < eh.e_shnum && !dyn; i++)
-		if (sh[i].sh_type == SHT_DYNSYM)
-			dyn = &sh[i];
-	if (!dyn) {
-		buf_puts(err, "no .dynsym section (a static executable or a stripped section table)");
+	unsigned dyn = 0, sym = 0; /* section 0 is never a symbol table */
+	for (unsigned i = 1; i < eh.e_shnum; i++) {
+		if (sh[i].sh_type == SHT_DYNSYM && !dyn)
+			dyn = i;
+		if (sh[i].sh_type == SHT_SYMTAB && !sym)
+			sym = i;
+	}
+	*flags = (dyn ? ELFSYM_DYNSYM : 0) | (sym ? ELFSYM_SYMTAB : 0);
+	if (!dyn && !sym) {
+		buf_puts(err, "no symbol table (no .dynsym, no .symtab: a stripped static executable?)");
 		goto out;
 	}
-	if (dyn->sh_link >= eh.e_shnum || dyn->sh_entsize != sizeof(Elf64_Sym)) {
-		buf_printf(err, "bad .dynsym section header at offset %llu (link %u, entry size %llu)",
-			   (unsigned long long)(eh.e_shoff + (uint64_t)(dyn - sh) * sizeof(Elf64_Shdr)), dyn->sh_link,
-			   (unsigned long long)dyn->sh_entsize);
-		goto out;
-	}
-	const Elf64_Shdr *strh = &sh[dyn->sh_link];
-	uint64_t nsym = dyn->sh_size / sizeof(Elf64_Sym);
-	syms = read_table(s, dyn->sh_offset, nsym * sizeof(Elf64_Sym), ".dynsym", err);
-	if (!syms)
-		goto out;
-	str = read_table(s, strh->sh_offset, strh->sh_size, ".dynstr", err);
-	if (!str)
-		goto out;
 	found = 0;
-	for (uint64_t k = 0; k < nsym; k++) {
-		const Elf64_Sym *y = &syms[k];
-		if (ELF64_ST_TYPE(y->st_info) != STT_FUNC || y->st_shndx == SHN_UNDEF || y->st_value == 0)
+	/* exported names first; the full table only for what is still missing */
+	for (int pass = 0; pass < 2; pass++) {
+		unsigned tab = pass == 0 ? dyn : sym;
+		if (!tab || (size_t)found == n)
 			continue;
-		if (y->st_name >= strh->sh_size)
-			continue;
-		const char *nm = str + y->st_name;
-		size_t room = strh->sh_size - y->st_name;
-		for (size_t i = 0; i < n; i++) {
-			size_t l = strlen(names[i]);
-			if (offs[i] || l >= room || memcmp(nm, names[i], l + 1) != 0)
-				continue;
-			/* the PT_LOAD segment holding the address gives the file offset */
-			for (unsigned p = 0; p < eh.e_phnum; p++) {
-				/* a segment that claims bytes past the end of the file
-				 * would give an offset no probe can use */
-				if (ph[p].p_type != PT_LOAD || y->st_value < ph[p].p_vaddr ||
-				    y->st_value - ph[p].p_vaddr >= ph[p].p_filesz || ph[p].p_offset > s->size ||
-				    ph[p].p_filesz > s->size - ph[p].p_offset)
-					continue;
-				offs[i] = y->st_value - ph[p].p_vaddr + ph[p].p_offset;
-				found++;
-				break;
-			}
+		int r = scan_table(s, &eh, sh, tab, ph, names, n, offs, flags, err);
+		if (r < 0) {
+			found = -1;
+			goto out;
 		}
+		found += r;
 	}
 out:
 	free(sh);
 	free(ph);
-	free(syms);
-	free(str);
 	return found;
 }
 
-int elfsym_find_file(const char *path, const char *const *names, size_t n, uint64_t *offs, struct buf *err)
+int elfsym_find_file(const char *path, const char *const *names, size_t n, uint64_t *offs, unsigned *flags,
+		     struct buf *err)
 {
+	if (flags)
+		*flags = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		buf_printf(err, "%s: cannot open: %s", path, strerror(errno));
@@ -161,7 +204,7 @@ int elfsym_find_file(const char *path, const char *const *names, size_t n, uint6
 	off_t end = lseek(fd, 0, SEEK_END);
 	struct elf_src s = {.read = fd_read, .ctx = &fd, .size = end < 0 ? 0 : (uint64_t)end};
 	struct buf e = BUF_INIT;
-	int r = elfsym_find(&s, names, n, offs, &e);
+	int r = elfsym_find(&s, names, n, offs, flags, &e);
 	if (r < 0)
 		buf_printf(err, "%s: %.*s", path, (int)e.len, e.data);
 	buf_free(&e);

@@ -1,11 +1,14 @@
 /*
  * event.h - what gpusnoop's BPF program (gpusnoop.bpf.c) and its loader
- * (main.c) share: the probed functions, the record each probe writes to the
- * ring buffer, and the counters of what could not be recorded.  Included
- * by both sides, so it uses only fixed-width kernel types.
+ * (main.c, probes.c) share: the probed functions, how a probe's BPF cookie
+ * says where each function keeps its arguments, the record each probe
+ * writes to the ring buffer, and the counters of what could not be
+ * recorded.  Included by both sides, so it uses only fixed-width kernel
+ * types.
  *
  * A record is 48 bytes; at 10^5 allocations a second that is 4.8 MB/s of
- * ring buffer, drained by one user thread.
+ * ring buffer, drained by one user thread.  Launches make no record (they
+ * are counted in the kernel); a synchronisation makes one.
  */
 #ifndef DYNO_GPUSNOOP_EVENT_H
 #define DYNO_GPUSNOOP_EVENT_H
@@ -13,12 +16,13 @@
 #include <linux/types.h>
 
 /*
- * The probed functions, in the order of the loader's probe table.  The
- * BPF side only needs to know which argument holds what (see the
- * SNOOP_FN_* kinds below); the ids travel in records so the report can
- * name the entry point.
+ * The probed functions, in the order of the loader's probe table
+ * (probes.c).  The ids travel in records and index the call counters, so
+ * the report can name the entry point.  At most 32 (a leak group keeps a
+ * bit per function).
  */
 enum snoop_fn {
+	/* memory (--events mem) */
 	FN_CUDA_MALLOC,
 	FN_CUDA_FREE,
 	FN_CUDA_MALLOC_ASYNC,
@@ -32,37 +36,82 @@ enum snoop_fn {
 	FN_CU_MEM_RELEASE,
 	FN_CU_MEM_MAP,
 	FN_CU_MEM_UNMAP,
+	/* launches (--events launch) */
+	FN_CUDA_LAUNCH_KERNEL,
+	FN_CU_LAUNCH_KERNEL,
+	FN_CU_LAUNCH_KERNEL_EX,
+	FN_CUDA_GRAPH_LAUNCH,
+	/* synchronisations (--events sync) */
+	FN_CUDA_DEVICE_SYNCHRONIZE,
+	FN_CUDA_STREAM_SYNCHRONIZE,
+	FN_CUDA_EVENT_SYNCHRONIZE,
+	/* PyTorch's caching allocator (--torch) */
+	FN_TORCH_ALLOCATE,
+	FN_TORCH_MALLOC,
+	FN_TORCH_RAW_ALLOC,
+	FN_TORCH_LOCAL_RAW_DELETE,
+	FN_TORCH_RAW_DELETE,
+	FN_TORCH_UNCACHED_DELETE,
 	FN_COUNT
 };
 
 /*
  * Address spaces that do not mix: device/host pointers (one unified
- * virtual space), cuMemCreate handles, and cuMemMap'ed ranges (a mapping
- * of a handle's memory; counting it as well as the handle would count the
- * same bytes twice, so the report keeps them apart).
+ * virtual space), cuMemCreate handles, cuMemMap'ed ranges (a mapping of a
+ * handle's memory; counting it as well as the handle would count the same
+ * bytes twice, so the report keeps them apart), and the blocks PyTorch's
+ * caching allocator hands to tensors (carved out of the first space's
+ * segments: the same bytes again, one layer up).
  */
-enum snoop_space { SPACE_PTR, SPACE_HANDLE, SPACE_MAP, SPACE_COUNT };
+enum snoop_space { SPACE_PTR, SPACE_HANDLE, SPACE_MAP, SPACE_TORCH, SPACE_COUNT };
 
-enum snoop_type { EV_ALLOC = 1, EV_FREE = 2 };
+enum snoop_type { EV_ALLOC = 1, EV_FREE = 2, EV_SYNC = 3 };
 
+/*
+ * EV_ALLOC: ptr, size (bytes), space, stack at return.
+ * EV_FREE:  ptr, space; no stack (stack_id -1).
+ * EV_SYNC:  ts_ns the call's entry, size its duration in ns, ptr its first
+ *           argument (the stream or event; 0 for cudaDeviceSynchronize),
+ *           stack at return.
+ */
 struct snoop_event {
 	__u32 type;     /* enum snoop_type */
 	__u32 fn;       /* enum snoop_fn */
 	__u32 tid;
 	__s32 stack_id; /* user stack in the stack map; < 0: not recorded */
 	__u64 ts_ns;    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-	__u64 ptr;      /* the pointer / handle / mapped address */
-	__u64 size;     /* bytes (EV_ALLOC only) */
-	__u64 space;    /* enum snoop_space */
+	__u64 ptr;      /* the pointer / handle / mapped address; a sync's stream or event */
+	__u64 size;     /* bytes (EV_ALLOC); ns (EV_SYNC) */
+	__u64 space;    /* enum snoop_space (EV_ALLOC, EV_FREE) */
 };
+
+/*
+ * A probe's BPF cookie: which function, and where it keeps what the probe
+ * reads, so one BPF program serves C functions and C++ methods alike
+ * (`this` is argument 0; a returned C++ object is written through a hidden
+ * pointer in argument 0).  Argument indexes 0-4 (x86-64: rdi, rsi, rdx,
+ * rcx, r8); COOKIE_RET: the function's return value.
+ */
+#define COOKIE_FN(c) ((c) & 0xff)
+#define COOKIE_SPACE(c) (((c) >> 8) & 0xf)
+#define COOKIE_PTR_ARG(c) (((c) >> 12) & 0x7)  /* alloc: the out-pointer; free: the pointer */
+#define COOKIE_SIZE_ARG(c) (((c) >> 16) & 0x7)
+#define COOKIE_RET 7
+#define COOKIE_DIRECT (1u << 20)   /* the PTR_ARG is the value itself (cuMemMap's address) */
+#define COOKIE_CHECK_RC (1u << 21) /* 0 returned means success (CUDA's error codes) */
+#define COOKIE_TORCH (1u << 22)    /* PyTorch's layer: nests apart from the CUDA calls it makes */
+#define COOKIE_OUTER (1u << 23)    /* a launch that makes a probed launch inside (cudaLaunchKernel) */
+#define COOKIE(fn, space, ptr_arg, size_arg, flags) \
+	((fn) | (space) << 8 | (ptr_arg) << 12 | (size_arg) << 16 | (flags))
 
 /* Indexes of the BPF program's counter array (all must reach the report). */
 enum snoop_counter {
-	CNT_RINGBUF_DROPS, /* no room in the ring buffer: a record lost */
-	CNT_ARGS_FULL,     /* too many calls in flight: an allocation lost */
-	CNT_STACK_FAIL,    /* stack map full or walk failed: record kept, stack not */
-	CNT_NESTED,        /* inner call of an outer probed allocation (not counted twice) */
-	CNT_FAILED_CALLS,  /* allocation returned an error: nothing allocated */
+	CNT_RINGBUF_DROPS,   /* no room in the ring buffer: a record lost */
+	CNT_ARGS_FULL,       /* too many calls in flight: an allocation or sync lost */
+	CNT_STACK_FAIL,      /* stack map full or walk failed: record kept, stack not */
+	CNT_NESTED,          /* inner call of an outer probed allocation (not counted twice) */
+	CNT_FAILED_CALLS,    /* allocation returned an error: nothing allocated */
+	CNT_NESTED_LAUNCHES, /* a driver launch made by cudaLaunchKernel (counted once, as the outer) */
 	CNT_COUNT
 };
 

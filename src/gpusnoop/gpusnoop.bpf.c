@@ -1,20 +1,30 @@
 /*
  * gpusnoop.bpf.c - the kernel half of gpusnoop: uprobes on the CUDA
- * runtime's and driver's allocation entry points, attached by the loader
- * (main.c) with the function id as the BPF cookie.  An allocation is seen
- * twice: at entry its out-pointer and size are saved per thread; at return,
- * if the call succeeded, the pointer it wrote is read and one record goes
- * to the ring buffer with the user stack id.  A free is one record at entry.
+ * runtime's and driver's entry points (and PyTorch's caching allocator's),
+ * attached by the loader (probes.c) with a cookie saying which function it
+ * is and where its arguments are (event.h).
  *
- * Cost per probed call: one uprobe trap (~1 us) at entry, one more for an
- * allocation's return, one hash update, one ring-buffer record; the stack
- * walk (frame pointers) at an allocation's return.  Other processes that
- * map the same library take the trap too and leave at the pid check.
+ * - An allocation is seen twice: at entry its out-pointer and size are
+ *   saved per thread; at return, if the call succeeded, the pointer it
+ *   wrote is read and one record goes to the ring buffer with the user
+ *   stack id.  A free is one record at entry.
+ * - A launch is counted at entry in a per-CPU array (no record: launches
+ *   come by the hundred thousand per second).  cudaLaunchKernel calls the
+ *   driver's cuLaunchKernel, so it also has a return probe that marks the
+ *   thread as inside it, and a driver launch made there is not counted.
+ * - A synchronisation is seen twice, like an allocation: entry time saved,
+ *   and at return one record with the duration and the stack.
  *
- * Why the stack is taken at return: at a function's first instruction the
+ * Cost per probed call: one uprobe trap (~1 us on bare metal) at entry, one
+ * more at return for allocations, syncs and cudaLaunchKernel; one hash
+ * update; for allocations and syncs one ring-buffer record and a stack
+ * walk (frame pointers).  Other processes that map the same library take
+ * the trap too and leave at the pid check.
+ *
+ * Why stacks are taken at return: at a function's first instruction the
  * frame-pointer chain still starts at the caller's frame, so a walk from
- * there skips the caller itself - the very function that leaks.  At return
- * the instruction pointer is inside the caller.
+ * there skips the caller itself - the very function that leaks or waits.
+ * At return the instruction pointer is inside the caller.
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
@@ -32,16 +42,23 @@ struct pending {
 	__u64 outp;  /* where the callee writes the result, or the value itself (direct) */
 	__u64 size;
 	__u64 sp;    /* stack pointer at entry: a nested call's is lower */
-	__u32 fn;
-	__u32 depth; /* probed allocations nested inside this one (cudaMalloc -> cuMemAlloc_v2) */
-	__u32 direct;
-	__u32 space;
+	__u64 ts;    /* entry time (syncs) */
+	__u32 cookie;
+	__u32 depth; /* probed calls nested inside this one (cudaMalloc -> cuMemAlloc_v2) */
 };
 
+/*
+ * One call in flight per thread and layer (plus its nesting depth), keyed
+ * by pid_tgid with a layer in the top bits: the CUDA allocations, PyTorch's
+ * allocator (whose allocate may call cudaMalloc: both are recorded, each in
+ * its own space), and launches/syncs.
+ */
+#define KEY_TORCH (1ull << 63)
+#define KEY_CALL (1ull << 62)
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u64); /* pid_tgid: one call in flight per thread (plus nesting depth) */
+	__type(key, __u64);
 	__type(value, struct pending);
 } pending SEC(".maps");
 
@@ -66,6 +83,14 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/* calls per function (launches and syncs), per CPU: no shared cache line on the launch path */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FN_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} calls SEC(".maps");
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -73,12 +98,29 @@ static __always_inline void count(__u32 which)
 		__sync_fetch_and_add(c, 1);
 }
 
+static __always_inline void count_call(__u32 fn)
+{
+	__u64 *c = bpf_map_lookup_elem(&calls, &fn);
+	if (c)
+		(*c)++;
+}
+
 static __always_inline int mine(void)
 {
 	return (bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
-static __always_inline void emit(__u32 type, __u32 fn, __u64 ptr, __u64 size, __u32 space, __s32 stack_id)
+/* argument i (0-4); each register is loaded on its own, as the verifier
+ * refuses a context pointer moved by a computed offset */
+static __always_inline __u64 arg(struct pt_regs *ctx, __u32 i)
+{
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx), a3 = PT_REGS_PARM4(ctx),
+	      a4 = PT_REGS_PARM5(ctx);
+	asm volatile("" : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+r"(a4));
+	return i == 0 ? a0 : i == 1 ? a1 : i == 2 ? a2 : i == 3 ? a3 : i == 4 ? a4 : 0;
+}
+
+static __always_inline void emit(__u32 type, __u32 fn, __u64 ts, __u64 ptr, __u64 size, __u32 space, __s32 stack_id)
 {
 	struct snoop_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -89,7 +131,7 @@ static __always_inline void emit(__u32 type, __u32 fn, __u64 ptr, __u64 size, __
 	e->fn = fn;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->stack_id = stack_id;
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = ts ? ts : bpf_ktime_get_ns();
 	e->ptr = ptr;
 	e->size = size;
 	e->space = space;
@@ -102,11 +144,10 @@ static __always_inline void emit(__u32 type, __u32 fn, __u64 ptr, __u64 size, __
 	bpf_ringbuf_submit(e, flags);
 }
 
-/* The space of each function's result: its cookie is fn | space << 8. */
-static __always_inline void save(__u64 sp, __u64 outp, __u64 size, __u32 cookie, __u32 direct)
+/* remember a call until its return; a call inside a pending one of the same layer only deepens it */
+static __always_inline void save(__u64 key, __u64 sp, __u64 outp, __u64 size, __u32 cookie)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct pending *p = bpf_map_lookup_elem(&pending, &id);
+	struct pending *p = bpf_map_lookup_elem(&pending, &key);
 	/* an entry left by a call that never returned (longjmp, a C++
 	 * exception through it) is not an outer call: its stack is not above ours */
 	if (p && sp < p->sp) {
@@ -114,36 +155,35 @@ static __always_inline void save(__u64 sp, __u64 outp, __u64 size, __u32 cookie,
 		count(CNT_NESTED);
 		return;
 	}
-	struct pending n = {.sp = sp, .outp = outp, .size = size, .fn = cookie & 0xff, .direct = direct,
-			    .space = cookie >> 8};
-	if (bpf_map_update_elem(&pending, &id, &n, BPF_ANY))
+	struct pending n = {.sp = sp, .outp = outp, .size = size, .cookie = cookie, .ts = bpf_ktime_get_ns()};
+	if (bpf_map_update_elem(&pending, &key, &n, BPF_ANY))
 		count(CNT_ARGS_FULL);
 }
 
-/* cudaMalloc(void **p, size_t n) and the like: result through arg 0 */
-SEC("uprobe")
-int BPF_KPROBE(alloc_entry, void *outp, __u64 size)
+static __always_inline __u64 alloc_key(__u32 cookie)
 {
-	if (mine())
-		save(PT_REGS_SP(ctx), (__u64)outp, size, (__u32)bpf_get_attach_cookie(ctx), 0);
-	return 0;
+	return bpf_get_current_pid_tgid() | (cookie & COOKIE_TORCH ? KEY_TORCH : 0);
 }
 
-/* cuMemMap(CUdeviceptr p, size_t n, ...): the address is arg 0 itself */
+/* cudaMalloc(void **p, size_t n), cuMemMap(CUdeviceptr p, size_t n, ...), allocate(ret, this, n), ... */
 SEC("uprobe")
-int BPF_KPROBE(map_entry, __u64 addr, __u64 size)
+int alloc_entry(struct pt_regs *ctx)
 {
-	if (mine())
-		save(PT_REGS_SP(ctx), addr, size, (__u32)bpf_get_attach_cookie(ctx), 1);
+	if (!mine())
+		return 0;
+	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 pa = COOKIE_PTR_ARG(c);
+	save(alloc_key(c), PT_REGS_SP(ctx), pa == COOKIE_RET ? 0 : arg(ctx, pa), arg(ctx, COOKIE_SIZE_ARG(c)), c);
 	return 0;
 }
 
 SEC("uretprobe")
-int BPF_KRETPROBE(alloc_return, long rc)
+int alloc_return(struct pt_regs *ctx)
 {
 	if (!mine())
 		return 0;
-	__u64 id = bpf_get_current_pid_tgid();
+	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 id = alloc_key(c);
 	struct pending *p = bpf_map_lookup_elem(&pending, &id);
 	if (!p)
 		return 0;
@@ -153,28 +193,111 @@ int BPF_KRETPROBE(alloc_return, long rc)
 	}
 	struct pending n = *p;
 	bpf_map_delete_elem(&pending, &id);
+	long rc = PT_REGS_RC(ctx);
 	/* cudaError_t and CUresult are both 0 on success (an int: low 32 bits) */
-	if ((int)rc != 0) {
+	if ((n.cookie & COOKIE_CHECK_RC) && (int)rc != 0) {
 		count(CNT_FAILED_CALLS);
 		return 0;
 	}
 	__u64 ptr = n.outp;
-	if (!n.direct && bpf_probe_read_user(&ptr, sizeof(ptr), (void *)n.outp))
+	if (COOKIE_PTR_ARG(n.cookie) == COOKIE_RET)
+		ptr = (__u64)rc;
+	else if (!(n.cookie & COOKIE_DIRECT) && bpf_probe_read_user(&ptr, sizeof(ptr), (void *)n.outp))
 		return 0;
+	if (!ptr) { /* a C++ allocator's way to fail without throwing, or a 0-byte request */
+		count(CNT_FAILED_CALLS);
+		return 0;
+	}
 	long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	if (sid < 0)
 		count(CNT_STACK_FAIL);
-	emit(EV_ALLOC, n.fn, ptr, n.size, n.space, (__s32)sid);
+	emit(EV_ALLOC, COOKIE_FN(n.cookie), 0, ptr, n.size, COOKIE_SPACE(n.cookie), (__s32)sid);
 	return 0;
 }
 
-/* cudaFree(void *p), cuMemRelease(handle), cuMemUnmap(p, n): arg 0 */
+/* cudaFree(void *p), cuMemRelease(handle), cuMemUnmap(p, n), raw_delete(this, p): the pointer argument */
 SEC("uprobe")
-int BPF_KPROBE(free_entry, __u64 ptr)
+int free_entry(struct pt_regs *ctx)
 {
-	if (!mine() || ptr == 0)
+	if (!mine())
 		return 0;
-	__u32 cookie = (__u32)bpf_get_attach_cookie(ctx);
-	emit(EV_FREE, cookie & 0xff, ptr, 0, cookie >> 8, -1);
+	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 ptr = arg(ctx, COOKIE_PTR_ARG(c));
+	if (ptr)
+		emit(EV_FREE, COOKIE_FN(c), 0, ptr, 0, COOKIE_SPACE(c), -1);
+	return 0;
+}
+
+/* every launch: counted here, unless it is the driver launch inside a cudaLaunchKernel */
+SEC("uprobe")
+int launch_entry(struct pt_regs *ctx)
+{
+	if (!mine())
+		return 0;
+	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 key = bpf_get_current_pid_tgid() | KEY_CALL;
+	__u64 sp = PT_REGS_SP(ctx);
+	if (c & COOKIE_OUTER) {
+		/* replaces whatever was left: a call that never returned */
+		struct pending n = {.sp = sp, .cookie = c};
+		if (bpf_map_update_elem(&pending, &key, &n, BPF_ANY))
+			count(CNT_ARGS_FULL);
+	} else {
+		/* at or below the outer call's frame: a runtime that tail-calls
+		 * the driver leaves the stack pointer where its own entry had it */
+		struct pending *p = bpf_map_lookup_elem(&pending, &key);
+		if (p && (p->cookie & COOKIE_OUTER) && sp <= p->sp) {
+			count(CNT_NESTED_LAUNCHES);
+			return 0;
+		}
+	}
+	count_call(COOKIE_FN(c));
+	return 0;
+}
+
+SEC("uretprobe")
+int launch_return(struct pt_regs *ctx)
+{
+	if (!mine())
+		return 0;
+	__u64 key = bpf_get_current_pid_tgid() | KEY_CALL;
+	struct pending *p = bpf_map_lookup_elem(&pending, &key);
+	if (p && (p->cookie & COOKIE_OUTER))
+		bpf_map_delete_elem(&pending, &key);
+	return 0;
+}
+
+/* cudaStreamSynchronize(stream), cudaEventSynchronize(event), cudaDeviceSynchronize() */
+SEC("uprobe")
+int sync_entry(struct pt_regs *ctx)
+{
+	if (!mine())
+		return 0;
+	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
+	count_call(COOKIE_FN(c));
+	__u64 key = bpf_get_current_pid_tgid() | KEY_CALL;
+	struct pending n = {.sp = PT_REGS_SP(ctx), .cookie = c, .outp = PT_REGS_PARM1(ctx), .ts = bpf_ktime_get_ns()};
+	if (bpf_map_update_elem(&pending, &key, &n, BPF_ANY))
+		count(CNT_ARGS_FULL);
+	return 0;
+}
+
+SEC("uretprobe")
+int sync_return(struct pt_regs *ctx)
+{
+	if (!mine())
+		return 0;
+	__u64 key = bpf_get_current_pid_tgid() | KEY_CALL;
+	struct pending *p = bpf_map_lookup_elem(&pending, &key);
+	if (!p || (p->cookie & COOKIE_OUTER))
+		return 0;
+	struct pending n = *p;
+	bpf_map_delete_elem(&pending, &key);
+	long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (sid < 0)
+		count(CNT_STACK_FAIL);
+	__u64 now = bpf_ktime_get_ns();
+	emit(EV_SYNC, COOKIE_FN(n.cookie), n.ts, COOKIE_FN(n.cookie) == FN_CUDA_DEVICE_SYNCHRONIZE ? 0 : n.outp,
+	     now - n.ts, 0, (__s32)sid);
 	return 0;
 }

@@ -9,33 +9,6 @@
 #include "core/buf.h"
 #include "gpusnoop/ledger.h"
 
-static const char *const fn_names[FN_COUNT] = {
-	[FN_CUDA_MALLOC] = "cudaMalloc",
-	[FN_CUDA_FREE] = "cudaFree",
-	[FN_CUDA_MALLOC_ASYNC] = "cudaMallocAsync",
-	[FN_CUDA_FREE_ASYNC] = "cudaFreeAsync",
-	[FN_CUDA_MALLOC_MANAGED] = "cudaMallocManaged",
-	[FN_CUDA_MALLOC_HOST] = "cudaMallocHost",
-	[FN_CUDA_FREE_HOST] = "cudaFreeHost",
-	[FN_CU_MEM_ALLOC] = "cuMemAlloc_v2",
-	[FN_CU_MEM_FREE] = "cuMemFree_v2",
-	[FN_CU_MEM_CREATE] = "cuMemCreate",
-	[FN_CU_MEM_RELEASE] = "cuMemRelease",
-	[FN_CU_MEM_MAP] = "cuMemMap",
-	[FN_CU_MEM_UNMAP] = "cuMemUnmap",
-};
-
-const char *snoop_fn_name(uint32_t fn)
-{
-	return fn < FN_COUNT ? fn_names[fn] : "?";
-}
-
-const char *snoop_space_name(uint32_t space)
-{
-	static const char *const n[SPACE_COUNT] = {"memory", "handles", "mapped"};
-	return space < SPACE_COUNT ? n[space] : "?";
-}
-
 void ledger_init(struct ledger *l)
 {
 	memset(l, 0, sizeof(*l));

@@ -36,6 +36,8 @@ struct ledger {
 	uint64_t first_ts_ns, last_ts_ns;
 };
 
+_Static_assert(FN_COUNT <= 32, "a leak group keeps one bit per function");
+
 /* a group of live allocations: same stack, same space */
 struct ledger_leak {
 	int32_t stack_id;
@@ -51,8 +53,5 @@ void ledger_free(struct ledger *l);
 int ledger_event(struct ledger *l, const void *data, size_t len);
 /* Live allocations grouped, largest bytes first; *n groups; free() the array. */
 struct ledger_leak *ledger_leaks(const struct ledger *l, size_t *n);
-
-const char *snoop_fn_name(uint32_t fn);
-const char *snoop_space_name(uint32_t space);
 
 #endif

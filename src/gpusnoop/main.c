@@ -1,70 +1,56 @@
 /*
- * main.c - the gpusnoop program (run as `dyno gpusnoop` or on its own):
- * watches one process's CUDA memory calls with eBPF uprobes, without
- * touching the process, and at the end (duration over, Ctrl-C, or the
- * process exited) prints a leak report; optionally writes a Chrome-trace
- * timeline of outstanding bytes.
+ * main.c - the gpusnoop program (run as `dyno gpusnoop`, or by the daemon's
+ * gpusnoop RPC): watches one process's CUDA calls with eBPF uprobes,
+ * without touching the process - memory (--events mem, the default),
+ * kernel launches and synchronisations (launch, sync), PyTorch's caching
+ * allocator (--torch) - and at the end (duration over, Ctrl-C, or the
+ * process exited) prints a report; optionally a live table each second
+ * and a Chrome-trace timeline.
  *
- * Steps: find the mapped files of /proc/PID/maps (plus --lib) that export
- * the probed functions in .dynsym (elfsym.c), load gpusnoop.bpf.c with the
- * pid filter, attach a uprobe (and for allocations a uretprobe) per
- * function and file, drain the ring buffer into the ledger (ledger.c) and
- * the timeline, then report (report.c).
+ * Steps: find the probed functions in the files of /proc/PID/maps (plus
+ * --lib), per file, in .dynsym and .symtab (probes.c); load gpusnoop.bpf.c
+ * with the pid filter; attach an entry probe (and where needed a return
+ * probe) per function and file; drain the ring buffer into the ledger
+ * (ledger.c), the sync table (calls.c) and the timeline (timeline.c); read
+ * the launch counters each second; then report (report.c).
  *
  * Cost while running: the probes (see gpusnoop.bpf.c), one wakeup per
  * 100 ms or per batch of records, one hash operation per record, and a
- * ~150-byte timeline line per allocation or free when --trace is given.
+ * ~150-byte timeline line per allocation, free or sync when --trace is
+ * given; with the live table, one frame a second (live.c).
  *
  * Exit statuses: 0 report printed; 2 usage; 3 no such process; 4 not
  * permitted (BPF refused: not root, no CAP_BPF/CAP_PERFMON; or the process's
- * maps unreadable) or the kernel lacks uprobes;
- * 5 no probed function in any mapped file or --lib; 1 anything else.
+ * maps unreadable) or the kernel lacks uprobes; 5 no probed function in any
+ * mapped file or --lib; 1 anything else.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/args.h"
-#include "gpusnoop/elfsym.h"
+#include "gpusnoop/calls.h"
 #include "gpusnoop/ledger.h"
+#include "gpusnoop/live.h"
+#include "gpusnoop/probes.h"
 #include "gpusnoop/report.h"
 #include "gpusnoop/symbolize.h"
+#include "gpusnoop/timeline.h"
 #include "gpusnoop.skel.h"
 
 enum { EXIT_USAGE = 2, EXIT_NO_PROCESS = 3, EXIT_BPF_REFUSED = 4, EXIT_NO_CUDA = 5 };
-enum kind { K_ALLOC, K_MAP, K_FREE };
-
-static const struct probe {
-	uint32_t fn;
-	enum kind kind;
-	uint32_t space;
-} probes[FN_COUNT] = {
-	{FN_CUDA_MALLOC, K_ALLOC, SPACE_PTR},
-	{FN_CUDA_FREE, K_FREE, SPACE_PTR},
-	{FN_CUDA_MALLOC_ASYNC, K_ALLOC, SPACE_PTR},
-	{FN_CUDA_FREE_ASYNC, K_FREE, SPACE_PTR},
-	{FN_CUDA_MALLOC_MANAGED, K_ALLOC, SPACE_PTR},
-	{FN_CUDA_MALLOC_HOST, K_ALLOC, SPACE_PTR},
-	{FN_CUDA_FREE_HOST, K_FREE, SPACE_PTR},
-	{FN_CU_MEM_ALLOC, K_ALLOC, SPACE_PTR},
-	{FN_CU_MEM_FREE, K_FREE, SPACE_PTR},
-	{FN_CU_MEM_CREATE, K_ALLOC, SPACE_HANDLE},
-	{FN_CU_MEM_RELEASE, K_FREE, SPACE_HANDLE},
-	{FN_CU_MEM_MAP, K_MAP, SPACE_MAP},
-	{FN_CU_MEM_UNMAP, K_FREE, SPACE_MAP},
-};
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
@@ -85,97 +71,46 @@ static int fail(int code, const char *fmt, ...)
 	return code;
 }
 
-/* libbpf's own messages: only warnings, and only with --verbose */
+/* libbpf's own messages: only with --verbose, and never its debug chatter */
 static bool verbose;
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG || (!verbose && level != LIBBPF_WARN))
-		return 0;
-	if (!verbose)
+	if (level == LIBBPF_DEBUG || !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
 
-struct files {
-	char **path;
-	dev_t *dev;
-	ino_t *ino;
-	int n;
-};
-
-/* one entry per file, however it is named: a file probed twice would count every call twice */
-static void files_add(struct files *f, const char *p)
+/* does this process hold what loading BPF takes (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)? */
+static bool have_bpf_caps(void)
 {
-	struct stat st = {0};
-	bool known = stat(p, &st) == 0;
-	for (int i = 0; i < f->n; i++)
-		if (strcmp(f->path[i], p) == 0 || (known && f->dev[i] == st.st_dev && f->ino[i] == st.st_ino))
-			return;
-	f->path = xrealloc(f->path, (size_t)(f->n + 1) * sizeof(*f->path));
-	f->dev = xrealloc(f->dev, (size_t)(f->n + 1) * sizeof(*f->dev));
-	f->ino = xrealloc(f->ino, (size_t)(f->n + 1) * sizeof(*f->ino));
-	f->path[f->n] = xstrdup(p);
-	/* unknown (unstatable) files never match another by inode */
-	f->dev[f->n] = known ? st.st_dev : (dev_t)-1;
-	f->ino[f->n] = known ? st.st_ino : (ino_t)-1 - (ino_t)f->n;
-	f->n++;
-}
-
-/* the files the process maps, seen through its root (containers) */
-static int scan_maps(int pid, struct files *f)
-{
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/maps", pid);
-	FILE *m = fopen(p, "re");
-	if (!m)
-		return -1;
-	char line[PATH_MAX + 256];
-	while (fgets(line, sizeof(line), m)) {
-		char *path = strchr(line, '/');
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = 0;
-		char *del = strstr(path, " (deleted)");
-		if (del)
-			continue; /* replaced on disk: its symbols no longer describe the mapping */
-		char full[PATH_MAX + 64];
-		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
-		files_add(f, full);
-	}
-	fclose(m);
-	return 0;
-}
-
-struct timeline {
-	FILE *f;
-	int pid;
-	int64_t mono_to_real_ns;
-	bool first;
-};
-
-static void timeline_point(struct timeline *t, const struct ledger *l, uint64_t ts_ns)
-{
-	if (!t->f)
-		return;
-	int64_t us1000 = ((int64_t)ts_ns + t->mono_to_real_ns) / 1000; /* ns -> us, 3 decimals below */
-	fprintf(t->f,
-		"%s\n{\"name\":\"gpusnoop outstanding bytes\",\"ph\":\"C\",\"pid\":%d,\"tid\":0,\"ts\":%" PRId64
-		".%03d,\"args\":{\"memory\":%" PRIu64 ",\"handles\":%" PRIu64 ",\"mapped\":%" PRIu64 "}}",
-		t->first ? "" : ",", t->pid, us1000 / 1000, (int)(us1000 % 1000), l->outstanding[SPACE_PTR],
-		l->outstanding[SPACE_HANDLE], l->outstanding[SPACE_MAP]);
-	t->first = false;
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {{0}};
+	if (syscall(SYS_capget, &h, d))
+		return false;
+#define HAS(c) ((d[(c) / 32].effective >> ((c) % 32)) & 1)
+	return HAS(CAP_SYS_ADMIN) || (HAS(39 /* CAP_BPF */) && HAS(38 /* CAP_PERFMON */));
+#undef HAS
 }
 
 struct run {
 	struct ledger ledger;
+	struct calls calls;
 	struct timeline tl;
 };
 
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct run *r = ctx;
-	if (ledger_event(&r->ledger, data, len) == 1)
-		timeline_point(&r->tl, &r->ledger, r->ledger.last_ts_ns);
+	uint32_t type = 0;
+	if (len >= sizeof(type))
+		memcpy(&type, data, sizeof(type));
+	if (type == EV_SYNC) {
+		struct snoop_event ev;
+		if (calls_sync_event(&r->calls, data, len, &ev) == 1)
+			timeline_sync(&r->tl, &ev);
+	} else if (ledger_event(&r->ledger, data, len) == 1) {
+		timeline_bytes(&r->tl, &r->ledger, r->ledger.last_ts_ns);
+	}
 	return 0;
 }
 
@@ -188,6 +123,24 @@ static int stack_of(void *ctx, int32_t id, uint64_t *ips, int max)
 	while (k < max && k < 64 && v[k])
 		ips[k] = v[k], k++;
 	return k;
+}
+
+/* the per-CPU call counters, summed */
+static void read_calls(int fd, struct calls *c)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return;
+	uint64_t *v = xcalloc((size_t)ncpu, sizeof(*v));
+	for (uint32_t f = 0; f < FN_COUNT; f++) {
+		if (bpf_map_lookup_elem(fd, &f, v))
+			continue;
+		uint64_t t = 0;
+		for (int i = 0; i < ncpu; i++)
+			t += v[i];
+		c->count[f] = t;
+	}
+	free(v);
 }
 
 static int64_t now_ns(clockid_t c)
@@ -205,26 +158,34 @@ static int64_t now_ns(clockid_t c)
 
 int main(int argc, char **argv)
 {
-	int64_t pid = 0;
+	int64_t pid = 0, top = 10;
 	double duration = 0;
-	const char *libs = NULL, *format = "table", *trace = NULL;
+	const char *libs = NULL, *format = "table", *trace = NULL, *events = "mem";
 	int64_t ringbuf_kb = 8192;
+	bool torch = false, live_flag = false;
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
 		{"duration", 'd', ARG_DOUBLE, &duration, "S", "stop after S seconds (0: at Ctrl-C or when the process exits)", 0, 0, NULL},
+		{"events", 'e', ARG_STRING, &events, "mem,launch,sync", "what to watch: memory calls, kernel launches, synchronisations", 0, 0, NULL},
+		{"torch", 0, ARG_BOOL, &torch, NULL, "also PyTorch's caching allocator (block-level allocations, by symbol)", 0, 0, NULL},
 		{"lib", 0, ARG_STRING, &libs, "PATH[:PATH]", "also probe these libraries (e.g. one loaded later)", 0, 0, NULL},
-		{"format", 0, ARG_STRING, &format, "table|json", "leak report format", 0, 0, NULL},
-		{"trace", 0, ARG_STRING, &trace, "OUT.json", "write a Chrome-trace timeline of outstanding bytes", 0, 0, NULL},
-		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size (default 8192)", 4, 1 << 20, NULL},
-		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages", 0, 0, NULL},
+		{"format", 0, ARG_STRING, &format, "table|json", "report format", 0, 0, NULL},
+		{"trace", 0, ARG_STRING, &trace, "OUT.json", "write a Chrome-trace timeline", 0, 0, NULL},
+		{"live", 0, ARG_BOOL, &live_flag, NULL, "a live table each second even when stdout is not a terminal (stderr with --format json)", 0, 0, NULL},
+		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report", 1, 10000, NULL},
+		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size", 4, 1 << 20, NULL},
+		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, and the mapped files skipped as not ELF", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	const struct arg_cmd cmd = {
 		.prog = "gpusnoop",
-		.usage = "dyno gpusnoop --pid PID [--duration S] [--lib PATH[:PATH]] [--format table|json] [--trace OUT.json]",
-		.description = "Watch a process's CUDA memory calls with eBPF uprobes (root or CAP_BPF+CAP_PERFMON);\n"
-			       "at the end print the allocations never freed, grouped by stack.\n"
-			       "Exit: 0 report, 2 usage, 3 no such process, 4 not permitted (BPF refused), 5 no CUDA library mapped.",
+		.usage = "dyno gpusnoop --pid PID [--duration S] [--events mem,launch,sync] [--torch] [--lib PATH[:PATH]]\n"
+			 "                     [--format table|json] [--trace OUT.json] [--live] [--top N]\n"
+			 "       dyno gpusnoop --hostname H --pid PID --duration S --log-file OUT [...]  (a daemon runs it)",
+		.description = "Watch a process's CUDA calls with eBPF uprobes (root or CAP_BPF+CAP_PERFMON): memory never\n"
+			       "freed, grouped by stack; kernel launches; the stacks that synchronise most.\n"
+			       "Exit: 0 report, 2 usage, 3 no such process, 4 not permitted (BPF refused) or no uprobes,\n"
+			       "5 no CUDA library mapped.",
 		.opts = opts,
 		.min_pos = 0,
 		.max_pos = 0,
@@ -233,25 +194,38 @@ int main(int argc, char **argv)
 	int rc = args_cmd(&cmd, argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	args_free(&a);
 	bool json = strcmp(format, "json") == 0;
+	unsigned groups = 0;
+	struct buf perr = BUF_INIT;
 	if (!json && strcmp(format, "table") != 0)
-		return fail(EXIT_USAGE, "--format: expected table or json, got '%s'", format);
-	if (!pid)
-		return fail(EXIT_USAGE, "--pid is required (see --help)");
-	if (duration < 0)
-		return fail(EXIT_USAGE, "--duration must be >= 0");
+		rc = fail(EXIT_USAGE, "--format: expected table or json, got '%s'", format);
+	else if (!probe_parse_events(events, &groups, &perr))
+		rc = fail(EXIT_USAGE, "%s", perr.data);
+	else if (!pid)
+		rc = fail(EXIT_USAGE, "--pid is required (see --help)");
+	else if (duration < 0)
+		rc = fail(EXIT_USAGE, "--duration must be >= 0");
+	else if ((ringbuf_kb & (ringbuf_kb - 1)) != 0 || ringbuf_kb * 1024 < getpagesize())
+		rc = fail(EXIT_USAGE, "--ringbuf-kb: %" PRId64 " is not a power of two of at least the page size", ringbuf_kb);
+	buf_free(&perr);
+	if (rc >= 0) {
+		args_free(&a);
+		return rc;
+	}
+	if (torch)
+		groups |= GROUP_TORCH;
 
 	/* everything main holds, released at out: whatever the exit */
 	int pidfd = -1, nlinks = 0;
 	struct gpusnoop_bpf *skel = NULL;
-	struct files files = {0};
-	uint64_t(*offs)[FN_COUNT] = NULL;
+	struct probe_set set = {0};
 	struct bpf_link **links = NULL;
-	struct run run = {.tl = {.pid = (int)pid, .first = true}};
+	struct run run = {0};
 	ledger_init(&run.ledger);
+	calls_init(&run.calls);
 	struct ring_buffer *rb = NULL;
 	struct symbolizer *sym = NULL;
+	struct buf msg = BUF_INIT;
 	rc = 0;
 
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
@@ -264,94 +238,86 @@ int main(int argc, char **argv)
 	if (!skel)
 		FAIL(1, "cannot open the BPF object: %s", strerror(errno));
 	skel->rodata->target_tgid = (uint32_t)pid;
-	if ((ringbuf_kb & (ringbuf_kb - 1)) != 0 || ringbuf_kb * 1024 < getpagesize())
-		FAIL(EXIT_USAGE, "--ringbuf-kb: %" PRId64 " is not a power of two of at least the page size", ringbuf_kb);
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ringbuf_kb * 1024);
 	if (gpusnoop_bpf__load(skel)) {
 		int e = errno;
-		if (e == EPERM || e == EACCES)
+		if ((e == EPERM || e == EACCES) && !have_bpf_caps())
 			FAIL(EXIT_BPF_REFUSED,
-				    "the kernel refused to load BPF (%s): run as root or with CAP_BPF and CAP_PERFMON",
-				    strerror(e));
-		FAIL(EXIT_BPF_REFUSED, "cannot load the BPF program: %s", strerror(e));
+			     "the kernel refused to load BPF (%s): run as root or with CAP_BPF and CAP_PERFMON", strerror(e));
+		if (e == EPERM || e == EACCES) /* with the capabilities: the verifier said no, or a lockdown */
+			FAIL(1, "the kernel rejected gpusnoop's BPF program (%s): -v shows the verifier's log", strerror(e));
+		FAIL(EXIT_BPF_REFUSED, "cannot load the BPF program: %s (BPF ring buffers need Linux 5.8+)", strerror(e));
 	}
+	if (!probe_kernel_has_uprobes("", &msg))
+		FAIL(EXIT_BPF_REFUSED, "%s", msg.data);
 
-	if (scan_maps((int)pid, &files) != 0)
+	if (probe_set_add_maps(&set, (pid_t)pid) != 0)
 		FAIL(errno == EACCES || errno == EPERM ? EXIT_BPF_REFUSED : EXIT_NO_PROCESS,
-			    "cannot read /proc/%" PRId64 "/maps: %s", pid, strerror(errno));
-	int nmapped = files.n; /* the rest were named with --lib: their errors are the user's to see */
+		     "cannot read /proc/%" PRId64 "/maps: %s", pid, strerror(errno));
 	for (const char *p = libs; p && *p;) {
 		size_t n = strcspn(p, ":");
 		char *one = xstrndup(p, n);
-		files_add(&files, one);
+		probe_set_add(&set, one, true);
 		free(one);
 		p += n + (p[n] == ':');
 	}
-
-	static const char *names[FN_COUNT];
-	for (uint32_t i = 0; i < FN_COUNT; i++)
-		names[i] = snoop_fn_name(probes[i].fn);
-	offs = xcalloc((size_t)files.n + 1, sizeof(*offs));
-	int nfiles = 0, nfound = 0;
-	for (int i = 0; i < files.n; i++) {
-		struct buf err = BUF_INIT;
-		int r = elfsym_find_file(files.path[i], names, FN_COUNT, offs[i], &err);
-		if (r < 0 && i >= nmapped) {
-			rc = fail(1, "%s", err.data);
-			buf_free(&err);
-			goto out;
-		}
-		if (r < 0 && verbose)
-			fprintf(stderr, "gpusnoop: skipping %s\n", err.data);
-		if (r == 0 && i >= nmapped)
-			fprintf(stderr, "gpusnoop: warning: %s exports none of the probed functions\n", files.path[i]);
-		buf_free(&err);
-		if (r > 0)
-			nfiles++, nfound += r;
-	}
-	if (!nfound)
+	struct buf skipped = BUF_INIT;
+	int found = probe_set_find(&set, groups, verbose ? &skipped : NULL, &msg);
+	fputs(skipped.data ? skipped.data : "", stderr); /* the files skipped, with -v */
+	buf_free(&skipped);
+	if (found < 0)
+		FAIL(1, "%s", msg.data);
+	fputs(set.warnings.data ? set.warnings.data : "", stderr);
+	if (!set.nfound && set.nstripped)
 		FAIL(EXIT_NO_CUDA,
-			    "process %" PRId64 " maps no library exporting CUDA memory functions (cudaMalloc, cuMemAlloc_v2, ...);"
-			    " if it loads one later, name it with --lib",
-			    pid);
+		     "process %" PRId64 " maps no file holding the probed CUDA functions (cudaMalloc, cuMemAlloc_v2, ...)"
+		     " that can be found: %d stripped file(s) named like CUDA libraries may hold them without their"
+		     " names (see above); the process must run with an unstripped build of that library",
+		     pid, set.nstripped);
+	if (!set.nfound)
+		FAIL(EXIT_NO_CUDA,
+		     "process %" PRId64 " maps no file holding the probed CUDA functions (cudaMalloc, cuMemAlloc_v2, ...);"
+		     " if it loads one later, name it with --lib",
+		     pid);
 
-	links = xcalloc((size_t)nfound * 2 + 1, sizeof(*links));
-	for (int i = 0; i < files.n; i++)
+	links = xcalloc((size_t)set.nfound * 2 + 1, sizeof(*links));
+	for (int i = 0; i < set.n; i++)
 		for (uint32_t k = 0; k < FN_COUNT; k++) {
-			if (!offs[i][k])
+			const struct probe_file *f = &set.f[i];
+			if (!f->off[k])
 				continue;
-			const struct probe *p = &probes[k];
-			uint64_t cookie = p->fn | p->space << 8;
-			struct bpf_program *entry = p->kind == K_ALLOC ? skel->progs.alloc_entry
-						    : p->kind == K_MAP ? skel->progs.map_entry
-								       : skel->progs.free_entry;
+			const struct probe_def *p = &probe_defs[k];
+			struct bpf_program *entry = p->prog == PROG_ALLOC    ? skel->progs.alloc_entry
+						    : p->prog == PROG_FREE   ? skel->progs.free_entry
+						    : p->prog == PROG_LAUNCH ? skel->progs.launch_entry
+									     : skel->progs.sync_entry;
 			/* pid -1 and a filter in the program: a pid-bound uprobe follows one thread on some kernels */
-			struct bpf_uprobe_opts eo = {.sz = sizeof(eo), .bpf_cookie = cookie};
-			struct bpf_link *l = bpf_program__attach_uprobe_opts(entry, -1, files.path[i], offs[i][k], &eo);
+			struct bpf_uprobe_opts eo = {.sz = sizeof(eo), .bpf_cookie = p->cookie};
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(entry, -1, f->path, f->off[k], &eo);
 			if (!l) {
 				int e = errno;
-				FAIL(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP ? EXIT_BPF_REFUSED : 1,
-					    "cannot attach a uprobe to %s in %s: %s (is the kernel built with uprobes?)",
-					    names[k], files.path[i], strerror(e));
+				FAIL(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP || e == EINVAL ? EXIT_BPF_REFUSED : 1,
+				     "cannot attach a uprobe to %s in %s: %s%s", p->name, f->path, strerror(e),
+				     e == EOPNOTSUPP || e == EINVAL ? " (BPF cookies on uprobes need Linux 5.15+)" : "");
 			}
 			links[nlinks++] = l;
-			if (p->kind == K_FREE)
+			if (!p->ret)
 				continue;
-			struct bpf_uprobe_opts ro = {.sz = sizeof(ro), .bpf_cookie = cookie, .retprobe = true};
-			l = bpf_program__attach_uprobe_opts(skel->progs.alloc_return, -1, files.path[i], offs[i][k], &ro);
+			struct bpf_program *ret = p->prog == PROG_ALLOC    ? skel->progs.alloc_return
+						  : p->prog == PROG_LAUNCH ? skel->progs.launch_return
+									   : skel->progs.sync_return;
+			struct bpf_uprobe_opts ro = {.sz = sizeof(ro), .bpf_cookie = p->cookie, .retprobe = true};
+			l = bpf_program__attach_uprobe_opts(ret, -1, f->path, f->off[k], &ro);
 			if (!l)
-				FAIL(1, "cannot attach a uretprobe to %s in %s: %s", names[k], files.path[i],
-					    strerror(errno));
+				FAIL(1, "cannot attach a uretprobe to %s in %s: %s", p->name, f->path, strerror(errno));
 			links[nlinks++] = l;
 		}
 
-	if (trace) {
-		run.tl.f = fopen(trace, "we");
-		if (!run.tl.f)
-			FAIL(1, "cannot write %s: %s", trace, strerror(errno));
-		run.tl.mono_to_real_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
-		fputs("{\"traceEvents\":[", run.tl.f);
-	}
+	/* what is watched: what was asked for and found (the rest was said above, and stays absent) */
+	groups &= set.found_groups;
+	unsigned spaces = probe_spaces(groups);
+	if (trace && !timeline_open(&run.tl, trace, (int)pid, spaces))
+		FAIL(1, "cannot write %s: %s", trace, strerror(errno));
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &run, NULL);
 	if (!rb)
 		FAIL(1, "cannot open the ring buffer: %s", strerror(errno));
@@ -361,18 +327,33 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "gpusnoop: watching pid %" PRId64 ": %d probes on %d functions in %d files\n", pid, nlinks, nfound,
-		nfiles);
-	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	fprintf(stderr, "gpusnoop: watching pid %" PRId64 ": %d probes on %d functions in %d files\n", pid, nlinks,
+		set.nfound, set.nfiles);
+	int calls_fd = bpf_map__fd(skel->maps.calls);
+	int stacks_fd = bpf_map__fd(skel->maps.stacks);
+	struct report_in in = {.pid = (int)pid, .groups = groups, .ledger = &run.ledger, .calls = &run.calls,
+			       .files = set.nfiles, .top = (size_t)top, .stack = stack_of, .stack_ctx = &stacks_fd,
+			       .sym = sym};
+	/* frames replace one another on a terminal; with --format json they go to stderr */
+	struct live live = {.out = json ? stderr : stdout};
+	live.tty = isatty(fileno(live.out));
+	bool want_live = live_flag || (!json && live.tty);
+	int64_t t0 = now_ns(CLOCK_MONOTONIC), next_tick = t0 + 1000000000;
 	int64_t end = duration > 0 ? t0 + (int64_t)(duration * 1e9) : INT64_MAX;
+	uint64_t prev_launches = 0;
 	const char *why = "interrupted";
 	for (;;) {
+		/* records are submitted without a wakeup until the buffer is a
+		 * quarter full: after a quiet 100 ms, take what is there */
 		int r = ring_buffer__poll(rb, 100);
+		if (r == 0)
+			r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR)
 			FAIL(1, "ring buffer: %s", strerror(-r));
 		if (interrupted)
 			break;
-		if (now_ns(CLOCK_MONOTONIC) >= end) {
+		int64_t now = now_ns(CLOCK_MONOTONIC);
+		if (now >= end) {
 			why = "duration";
 			break;
 		}
@@ -381,51 +362,61 @@ int main(int argc, char **argv)
 			why = "process exited";
 			break;
 		}
+		if (now >= next_tick) {
+			/* once a second: the launch counters, the live table */
+			double since = (double)(now - next_tick + 1000000000) / 1e9;
+			next_tick = now + 1000000000;
+			read_calls(calls_fd, &run.calls);
+			if (groups & GROUP_LAUNCH) {
+				uint64_t t = calls_sum(&run.calls, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+				timeline_launches(&run.tl, (uint64_t)now, (double)(t - prev_launches) / since);
+				prev_launches = t;
+			}
+			if (want_live) {
+				in.seconds = (double)(now - t0) / 1e9;
+				live_frame(&live, &in);
+			}
+		}
 	}
 	double secs = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	/* detach first, so nothing arrives after the last drain (each detach
 	 * waits for an RCU grace period: ~1 s for 20 probes, not counted above) */
-	int attached = nlinks;
+	in.probes = nlinks;
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	nlinks = 0;
 	ring_buffer__consume(rb);
+	read_calls(calls_fd, &run.calls);
+	if (groups & GROUP_LAUNCH) { /* the launch rate over the last (partial) second */
+		int64_t now = now_ns(CLOCK_MONOTONIC);
+		double since = (double)(now - next_tick + 1000000000) / 1e9;
+		uint64_t t = calls_sum(&run.calls, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+		timeline_launches(&run.tl, (uint64_t)now, since > 0 ? (double)(t - prev_launches) / since : 0);
+	}
 
-	struct report_in in = {.pid = (int)pid, .seconds = secs, .end_reason = why, .ledger = &run.ledger,
-			       .probes = attached, .files = nfiles, .stack = stack_of, .sym = sym};
-	int stacks_fd = bpf_map__fd(skel->maps.stacks);
-	in.stack_ctx = &stacks_fd;
+	in.seconds = secs;
+	in.end_reason = why;
 	int cfd = bpf_map__fd(skel->maps.counters);
 	for (uint32_t i = 0; i < CNT_COUNT; i++)
 		bpf_map_lookup_elem(cfd, &i, &in.counters[i]);
 	report_write(stdout, &in, json);
-
-	if (run.tl.f) {
-		/* a last point at the end, so the timeline reaches the report's moment */
-		timeline_point(&run.tl, &run.ledger, (uint64_t)now_ns(CLOCK_MONOTONIC));
-		fputs("\n]}\n", run.tl.f);
-		int closed = fclose(run.tl.f);
-		run.tl.f = NULL;
-		if (closed != 0)
-			rc = fail(1, "writing %s: %s", trace, strerror(errno));
-	}
+	if (trace && !timeline_close(&run.tl, &run.ledger, (uint64_t)now_ns(CLOCK_MONOTONIC)))
+		rc = fail(1, "writing %s: %s", trace, strerror(errno));
 out:
 	if (run.tl.f)
-		fclose(run.tl.f);
+		timeline_close(&run.tl, &run.ledger, (uint64_t)now_ns(CLOCK_MONOTONIC));
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	sym_close(sym);
 	ring_buffer__free(rb);
 	gpusnoop_bpf__destroy(skel);
 	ledger_free(&run.ledger);
-	for (int i = 0; i < files.n; i++)
-		free(files.path[i]);
-	free(files.path);
-	free(files.dev);
-	free(files.ino);
-	free(offs);
+	calls_free(&run.calls);
+	probe_set_free(&set);
+	buf_free(&msg);
 	free(links);
 	if (pidfd >= 0)
 		close(pidfd);
+	args_free(&a);
 	return rc;
 }

@@ -1,11 +1,12 @@
 /*
  * report.c - see report.h.  Cost: one symbolization per distinct frame of
- * a leaking stack (libdw caches per module), nothing per allocation.
+ * a reported stack (libdw caches per module), nothing per allocation.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "core/json.h"
+#include "gpusnoop/probes.h"
 #include "gpusnoop/report.h"
 
 #define REPORT_MAX_FRAMES 64
@@ -20,7 +21,7 @@ static void fns_text(struct buf *b, uint32_t mask)
 		}
 }
 
-static void frame_text(struct buf *b, const struct sym_frame *fr, uint64_t ip)
+void report_frame_text(struct buf *b, const struct sym_frame *fr, uint64_t ip)
 {
 	if (fr->function && fr->file)
 		buf_printf(b, "%s (%s:%d)", fr->function, fr->file, fr->line);
@@ -32,139 +33,257 @@ static void frame_text(struct buf *b, const struct sym_frame *fr, uint64_t ip)
 		buf_printf(b, "0x%" PRIx64, ip);
 }
 
-static void write_json(struct buf *b, const struct report_in *in, const struct ledger_leak *g, size_t n)
+static int stack_of(const struct report_in *in, int32_t id, uint64_t *ips)
+{
+	return id >= 0 ? in->stack(in->stack_ctx, id, ips, REPORT_MAX_FRAMES) : 0;
+}
+
+static void stack_table(struct buf *b, const struct report_in *in, int32_t id)
+{
+	uint64_t ips[REPORT_MAX_FRAMES];
+	int k = stack_of(in, id, ips);
+	if (k <= 0)
+		buf_puts(b, "    (stack unavailable)\n");
+	for (int j = 0; j < k; j++) {
+		struct sym_frame fr;
+		sym_lookup(in->sym, ips[j], true, &fr);
+		buf_puts(b, "    ");
+		report_frame_text(b, &fr, ips[j]);
+		buf_putc(b, '\n');
+	}
+}
+
+static void stack_json(struct jw *w, const struct report_in *in, int32_t id)
+{
+	uint64_t ips[REPORT_MAX_FRAMES];
+	int k = stack_of(in, id, ips);
+	if (k <= 0) {
+		jw_null(w); /* unavailable, not empty */
+		return;
+	}
+	jw_arr_begin(w);
+	for (int j = 0; j < k; j++) {
+		struct sym_frame fr;
+		sym_lookup(in->sym, ips[j], true, &fr);
+		char hex[32];
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, ips[j]);
+		jw_obj_begin(w);
+		jw_key(w, "addr"), jw_str(w, hex);
+		if (fr.function)
+			jw_key(w, "function"), jw_str(w, fr.function), jw_key(w, "offset"), jw_u64(w, fr.offset);
+		if (fr.file)
+			jw_key(w, "file"), jw_str(w, fr.file), jw_key(w, "line"), jw_i64(w, fr.line);
+		if (fr.module)
+			jw_key(w, "module"), jw_str(w, fr.module), jw_key(w, "module_offset"), jw_u64(w, fr.module_offset);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static void via_json(struct jw *w, uint32_t mask)
+{
+	jw_key(w, "via");
+	jw_arr_begin(w);
+	for (uint32_t f = 0; f < FN_COUNT; f++)
+		if (mask & (1u << f))
+			jw_str(w, snoop_fn_name(f));
+	jw_arr_end(w);
+}
+
+static uint64_t space_count(const struct ledger_leak *g, size_t n, uint32_t s)
+{
+	uint64_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += g[i].space == s ? g[i].count : 0;
+	return c;
+}
+
+static double rate(uint64_t n, double secs)
+{
+	return secs > 0 ? (double)n / secs : 0;
+}
+
+static void write_json(struct buf *b, const struct report_in *in, const struct ledger_leak *g, size_t n,
+		       const struct sync_group *sg, size_t nsg)
 {
 	const struct ledger *l = in->ledger;
+	const struct calls *c = in->calls;
+	unsigned spaces = probe_spaces(in->groups);
 	struct jw w;
 	jw_init(&w, b);
 	jw_obj_begin(&w);
 	jw_key(&w, "pid"), jw_i64(&w, in->pid);
 	jw_key(&w, "seconds"), jw_f64(&w, in->seconds);
 	jw_key(&w, "end"), jw_str(&w, in->end_reason);
+	jw_key(&w, "events");
+	jw_arr_begin(&w);
+	static const char *const gn[] = {"mem", "launch", "sync", "torch"};
+	for (unsigned i = 0; i < 4; i++)
+		if (in->groups & (1u << i))
+			jw_str(&w, gn[i]);
+	jw_arr_end(&w);
 	jw_key(&w, "probes"), jw_i64(&w, in->probes);
 	jw_key(&w, "files"), jw_i64(&w, in->files);
-	jw_key(&w, "allocations"), jw_u64(&w, l->allocs);
-	jw_key(&w, "frees"), jw_u64(&w, l->frees);
-	jw_key(&w, "unmatched_frees"), jw_u64(&w, l->unmatched_frees);
+	if (spaces) {
+		jw_key(&w, "allocations"), jw_u64(&w, l->allocs);
+		jw_key(&w, "frees"), jw_u64(&w, l->frees);
+		jw_key(&w, "unmatched_frees"), jw_u64(&w, l->unmatched_frees);
+	}
 	jw_key(&w, "lost");
 	jw_obj_begin(&w);
 	jw_key(&w, "ringbuf_drops"), jw_u64(&w, in->counters[CNT_RINGBUF_DROPS]);
 	jw_key(&w, "calls_in_flight_full"), jw_u64(&w, in->counters[CNT_ARGS_FULL]);
 	jw_key(&w, "stacks_unavailable"), jw_u64(&w, in->counters[CNT_STACK_FAIL]);
-	jw_key(&w, "invalid_records"), jw_u64(&w, l->invalid);
+	jw_key(&w, "invalid_records"), jw_u64(&w, l->invalid + c->invalid);
 	jw_key(&w, "reallocated_without_free"), jw_u64(&w, l->replaced);
 	jw_obj_end(&w);
 	jw_key(&w, "nested_calls"), jw_u64(&w, in->counters[CNT_NESTED]);
 	jw_key(&w, "failed_calls"), jw_u64(&w, in->counters[CNT_FAILED_CALLS]);
-	jw_key(&w, "leaked");
-	jw_obj_begin(&w);
-	for (uint32_t s = 0; s < SPACE_COUNT; s++) {
-		jw_key(&w, snoop_space_name(s));
+	if (in->groups & GROUP_LAUNCH) {
+		uint64_t t = calls_sum(c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+		jw_key(&w, "launches");
 		jw_obj_begin(&w);
-		uint64_t c = 0;
-		for (size_t i = 0; i < n; i++)
-			c += g[i].space == s ? g[i].count : 0;
-		jw_key(&w, "bytes"), jw_u64(&w, l->outstanding[s]);
-		jw_key(&w, "count"), jw_u64(&w, c);
-		jw_key(&w, "peak_bytes"), jw_u64(&w, l->peak[s]);
+		jw_key(&w, "total"), jw_u64(&w, t);
+		jw_key(&w, "per_second"), jw_f64(&w, rate(t, in->seconds));
+		jw_key(&w, "by_function");
+		jw_obj_begin(&w);
+		for (uint32_t f = FN_CUDA_LAUNCH_KERNEL; f <= FN_CUDA_GRAPH_LAUNCH; f++)
+			jw_key(&w, snoop_fn_name(f)), jw_u64(&w, c->count[f]);
+		jw_obj_end(&w);
+		jw_key(&w, "nested_driver_launches"), jw_u64(&w, in->counters[CNT_NESTED_LAUNCHES]);
 		jw_obj_end(&w);
 	}
-	jw_obj_end(&w);
-	jw_key(&w, "leaks");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < n; i++) {
+	if (in->groups & GROUP_SYNC) {
+		uint64_t t = calls_sum(c, FN_CUDA_DEVICE_SYNCHRONIZE, FN_CUDA_EVENT_SYNCHRONIZE);
+		jw_key(&w, "syncs");
 		jw_obj_begin(&w);
-		jw_key(&w, "bytes"), jw_u64(&w, g[i].bytes);
-		jw_key(&w, "count"), jw_u64(&w, g[i].count);
-		jw_key(&w, "space"), jw_str(&w, snoop_space_name(g[i].space));
-		jw_key(&w, "via");
+		jw_key(&w, "total"), jw_u64(&w, t);
+		jw_key(&w, "per_second"), jw_f64(&w, rate(t, in->seconds));
+		jw_key(&w, "seconds_waiting"), jw_f64(&w, (double)c->sync_ns / 1e9);
+		jw_key(&w, "by_function");
+		jw_obj_begin(&w);
+		for (uint32_t f = FN_CUDA_DEVICE_SYNCHRONIZE; f <= FN_CUDA_EVENT_SYNCHRONIZE; f++)
+			jw_key(&w, snoop_fn_name(f)), jw_u64(&w, c->count[f]);
+		jw_obj_end(&w);
+		jw_key(&w, "stacks");
 		jw_arr_begin(&w);
-		for (uint32_t f = 0; f < FN_COUNT; f++)
-			if (g[i].fn_mask & (1u << f))
-				jw_str(&w, snoop_fn_name(f));
+		for (size_t i = 0; i < nsg && i < in->top; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "count"), jw_u64(&w, sg[i].count);
+			jw_key(&w, "total_ns"), jw_u64(&w, sg[i].total_ns);
+			jw_key(&w, "max_ns"), jw_u64(&w, sg[i].max_ns);
+			via_json(&w, sg[i].fn_mask);
+			jw_key(&w, "stack");
+			stack_json(&w, in, sg[i].stack_id);
+			jw_obj_end(&w);
+		}
 		jw_arr_end(&w);
-		jw_key(&w, "stack");
-		uint64_t ips[REPORT_MAX_FRAMES];
-		int k = g[i].stack_id >= 0 ? in->stack(in->stack_ctx, g[i].stack_id, ips, REPORT_MAX_FRAMES) : 0;
-		if (k <= 0) {
-			jw_null(&w); /* unavailable, not empty */
-		} else {
-			jw_arr_begin(&w);
-			for (int j = 0; j < k; j++) {
-				struct sym_frame fr;
-				sym_lookup(in->sym, ips[j], true, &fr);
-				char hex[32];
-				snprintf(hex, sizeof(hex), "0x%" PRIx64, ips[j]);
-				jw_obj_begin(&w);
-				jw_key(&w, "addr"), jw_str(&w, hex);
-				if (fr.function)
-					jw_key(&w, "function"), jw_str(&w, fr.function), jw_key(&w, "offset"),
-						jw_u64(&w, fr.offset);
-				if (fr.file)
-					jw_key(&w, "file"), jw_str(&w, fr.file), jw_key(&w, "line"), jw_i64(&w, fr.line);
-				if (fr.module)
-					jw_key(&w, "module"), jw_str(&w, fr.module), jw_key(&w, "module_offset"),
-						jw_u64(&w, fr.module_offset);
-				jw_obj_end(&w);
-			}
-			jw_arr_end(&w);
+		jw_obj_end(&w);
+	}
+	if (spaces) {
+		jw_key(&w, "leaked");
+		jw_obj_begin(&w);
+		for (uint32_t s = 0; s < SPACE_COUNT; s++) {
+			if (!(spaces & (1u << s)))
+				continue;
+			jw_key(&w, snoop_space_name(s));
+			jw_obj_begin(&w);
+			jw_key(&w, "bytes"), jw_u64(&w, l->outstanding[s]);
+			jw_key(&w, "count"), jw_u64(&w, space_count(g, n, s));
+			jw_key(&w, "peak_bytes"), jw_u64(&w, l->peak[s]);
+			jw_obj_end(&w);
 		}
 		jw_obj_end(&w);
+		jw_key(&w, "leaks");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < n; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "bytes"), jw_u64(&w, g[i].bytes);
+			jw_key(&w, "count"), jw_u64(&w, g[i].count);
+			jw_key(&w, "space"), jw_str(&w, snoop_space_name(g[i].space));
+			via_json(&w, g[i].fn_mask);
+			jw_key(&w, "stack");
+			stack_json(&w, in, g[i].stack_id);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
 	}
-	jw_arr_end(&w);
 	jw_obj_end(&w);
 	buf_putc(b, '\n');
 }
 
-static void write_table(struct buf *b, const struct report_in *in, const struct ledger_leak *g, size_t n)
+static void counts_text(struct buf *b, const struct calls *c, uint32_t first, uint32_t last)
+{
+	for (uint32_t f = first; f <= last; f++)
+		buf_printf(b, "%s%s %" PRIu64, f == first ? "" : ", ", snoop_fn_name(f), c->count[f]);
+}
+
+static void write_table(struct buf *b, const struct report_in *in, const struct ledger_leak *g, size_t n,
+			const struct sync_group *sg, size_t nsg)
 {
 	const struct ledger *l = in->ledger;
+	const struct calls *c = in->calls;
+	unsigned spaces = probe_spaces(in->groups);
 	buf_printf(b, "gpusnoop: pid %d, %.1f s (%s), %d probes in %d files\n", in->pid, in->seconds, in->end_reason,
 		   in->probes, in->files);
-	buf_printf(b, "seen: %" PRIu64 " allocations, %" PRIu64 " frees (%" PRIu64 " of pointers not live: freed again by a nested call, or allocated before the probes)\n",
-		   l->allocs, l->frees, l->unmatched_frees);
-	uint64_t lost = in->counters[CNT_RINGBUF_DROPS] + in->counters[CNT_ARGS_FULL] + l->invalid + l->replaced;
+	if (spaces)
+		buf_printf(b, "seen: %" PRIu64 " allocations, %" PRIu64 " frees (%" PRIu64 " of pointers not live: freed again by a nested call, or allocated before the probes)\n",
+			   l->allocs, l->frees, l->unmatched_frees);
+	uint64_t lost = in->counters[CNT_RINGBUF_DROPS] + in->counters[CNT_ARGS_FULL] + l->invalid + c->invalid + l->replaced;
 	buf_printf(b, "lost: %" PRIu64 " records dropped (ring buffer full), %" PRIu64 " calls untracked (too many in flight), %" PRIu64
 		      " invalid records, %" PRIu64 " allocations whose free was missed; %" PRIu64 " stacks unavailable%s\n",
-		   in->counters[CNT_RINGBUF_DROPS], in->counters[CNT_ARGS_FULL], l->invalid, l->replaced,
-		   in->counters[CNT_STACK_FAIL], lost ? "  (WARNING: the leak report below is incomplete)" : "");
-	for (uint32_t s = 0; s < SPACE_COUNT; s++) {
-		uint64_t c = 0;
-		for (size_t i = 0; i < n; i++)
-			c += g[i].space == s ? g[i].count : 0;
-		buf_printf(b, "never freed (%s): %" PRIu64 " bytes in %" PRIu64 " allocations (peak outstanding %" PRIu64 " bytes)\n",
-			   snoop_space_name(s), l->outstanding[s], c, l->peak[s]);
+		   in->counters[CNT_RINGBUF_DROPS], in->counters[CNT_ARGS_FULL], l->invalid + c->invalid, l->replaced,
+		   in->counters[CNT_STACK_FAIL], lost ? "  (WARNING: the report below is incomplete)" : "");
+	if (in->groups & GROUP_LAUNCH) {
+		uint64_t t = calls_sum(c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+		buf_printf(b, "launches: %" PRIu64 " (%.1f/s): ", t, rate(t, in->seconds));
+		counts_text(b, c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+		buf_printf(b, "; %" PRIu64 " driver launches inside cudaLaunchKernel not counted again\n",
+			   in->counters[CNT_NESTED_LAUNCHES]);
 	}
+	if (in->groups & GROUP_SYNC) {
+		uint64_t t = calls_sum(c, FN_CUDA_DEVICE_SYNCHRONIZE, FN_CUDA_EVENT_SYNCHRONIZE);
+		buf_printf(b, "synchronisations: %" PRIu64 " (%.1f/s), %.3f s waiting: ", t, rate(t, in->seconds),
+			   (double)c->sync_ns / 1e9);
+		counts_text(b, c, FN_CUDA_DEVICE_SYNCHRONIZE, FN_CUDA_EVENT_SYNCHRONIZE);
+		buf_putc(b, '\n');
+	}
+	for (uint32_t s = 0; s < SPACE_COUNT; s++)
+		if (spaces & (1u << s))
+			buf_printf(b, "never freed (%s): %" PRIu64 " bytes in %" PRIu64 " allocations (peak outstanding %" PRIu64 " bytes)\n",
+				   snoop_space_name(s), l->outstanding[s], space_count(g, n, s), l->peak[s]);
 	for (size_t i = 0; i < n; i++) {
 		buf_printf(b, "\n%" PRIu64 " bytes in %" PRIu64 " allocations (%s) via ", g[i].bytes, g[i].count,
 			   snoop_space_name(g[i].space));
 		fns_text(b, g[i].fn_mask);
 		buf_putc(b, '\n');
-		uint64_t ips[REPORT_MAX_FRAMES];
-		int k = g[i].stack_id >= 0 ? in->stack(in->stack_ctx, g[i].stack_id, ips, REPORT_MAX_FRAMES) : 0;
-		if (k <= 0)
-			buf_puts(b, "    (stack unavailable)\n");
-		for (int j = 0; j < k; j++) {
-			struct sym_frame fr;
-			sym_lookup(in->sym, ips[j], true, &fr);
-			buf_puts(b, "    ");
-			frame_text(b, &fr, ips[j]);
+		stack_table(b, in, g[i].stack_id);
+	}
+	if (in->groups & GROUP_SYNC && nsg) {
+		buf_printf(b, "\nstacks that synchronised most (%zu of %zu):\n", nsg < in->top ? nsg : in->top, nsg);
+		for (size_t i = 0; i < nsg && i < in->top; i++) {
+			buf_printf(b, "\n%" PRIu64 " synchronisations (%.3f ms, longest %.3f ms) via ", sg[i].count,
+				   (double)sg[i].total_ns / 1e6, (double)sg[i].max_ns / 1e6);
+			fns_text(b, sg[i].fn_mask);
 			buf_putc(b, '\n');
+			stack_table(b, in, sg[i].stack_id);
 		}
 	}
 }
 
 void report_write(FILE *f, const struct report_in *in, bool json)
 {
-	size_t n;
+	size_t n, nsg;
 	struct ledger_leak *g = ledger_leaks(in->ledger, &n);
+	struct sync_group *sg = calls_sync_top(in->calls, &nsg);
 	struct buf b = BUF_INIT;
 	if (json)
-		write_json(&b, in, g, n);
+		write_json(&b, in, g, n, sg, nsg);
 	else
-		write_table(&b, in, g, n);
+		write_table(&b, in, g, n, sg, nsg);
 	fwrite(b.data, 1, b.len, f);
 	fflush(f);
 	buf_free(&b);
 	free(g);
+	free(sg);
 }

@@ -1,9 +1,12 @@
 /*
- * report.h - gpusnoop's leak report at exit: the live allocations of the
- * ledger grouped by stack, largest first, each stack symbolized, with the
- * totals and every count of what was lost (ring-buffer drops, calls the
- * probes could not follow) so a report with losses says so.  As a table
- * (people) or one JSON object (scripts).
+ * report.h - gpusnoop's report at exit: what was watched, every count of
+ * what was lost (ring-buffer drops, calls the probes could not follow) so
+ * a report with losses says so; for memory the live allocations of the
+ * ledger grouped by stack, largest first; for launches the counts and
+ * rates per entry point; for synchronisations the counts, the time waited
+ * and the stacks that synchronised most.  Each stack symbolized.  As a
+ * table (people) or one JSON object (scripts).  A part not watched is
+ * absent, not zero.
  */
 #ifndef DYNO_GPUSNOOP_REPORT_H
 #define DYNO_GPUSNOOP_REPORT_H
@@ -11,6 +14,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/buf.h"
+#include "gpusnoop/calls.h"
 #include "gpusnoop/ledger.h"
 #include "gpusnoop/symbolize.h"
 
@@ -21,14 +26,20 @@ struct report_in {
 	int pid;
 	double seconds;
 	const char *end_reason; /* "duration", "interrupted", "process exited" */
+	unsigned groups;        /* GROUP_* watched (probes.h) */
 	const struct ledger *ledger;
+	const struct calls *calls;
 	uint64_t counters[CNT_COUNT];
 	int probes, files;
+	size_t top;             /* sync stacks shown (all leaks are) */
 	report_stack_fn stack;
 	void *stack_ctx;
 	struct symbolizer *sym;
 };
 
 void report_write(FILE *f, const struct report_in *in, bool json);
+
+/* One frame as the table shows it: "fn (file:line)", "fn+0x..", "module+0x..", "0x..". */
+void report_frame_text(struct buf *b, const struct sym_frame *fr, uint64_t ip);
 
 #endif

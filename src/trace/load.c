@@ -636,8 +636,8 @@ static bool parse_distinfo(struct trace_parser *p)
 	return ok;
 }
 
-/* "rank-N", "rank_N" or "rankN" in the file's base name. */
-static bool rank_from_name(const char *path, int *out)
+/* "rank-N", "rank_N" or "rankN" in the file's base name (model.h). */
+bool trace_rank_from_name(const char *path, int *out)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
@@ -800,6 +800,17 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 			} else if (!json_skip(jr)) {
 				goto broken;
 			}
+		} else if (KEYIS("baseTimeNanoseconds")) {
+			/* Kineto's ts are µs since this base (model.h): the warehouse's
+			 * trace time, stitch's clock alignment */
+			t = json_next(jr);
+			int64_t base;
+			if (t == JSON_NUMBER && json_num_i64(&jr->num, &base) && base > 0) {
+				r->base_time_ns = base;
+				r->has_base_time = true;
+			} else if (t == JSON_ERROR || !json_skip(jr)) {
+				goto broken;
+			}
 		} else {
 			json_next(jr);
 			if (!json_skip(jr))
@@ -845,7 +856,7 @@ done:
 	if (p.have_rank) {
 		r->rank = (int)p.dist_rank;
 		r->rank_rule = TRACE_RANK_DISTINFO;
-	} else if (rank_from_name(name, &r->rank)) {
+	} else if (trace_rank_from_name(name, &r->rank)) {
 		r->rank_rule = TRACE_RANK_FILENAME;
 	} else if (opts->rank_given) {
 		r->rank = opts->rank;

@@ -255,6 +255,10 @@ struct trace_rank {
 	 * cuda_profiler_range rows, ascending idx, each row's in file order */
 	struct trace_range_arg *range_args;
 	size_t nrange_args, range_args_cap;
+	/* the file's top-level baseTimeNanoseconds (additive): its ts are µs
+	 * since then (newer Kineto); absent: the ts are µs of the wall clock */
+	int64_t base_time_ns;
+	bool has_base_time;
 	/* keep_kernel_occupancy (additive): an optional column (columns.h),
 	 * Kineto's "est. achieved occupancy %" arg of each row, NaN where the
 	 * row has none (CPU rows, copies, a trace without it); NULL and
@@ -410,6 +414,13 @@ int trace_set_select(struct trace_set *set, const struct trace_select *sel, stru
  * unchanged). */
 int trace_select_parse_iterations(const char *s, struct trace_select *sel);
 int trace_select_parse_time_range(const char *s, struct trace_select *sel);
+
+/* The trace files of path appended to *paths (*np of *cap, malloc'd
+ * strings): a directory's *.json / *.json.gz entries in name order, a file
+ * or "-" as it is.  0, or -1 with the message in err. */
+int trace_list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err);
+/* The file-name rank rule: "rank-N", "rank_N" or "rankN" in path's base name. */
+bool trace_rank_from_name(const char *path, int *out);
 
 /* A human summary of what was skipped and why (empty when nothing was). */
 void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);

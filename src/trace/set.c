@@ -202,10 +202,8 @@ static void set_adopt(struct trace_set *set, struct trace_rank **ranks, size_t n
 	trace_set_finish(set, opts);
 }
 
-/* Add the trace files of path to *paths: a directory's *.json / *.json.gz
- * entries in name order, a file or "-" (stdin) as it is.  0, or -1 with
- * the message in err. */
-static int list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err)
+/* Add the trace files of path to *paths (model.h). */
+int trace_list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err)
 {
 	struct stat st;
 	if (strcmp(path, "-") != 0 && stat(path, &st) != 0) {
@@ -267,7 +265,7 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		if (nstdin > 1) {
 			buf_puts(err, "-: stdin can be read once only");
 		}
-		if (nstdin > 1 || list_path(inputs[i], &paths, &np, &cap, err) != 0) {
+		if (nstdin > 1 || trace_list_path(inputs[i], &paths, &np, &cap, err) != 0) {
 			for (size_t k = 0; k < np; k++)
 				free(paths[k]);
 			free(paths);

@@ -1,8 +1,10 @@
 /*
  * fake_cuda.c - a stand-in for the CUDA driver library (libcuda.so) for
  * gpusnoop's tests on machines without a GPU: exports the driver's memory
- * entry points by their real names and calling conventions, backed by host
- * memory.  Only what gpusnoop probes; not a CUDA emulation.
+ * and launch entry points by their real names and calling conventions,
+ * backed by host memory (a launch does nothing).  Only what gpusnoop
+ * probes; not a CUDA emulation.  Also linked, hidden, into
+ * libtorch_cuda-fake.so (a runtime linked statically into another library).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +15,9 @@ int cuMemCreate(uint64_t *handle, size_t size, const void *prop, unsigned long l
 int cuMemRelease(uint64_t handle);
 int cuMemMap(uint64_t ptr, size_t size, size_t offset, uint64_t handle, unsigned long long flags);
 int cuMemUnmap(uint64_t ptr, size_t size);
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shmem, void *stream, void **params, void **extra);
+int cuLaunchKernelEx(const void *config, void *f, void **params, void **extra);
 
 /* CUDA_ERROR_OUT_OF_MEMORY for absurd sizes, so a failing call can be tested */
 #define FAKE_OOM 2
@@ -54,5 +59,19 @@ int cuMemMap(uint64_t ptr, size_t size, size_t offset, uint64_t handle, unsigned
 int cuMemUnmap(uint64_t ptr, size_t size)
 {
 	(void)ptr, (void)size;
+	return 0;
+}
+
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shmem, void *stream, void **params, void **extra)
+{
+	(void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)stream;
+	(void)params, (void)extra;
+	return 0;
+}
+
+int cuLaunchKernelEx(const void *config, void *f, void **params, void **extra)
+{
+	(void)config, (void)f, (void)params, (void)extra;
 	return 0;
 }

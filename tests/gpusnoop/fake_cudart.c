@@ -1,11 +1,15 @@
 /*
  * fake_cudart.c - a stand-in for the CUDA runtime (libcudart.so) for
- * gpusnoop's tests: the runtime's memory entry points by their real names.
- * Like the real runtime, cudaMalloc/cudaFree go through the driver
- * (libcuda-fake.so), so the tests see nested probed calls counted once.
+ * gpusnoop's tests: the runtime's memory, launch and synchronisation entry
+ * points by their real names.  Like the real runtime, cudaMalloc/cudaFree
+ * and cudaLaunchKernel go through the driver (libcuda-fake.so), so the
+ * tests see nested probed calls counted once.  A synchronisation sleeps
+ * 1 ms, standing for the wait (FAKE_CUDA_SYNC_US=N: N us; 0: no wait, for
+ * the bench).
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 int cuMemAlloc_v2(uint64_t *dptr, size_t size);
 int cuMemFree_v2(uint64_t dptr);
@@ -18,6 +22,17 @@ int cudaMallocManaged(void **p, size_t size, unsigned flags);
 extern void (*fake_cuda_managed_hook)(void);
 int cudaMallocHost(void **p, size_t size);
 int cudaFreeHost(void *p);
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shmem, void *stream, void **params, void **extra);
+
+typedef struct {
+	unsigned x, y, z;
+} dim3;
+int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, void *stream);
+int cudaGraphLaunch(void *exec, void *stream);
+int cudaDeviceSynchronize(void);
+int cudaStreamSynchronize(void *stream);
+int cudaEventSynchronize(void *event);
 
 #define FAKE_OOM 2 /* cudaErrorMemoryAllocation */
 
@@ -75,4 +90,51 @@ int cudaFreeHost(void *p)
 {
 	free(p);
 	return 0;
+}
+
+/* not a tail call, so the driver's launch runs below this frame as in the real runtime */
+static volatile int launched;
+int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, void *stream)
+{
+	int r = cuLaunchKernel((void *)func, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shmem,
+			       stream, args, NULL);
+	launched++;
+	return r;
+}
+
+int cudaGraphLaunch(void *exec, void *stream)
+{
+	(void)exec, (void)stream;
+	return 0;
+}
+
+static int wait_a_little(void)
+{
+	static long us = -1;
+	if (us < 0) {
+		const char *e = getenv("FAKE_CUDA_SYNC_US");
+		us = e ? atol(e) : 1000;
+		us = us < 0 ? 0 : us;
+	}
+	struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+	if (us)
+		nanosleep(&ts, NULL);
+	return 0;
+}
+
+int cudaDeviceSynchronize(void)
+{
+	return wait_a_little();
+}
+
+int cudaStreamSynchronize(void *stream)
+{
+	(void)stream;
+	return wait_a_little();
+}
+
+int cudaEventSynchronize(void *event)
+{
+	(void)event;
+	return wait_a_little();
 }

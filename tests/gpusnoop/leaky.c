@@ -13,8 +13,18 @@
  *   leak_handle      cuMemCreate       1 x 2097152 (handles)
  * memory: 3177042 bytes in 17 allocations; handles: 2097152 in 1.
  * (never_returns' cudaMallocManaged of 5555 bytes is never seen returning.)
+ *
+ * Launches (launch_some): cudaLaunchKernel 5 (each calling the driver's
+ * cuLaunchKernel: not counted again), cuLaunchKernel 3, cuLaunchKernelEx 2,
+ * cudaGraphLaunch 1: 11.
+ * Synchronisations: sync_often cudaStreamSynchronize 4; sync_in_thread
+ * cudaEventSynchronize 1 per thread (one stack, 2); sync_rarely
+ * cudaDeviceSynchronize 1 and cudaEventSynchronize 1: 8, each >= 1 ms.
+ *
  * LEAKY_CHURN=N adds N cudaMallocAsync+cudaFreeAsync pairs in a burst
  * (2 records each, nothing leaked): enough to overflow a small ring buffer.
+ * LEAKY_HOLD=1: after the work, print "done" and wait for a second line
+ * before exiting (the live table is looked at meanwhile).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -36,6 +46,17 @@ int cuMemCreate(uint64_t *handle, size_t size, const void *prop, unsigned long l
 int cuMemRelease(uint64_t handle);
 int cuMemMap(uint64_t ptr, size_t size, size_t offset, uint64_t handle, unsigned long long flags);
 int cuMemUnmap(uint64_t ptr, size_t size);
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shmem, void *stream, void **params, void **extra);
+int cuLaunchKernelEx(const void *config, void *f, void **params, void **extra);
+typedef struct {
+	unsigned x, y, z;
+} dim3;
+int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, void *stream);
+int cudaGraphLaunch(void *exec, void *stream);
+int cudaDeviceSynchronize(void);
+int cudaStreamSynchronize(void *stream);
+int cudaEventSynchronize(void *event);
 
 #define NOINLINE __attribute__((noinline))
 /* keeps the compiler from turning a call in tail position into a jump (no frame left) */
@@ -139,10 +160,44 @@ NOINLINE static void leak_in_thread(void)
 	sink++;
 }
 
+NOINLINE static void launch_some(void)
+{
+	dim3 g = {1, 1, 1};
+	for (int i = 0; i < 5; i++)
+		check(cudaLaunchKernel((void *)launch_some, g, g, NULL, 0, NULL), "cudaLaunchKernel");
+	for (int i = 0; i < 3; i++)
+		check(cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
+	for (int i = 0; i < 2; i++)
+		check(cuLaunchKernelEx(NULL, NULL, NULL, NULL), "cuLaunchKernelEx");
+	check(cudaGraphLaunch(NULL, NULL), "cudaGraphLaunch");
+	sink++;
+}
+
+NOINLINE static void sync_often(void)
+{
+	for (int i = 0; i < 4; i++)
+		check(cudaStreamSynchronize((void *)0x1234), "cudaStreamSynchronize");
+	sink++;
+}
+
+NOINLINE static void sync_rarely(void)
+{
+	check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+	check(cudaEventSynchronize((void *)0x5678), "cudaEventSynchronize");
+	sink++;
+}
+
+NOINLINE static void sync_in_thread(void)
+{
+	check(cudaEventSynchronize((void *)0x9abc), "cudaEventSynchronize");
+	sink++;
+}
+
 static void *thread_main(void *arg)
 {
 	(void)arg;
 	leak_in_thread();
+	sync_in_thread();
 	sink++;
 	return NULL;
 }
@@ -167,10 +222,19 @@ int main(void)
 	leak_driver();
 	leak_host();
 	leak_handle();
+	launch_some();
+	sync_often();
+	sync_rarely();
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, thread_main, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
+	if (getenv("LEAKY_HOLD")) {
+		printf("done\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
+	}
 	return 0;
 }

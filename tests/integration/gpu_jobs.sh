@@ -124,6 +124,30 @@ sum=$(grep -o '"gpu_job_seconds.4242":\[.*\]\]' "$T/rpc.json" | grep -o ',[-0-9.
 	awk '{ s += $1 } END { print s + 0 }')
 near "$sum" 3 || fail "getMetrics: the increments of job 4242 sum to $sum, want 3: $(cat "$T/rpc.json")"
 
+# ---- the warehouse's GPU hours from the same answers (docs/fleet.md) ----
+"$DYNO" metrics --port="$RPC" --names='gpu_job_*,gpu_user_*' --json >"$T/scrape.json" || fail "scrape"
+W=$T/w.db
+for i in 1 2; do # the second time adds nothing
+	"$DYNO" warehouse gpu-hours --ingest "$T/scrape.json" --host n1 --db "$W" >"$T/gh.out" || fail "gpu-hours --ingest"
+done
+"$DYNO" warehouse gpu-hours --label 4242=llama --db "$W" || fail "gpu-hours --label"
+gh() { # by key column: the value of column col for key
+	"$DYNO" warehouse gpu-hours --by "$1" --format csv --db "$W" | awk -F, -v k="$2" -v c="$3" '$1 == k { print $c }'
+}
+near "$(gh job 4242 2)" 0.000833333 || fail "job 4242: $(gh job 4242 2) GPU hours, want 3 s"
+near "$(gh job "$POD" 2)" 0.000416667 || fail "pod: $(gh job "$POD" 2) GPU hours, want 1.5 s"
+near "$(gh job 4242 3)" 1.66667e-06 || fail "job 4242: $(gh job 4242 3) kWh, want 6000 mJ"
+near "$(gh user 1000 2)" 0.000833333 || fail "uid 1000: $(gh user 1000 2) GPU hours"
+near "$(gh user 1001 2)" 0.000416667 || fail "uid 1001: $(gh user 1001 2) GPU hours"
+near "$(gh model llama 2)" 0.000833333 || fail "model llama: $(gh model llama 2)"
+near "$(gh model '(no label)' 2)" 0.000833333 || fail "unlabelled: $(gh model '(no label)' 2)"
+[ "$(gh job 4242 5)" = 1 ] || fail "job 4242 on $(gh job 4242 5) hosts"
+# a damaged scrape: the file and line, nothing stored
+printf '{"metrics":{"gpu_job_seconds.9":[[1,-1]]}}\n' >"$T/bad.json"
+if "$DYNO" warehouse gpu-hours --ingest "$T/bad.json" --db "$W" 2>"$T/bad.err"; then fail "a negative sample was taken"; fi
+grep -q "bad.json: line 1: gpu_job_seconds.9: sample 1 is not" "$T/bad.err" || fail "bad scrape: $(cat "$T/bad.err")"
+[ -z "$(gh job 9 2)" ] || fail "job 9 stored from a refused file"
+
 # ---- no process list anywhere (the call is not supported): nothing, never 0 ----
 grep -v '^procs' "$T/script" >"$T/script-none"
 run_daemon none "$T/script-none"

@@ -3,15 +3,12 @@
 # usage (2), no such process (3), not permitted (4: BPF refused to a root
 # without capabilities), no CUDA library mapped (5); --lib naming one the
 # process does not map; the end by --duration and by SIGINT, each
-# reporting what was seen (nothing) as zeros of a real count.
+# reporting what was seen (nothing) as zeros of a real count; the process
+# killed mid-run: the report of what was seen until then.  (No uprobes in
+# the kernel: the unit test gpusnoop_uprobe_check; a stripped library:
+# gpusnoop_torch.sh.)
 set -euo pipefail
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib/gpusnoop.sh"
 
 expect() { # STATUS MESSAGE-REGEX -- COMMAND...
 	local want=$1 re=$2
@@ -42,7 +39,7 @@ if [ "$rc" -eq 4 ]; then
 	echo "skip: BPF refused here ($(tail -n 1 "$tmp/err"))"
 	exit 77
 fi
-expect 5 "gpusnoop: process $sleeper maps no library exporting CUDA memory functions .*; if it loads one later, name it with --lib" -- \
+expect 5 "gpusnoop: process $sleeper maps no file holding the probed CUDA functions .*; if it loads one later, name it with --lib" -- \
 	"$DYNO" gpusnoop --pid "$sleeper"
 
 # --lib: probes a library the process does not map (yet); --duration ends the run
@@ -66,3 +63,15 @@ wait "$snoop"
 "$DYNO" json -q "$tmp/int.json"
 grep -q '"end":"interrupted",' "$tmp/int.json"
 grep -q '"allocations":0,"frees":0,' "$tmp/int.json"
+
+# the process killed mid-run (after its work, while it holds): the report
+# is what was seen, and says the process exited
+SNOOP_CMD="env LEAKY_HOLD=1 $BUILD/gpusnoop-leaky" snoop_start "$tmp/killed.txt"
+snoop_go
+for _ in $(seq 300); do grep -q '^done$' "$tmp/prog.out" && break; sleep 0.1; done
+kill -KILL "$prog"
+wait "$prog" || true
+prog_waited=1
+snoop_end
+grep -q "^gpusnoop: pid $prog, [0-9.]* s (process exited), 20 probes in 2 files$" "$tmp/killed.txt"
+grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$tmp/killed.txt"

@@ -8,58 +8,7 @@
 # cuMemAlloc_v2 is not counted twice, the JSON report, and that the
 # timeline's last outstanding bytes equal the leak.
 set -euo pipefail
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# leaky's stdin is the FIFO: bash opens it before exec, so until the writer
-# opens it leaky is not yet running its own code, and gpusnoop started then
-# would find no CUDA library mapped (exit 1, seen on a loaded CI host)
-await_mapped() {
-	for _ in $(seq 300); do
-		grep -q 'libcudart-fake' "/proc/$1/maps" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "leaky (pid $1) never mapped libcudart-fake.so"; exit 1
-}
-
-# start leaky (waiting on a FIFO), gpusnoop on it with "$@"; wait until the
-# probes are attached, let leaky run, wait for gpusnoop's report
-snoop() {
-	local out=$1
-	shift
-	mkfifo "$tmp/go"
-	"$BUILD/gpusnoop-leaky" <"$tmp/go" >"$tmp/leaky.out" &
-	local leaky=$!
-	pids+=("$leaky")
-	exec 7>"$tmp/go"
-	await_mapped "$leaky"
-	"$DYNO" gpusnoop --pid "$leaky" "$@" >"$out" 2>"$tmp/snoop.err" &
-	local snoop=$!
-	pids+=("$snoop")
-	for _ in $(seq 300); do
-		grep -q '^gpusnoop: watching' "$tmp/snoop.err" && break
-		kill -0 "$snoop" 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! grep -q '^gpusnoop: watching' "$tmp/snoop.err"; then
-		rc=0; wait "$snoop" || rc=$?
-		if [ "$rc" -eq 4 ]; then
-			echo "skip: BPF refused here ($(tail -n 1 "$tmp/snoop.err"))"
-			exit 77
-		fi
-		cat "$tmp/snoop.err"; echo "gpusnoop did not start (exit $rc)"; exit 1
-	fi
-	echo go >&7
-	exec 7>&-
-	wait "$leaky"
-	wait "$snoop"
-	rm -f "$tmp/go"
-}
+. "$(dirname "$0")/lib/gpusnoop.sh"
 
 # --lib naming a library it maps anyway (another path to the same file): probed once
 snoop "$tmp/report.txt" --trace "$tmp/trace.json" --lib "$BUILD/libcudart-fake.so"
@@ -73,16 +22,11 @@ grep -q '^never freed (mapped): 0 bytes in 0 allocations ' "$tmp/report.txt"
 grep -q '^seen: 28 allocations, 15 frees ' "$tmp/report.txt"
 
 # each leak group: its header, then the leaking function as the first frame
-group() { # BYTES COUNT SPACE VIA FUNCTION
-	grep -A1 -x "$1 bytes in $2 allocations ($3) via $4" "$tmp/report.txt" | tail -n 1 |
-		grep -Eq "^    $5 \(.*tests/gpusnoop/leaky\.c:[0-9]+\)$" ||
-		{ echo "no group: $*"; exit 1; }
-}
-group 3145728 3 memory cudaMalloc leak_here
-group 2097152 1 handles cuMemCreate leak_handle
-group 12345 1 memory cuMemAlloc_v2 leak_driver
-group 10000 10 memory cudaMalloc leak_in_thread
-group 777 1 memory cudaMallocHost leak_host
+group "$tmp/report.txt" 3145728 3 memory cudaMalloc leak_here tests/gpusnoop/leaky\.c
+group "$tmp/report.txt" 2097152 1 handles cuMemCreate leak_handle tests/gpusnoop/leaky\.c
+group "$tmp/report.txt" 12345 1 memory cuMemAlloc_v2 leak_driver tests/gpusnoop/leaky\.c
+group "$tmp/report.txt" 10000 10 memory cudaMalloc leak_in_thread tests/gpusnoop/leaky\.c
+group "$tmp/report.txt" 777 1 memory cudaMallocHost leak_host tests/gpusnoop/leaky\.c
 [ "$(grep -A1 -x '4096 bytes in 1 allocations (memory) via cudaMallocAsync' "$tmp/report.txt" | grep -c '^    leak_async (')" -eq 2 ]
 # the two threads' leaks are one stack, under thread_main
 grep -A2 -x '10000 bytes in 10 allocations (memory) via cudaMalloc' "$tmp/report.txt" | grep -q '^    thread_main ('
@@ -93,6 +37,10 @@ grep -A2 -x '10000 bytes in 10 allocations (memory) via cudaMalloc' "$tmp/report
 "$DYNO" json -q "$tmp/trace.json"
 last=$(grep '"ph":"C"' "$tmp/trace.json" | tail -n 1)
 [[ "$last" == *'"args":{"memory":3177042,"handles":2097152,"mapped":0}}' ]] || { echo "last point: $last"; exit 1; }
+# timestamps in us of the wall clock, like Kineto's (within 10 minutes of now)
+ts=$(sed -n 's/.*"ts":\([0-9]*\)\..*/\1/p' <<<"$last")
+now=$(date +%s)
+[ $((ts / 1000000 - now)) -lt 600 ] && [ $((now - ts / 1000000)) -lt 600 ] || { echo "ts $ts is not us of now ($now s)"; exit 1; }
 # a point per allocation (28) and per matched free (10), and the closing one
 [ "$(grep -c '"ph":"C"' "$tmp/trace.json")" -eq 39 ]
 
@@ -107,37 +55,15 @@ grep -q '{"bytes":3145728,"count":3,"space":"memory","via":\["cudaMalloc"\],"sta
 # a 4 KiB ring buffer (73 records) and gpusnoop stopped (SIGSTOP) while
 # leaky runs with 2000 more pairs: most records cannot be kept; every one
 # is either seen or counted as dropped, and the report says it is incomplete
-snoop_stopped() {
-	mkfifo "$tmp/go"
-	LEAKY_CHURN=2000 "$BUILD/gpusnoop-leaky" <"$tmp/go" >"$tmp/leaky.out" &
-	local leaky=$!
-	pids+=("$leaky")
-	exec 7>"$tmp/go"
-	await_mapped "$leaky"
-	"$DYNO" gpusnoop --pid "$leaky" "$@" >"$tmp/small.txt" 2>"$tmp/snoop.err" &
-	local snoop=$!
-	pids+=("$snoop")
-	for _ in $(seq 300); do
-		grep -q '^gpusnoop: watching' "$tmp/snoop.err" && break
-		kill -0 "$snoop" 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! grep -q '^gpusnoop: watching' "$tmp/snoop.err"; then
-		rc=0; wait "$snoop" || rc=$?
-		cat "$tmp/snoop.err" "$tmp/small.txt"; echo "gpusnoop did not start (exit $rc)"; exit 1
-	fi
-	kill -STOP "$snoop"
-	echo go >&7
-	exec 7>&-
-	wait "$leaky"
-	kill -CONT "$snoop"
-	wait "$snoop"
-	rm -f "$tmp/go"
-}
-snoop_stopped --ringbuf-kb 4
+SNOOP_CMD="env LEAKY_CHURN=2000 $BUILD/gpusnoop-leaky" snoop_start "$tmp/small.txt" --ringbuf-kb 4
+kill -STOP "$snooper"
+snoop_go
+snoop_wait_prog
+kill -CONT "$snooper"
+snoop_end
 read -r allocs frees < <(sed -n 's/^seen: \([0-9]*\) allocations, \([0-9]*\) frees .*/\1 \2/p' "$tmp/small.txt")
 drops=$(sed -n 's/^lost: \([0-9]*\) records dropped (ring buffer full).*/\1/p' "$tmp/small.txt")
 echo "small ring buffer: $allocs allocations and $frees frees seen, $drops records dropped"
 [ "$drops" -gt 0 ]
 [ $((allocs + frees + drops)) -eq $((28 + 15 + 2 * 2000)) ]
-grep -q '^lost: .*(WARNING: the leak report below is incomplete)$' "$tmp/small.txt"
+grep -q '^lost: .*(WARNING: the report below is incomplete)$' "$tmp/small.txt"

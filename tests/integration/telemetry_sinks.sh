@@ -21,12 +21,14 @@ RPC=$(free_port)
 	--use_otlp --otlp_endpoint="http://127.0.0.1:$OTLP" --otlp_timeout_ms=200 \
 	--enable_perf_monitor --perf_monitor_reporting_interval_s=1 --port="$RPC" 2>"$T/d.log" &
 PIDS+=($!)
-wait_for grep -q 'serving Prometheus' "$T/d.log"
+fail() { echo "FAIL: $*"; tail -n 20 "$T/d.log"; exit 1; }
+wait_for grep -q 'serving Prometheus' "$T/d.log" || fail "no Prometheus endpoint"
 PORT=$(prom_port_from_log "$T/d.log")
 # two kernel ticks (deltas) and the perf collector's first run
-wait_for bash -c "[ \$(grep -c uptime '$T/m.json') -ge 2 ] && curl -sf http://127.0.0.1:$PORT/metrics | grep -q 'collector=\"perf\"'"
-curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
-"$BUILD/rpc-send" --port "$RPC" --body '{"fn":"getMetrics"}' >"$T/hist.json"
+wait_for bash -c "[ \$(grep -c uptime '$T/m.json') -ge 2 ] && curl -sf http://127.0.0.1:$PORT/metrics | grep -q 'collector=\"perf\"'" ||
+	fail "no two kernel ticks ($(grep -c uptime "$T/m.json") in the JSON log) or no perf collector on the page"
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt" || fail "scrape failed"
+"$BUILD/rpc-send" --port "$RPC" --body '{"fn":"getMetrics"}' >"$T/hist.json" || fail "getMetrics failed"
 
 not_perf() { grep -Ev '^(perf_|ipc$|mips$|mega_cycles_per_second$|dynolog_perf_)' || true; }
 {

@@ -23,6 +23,10 @@ fail() { echo "FAIL: $*" >&2; [ -f "$WORK/daemon.log" ] && tail -n 30 "$WORK/dae
 
 # start_daemon [flags...]: sets DPID and PORT.
 start_daemon() {
+	# emptied here, not only by the redirection below: that one runs in the
+	# forked child, maybe after the loop has read a previous daemon's port
+	# from the old log (seen on a loaded CI host: RPCs to a stopped daemon)
+	: >"$WORK/daemon.log"
 	"$DYNOLOG" --port=0 --use_JSON=false --enable_ipc_monitor --ipc_endpoint_name="$IPCNAME" "$@" \
 		2>"$WORK/daemon.log" &
 	DPID=$!

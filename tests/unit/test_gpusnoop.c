@@ -1,20 +1,26 @@
 /*
- * test_gpusnoop.c - gpusnoop's parts that need no BPF: the ELF dynamic
- * symbol reader (on a real library, and on a hand-made ELF whose code
- * segment's address differs from its file offset, then corrupted field by
- * field) and the ledger (allocations, frees, lost frees, invalid records,
- * grouping by stack).  The probes themselves: tests/integration/gpusnoop_*.sh.
+ * test_gpusnoop.c - gpusnoop's parts that need no BPF: the ELF symbol
+ * reader (on a real library, and on a hand-made ELF whose code segment's
+ * address differs from its file offset, then corrupted field by field; its
+ * table as .dynsym or as .symtab), the ledger (allocations, frees, lost
+ * frees, invalid records, grouping by stack), the sync table, --events and
+ * the kernel's uprobe check.  The probes themselves:
+ * tests/integration/gpusnoop_*.sh.
  */
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gpusnoop/elfsym.h"
+#include "gpusnoop/calls.h"
 #include "gpusnoop/ledger.h"
+#include "gpusnoop/probes.h"
 #include "test.h"
 
 /* a file offset's bytes in the file and the function's bytes in memory agree */
@@ -26,7 +32,7 @@ TEST(gpusnoop_elfsym_real_library)
 	REQUIRE(fn && dladdr(fn, &info) && info.dli_fname);
 	uint64_t offs[3];
 	struct buf err = BUF_INIT;
-	CHECK_INT(elfsym_find_file(info.dli_fname, names, 3, offs, &err), 2);
+	CHECK_INT(elfsym_find_file(info.dli_fname, names, 3, offs, NULL, &err), 2);
 	CHECK(offs[0] != 0 && offs[1] != 0);
 	CHECK_INT(offs[2], 0);
 	unsigned char file[16];
@@ -35,7 +41,7 @@ TEST(gpusnoop_elfsym_real_library)
 	CHECK_INT(pread(fd, file, sizeof(file), (off_t)offs[1]), 16);
 	close(fd);
 	CHECK(memcmp(file, fn, sizeof(file)) == 0);
-	CHECK_INT(elfsym_find_file("/nonexistent/lib.so", names, 3, offs, &err), -1);
+	CHECK_INT(elfsym_find_file("/nonexistent/lib.so", names, 3, offs, NULL, &err), -1);
 	CHECK(strstr(err.data, "/nonexistent/lib.so: cannot open: No such file or directory"));
 	buf_free(&err);
 }
@@ -82,7 +88,7 @@ static int find_in(const unsigned char *f, size_t len, uint64_t *offs, struct bu
 	struct elf_mem m = {f, len};
 	struct elf_src s = elf_src_mem(&m);
 	buf_reset(err);
-	return elfsym_find(&s, names, 3, offs, err);
+	return elfsym_find(&s, names, 3, offs, NULL, err);
 }
 
 TEST(gpusnoop_elfsym_handmade)
@@ -95,6 +101,35 @@ TEST(gpusnoop_elfsym_handmade)
 	CHECK_INT(offs[0], 0x1010); /* 0x10010 - 0x10000 + 0x1000 */
 	CHECK_INT(offs[1], 0);      /* undefined: imported, not ours to probe */
 	CHECK_INT(offs[2], 0);      /* not a function */
+	buf_free(&err);
+}
+
+/* the same table as .symtab (a library linked with the function hidden):
+ * found there, and said to be unstripped; an import in .dynsym is said */
+TEST(gpusnoop_elfsym_symtab)
+{
+	static unsigned char f[F_SIZE];
+	uint64_t offs[3];
+	unsigned flags = 0;
+	static const char *const names[] = {"cudaMalloc", "cudaFree", "cudaMallocHost"};
+	struct elf_mem m = {f, F_SIZE};
+	struct elf_src src = elf_src_mem(&m);
+	struct buf err = BUF_INIT;
+	make_elf(f);
+	CHECK_INT(elfsym_find(&src, names, 3, offs, &flags, &err), 1);
+	CHECK_INT(flags, ELFSYM_DYNSYM | ELFSYM_IMPORTS); /* cudaFree: undefined, imported */
+	uint32_t symtab = SHT_SYMTAB;
+	memcpy(f + F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_type), &symtab, 4);
+	CHECK_INT(elfsym_find(&src, names, 3, offs, &flags, &err), 1);
+	CHECK_INT(offs[0], 0x1010);
+	CHECK_INT(flags, ELFSYM_SYMTAB); /* an undefined name in .symtab is no import */
+	/* a local (static) function is found just the same */
+	make_elf(f);
+	memcpy(f + F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_type), &symtab, 4);
+	unsigned char local = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
+	memcpy(f + F_SYM + sizeof(Elf64_Sym) + offsetof(Elf64_Sym, st_info), &local, 1);
+	CHECK_INT(elfsym_find(&src, names, 3, offs, &flags, &err), 1);
+	CHECK_INT(offs[0], 0x1010);
 	buf_free(&err);
 }
 
@@ -119,8 +154,8 @@ TEST(gpusnoop_elfsym_malformed)
 		{F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_link), 9, 4, "bad .dynsym section header at offset 832"},
 		/* .dynstr's offset wraps around */
 		{F_SH + 2 * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_offset), UINT64_MAX - 2, 8, ".dynstr at offset"},
-		/* no .dynsym at all */
-		{F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_type), SHT_PROGBITS, 4, "no .dynsym section"},
+		/* no symbol table at all */
+		{F_SH + sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_type), SHT_PROGBITS, 4, "no symbol table (no .dynsym, no .symtab"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		make_elf(f);
@@ -207,4 +242,103 @@ TEST(gpusnoop_ledger)
 			CHECK(g[i].fn_mask == ((1u << FN_CUDA_MALLOC) | (1u << FN_CUDA_MALLOC_ASYNC)));
 	free(g);
 	ledger_free(&l);
+}
+
+static int sync_ev(struct calls *c, uint32_t fn, int32_t stack, uint64_t ns)
+{
+	struct snoop_event e = {.type = EV_SYNC, .fn = fn, .tid = 1, .stack_id = stack, .ts_ns = 1000, .size = ns};
+	return calls_sync_event(c, &e, sizeof(e), NULL);
+}
+
+TEST(gpusnoop_calls_syncs)
+{
+	struct calls c;
+	calls_init(&c);
+	/* 300 stacks (the table grows), stack k synchronised k+1 times for 10 ns each */
+	for (int32_t k = 0; k < 300; k++)
+		for (int32_t i = 0; i <= k; i++)
+			CHECK_INT(sync_ev(&c, FN_CUDA_STREAM_SYNCHRONIZE, k, 10), 1);
+	/* stack 5 also by cudaDeviceSynchronize, once for long */
+	CHECK_INT(sync_ev(&c, FN_CUDA_DEVICE_SYNCHRONIZE, 5, 1000000), 1);
+	/* stacks not recorded: one group, whatever negative id */
+	CHECK_INT(sync_ev(&c, FN_CUDA_EVENT_SYNCHRONIZE, -14, 7), 1);
+	CHECK_INT(sync_ev(&c, FN_CUDA_EVENT_SYNCHRONIZE, -1, 7), 1);
+	/* invalid: not a sync function, another type, a short record */
+	CHECK_INT(sync_ev(&c, FN_CUDA_MALLOC, 1, 1), -1);
+	CHECK_INT(sync_ev(&c, FN_COUNT, 1, 1), -1);
+	struct snoop_event bad = {.type = EV_ALLOC, .fn = FN_CUDA_STREAM_SYNCHRONIZE};
+	CHECK_INT(calls_sync_event(&c, &bad, sizeof(bad), NULL), -1);
+	CHECK_INT(calls_sync_event(&c, &bad, 20, NULL), -1);
+	CHECK_INT(c.invalid, 4);
+	CHECK_INT(c.sync_records, 300 * 301 / 2 + 3);
+	CHECK_INT(c.sync_ns, 10 * (300 * 301 / 2) + 1000000 + 14);
+	/* a wait that would wrap the sums saturates */
+	size_t n;
+	struct sync_group *g = calls_sync_top(&c, &n);
+	REQUIRE(n == 301);
+	CHECK_INT(g[0].stack_id, 299);
+	CHECK_INT(g[0].count, 300);
+	CHECK_INT(g[0].total_ns, 3000);
+	for (size_t i = 1; i < n; i++)
+		CHECK(g[i - 1].count > g[i].count || (g[i - 1].count == g[i].count && g[i - 1].total_ns >= g[i].total_ns));
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].stack_id == 5) {
+			CHECK_INT(g[i].count, 7);
+			CHECK_INT(g[i].max_ns, 1000000);
+			CHECK(g[i].fn_mask == ((1u << FN_CUDA_STREAM_SYNCHRONIZE) | (1u << FN_CUDA_DEVICE_SYNCHRONIZE)));
+		}
+		if (g[i].stack_id < 0) {
+			CHECK_INT(g[i].stack_id, -1);
+			CHECK_INT(g[i].count, 2);
+		}
+	}
+	free(g);
+	CHECK_INT(sync_ev(&c, FN_CUDA_STREAM_SYNCHRONIZE, 0, UINT64_MAX), 1);
+	CHECK(c.sync_ns == UINT64_MAX);
+	c.count[FN_CUDA_LAUNCH_KERNEL] = 5, c.count[FN_CU_LAUNCH_KERNEL] = 3, c.count[FN_CUDA_GRAPH_LAUNCH] = 1;
+	CHECK_INT(calls_sum(&c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH), 9);
+	calls_free(&c);
+}
+
+TEST(gpusnoop_events_option)
+{
+	unsigned g = 0;
+	struct buf err = BUF_INIT;
+	CHECK(probe_parse_events("mem", &g, &err) && g == GROUP_MEM);
+	CHECK(probe_parse_events("sync,launch,mem", &g, &err) && g == (GROUP_MEM | GROUP_LAUNCH | GROUP_SYNC));
+	CHECK(!probe_parse_events("mem,launches", &g, &err));
+	CHECK(strstr(err.data, "unknown event 'launches'"));
+	buf_reset(&err);
+	CHECK(!probe_parse_events("", &g, &err));
+	CHECK(strstr(err.data, "--events: empty"));
+	buf_reset(&err);
+	CHECK(probe_parse_events("mem,", &g, &err) && g == GROUP_MEM); /* a trailing comma: harmless */
+	/* every probed function has a name, a group and a cookie naming itself */
+	for (uint32_t f = 0; f < FN_COUNT; f++) {
+		CHECK_INT(probe_defs[f].fn, f);
+		CHECK_INT(COOKIE_FN(probe_defs[f].cookie), f);
+		CHECK(probe_defs[f].group && probe_defs[f].syms[0] && strcmp(snoop_fn_name(f), "?") != 0);
+	}
+	buf_free(&err);
+}
+
+/* the kernel's uprobe support, on fixture trees: none, the PMU, tracefs */
+TEST(gpusnoop_uprobe_check)
+{
+	char root[512], p[1200];
+	snprintf(root, sizeof(root), "%s/sys-none", test_tmpdir());
+	struct buf why = BUF_INIT;
+	CHECK(!probe_kernel_has_uprobes(root, &why));
+	CHECK(strstr(why.data, "this kernel offers no uprobes"));
+	CHECK(strstr(why.data, "CONFIG_UPROBE_EVENTS"));
+	snprintf(root, sizeof(root), "%s/sys-pmu", test_tmpdir());
+	snprintf(p, sizeof(p), "mkdir -p %s/sys/bus/event_source/devices/uprobe && echo 9 > %s/sys/bus/event_source/devices/uprobe/type",
+		 root, root);
+	REQUIRE(system(p) == 0);
+	CHECK(probe_kernel_has_uprobes(root, &why));
+	snprintf(root, sizeof(root), "%s/sys-tracefs", test_tmpdir());
+	snprintf(p, sizeof(p), "mkdir -p %s/sys/kernel/tracing && touch %s/sys/kernel/tracing/uprobe_events", root, root);
+	REQUIRE(system(p) == 0);
+	CHECK(probe_kernel_has_uprobes(root, &why));
+	buf_free(&why);
 }

@@ -251,18 +251,24 @@ struct gpu_peaks *gpu_peaks_open(const char *path)
 		buf_free(&err);
 		return t;
 	}
-	char exe[4096], src[4200];
+	/* a source tree: data/ beside the build directory that holds the
+	 * daemon, which may be nested (build/dynolog, build/san/dynolog) */
+	char exe[4096], src[3][4200];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
-	snprintf(src, sizeof src, "%s/../data/gpu-peaks.tsv", n > 0 ? dirname(exe) : ".");
-	const char *where[2] = {GPU_PEAKS_INSTALL_PATH, src};
-	for (int i = 0; i < 2; i++)
+	const char *dir = n > 0 ? dirname(exe) : ".";
+	snprintf(src[0], sizeof src[0], "%s/../data/gpu-peaks.tsv", dir);
+	snprintf(src[1], sizeof src[1], "%s/../../data/gpu-peaks.tsv", dir);
+	snprintf(src[2], sizeof src[2], "%s/../../../data/gpu-peaks.tsv", dir);
+	const char *where[4] = {GPU_PEAKS_INSTALL_PATH, src[0], src[1], src[2]};
+	for (int i = 0; i < 4; i++)
 		if (access(where[i], F_OK) == 0) {
 			t = open_one(where[i], &err);
 			buf_free(&err);
 			return t;
 		}
-	log_warn("GPU peak table: none at %s or %s (--gpu_peaks_file=PATH names one); FLOPs/s estimates are absent",
-		 where[0], src);
+	log_warn("GPU peak table: none at %s or at data/gpu-peaks.tsv up to three directories above %s "
+		 "(--gpu_peaks_file=PATH names one); FLOPs/s estimates are absent",
+		 where[0], dir);
 	return NULL;
 }

@@ -56,8 +56,8 @@ const struct gpu_model *gpu_peaks_match(const struct gpu_peaks *t, const char *n
 void gpu_peaks_free(struct gpu_peaks *t);
 
 /* Where the daemon looks when --gpu_peaks_file is not given: the install
- * path, then data/gpu-peaks.tsv next to the build directory that holds the
- * daemon (a source tree: tests, `make run`). */
+ * path, then data/gpu-peaks.tsv up to three directories above the one that
+ * holds the daemon (a source tree: build/, build/san/; tests, `make run`). */
 #define GPU_PEAKS_INSTALL_PATH "/usr/local/share/dynolite/gpu-peaks.tsv"
 /* The table for the daemon: PATH when given, else the places above; logs
  * what it read, or why there is none (then FLOPs/s estimates are absent). */

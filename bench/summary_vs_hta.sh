@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# summary_vs_hta.sh [BUILD] - `dyno analyze summary` (every analysis that
+# summary runs, in one process) against HTA's recorded cost of the same
+# analyses on the same trace: its in-process load plus the call of each
+# analysis that summary also computes (tests/data/conformance/<case>/
+# results.json: load, temporal, idle, kernel_breakdown, comm_overlap,
+# launch_stats, queue_length, memory_bw, user_annotation, aten_op_delay,
+# cupti; a stage HTA skipped or failed adds nothing).  HTA is not run here:
+# its figures were measured on a 2-CPU Debian 12 VM (conformance/
+# hta-timings.md), ours are this machine's, best of REPS whole-process wall
+# times, so the ratio carries the two machines' difference.
+#
+# Each trace runs as the file HTA was given (.json.gz) and uncompressed
+# (.json), because on a trace of tens of MB a single-threaded inflate is
+# most of our time: `zcat` alone is printed beside it, with the ratio HTA's
+# total / zcat, the ceiling of any reader of that .gz that inflates it with
+# zlib on one core.  Not a test: it never fails on speed.
+#
+# Env: REPS (default 5), CASES (default: the shared traces over 1 MB
+# uncompressed, largest first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+O=${1:-${O:-build}}
+TESTDATA=${DYNO_TESTDATA:-$PWD/tests/data}
+REPS=${REPS:-5}
+DYNO=$O/dyno
+[ -x "$DYNO" ] || { echo "build first: make" >&2; exit 1; }
+TMP=$(mktemp -d /tmp/dyno-summary-hta.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# case -> input path (relative to tests/data/traces)
+input_of() { awk -F'\t' -v n="$1" '$1 == n {print $3}' "$TESTDATA/conformance/MANIFEST.tsv"; }
+# HTA load + the calls of summary's analyses, and the load alone
+hta_total() {
+	python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["stages"]
+same = ["temporal", "idle", "kernel_breakdown", "comm_overlap", "launch_stats", "queue_length",
+        "memory_bw", "user_annotation", "aten_op_delay", "cupti"]
+ok = lambda k: s.get(k, {}).get("status") == "ok"
+load = s["load"]["seconds"]
+print("%.4f %.4f" % (load + sum(s[k]["seconds"] for k in same if ok(k)), load))' \
+		"$TESTDATA/conformance/$1/results.json"
+}
+best() { # best CMD... -> best wall seconds of REPS runs (bash's microsecond clock)
+	local b="" i t0 t
+	for ((i = 0; i < REPS; i++)); do
+		t0=$EPOCHREALTIME
+		"$@" >/dev/null 2>&1
+		t=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.4f", b - a}')
+		if [ -z "$b" ] || awk -v a="$t" -v b="$b" 'BEGIN {exit !(a < b)}'; then b=$t; fi
+	done
+	echo "$b"
+}
+
+if [ -z "${CASES:-}" ]; then
+	CASES=$(awk -F'\t' 'NR > 1 && $2 == "file" {print $1}' "$TESTDATA/conformance/MANIFEST.tsv" |
+		while read -r c; do
+			f=$TESTDATA/traces/$(input_of "$c")
+			[ -f "$f" ] || continue
+			sz=$(if [[ $f == *.gz ]]; then gzip -dc "$f" | wc -c; else wc -c <"$f"; fi)
+			if [ "$sz" -gt 1000000 ]; then echo "$sz $c"; fi
+		done | sort -rn | awk '{print $2}')
+fi
+
+echo "host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); best of $REPS runs each"
+printf "%-36s %7s %9s %9s %8s %8s %9s %9s %9s\n" trace "MB" "HTA s" "ours .gz" "x HTA" "zcat s" "HTA/zcat" "ours .json" "x HTA"
+for c in $CASES; do
+	f=$TESTDATA/traces/$(input_of "$c")
+	read -r hta load < <(hta_total "$c")
+	plain=$TMP/$c.json
+	if [[ $f == *.gz ]]; then gzip -dc "$f" >"$plain"; else cp "$f" "$plain"; fi
+	mb=$(awk -v b="$(wc -c <"$plain")" 'BEGIN {printf "%.1f", b / 1e6}')
+	g=$(best "$DYNO" analyze summary "$f" --format csv)
+	z=$(best gzip -dc "$f")
+	p=$(best "$DYNO" analyze summary "$plain" --format csv)
+	awk -v c="$c" -v mb="$mb" -v h="$hta" -v g="$g" -v z="$z" -v p="$p" 'BEGIN {
+		printf "%-36s %7s %9.3f %9.3f %8.0f %8.3f %9.0f %9.3f %8.0f\n", c, mb, h, g, (g > 0 ? h / g : 0), z,
+			(z > 0 ? h / z : 0), p, (p > 0 ? h / p : 0) }'
+	rm -f "$plain"
+done
+echo "(HTA s: its in-process load + the calls of the analyses summary runs, from results.json;"
+echo " x HTA: that over our whole process's wall time, best of $REPS)"

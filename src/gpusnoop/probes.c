@@ -1,0 +1,280 @@
+/*
+ * probes.c - see probes.h.  The table is the one place that knows each
+ * probed function's calling convention: which argument holds the
+ * out-pointer or the pointer freed, which the size, whether 0 means
+ * success.  C++ methods take `this` as argument 0; a method returning a
+ * C++ object by value (PyTorch's DataPtr) writes it through a hidden
+ * pointer in argument 0 and `this` moves to argument 1.
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpusnoop/elfsym.h"
+#include "gpusnoop/probes.h"
+
+#define CHECK COOKIE_CHECK_RC
+#define RET COOKIE_RET
+/* c10::cuda::CUDACachingAllocator::Native:: */
+#define C10N "_ZN3c104cuda20CUDACachingAllocator6Native"
+#define C10NK "_ZNK3c104cuda20CUDACachingAllocator6Native"
+#define NCA "22NativeCachingAllocator"
+
+const struct probe_def probe_defs[FN_COUNT] = {
+	/* cudaMalloc(void **p, size_t n): result through arg 0 */
+	{FN_CUDA_MALLOC, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC, SPACE_PTR, 0, 1, CHECK), "cudaMalloc", {"cudaMalloc"}},
+	{FN_CUDA_FREE, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CUDA_FREE, SPACE_PTR, 0, 0, 0), "cudaFree", {"cudaFree"}},
+	{FN_CUDA_MALLOC_ASYNC, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_ASYNC, SPACE_PTR, 0, 1, CHECK), "cudaMallocAsync", {"cudaMallocAsync"}},
+	{FN_CUDA_FREE_ASYNC, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CUDA_FREE_ASYNC, SPACE_PTR, 0, 0, 0), "cudaFreeAsync", {"cudaFreeAsync"}},
+	{FN_CUDA_MALLOC_MANAGED, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_MANAGED, SPACE_PTR, 0, 1, CHECK), "cudaMallocManaged", {"cudaMallocManaged"}},
+	{FN_CUDA_MALLOC_HOST, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_HOST, SPACE_PTR, 0, 1, CHECK), "cudaMallocHost", {"cudaMallocHost"}},
+	{FN_CUDA_FREE_HOST, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CUDA_FREE_HOST, SPACE_PTR, 0, 0, 0), "cudaFreeHost", {"cudaFreeHost"}},
+	{FN_CU_MEM_ALLOC, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_ALLOC, SPACE_PTR, 0, 1, CHECK), "cuMemAlloc_v2", {"cuMemAlloc_v2"}},
+	{FN_CU_MEM_FREE, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_FREE, SPACE_PTR, 0, 0, 0), "cuMemFree_v2", {"cuMemFree_v2"}},
+	/* cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, ...) */
+	{FN_CU_MEM_CREATE, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_CREATE, SPACE_HANDLE, 0, 1, CHECK), "cuMemCreate", {"cuMemCreate"}},
+	{FN_CU_MEM_RELEASE, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_RELEASE, SPACE_HANDLE, 0, 0, 0), "cuMemRelease", {"cuMemRelease"}},
+	/* cuMemMap(CUdeviceptr p, size_t n, ...): the address is arg 0 itself */
+	{FN_CU_MEM_MAP, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_MAP, SPACE_MAP, 0, 1, CHECK | COOKIE_DIRECT), "cuMemMap", {"cuMemMap"}},
+	{FN_CU_MEM_UNMAP, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_UNMAP, SPACE_MAP, 0, 0, 0), "cuMemUnmap", {"cuMemUnmap"}},
+
+	/* the runtime's launch calls the driver's: it alone needs a return probe */
+	{FN_CUDA_LAUNCH_KERNEL, GROUP_LAUNCH, PROG_LAUNCH, true, COOKIE(FN_CUDA_LAUNCH_KERNEL, 0, 0, 0, COOKIE_OUTER), "cudaLaunchKernel", {"cudaLaunchKernel"}},
+	{FN_CU_LAUNCH_KERNEL, GROUP_LAUNCH, PROG_LAUNCH, false, COOKIE(FN_CU_LAUNCH_KERNEL, 0, 0, 0, 0), "cuLaunchKernel", {"cuLaunchKernel"}},
+	{FN_CU_LAUNCH_KERNEL_EX, GROUP_LAUNCH, PROG_LAUNCH, false, COOKIE(FN_CU_LAUNCH_KERNEL_EX, 0, 0, 0, 0), "cuLaunchKernelEx", {"cuLaunchKernelEx"}},
+	{FN_CUDA_GRAPH_LAUNCH, GROUP_LAUNCH, PROG_LAUNCH, false, COOKIE(FN_CUDA_GRAPH_LAUNCH, 0, 0, 0, 0), "cudaGraphLaunch", {"cudaGraphLaunch"}},
+
+	{FN_CUDA_DEVICE_SYNCHRONIZE, GROUP_SYNC, PROG_SYNC, true, COOKIE(FN_CUDA_DEVICE_SYNCHRONIZE, 0, 0, 0, 0), "cudaDeviceSynchronize", {"cudaDeviceSynchronize"}},
+	{FN_CUDA_STREAM_SYNCHRONIZE, GROUP_SYNC, PROG_SYNC, true, COOKIE(FN_CUDA_STREAM_SYNCHRONIZE, 0, 0, 0, 0), "cudaStreamSynchronize", {"cudaStreamSynchronize"}},
+	{FN_CUDA_EVENT_SYNCHRONIZE, GROUP_SYNC, PROG_SYNC, true, COOKIE(FN_CUDA_EVENT_SYNCHRONIZE, 0, 0, 0, 0), "cudaEventSynchronize", {"cudaEventSynchronize"}},
+
+	/*
+	 * PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+	 * PyTorch 2.x): every tensor's storage comes from
+	 * NativeCachingAllocator::allocate(size_t) -> DataPtr (returned through
+	 * a hidden pointer: arg 0; this: arg 1; size: arg 2; the DataPtr's
+	 * first member is the device pointer) and goes back through
+	 * local_raw_delete(void*), its deleter; cuBLAS/cuDNN workspaces through
+	 * raw_alloc(size_t) -> void* and raw_delete(void*).  malloc(void**,
+	 * device, size, stream) is what those call (nested: counted once);
+	 * const allocate and an int device are the 2.0-2.2 signatures.  With
+	 * PYTORCH_NO_CUDA_MEMORY_CACHING the deleter is uncached_delete, a
+	 * static function: only in an unstripped .symtab.
+	 */
+	{FN_TORCH_ALLOCATE, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_ALLOCATE, SPACE_TORCH, 0, 2, COOKIE_TORCH),
+	 "NativeCachingAllocator::allocate", {C10N NCA "8allocateEm", C10NK NCA "8allocateEm"}},
+	{FN_TORCH_MALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_MALLOC, SPACE_TORCH, 1, 3, COOKIE_TORCH),
+	 "NativeCachingAllocator::malloc", {C10N NCA "6mallocEPPvamP11CUstream_st", C10N NCA "6mallocEPPvimP11CUstream_st"}},
+	{FN_TORCH_RAW_ALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_RAW_ALLOC, SPACE_TORCH, RET, 1, COOKIE_TORCH),
+	 "NativeCachingAllocator::raw_alloc", {C10N NCA "9raw_allocEm"}},
+	{FN_TORCH_LOCAL_RAW_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_LOCAL_RAW_DELETE, SPACE_TORCH, 0, 0, 0),
+	 "local_raw_delete", {C10N "16local_raw_deleteEPv"}},
+	{FN_TORCH_RAW_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_RAW_DELETE, SPACE_TORCH, 1, 0, 0),
+	 "NativeCachingAllocator::raw_delete", {C10N NCA "10raw_deleteEPv"}},
+	{FN_TORCH_UNCACHED_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_UNCACHED_DELETE, SPACE_TORCH, 0, 0, 0),
+	 "uncached_delete", {C10N "L15uncached_deleteEPv", C10N "15uncached_deleteEPv"}},
+};
+
+const char *snoop_fn_name(uint32_t fn)
+{
+	return fn < FN_COUNT ? probe_defs[fn].name : "?";
+}
+
+const char *snoop_space_name(uint32_t space)
+{
+	static const char *const n[SPACE_COUNT] = {"memory", "handles", "mapped", "torch"};
+	return space < SPACE_COUNT ? n[space] : "?";
+}
+
+unsigned probe_spaces(unsigned groups)
+{
+	unsigned s = 0;
+	for (uint32_t k = 0; k < FN_COUNT; k++)
+		if ((probe_defs[k].group & groups) && probe_defs[k].prog != PROG_LAUNCH && probe_defs[k].prog != PROG_SYNC)
+			s |= 1u << COOKIE_SPACE(probe_defs[k].cookie);
+	return s;
+}
+
+bool probe_parse_events(const char *spec, unsigned *groups, struct buf *err)
+{
+	static const struct {
+		const char *word;
+		unsigned group;
+	} words[] = {{"mem", GROUP_MEM}, {"launch", GROUP_LAUNCH}, {"sync", GROUP_SYNC}};
+	*groups = 0;
+	for (const char *p = spec; *p;) {
+		size_t n = strcspn(p, ",");
+		unsigned g = 0;
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strlen(words[i].word) == n && memcmp(p, words[i].word, n) == 0)
+				g = words[i].group;
+		if (!g) {
+			buf_printf(err, "--events: unknown event '%.*s' (expected mem, launch, sync)", (int)n, p);
+			return false;
+		}
+		*groups |= g;
+		p += n + (p[n] == ',');
+	}
+	if (!*groups) {
+		buf_puts(err, "--events: empty (expected some of mem, launch, sync)");
+		return false;
+	}
+	return true;
+}
+
+void probe_set_add(struct probe_set *s, const char *path, bool named)
+{
+	struct stat st = {0};
+	bool known = stat(path, &st) == 0;
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->f[i].path, path) == 0 || (known && s->f[i].dev == st.st_dev && s->f[i].ino == st.st_ino)) {
+			s->f[i].named |= named;
+			return;
+		}
+	s->f = xrealloc(s->f, (size_t)(s->n + 1) * sizeof(*s->f));
+	struct probe_file *f = &s->f[s->n];
+	memset(f, 0, sizeof(*f));
+	f->path = xstrdup(path);
+	/* unknown (unstatable) files never match another by inode */
+	f->dev = known ? st.st_dev : (dev_t)-1;
+	f->ino = known ? st.st_ino : (ino_t)-1 - (ino_t)s->n;
+	f->named = named;
+	s->n++;
+}
+
+int probe_set_add_maps(struct probe_set *s, pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+	FILE *m = fopen(p, "re");
+	if (!m)
+		return -1;
+	char line[PATH_MAX + 256];
+	while (fgets(line, sizeof(line), m)) {
+		char *path = strchr(line, '/');
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		if (strstr(path, " (deleted)"))
+			continue; /* replaced on disk: its symbols no longer describe the mapping */
+		char full[PATH_MAX + 64];
+		snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
+		probe_set_add(s, full, false);
+	}
+	fclose(m);
+	return 0;
+}
+
+/* a file named like a CUDA or PyTorch library */
+static bool cuda_like(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	char low[256];
+	size_t i = 0;
+	for (; b[i] && i + 1 < sizeof(low); i++)
+		low[i] = (char)tolower((unsigned char)b[i]);
+	low[i] = 0;
+	return strstr(low, "cuda") || strstr(low, "torch");
+}
+
+int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, struct buf *err)
+{
+	/* every name of the chosen groups, flattened; owner: its function */
+	const char *names[FN_COUNT * PROBE_MAX_NAMES];
+	uint32_t owner[FN_COUNT * PROBE_MAX_NAMES];
+	size_t nn = 0;
+	for (uint32_t k = 0; k < FN_COUNT; k++)
+		if (probe_defs[k].group & groups)
+			for (int a = 0; probe_defs[k].syms[a]; a++)
+				names[nn] = probe_defs[k].syms[a], owner[nn++] = k;
+	uint64_t offs[FN_COUNT * PROBE_MAX_NAMES];
+	bool seen[FN_COUNT] = {0};
+	s->nfound = s->nfiles = 0;
+	s->found_groups = 0;
+	s->nstripped = 0;
+	for (int i = 0; i < s->n; i++) {
+		struct probe_file *f = &s->f[i];
+		struct buf e = BUF_INIT;
+		int r = elfsym_find_file(f->path, names, nn, offs, &f->elf_flags, &e);
+		if (r < 0) {
+			if (f->named) {
+				buf_printf(err, "%s", e.data);
+				buf_free(&e);
+				return -1;
+			}
+			if (skipped)
+				buf_printf(skipped, "gpusnoop: skipping %s\n", e.data);
+			buf_free(&e);
+			continue;
+		}
+		buf_free(&e);
+		/* the first alternative found of each function */
+		for (size_t j = 0; j < nn; j++)
+			if (offs[j] && !f->off[owner[j]]) {
+				f->off[owner[j]] = offs[j];
+				f->nfound++;
+				seen[owner[j]] = true;
+				s->found_groups |= probe_defs[owner[j]].group;
+			}
+		s->nfound += f->nfound;
+		s->nfiles += f->nfound > 0;
+		if (f->nfound == 0 && f->named)
+			buf_printf(&s->warnings, "gpusnoop: warning: %s holds none of the probed functions\n", f->path);
+		else if (f->nfound == 0 && !(f->elf_flags & (ELFSYM_SYMTAB | ELFSYM_IMPORTS)) && cuda_like(f->path) &&
+			 ++s->nstripped)
+			buf_printf(&s->warnings,
+				   "gpusnoop: warning: %s is stripped (no .symtab) and exports none of the probed functions:"
+				   " a CUDA runtime linked into it cannot be found without its symbols\n",
+				   f->path);
+	}
+	/* a group asked for but not (wholly) found: say what is missing */
+	static const struct {
+		unsigned group;
+		const char *what;
+	} gname[] = {{GROUP_LAUNCH, "--events launch"}, {GROUP_SYNC, "--events sync"}, {GROUP_TORCH, "--torch"}};
+	for (size_t g = 0; g < sizeof(gname) / sizeof(gname[0]); g++) {
+		if (!(groups & gname[g].group))
+			continue;
+		struct buf miss = BUF_INIT;
+		for (uint32_t k = 0; k < FN_COUNT; k++)
+			if (probe_defs[k].group == gname[g].group && !seen[k])
+				buf_printf(&miss, "%s%s", miss.len ? ", " : "", probe_defs[k].name);
+		if (miss.len && !(s->found_groups & gname[g].group))
+			buf_printf(&s->warnings, "gpusnoop: warning: %s: none of its functions found in any mapped file (%s)\n",
+				   gname[g].what, miss.data);
+		else if (miss.len)
+			buf_printf(&s->warnings, "gpusnoop: %s: not found in any mapped file, not probed: %s\n", gname[g].what,
+				   miss.data);
+		buf_free(&miss);
+	}
+	return s->nfound;
+}
+
+void probe_set_free(struct probe_set *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->f[i].path);
+	free(s->f);
+	buf_free(&s->warnings);
+	memset(s, 0, sizeof(*s));
+}
+
+bool probe_kernel_has_uprobes(const char *root, struct buf *why)
+{
+	static const char *const paths[] = {"/sys/bus/event_source/devices/uprobe/type",
+					    "/sys/kernel/tracing/uprobe_events", "/sys/kernel/debug/tracing/uprobe_events"};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s%s", root, paths[i]);
+		if (access(p, F_OK) == 0)
+			return true;
+	}
+	buf_printf(why, "this kernel offers no uprobes (no %s%s, no tracefs uprobe_events): it was built without "
+			"CONFIG_UPROBE_EVENTS, or tracefs is not mounted", root, paths[0]);
+	return false;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# gpusnoop where the CUDA functions are not exported, and --torch, on
+# build/gpusnoop-torchy (tests/gpusnoop/torchy.c):
+# - a runtime linked statically into another library (libtorch_cuda-fake.so:
+#   the functions are local symbols in its .symtab): found there, the leak
+#   exact, its function named;
+# - the same library stripped: exit 5, naming the stripped file;
+# - --torch on a stand-in for PyTorch's caching allocator
+#   (libc10_cuda-fake.so, its C++ symbols): block-level leaks (torch space)
+#   apart from the segments the cache holds (memory space), with and
+#   without the cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1);
+# - --torch where no allocator is mapped: said, and the rest still probed.
+set -euo pipefail
+. "$(dirname "$0")/lib/gpusnoop.sh"
+torchy="$BUILD/gpusnoop-torchy"
+lib=$(cd "$BUILD" && pwd)
+
+SNOOP_CMD="$torchy static $lib/libtorch_cuda-fake.so" snoop "$tmp/static.txt"
+cat "$tmp/static.txt"
+# 13 memory functions in one file, none exported (torchy itself imports none)
+grep -q '^gpusnoop: pid [0-9]*, .* (process exited), 20 probes in 1 files$' "$tmp/static.txt"
+grep -q '^never freed (memory): 8192 bytes in 2 allocations ' "$tmp/static.txt"
+grep -q '^seen: 3 allocations, 2 frees ' "$tmp/static.txt"
+# every group is static_leak's (one call site, or two where the compiler unrolled the loop)
+[ "$(grep -A1 -E '^[0-9]+ bytes in [0-9]+ allocations \(memory\) via cudaMalloc$' "$tmp/static.txt" |
+	grep -Ec '^    static_leak \(.*tests/gpusnoop/torch_cuda_fake\.c:[0-9]+\)$')" -eq \
+	"$(grep -Ec ' bytes in [0-9]+ allocations \(.*\) via ' "$tmp/static.txt")" ]
+
+rc=0
+SNOOP_CMD="$torchy static $lib/libtorch_cuda-fake-stripped.so" bash -c '
+	. "$(dirname "$0")/lib/gpusnoop.sh"; snoop_start "$1"' "$0" "$tmp/stripped.txt" >"$tmp/stripped.out" 2>&1 || rc=$?
+cat "$tmp/stripped.out"
+[ "$rc" -eq 1 ] # snoop_start: gpusnoop did not start...
+grep -q '^gpusnoop did not start (exit 5)$' "$tmp/stripped.out"
+grep -q "^gpusnoop: warning: /proc/[0-9]*/root$lib/libtorch_cuda-fake-stripped.so is stripped (no .symtab) and exports none of the probed functions: a CUDA runtime linked into it cannot be found without its symbols$" "$tmp/stripped.out"
+grep -q '^gpusnoop: process [0-9]* maps no file holding the probed CUDA functions (cudaMalloc, cuMemAlloc_v2, ...) that can be found: 1 stripped file(s) named like CUDA libraries may hold them' "$tmp/stripped.out"
+
+# --torch with the cache: 3 tensors of 1000 bytes, one freed; a 5000-byte
+# workspace freed; the cache's one 2 MiB segment stays (memory, not torch)
+SNOOP_CMD="$torchy torch $lib/libc10_cuda-fake.so" snoop "$tmp/torch.txt" --torch --format json
+"$DYNO" json -q "$tmp/torch.txt"
+cat "$tmp/torch.txt"
+grep -q '"events":\["mem","torch"\],"probes":29,"files":3,' "$tmp/torch.txt"
+grep -q '"leaked":{"memory":{"bytes":2097152,"count":1,.*"torch":{"bytes":2000,"count":2,"peak_bytes":7000}}' "$tmp/torch.txt"
+grep -q '{"bytes":2000,"count":2,"space":"torch","via":\["NativeCachingAllocator::allocate"\],"stack":\[{"addr":"0x[0-9a-f]*","function":"leak_tensors",' "$tmp/torch.txt"
+# allocate -> malloc is one block (nested), raw_alloc -> malloc too: 4 torch + 1 segment
+grep -q '"allocations":5,"frees":2,"unmatched_frees":0,' "$tmp/torch.txt"
+
+# without the cache: each tensor is its own cudaMalloc, freed by
+# uncached_delete (found in .symtab); raw_alloc still caches
+SNOOP_CMD="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 $torchy torch $lib/libc10_cuda-fake.so" snoop "$tmp/nocache.txt" --torch
+cat "$tmp/nocache.txt"
+grep -q '^never freed (torch): 2000 bytes in 2 allocations ' "$tmp/nocache.txt"
+grep -q '^never freed (memory): 2099152 bytes in 3 allocations ' "$tmp/nocache.txt"
+grep -A1 -x '2000 bytes in 2 allocations (memory) via cudaMalloc' "$tmp/nocache.txt" | grep -q 'NativeCachingAllocator8allocateEm'
+grep -A1 -x '2000 bytes in 2 allocations (torch) via NativeCachingAllocator::allocate' "$tmp/nocache.txt" | grep -q '^    leak_tensors ('
+
+# --torch where no allocator is mapped: every missing function named,
+# memory still watched, the torch space absent (not zero)
+snoop "$tmp/none.txt" --torch
+grep -q '^gpusnoop: warning: --torch: none of its functions found in any mapped file (NativeCachingAllocator::allocate, NativeCachingAllocator::malloc, NativeCachingAllocator::raw_alloc, local_raw_delete, NativeCachingAllocator::raw_delete, uncached_delete)$' "$tmp/snoop.err"
+grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$tmp/none.txt"
+if grep -q 'torch' "$tmp/none.txt"; then echo "a torch line without its probes"; exit 1; fi

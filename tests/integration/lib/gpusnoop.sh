@@ -1,0 +1,95 @@
+# Helpers shared by the gpusnoop integration tests (sourced, not run).
+# A scratch dir $tmp, removed on exit with every process the test started
+# (by pid, never by name), and the dance every test does: start a program
+# that waits for a line on a FIFO (build/gpusnoop-leaky, or $SNOOP_CMD),
+# run `dyno gpusnoop` on it, release the program once the probes are
+# attached, wait for both.  A kernel that refuses BPF skips the test (77).
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local rc=$?
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+	exit $rc
+}
+trap cleanup EXIT
+
+# wait_ready FILE: the program has printed "ready" (its libraries are
+# mapped: the FIFO's open precedes its exec, so its pid is a shell until then)
+wait_ready() {
+	for _ in $(seq 300); do
+		grep -qs '^ready$' "$1" && return 0
+		sleep 0.05
+	done
+	echo "the program did not start:"
+	cat "$1"
+	exit 1
+}
+
+# snoop_start OUT [GPUSNOOP ARGS...]: $prog waits on the FIFO (its stdout
+# in $tmp/prog.out, where it says "ready"), $snooper is gpusnoop on it (stdout OUT, stderr
+# $tmp/snoop.err), attached; fd 7 writes the program's stdin.
+snoop_start() {
+	local out=$1
+	shift
+	# gone first: a background job's redirection truncates them only once
+	# it runs, and what the last run left must not be read as this one's
+	rm -f "$tmp/go" "$tmp/prog.out" "$tmp/snoop.err"
+	mkfifo "$tmp/go"
+	# shellcheck disable=SC2086 # SNOOP_CMD is words: "env VAR=1 PROGRAM ARGS"
+	${SNOOP_CMD:-$BUILD/gpusnoop-leaky} <"$tmp/go" >"$tmp/prog.out" &
+	prog=$!
+	prog_waited=
+	pids+=("$prog")
+	exec 7>"$tmp/go"
+	wait_ready "$tmp/prog.out"
+	"$DYNO" gpusnoop --pid "$prog" "$@" >"$out" 2>"$tmp/snoop.err" &
+	snooper=$!
+	pids+=("$snooper")
+	for _ in $(seq 300); do
+		grep -qs '^gpusnoop: watching' "$tmp/snoop.err" && break
+		kill -0 "$snooper" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -qs '^gpusnoop: watching' "$tmp/snoop.err"; then
+		rc=0
+		wait "$snooper" || rc=$?
+		if [ "$rc" -eq 4 ]; then
+			echo "skip: BPF refused here ($(tail -n 1 "$tmp/snoop.err"))"
+			exit 77
+		fi
+		cat "$tmp/snoop.err"
+		echo "gpusnoop did not start (exit $rc)"
+		exit 1
+	fi
+}
+
+snoop_go() { echo go >&7; }
+
+# the program's exit (once), for tests that stop gpusnoop meanwhile
+snoop_wait_prog() {
+	[ -n "$prog_waited" ] || wait "$prog"
+	prog_waited=1
+}
+
+snoop_end() {
+	exec 7>&-
+	snoop_wait_prog
+	wait "$snooper"
+	rm -f "$tmp/go"
+}
+
+# snoop OUT [GPUSNOOP ARGS...]: the whole run
+snoop() {
+	snoop_start "$@"
+	snoop_go
+	snoop_end
+}
+
+# group FILE BYTES COUNT SPACE VIA FUNCTION SOURCE: a leak group's header,
+# then the leaking function as its first frame, with file:line
+group() {
+	grep -A1 -x "$2 bytes in $3 allocations ($4) via $5" "$1" | tail -n 1 |
+		grep -Eq "^    $6 \(.*$7:[0-9]+\)$" ||
+		{ echo "no group: $*"; exit 1; }
+}

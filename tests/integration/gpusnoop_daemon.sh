@@ -62,7 +62,7 @@ for _ in $(seq 300); do
 	grep -q "gpusnoop session 1: gpusnoop: watching pid $leaky" "$tmp/d.err" && break
 	sleep 0.1
 done
-grep -q "gpusnoop session 1: gpusnoop: watching pid $leaky: 26 probes" "$tmp/d.err" || { cat "$tmp/d.err"; exit 1; }
+grep -q "gpusnoop session 1: gpusnoop: watching pid $leaky: 35 probes" "$tmp/d.err" || { cat "$tmp/d.err"; exit 1; }
 
 # while it runs: one session at most, the daemon still answers
 expect_refusal 'refused: 1 gpusnoop sessions are running already \(--gpusnoop_max_sessions\)' \
@@ -80,7 +80,7 @@ done
 grep -q "gpusnoop session 1 (pid $leaky watched) ended: exit 0 (report written), report in $tmp/out/report.txt" "$tmp/d.err" ||
 	{ cat "$tmp/d.err"; exit 1; }
 cat "$tmp/out/report.txt"
-grep -q "^gpusnoop: pid $leaky, .* (process exited), 26 probes in 2 files$" "$tmp/out/report.txt"
+grep -q "^gpusnoop: pid $leaky, .* (process exited), 35 probes in 2 files$" "$tmp/out/report.txt"
 grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$tmp/out/report.txt"
 grep -q '^synchronisations: 8 ' "$tmp/out/report.txt"
 group "$tmp/out/report.txt" 3145728 3 memory cudaMalloc leak_here tests/gpusnoop/leaky\\.c

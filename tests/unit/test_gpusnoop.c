@@ -244,6 +244,47 @@ TEST(gpusnoop_ledger)
 	ledger_free(&l);
 }
 
+static int dev_ev(struct ledger *l, uint32_t type, uint64_t ptr, uint64_t size, uint32_t space, int32_t device)
+{
+	struct snoop_event e = {.type = type, .fn = FN_CUDA_MALLOC, .ts_ns = 1, .ptr = ptr, .size = size, .space = space,
+				.device = device};
+	return ledger_event(l, &e, sizeof(e));
+}
+
+/* the per-device bytes: device memory and handles only, each free from its allocation's device */
+TEST(gpusnoop_ledger_devices)
+{
+	struct ledger l;
+	ledger_init(&l);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x10, 100, SPACE_PTR, 1), 1);
+	CHECK_INT(l.last_dev_slot, LEDGER_SLOT_DEV0 + 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x20, 200, SPACE_HANDLE, 1), 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x30, 300, SPACE_PTR, DEV_HOST), 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x40, 400, SPACE_PTR, DEV_UNKNOWN), 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x50, 500, SPACE_PTR, LEDGER_MAX_DEVICES), 1); /* beyond the table: unknown */
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x60, 600, SPACE_MAP, 1), 1);                  /* the same bytes again: not counted */
+	CHECK_INT(l.last_dev_slot, -1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x70, 700, SPACE_TORCH, 2), 1);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_DEV0 + 1], 300);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_HOST], 300);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_UNKNOWN], 900);
+	CHECK(!ledger_dev_seen(&l, LEDGER_SLOT_DEV0 + 2));
+	/* a free, whatever device its record says, leaves the allocation's device */
+	CHECK_INT(dev_ev(&l, EV_FREE, 0x10, 0, SPACE_PTR, DEV_UNKNOWN), 1);
+	CHECK_INT(l.last_dev_slot, LEDGER_SLOT_DEV0 + 1);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_DEV0 + 1], 200);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_UNKNOWN], 900);
+	CHECK(ledger_dev_seen(&l, LEDGER_SLOT_DEV0 + 1));
+	/* a device below DEV_HOST is no device: the record is invalid */
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x80, 1, SPACE_PTR, DEV_HOST - 1), -1);
+	CHECK_INT(l.invalid, 1);
+	char tmp[16];
+	CHECK_STR(ledger_dev_name(LEDGER_SLOT_DEV0 + 3, tmp, sizeof(tmp)), "3");
+	CHECK_STR(ledger_dev_name(LEDGER_SLOT_HOST, tmp, sizeof(tmp)), "host");
+	CHECK_STR(ledger_dev_name(LEDGER_SLOT_UNKNOWN, tmp, sizeof(tmp)), "unknown");
+	ledger_free(&l);
+}
+
 static int sync_ev(struct calls *c, uint32_t fn, int32_t stack, uint64_t ns)
 {
 	struct snoop_event e = {.type = EV_SYNC, .fn = fn, .tid = 1, .stack_id = stack, .ts_ns = 1000, .size = ns};

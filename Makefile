@@ -60,7 +60,8 @@ TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c \
+	src/gpusnoop/demangle.c
 GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
 	src/gpusnoop/timeline.c
 BPF_CC ?= clang
@@ -155,7 +156,7 @@ $(O)/obj/src/gpusnoop/main.o: src/gpusnoop/main.c $(O)/gpusnoop.d/gpusnoop.skel.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -I$(O)/gpusnoop.d -c $< -o $@
 $(GPUSNOOP): $(call obj,$(GPUSNOOP_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCORE)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -ldw -lz
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -ldw -lz -ldl
 # frame pointers: gpusnoop's stacks are walked through them.  No sanitizers:
 # these are what gpusnoop watches, not code under test (leaky leaks on purpose)
 SNOOP_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer -O1 -g $(CFLAGS)

@@ -19,6 +19,7 @@
 
 #include "gpusnoop/elfsym.h"
 #include "gpusnoop/calls.h"
+#include "gpusnoop/demangle.h"
 #include "gpusnoop/ledger.h"
 #include "gpusnoop/probes.h"
 #include "test.h"
@@ -382,4 +383,35 @@ TEST(gpusnoop_uprobe_check)
 	REQUIRE(system(p) == 0);
 	CHECK(probe_kernel_has_uprobes(root, &why));
 	buf_free(&why);
+}
+
+/* C++ names through libstdc++'s demangler; anything else left alone */
+TEST(gpusnoop_demangle)
+{
+	char *d = demangle("_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator8allocateEm");
+	REQUIRE(d);
+	CHECK_STR(d, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)");
+	free(d);
+	d = demangle("_ZN3c104cuda20CUDACachingAllocator6NativeL15uncached_deleteEPv");
+	REQUIRE(d);
+	CHECK_STR(d, "c10::cuda::CUDACachingAllocator::Native::uncached_delete(void*)");
+	free(d);
+	CHECK(!demangle("cudaMalloc"));       /* a C name */
+	CHECK(!demangle(NULL));
+	CHECK(!demangle("_Z"));               /* not a valid one */
+	CHECK(!demangle("_ZN3foo"));
+	CHECK(!demangle("_ZZZZZZ\xff\x01"));
+	/* too long: left mangled, not handed to the demangler */
+	char *big = xmalloc(DEMANGLE_MAX_IN + 2);
+	memset(big, 'v', DEMANGLE_MAX_IN + 1);
+	memcpy(big, "_Z1fv", 5);
+	big[DEMANGLE_MAX_IN + 1] = 0;
+	CHECK(!demangle(big));
+	big[DEMANGLE_MAX_IN - 1] = 0; /* _Z1f and then v...: f(void, void, ...) is not valid either, but asked */
+	free(demangle(big));
+	free(big);
+	d = demangle("_Z1fv");
+	REQUIRE(d);
+	CHECK_STR(d, "f()");
+	free(d);
 }

@@ -11,32 +11,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/gpusnoop.sh"
 
-# BPF refused here: skip before starting anything else
-sleep 30 &
-sleeper=$!
-pids+=("$sleeper")
-rc=0
-"$DYNO" gpusnoop --pid "$sleeper" --duration 0.01 --lib "$BUILD/libcudart-fake.so" >/dev/null 2>"$tmp/err" || rc=$?
-if [ "$rc" -eq 4 ]; then
-	echo "skip: BPF refused here ($(tail -n 1 "$tmp/err"))"
-	exit 77
-fi
+skip_unless_bpf
 
-# start_daemon NAME [FLAGS...]: dynolog on a free port; sets port_NAME
-start_daemon() {
-	local name=$1
-	shift
-	"$DYNOLOG" --port=0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-	pids+=($!)
-	local p=
-	for _ in $(seq 300); do
-		p=$(sed -n 's/.*RPC server listening on .* port \([0-9]*\).*/\1/p' "$tmp/$name.err")
-		[ -n "$p" ] && break
-		sleep 0.1
-	done
-	[ -n "$p" ] || { echo "daemon $name did not start"; cat "$tmp/$name.err"; exit 1; }
-	eval "port_$name=$p"
-}
 mkdir "$tmp/out"
 start_daemon d --trace_path_prefixes="$tmp/out" --gpusnoop_max_sessions=1 --gpusnoop_max_duration_s=60
 ask() { "$DYNO" gpusnoop --hostname 127.0.0.1 --port "$port_d" "$@"; }

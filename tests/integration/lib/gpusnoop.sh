@@ -129,6 +129,9 @@ skip_unless_bpf() {
 start_daemon() {
 	local name=$1
 	shift
+	# created here: the redirection below runs in the forked child, maybe
+	# after the loop's first read
+	: >"$tmp/$name.err"
 	"$DYNOLOG" --port=0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	pids+=($!)
 	local p=

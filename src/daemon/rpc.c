@@ -27,6 +27,18 @@
 #define SCRATCH_KEEP (1u << 20)
 /* see on_listen */
 #define RPC_ACCEPT_BURST 64
+/* The kernel keeps at most this much of an answer not yet sent on a
+ * connection (TCP_NOTSENT_LOWAT, inherited by accepted sockets); the rest
+ * waits in the connection's own queue, counted against max_queued and
+ * max_held, and EPOLLOUT comes only once the client has read below it.
+ * Without it the send buffer autotunes to megabytes on loopback: a client
+ * that pipelines keep-alive requests and never reads had ~25 answers built
+ * for it in one go (~580 KB each taken by its kernel queue, uncounted),
+ * and one wake-up of the server built 37 MB of answers for 64 such
+ * clients (bench/soak.sh, slow readers: the tick waited 0.5-0.8 s). */
+#define RPC_NOTSENT_LOWAT (128u << 10)
+/* Default of rpc_opts.turn_bytes. */
+#define RPC_TURN_BYTES (256u << 10)
 
 struct rpc_conn {
 	struct rpc_server *s;
@@ -63,6 +75,12 @@ struct rpc_server {
 	int timeout_ms, max_conns, nconns;
 	uint32_t max_requests;
 	size_t max_queued, max_held;
+	/* answer bytes built in the loop's current wake-up (turn_at: its
+	 * number, ev_wakeups), and how many one wake-up may build before the
+	 * rest of the work (pipelined requests, new connections, requests on
+	 * other connections) waits for the next loop round */
+	size_t turn, turn_bytes;
+	uint64_t turn_at;
 	struct rpc_conn *head, *tail;
 	struct ev_timer *timer;
 	int64_t timer_at;
@@ -348,6 +366,9 @@ static bool serve_step(struct rpc_conn *c, uint32_t events)
 			goto close;
 		}
 		s->st.answered++;
+		s->turn += s->scratch.len;
+		if (s->turn > s->st.turn_peak)
+			s->st.turn_peak = s->turn;
 		if (c->nreq++)
 			s->st.reused++;
 		c->keep = keep && c->nreq < s->max_requests;
@@ -384,6 +405,16 @@ static bool serve_step(struct rpc_conn *c, uint32_t events)
 		int k = keep_open(c);
 		if (k <= 0) {
 			if (k == 0)
+				return true;
+			goto close;
+		}
+		/* A pipelined request is here, but this wake-up has built its
+		 * share of answers: answer it when the socket next has room
+		 * (level-triggered, so at the next loop round for a client that
+		 * reads; never for one that does not, until its deadline). */
+		if (s->turn >= s->turn_bytes) {
+			s->st.yields++;
+			if (conn_watch(c, EPOLLOUT | EPOLLRDHUP))
 				return true;
 			goto close;
 		}
@@ -471,15 +502,33 @@ static void drain(struct rpc_conn *c)
 	}
 }
 
+/* Start counting this wake-up's answers if it is a new one. */
+static void turn_start(struct rpc_server *s)
+{
+	uint64_t w = ev_wakeups(s->loop);
+	if (w != s->turn_at) {
+		s->turn_at = w;
+		s->turn = 0;
+	}
+}
+
 static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
-	(void)l;
 	(void)fd;
 	struct rpc_conn *c = ud;
-	if (c->lingering)
+	struct rpc_server *s = c->s;
+	turn_start(s);
+	if (c->lingering) {
 		drain(c);
-	else
+	} else if (s->turn >= s->turn_bytes && c->out_off == c->out.len) {
+		/* This wake-up has built its share of answers: the request (or
+		 * the rest of one) stays in the socket, which epoll reports
+		 * again; the next round starts with this connection. */
+		s->st.yields++;
+		ev_defer(l);
+	} else {
 		serve(c, events);
+	}
 }
 
 static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
@@ -488,10 +537,14 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	(void)events;
 	struct rpc_server *s = ud;
 	/* At most RPC_ACCEPT_BURST connections per wake-up: connection churn
-	 * refills the backlog as fast as it is drained, and each accepted
-	 * connection is served at once; the listening socket is
-	 * level-triggered, so the rest waits one epoll round, behind the
-	 * timers and the other fds. */
+	 * refills the backlog as fast as it is drained; the listening socket
+	 * is level-triggered, so the rest waits one epoll round, behind the
+	 * timers and the other fds.  Each accepted connection is served at
+	 * once until the answers of this wake-up reach turn_bytes; later ones
+	 * are still accepted (cheap: the backlog keeps draining, so a burst of
+	 * connections with big answers cannot overflow it and cost an honest
+	 * client a SYN retransmission, 1 s) but wait in epoll for their turn. */
+	turn_start(s);
 	for (int n = 0; n < RPC_ACCEPT_BURST; n++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
@@ -534,7 +587,13 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		s->st.accepted++;
 		/* With TCP_DEFER_ACCEPT the request is usually here already:
 		 * serve it now; the socket joins epoll only if it must wait. */
-		serve(c, 0);
+		if (s->turn < s->turn_bytes) {
+			serve(c, 0);
+		} else {
+			s->st.yields++;
+			if (!conn_watch(c, EPOLLIN | EPOLLRDHUP))
+				conn_close(c);
+		}
 	}
 }
 
@@ -551,6 +610,7 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->max_queued = o->max_queued ? o->max_queued : 2u << 20;
 	if (s->max_queued > s->max_held)
 		s->max_queued = s->max_held;
+	s->turn_bytes = o->turn_bytes ? o->turn_bytes : RPC_TURN_BYTES;
 	buf_init(&s->scratch);
 	if (!net_acl_parse(&s->acl, o->allow, err))
 		goto fail;
@@ -563,6 +623,9 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	 * then answers at once, and bare connects cost no slot. */
 	int defer_s = 1;
 	setsockopt(s->lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
+	/* Set once here: accepted sockets inherit it (no syscall per client). */
+	int lowat = RPC_NOTSENT_LOWAT;
+	setsockopt(s->lfd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
 	s->timer = ev_timer_add(l, FAR_FUTURE_NS, 0, on_timer, s);
 	if (!s->timer || ev_io_add(l, s->lfd, EPOLLIN, on_listen, s) < 0) {
 		buf_printf(err, "cannot watch the RPC socket: %s", strerror(errno));

@@ -542,8 +542,9 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	 * timers and the other fds.  Each accepted connection is served at
 	 * once until the answers of this wake-up reach turn_bytes; later ones
 	 * are still accepted (cheap: the backlog keeps draining, so a burst of
-	 * connections with big answers cannot overflow it and cost an honest
-	 * client a SYN retransmission, 1 s) but wait in epoll for their turn. */
+	 * connections with big answers does not hold it up; a full backlog
+	 * drops SYNs, a 1 s retransmission for whoever sent one) but wait in
+	 * epoll for their turn. */
 	turn_start(s);
 	for (int n = 0; n < RPC_ACCEPT_BURST; n++) {
 		struct sockaddr_storage ss;

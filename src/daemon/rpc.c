@@ -6,8 +6,10 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -27,15 +29,16 @@
 #define SCRATCH_KEEP (1u << 20)
 /* see on_listen */
 #define RPC_ACCEPT_BURST 64
-/* The kernel keeps at most this much of an answer not yet sent on a
- * connection (TCP_NOTSENT_LOWAT, inherited by accepted sockets); the rest
- * waits in the connection's own queue, counted against max_queued and
- * max_held, and EPOLLOUT comes only once the client has read below it.
- * Without it the send buffer autotunes to megabytes on loopback: a client
- * that pipelines keep-alive requests and never reads had ~25 answers built
- * for it in one go (~580 KB each taken by its kernel queue, uncounted),
- * and one wake-up of the server built 37 MB of answers for 64 such
- * clients (bench/soak.sh, slow readers: the tick waited 0.5-0.8 s). */
+/* A pipelined request is answered only while less than this much of the
+ * connection's previous answers waits unsent in the kernel (SIOCOUTQNSD);
+ * past it, the connection gets TCP_NOTSENT_LOWAT at this value and waits
+ * for EPOLLOUT, which then comes only once the client has read below it.
+ * Without it a client that pipelines keep-alive requests and never reads
+ * had answers built for it until its send buffer, autotuned to ~580 KB on
+ * loopback, was full (~25 of them), and one accept pass built 37 MB of
+ * answers for 64 such clients (bench/soak.sh, slow readers: the tick
+ * waited 0.5-0.8 s).  Only then: a client that sends one request at a
+ * time is served as before, the kernel taking what it takes. */
 #define RPC_NOTSENT_LOWAT (128u << 10)
 /* Default of rpc_opts.turn_bytes. */
 #define RPC_TURN_BYTES (256u << 10)
@@ -55,6 +58,7 @@ struct rpc_conn {
 	bool big;        /* the answer may still be queued unsent at close:
 			  * over SMALL_ANSWER, or the socket was full */
 	bool lingering;  /* answered and shut for writing; discarding input until EOF */
+	bool lowat;      /* TCP_NOTSENT_LOWAT set (see backlogged) */
 	size_t held;     /* heap bytes kept for it, as counted in the server's st.held */
 	socklen_t peerlen;
 	struct sockaddr_storage peer; /* formatted only when a message needs it */
@@ -308,6 +312,24 @@ static int conn_send(struct rpc_conn *c, const struct buf *body)
 	return 0;
 }
 
+/* A pipelining client has not read its previous answers: more than
+ * RPC_NOTSENT_LOWAT of them waits unsent in the kernel.  The first time,
+ * the socket gets TCP_NOTSENT_LOWAT, so that EPOLLOUT means the client has
+ * read below it.  False when the kernel does not say. */
+static bool backlogged(struct rpc_conn *c)
+{
+	int unsent = 0;
+	if (ioctl(c->fd, SIOCOUTQNSD, &unsent) < 0 || unsent <= (int)RPC_NOTSENT_LOWAT)
+		return false;
+	if (!c->lowat) {
+		int v = RPC_NOTSENT_LOWAT;
+		c->lowat = setsockopt(c->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v) == 0;
+		if (!c->lowat)
+			return false; /* EPOLLOUT would come at once: no bound, as before */
+	}
+	return true;
+}
+
 /* After a keep-alive answer went out: a fresh deadline (the connection
  * moves to the back of the FIFO), then the next request if its bytes are
  * already here (1), else wait for them (0); -1 if the loop refuses. */
@@ -409,10 +431,11 @@ static bool serve_step(struct rpc_conn *c, uint32_t events)
 			goto close;
 		}
 		/* A pipelined request is here, but this wake-up has built its
-		 * share of answers: answer it when the socket next has room
-		 * (level-triggered, so at the next loop round for a client that
-		 * reads; never for one that does not, until its deadline). */
-		if (s->turn >= s->turn_bytes) {
+		 * share of answers, or the client has not read the previous
+		 * ones: answer it when the socket next has room (level-triggered,
+		 * so at the next loop round for a client that reads; never for
+		 * one that does not, until its deadline). */
+		if (s->turn >= s->turn_bytes || backlogged(c)) {
 			s->st.yields++;
 			if (conn_watch(c, EPOLLOUT | EPOLLRDHUP))
 				return true;
@@ -624,9 +647,6 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	 * then answers at once, and bare connects cost no slot. */
 	int defer_s = 1;
 	setsockopt(s->lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
-	/* Set once here: accepted sockets inherit it (no syscall per client). */
-	int lowat = RPC_NOTSENT_LOWAT;
-	setsockopt(s->lfd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat);
 	s->timer = ev_timer_add(l, FAR_FUTURE_NS, 0, on_timer, s);
 	if (!s->timer || ev_io_add(l, s->lfd, EPOLLIN, on_listen, s) < 0) {
 		buf_printf(err, "cannot watch the RPC socket: %s", strerror(errno));

@@ -43,6 +43,10 @@ enum {
 	ANALYSIS_LOAD_EVENT_WAITS = 64, /* the event-wait args of cuda_sync rows (keep_event_waits) */
 	ANALYSIS_LOAD_PROFILER_ARGS = 128, /* numeric args of cuda_profiler_range rows
 					   * (keep_profiler_args): the CUPTI counters */
+	ANALYSIS_LOAD_LAUNCH_OPS = 256, /* only the aten:: operators around kernel launches
+					 * (launch_ops_only), unless CPU_OPS */
+	ANALYSIS_LOAD_RANGE_OPS = 512,  /* every operator of a rank with cuda_profiler_range
+					 * rows, the others' as LAUNCH_OPS (keep_range_ops) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the

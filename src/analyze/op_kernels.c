@@ -16,10 +16,12 @@
  * A rank where no launch is inside an aten:: operator (HTA raises
  * KeyError 'thread_id'; on cupti_profiler ValueError) gets a note, no rows.
  *
- * Cost: per rank, two sorts (operators, launches) and one sweep per thread
- * with a stack of open operators (HTA's search is O(launches x operators)),
- * then a sort of the instances by name and sequence; arrays per rank, no
- * allocation per event.  Needs the CPU rows (ANALYSIS_LOAD_CPU_OPS).
+ * Cost: per rank, the attribution (trace_launch_ops, src/trace/launch_ops.c:
+ * radix sorts of operators and launches and one sweep per thread with a
+ * stack of open operators; HTA's search is O(launches x operators)), then
+ * sorts of the launches and of the instances by name and sequence; arrays
+ * per rank, no allocation per event.  Reads only the operators around
+ * launches (ANALYSIS_LOAD_LAUNCH_OPS: the loader drops the others).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,29 +33,6 @@
 static const struct analysis_table op_kernels_tables[] = {
 	{.csv = "aten_op_kernels_and_delay_rank", .per_rank = true},
 };
-
-/* An operator or a launch on one thread: sorted by (pid, tid, ts, row
- * descending). */
-struct span {
-	int64_t pid, tid;
-	double ts, end;
-	uint32_t row;
-	int32_t op; /* launches: the enclosing operator's index in ops, or -1 */
-};
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	/* operators starting together: the first in the trace is pushed last,
-	 * so that it is the one found, as in HTA */
-	return (x->row < y->row) - (x->row > y->row);
-}
 
 /* One operator instance's launches: pairs sorted by (tid, name, op start,
  * launch start). */
@@ -100,44 +79,6 @@ static int cmp_row(const void *a, const void *b)
 	return cmp_inst_key(a, b);
 }
 
-static bool is_launch_name(const char *s)
-{
-	return strcmp(s, "cudaLaunchKernel") == 0 || strcmp(s, "cudaLaunchKernelExC") == 0;
-}
-
-/* For each launch of launches[0..nl) (sorted), the operator of ops[0..no)
- * (sorted) on its thread that encloses it with the latest start.  ops of a
- * thread are pushed in start order; an operator that ended before the
- * current time (less 1 µs: ns rounding can give a launch dur -1, so its end
- * may be 1 before its start) can enclose nothing later and is popped. */
-static void attribute(struct span *ops, size_t no, struct span *ls, size_t nl, uint32_t *stack)
-{
-	size_t i = 0, j = 0;
-	while (j < nl) {
-		/* the thread of launch j; its operators start at i */
-		while (i < no && (ops[i].pid < ls[j].pid || (ops[i].pid == ls[j].pid && ops[i].tid < ls[j].tid)))
-			i++;
-		size_t sp = 0;
-		int64_t pid = ls[j].pid, tid = ls[j].tid;
-		for (; j < nl && ls[j].pid == pid && ls[j].tid == tid; j++) {
-			struct span *l = &ls[j];
-			for (; i < no && ops[i].pid == pid && ops[i].tid == tid && ops[i].ts <= l->ts; i++) {
-				while (sp && ops[stack[sp - 1]].end < ops[i].ts - 1)
-					sp--;
-				stack[sp++] = (uint32_t)i;
-			}
-			while (sp && ops[stack[sp - 1]].end < l->ts - 1)
-				sp--;
-			l->op = -1;
-			for (size_t k = sp; k-- > 0;)
-				if (ops[stack[k]].end >= l->end) {
-					l->op = (int32_t)stack[k];
-					break;
-				}
-		}
-	}
-}
-
 static struct atable *one_rank(const struct trace_rank *r)
 {
 	static const char *const cols[] = {"aten_op_name:s", "kernel_sequence:s", "occurrence_count:i",
@@ -147,48 +88,20 @@ static struct atable *one_rank(const struct trace_rank *r)
 	snprintf(title, sizeof title, "Kernels launched per aten operator and their delays, rank %d (us)", r->rank);
 	struct atable *t = atable_new(name, title, cols);
 
-	/* per name: 1 aten:: operator name, 2 launch name */
-	uint8_t *kind = xcalloc(r->strs.n ? r->strs.n : 1, 1);
-	for (uint32_t id = 0; id < r->strs.n; id++) {
-		const char *s = trace_strtab_get(&r->strs, id);
-		kind[id] = strncmp(s, "aten::", 6) == 0 ? 1 : is_launch_name(s) ? 2 : 0;
-	}
-	size_t no = 0, nl = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		uint8_t k = kind[r->name[i]];
-		if (k == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
-			no++;
-		else if (k == 2 && r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)
-			nl++;
-	}
-	struct span *ops = xmalloc((no ? no : 1) * sizeof *ops), *ls = xmalloc((nl ? nl : 1) * sizeof *ls);
-	no = nl = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		uint8_t k = kind[r->name[i]];
-		struct span s = {r->pid[i], r->tid[i], r->ts[i], r->ts[i] + r->dur[i], (uint32_t)i, -1};
-		if (k == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
-			ops[no++] = s;
-		else if (k == 2 && r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)
-			ls[nl++] = s;
-	}
-	free(kind);
-	qsort(ops, no, sizeof *ops, cmp_span);
-	qsort(ls, nl, sizeof *ls, cmp_span);
-	uint32_t *stack = xmalloc((no ? no : 1) * sizeof *stack);
-	attribute(ops, no, ls, nl, stack);
-	free(stack);
-
+	/* each kernel launch and the operator it is attributed to */
+	uint32_t *ls;
+	int32_t *op;
+	size_t nl = trace_launch_ops(r, true, &ls, &op);
 	size_t np = 0;
 	struct pair *pairs = xmalloc((nl ? nl : 1) * sizeof *pairs);
 	for (size_t j = 0; j < nl; j++) {
-		if (ls[j].op < 0)
+		if (op[j] < 0)
 			continue;
-		const struct span *o = &ops[ls[j].op];
-		pairs[np++] = (struct pair){ls[j].tid, o->ts, ls[j].ts, r->name[o->row], ls[j].row,
-					    (uint32_t)r->link[ls[j].row]};
+		uint32_t o = (uint32_t)op[j], l = ls[j];
+		pairs[np++] = (struct pair){r->tid[l], r->ts[o], r->ts[l], r->name[o], l, (uint32_t)r->link[l]};
 	}
-	free(ops);
 	free(ls);
+	free(op);
 	qsort(pairs, np, sizeof *pairs, cmp_pair);
 
 	/* the instances: HTA groups launches by (thread, name, operator start) */
@@ -289,7 +202,7 @@ static const char *op_kernels_skip(const void *opts, const struct trace_set *vie
 const struct analysis analysis_op_kernels = {
 	.name = "op-kernels",
 	.help = "kernels launched per aten operator, with launch and runtime delays, per rank",
-	.load = ANALYSIS_LOAD_CPU_OPS,
+	.load = ANALYSIS_LOAD_LAUNCH_OPS,
 	.tables = op_kernels_tables,
 	.ntables = 1,
 	.cost = 2,

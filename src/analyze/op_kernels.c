@@ -56,7 +56,17 @@ static int cmp_pair(const void *a, const void *b)
 	return (x->l_row > y->l_row) - (x->l_row < y->l_row);
 }
 
-/* One operator instance, then one output row (count > 1 after grouping). */
+/* Operator instances with one operator name and kernel name sequence:
+ * their kernel name ids are ids[off, off + len). */
+struct group {
+	uint64_t hash;
+	uint32_t op_name;
+	size_t off, len;
+	double launch_delay, runtime_delay; /* sums over the group */
+	size_t count;
+};
+
+/* A group with its texts, then one output row. */
 struct inst {
 	const char *name, *seq;
 	size_t seq_off;
@@ -104,38 +114,96 @@ static struct atable *one_rank(const struct trace_rank *r)
 	free(op);
 	qsort(pairs, np, sizeof *pairs, cmp_pair);
 
-	/* the instances: HTA groups launches by (thread, name, operator start) */
-	struct inst *in = xmalloc((np ? np : 1) * sizeof *in);
-	size_t ni = 0;
-	struct buf seqs = BUF_INIT;
+	/* the instances: HTA groups launches by (thread, name, operator start).
+	 * Instances with the same operator and kernel names (name ids) are one
+	 * group, found in a hash table: a sequence's text is made once per
+	 * group instead of once per instance (188 K instances, 64 groups on
+	 * a 1 GB trace) */
+	struct group *g = NULL;
+	size_t ng = 0, gcap = 0, ni = 0;
+	uint32_t *ids = NULL; /* the groups' kernel name ids, then the current instance's */
+	size_t nids = 0, idcap = 0;
+	uint32_t *slot = NULL; /* group index + 1, 0: empty */
+	size_t hcap = 0;
 	for (size_t a = 0, b; a < np; a = b) {
 		const struct pair *p = &pairs[a];
-		struct inst *x = &in[ni++];
-		x->name = trace_strtab_get(&r->strs, p->op_name);
-		x->seq_off = seqs.len;
-		x->launch_delay = p->l_ts - p->op_ts;
-		x->runtime_delay = r->ts[p->k_row] - p->l_ts;
-		x->count = 1;
+		size_t start = nids;
+		uint64_t h = (0xcbf29ce484222325ull ^ p->op_name) * 0x100000001b3ull;
 		for (b = a; b < np && pairs[b].tid == p->tid && pairs[b].op_name == p->op_name &&
 			    pairs[b].op_ts == p->op_ts;
 		     b++) {
-			if (b > a)
+			if (nids == idcap) {
+				idcap = idcap ? 2 * idcap : 256;
+				ids = xrealloc(ids, idcap * sizeof *ids);
+			}
+			ids[nids] = r->name[pairs[b].k_row];
+			h = (h ^ ids[nids++]) * 0x100000001b3ull;
+		}
+		size_t len = nids - start;
+		ni++;
+		if (2 * (ng + 1) > hcap) {
+			hcap = hcap ? 2 * hcap : 64;
+			free(slot);
+			slot = xcalloc(hcap, sizeof *slot);
+			for (size_t k = 0; k < ng; k++) {
+				size_t s = g[k].hash & (hcap - 1);
+				while (slot[s])
+					s = (s + 1) & (hcap - 1);
+				slot[s] = (uint32_t)(k + 1);
+			}
+		}
+		size_t s = h & (hcap - 1);
+		for (; slot[s]; s = (s + 1) & (hcap - 1)) {
+			const struct group *x = &g[slot[s] - 1];
+			if (x->hash == h && x->op_name == p->op_name && x->len == len &&
+			    memcmp(ids + x->off, ids + start, len * sizeof *ids) == 0)
+				break;
+		}
+		double ld = p->l_ts - p->op_ts, rd = r->ts[p->k_row] - p->l_ts;
+		if (slot[s]) {
+			struct group *x = &g[slot[s] - 1];
+			x->count++;
+			x->launch_delay += ld;
+			x->runtime_delay += rd;
+			nids = start; /* the group has these ids already */
+			continue;
+		}
+		if (ng == gcap) {
+			gcap = gcap ? 2 * gcap : 64;
+			g = xrealloc(g, gcap * sizeof *g);
+		}
+		g[ng] = (struct group){h, p->op_name, start, len, ld, rd, 1};
+		slot[s] = (uint32_t)++ng;
+	}
+	free(slot);
+	free(pairs);
+
+	/* each group's text */
+	struct inst *in = xmalloc((ng ? ng : 1) * sizeof *in);
+	struct buf seqs = BUF_INIT;
+	for (size_t k = 0; k < ng; k++) {
+		in[k] = (struct inst){trace_strtab_get(&r->strs, g[k].op_name), NULL, seqs.len, g[k].launch_delay,
+				      g[k].runtime_delay, g[k].count};
+		for (size_t j = 0; j < g[k].len; j++) {
+			if (j)
 				buf_puts(&seqs, " -> ");
-			buf_puts(&seqs, trace_name(r, pairs[b].k_row));
+			buf_puts(&seqs, trace_strtab_get(&r->strs, ids[g[k].off + j]));
 		}
 		buf_putc(&seqs, '\0');
 	}
-	free(pairs);
-	for (size_t k = 0; k < ni; k++)
+	free(g);
+	free(ids);
+	for (size_t k = 0; k < ng; k++)
 		in[k].seq = seqs.data + in[k].seq_off;
 
-	/* one row per (name, sequence) */
-	if (ni > 1)
-		qsort(in, ni, sizeof *in, cmp_inst_key);
+	/* one row per (name, sequence): groups whose texts are equal (a
+	 * kernel name holding " -> ") are one row */
+	if (ng > 1)
+		qsort(in, ng, sizeof *in, cmp_inst_key);
 	size_t nr = 0;
-	for (size_t k = 0; k < ni; k++) {
+	for (size_t k = 0; k < ng; k++) {
 		if (nr && cmp_inst_key(&in[nr - 1], &in[k]) == 0) {
-			in[nr - 1].count++;
+			in[nr - 1].count += in[k].count;
 			in[nr - 1].launch_delay += in[k].launch_delay;
 			in[nr - 1].runtime_delay += in[k].runtime_delay;
 		} else {

@@ -169,16 +169,25 @@ static bool droppable(const struct trace_rank *r, size_t i)
 
 void trace_rank_keep_launch_ops(struct trace_rank *r, const struct trace_load_opts *opts)
 {
-	if (!opts->launch_ops_only || opts->skip_cpu_ops || r->gpu_device_mtia || r->n == 0)
+	/* an MTIA rank (by its backend or, as HTA's device type, by its
+	 * launch API's name) keeps every row: its last-step rule is not the
+	 * one the latest operators are kept for */
+	static const char mtia_api[] = "runFunction - job_prep_and_submit_for_execution";
+	if (!opts->launch_ops_only || opts->skip_cpu_ops || r->gpu_device_mtia || r->n == 0 ||
+	    trace_strtab_find(&r->strs, mtia_api, sizeof mtia_api - 1) != TRACE_NO_STR)
 		return;
 	/* cupti reads every operator of a rank with CUPTI counters */
 	if (opts->keep_range_ops)
 		for (size_t i = 0; i < r->n; i++)
 			if (r->kind[i] == TRACE_CAT_CUDA_PROFILER_RANGE)
 				return;
+	/* rows named by a launch API stay whatever their category: HTA's
+	 * device type (finish.c) is read from them */
+	uint32_t cuda_api = trace_strtab_find(&r->strs, "cudaLaunchKernel", 16);
+	uint32_t hip_api = trace_strtab_find(&r->strs, "hipLaunchKernel", 15);
 	uint8_t *keep = xmalloc(r->n);
 	for (size_t i = 0; i < r->n; i++)
-		keep[i] = !droppable(r, i);
+		keep[i] = !droppable(r, i) || r->name[i] == cuda_api || r->name[i] == hip_api;
 	uint32_t *ls;
 	int32_t *op;
 	size_t nl = trace_launch_ops(r, false, &ls, &op);

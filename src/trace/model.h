@@ -348,7 +348,8 @@ struct trace_load_opts {
 	 * trace_launch_ops() can choose for a launch (what op-kernels reads)
 	 * and the latest ones (a rank's time span); dropped right after the
 	 * parse and counted like skip_cpu_ops's (src/trace/launch_ops.c).  An
-	 * MTIA rank keeps every row. */
+	 * MTIA rank keeps every row, and so does every row named by a launch
+	 * API (the device type). */
 	bool launch_ops_only;
 	/* With launch_ops_only: a rank with cuda_profiler_range rows keeps
 	 * every operator (cupti reads their call stacks). */

@@ -16,7 +16,8 @@
 
 static bool droppable(const struct trace_rank *r, size_t i)
 {
-	return r->kind[i] == TRACE_CAT_CPU_OP && r->stream[i] == -1 && r->correlation[i] == -1 && r->idx[i] != 0;
+	return r->kind[i] == TRACE_CAT_CPU_OP && r->stream[i] == -1 && r->correlation[i] == -1 && r->idx[i] != 0 &&
+	       strcmp(trace_name(r, i), "cudaLaunchKernel") != 0 && strcmp(trace_name(r, i), "hipLaunchKernel") != 0;
 }
 
 /* One file loaded whole and with launch_ops_only (no set steps): the kept
@@ -151,4 +152,60 @@ TEST(launch_ops_summary_same_tables_as_full_load)
 		trace_set_free(&full);
 	}
 	CHECK(dropped > 10000); /* the step did drop operators */
+}
+
+/* A small trace: event 0, an operator around a launch (kept), three
+ * operators no launch is inside (the latest kept for the time span, the
+ * others dropped), and one more runtime row named `api`. */
+static struct trace_rank *small_trace(const char *api, bool launch_ops_only)
+{
+	struct buf j = BUF_INIT;
+	buf_printf(&j, "{\"traceEvents\": ["
+		       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::first\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+		       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":20},"
+		       "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		       "\"ts\":12,\"dur\":2,\"args\":{\"correlation\":7}},"
+		       "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":5,"
+		       "\"args\":{\"stream\":7,\"correlation\":7}},"
+		       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::idle\",\"pid\":1,\"tid\":1,\"ts\":50,\"dur\":5},"
+		       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::later\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":5},"
+		       "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::latest\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":5},"
+		       "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"%s\",\"pid\":1,\"tid\":2,\"ts\":80,\"dur\":1}"
+		       "]}",
+		   api);
+	struct trace_load_opts o = {.threads = 1, .launch_ops_only = launch_ops_only};
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = trace_rank_load_mem("t.json", j.data, j.len, &o, &err);
+	buf_free(&j);
+	buf_free(&err);
+	REQUIRE(r != NULL);
+	return r;
+}
+
+static bool has_row(const struct trace_rank *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(trace_name(r, i), name) == 0)
+			return true;
+	return false;
+}
+
+/* the operator no launch is in goes; the one around the launch, event 0
+ * and the latest stay; an MTIA rank (its launch API named) keeps all */
+TEST(launch_ops_small_trace_and_mtia_keeps_all)
+{
+	struct trace_rank *full = small_trace("cudaDeviceSynchronize", false);
+	struct trace_rank *cut = small_trace("cudaDeviceSynchronize", true);
+	CHECK_INT(full->n, 8);
+	CHECK_INT(cut->n, 6);
+	CHECK(!has_row(cut, "aten::idle") && !has_row(cut, "aten::later") && has_row(cut, "aten::mm") &&
+	      has_row(cut, "aten::first") && has_row(cut, "aten::latest") && has_row(cut, "k"));
+	CHECK_INT(cut->stats.skipped_cpu_ops, 2);
+	CHECK(cut->skipped_min_ts == 50);
+	trace_rank_free(full);
+	trace_rank_free(cut);
+	struct trace_rank *mtia = small_trace("runFunction - job_prep_and_submit_for_execution", true);
+	CHECK_INT(mtia->n, 8);
+	CHECK(has_row(mtia, "aten::idle"));
+	trace_rank_free(mtia);
 }

@@ -18,8 +18,10 @@
  *
  * Cost: per rank, the attribution (trace_launch_ops, src/trace/launch_ops.c:
  * radix sorts of operators and launches and one sweep per thread with a
- * stack of open operators; HTA's search is O(launches x operators)), then
- * sorts of the launches and of the instances by name and sequence; arrays
+ * stack of open operators; HTA's search is O(launches x operators)), a
+ * sort of the attributed launches by (thread, operator, start), the
+ * instances grouped in a hash table by operator and kernel name ids (a
+ * sequence's text is made once per group), a sort of the groups; arrays
  * per rank, no allocation per event.  Reads only the operators around
  * launches (ANALYSIS_LOAD_LAUNCH_OPS: the loader drops the others).
  */

@@ -1,6 +1,7 @@
 /*
  * fuzz_analyze_run.c - libFuzzer target for the parallel after-parse path:
- * any bytes through trace_rank_load_mem (two threads allowed), the set steps
+ * any bytes through trace_rank_load_mem (two threads allowed; with or
+ * without the operators, all or those around launches), the set steps
  * (including the MTIA filter rule when the trace says MTIA) and analyze_run
  * with every analysis of the table on two threads (summary, then each
  * analysis summary skipped run alone, then each that runs only by name;
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct trace_load_opts o = {.skip_cpu_ops = (size & 1) != 0, .keep_user_annotations = (size & 2) != 0,
 				    .keep_event_waits = (size & 4) != 0,
 				    .keep_profiler_args = (size & 8) != 0, .keep_kernel_occupancy = (size & 16) != 0,
-				    .threads = 2};
+				    .launch_ops_only = (size & 32) != 0, .keep_range_ops = (size & 64) != 0, .threads = 2};
 	struct trace_rank *r = trace_rank_load_mem("fuzz_rank-0.json", data, size, &o, &err);
 	buf_free(&err);
 	if (!r)

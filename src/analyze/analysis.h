@@ -45,6 +45,10 @@ enum {
 					   * (keep_profiler_args): the CUPTI counters */
 	ANALYSIS_LOAD_OCCUPANCY = 256, /* kernels' "est. achieved occupancy %"
 					* (keep_kernel_occupancy, trace_rank.occupancy) */
+	ANALYSIS_LOAD_LAUNCH_OPS = 512, /* only the aten:: operators around kernel launches
+					 * (launch_ops_only), unless CPU_OPS */
+	ANALYSIS_LOAD_RANGE_OPS = 1024, /* every operator of a rank with cuda_profiler_range
+					 * rows, the others' as LAUNCH_OPS (keep_range_ops) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the

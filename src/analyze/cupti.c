@@ -509,7 +509,7 @@ static const char *cupti_skip(const void *opts, const struct trace_set *view)
 const struct analysis analysis_cupti = {
 	.name = "cupti",
 	.help = "CUPTI range-profiler counters per kernel, attributed to the operators that launched it, per rank",
-	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_PROFILER_ARGS,
+	.load = ANALYSIS_LOAD_RANGE_OPS | ANALYSIS_LOAD_PROFILER_ARGS,
 	.tables = cupti_tables,
 	.ntables = 1,
 	.cost = 1,

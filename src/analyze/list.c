@@ -32,7 +32,11 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 		need |= (*u)->load;
 	/* what no analysis reads is not stored: most of a load's time and
 	 * memory goes to CPU operator rows */
-	lo->skip_cpu_ops = !(need & ANALYSIS_LOAD_CPU_OPS);
+	lo->skip_cpu_ops = !(need & (ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_LAUNCH_OPS | ANALYSIS_LOAD_RANGE_OPS));
+	/* op-kernels and cupti read few of them (cupti only on a rank with
+	 * CUPTI counters): the others are dropped right after the parse */
+	lo->launch_ops_only = !lo->skip_cpu_ops && !(need & ANALYSIS_LOAD_CPU_OPS);
+	lo->keep_range_ops = !!(need & ANALYSIS_LOAD_RANGE_OPS);
 	lo->no_flows = !(need & ANALYSIS_LOAD_FLOWS);
 	lo->no_counters = !(need & ANALYSIS_LOAD_COUNTERS);
 	/* only ever turned on: --keep-last-step and the like stay the user's */

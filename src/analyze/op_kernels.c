@@ -16,10 +16,14 @@
  * A rank where no launch is inside an aten:: operator (HTA raises
  * KeyError 'thread_id'; on cupti_profiler ValueError) gets a note, no rows.
  *
- * Cost: per rank, two sorts (operators, launches) and one sweep per thread
- * with a stack of open operators (HTA's search is O(launches x operators)),
- * then a sort of the instances by name and sequence; arrays per rank, no
- * allocation per event.  Needs the CPU rows (ANALYSIS_LOAD_CPU_OPS).
+ * Cost: per rank, the attribution (trace_launch_ops, src/trace/launch_ops.c:
+ * radix sorts of operators and launches and one sweep per thread with a
+ * stack of open operators; HTA's search is O(launches x operators)), a
+ * sort of the attributed launches by (thread, operator, start), the
+ * instances grouped in a hash table by operator and kernel name ids (a
+ * sequence's text is made once per group), a sort of the groups; arrays
+ * per rank, no allocation per event.  Reads only the operators around
+ * launches (ANALYSIS_LOAD_LAUNCH_OPS: the loader drops the others).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,29 +35,6 @@
 static const struct analysis_table op_kernels_tables[] = {
 	{.csv = "aten_op_kernels_and_delay_rank", .per_rank = true},
 };
-
-/* An operator or a launch on one thread: sorted by (pid, tid, ts, row
- * descending). */
-struct span {
-	int64_t pid, tid;
-	double ts, end;
-	uint32_t row;
-	int32_t op; /* launches: the enclosing operator's index in ops, or -1 */
-};
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	/* operators starting together: the first in the trace is pushed last,
-	 * so that it is the one found, as in HTA */
-	return (x->row < y->row) - (x->row > y->row);
-}
 
 /* One operator instance's launches: pairs sorted by (tid, name, op start,
  * launch start). */
@@ -77,7 +58,17 @@ static int cmp_pair(const void *a, const void *b)
 	return (x->l_row > y->l_row) - (x->l_row < y->l_row);
 }
 
-/* One operator instance, then one output row (count > 1 after grouping). */
+/* Operator instances with one operator name and kernel name sequence:
+ * their kernel name ids are ids[off, off + len). */
+struct group {
+	uint64_t hash;
+	uint32_t op_name;
+	size_t off, len;
+	double launch_delay, runtime_delay; /* sums over the group */
+	size_t count;
+};
+
+/* A group with its texts, then one output row. */
 struct inst {
 	const char *name, *seq;
 	size_t seq_off;
@@ -100,44 +91,6 @@ static int cmp_row(const void *a, const void *b)
 	return cmp_inst_key(a, b);
 }
 
-static bool is_launch_name(const char *s)
-{
-	return strcmp(s, "cudaLaunchKernel") == 0 || strcmp(s, "cudaLaunchKernelExC") == 0;
-}
-
-/* For each launch of launches[0..nl) (sorted), the operator of ops[0..no)
- * (sorted) on its thread that encloses it with the latest start.  ops of a
- * thread are pushed in start order; an operator that ended before the
- * current time (less 1 µs: ns rounding can give a launch dur -1, so its end
- * may be 1 before its start) can enclose nothing later and is popped. */
-static void attribute(struct span *ops, size_t no, struct span *ls, size_t nl, uint32_t *stack)
-{
-	size_t i = 0, j = 0;
-	while (j < nl) {
-		/* the thread of launch j; its operators start at i */
-		while (i < no && (ops[i].pid < ls[j].pid || (ops[i].pid == ls[j].pid && ops[i].tid < ls[j].tid)))
-			i++;
-		size_t sp = 0;
-		int64_t pid = ls[j].pid, tid = ls[j].tid;
-		for (; j < nl && ls[j].pid == pid && ls[j].tid == tid; j++) {
-			struct span *l = &ls[j];
-			for (; i < no && ops[i].pid == pid && ops[i].tid == tid && ops[i].ts <= l->ts; i++) {
-				while (sp && ops[stack[sp - 1]].end < ops[i].ts - 1)
-					sp--;
-				stack[sp++] = (uint32_t)i;
-			}
-			while (sp && ops[stack[sp - 1]].end < l->ts - 1)
-				sp--;
-			l->op = -1;
-			for (size_t k = sp; k-- > 0;)
-				if (ops[stack[k]].end >= l->end) {
-					l->op = (int32_t)stack[k];
-					break;
-				}
-		}
-	}
-}
-
 static struct atable *one_rank(const struct trace_rank *r)
 {
 	static const char *const cols[] = {"aten_op_name:s", "kernel_sequence:s", "occurrence_count:i",
@@ -147,82 +100,112 @@ static struct atable *one_rank(const struct trace_rank *r)
 	snprintf(title, sizeof title, "Kernels launched per aten operator and their delays, rank %d (us)", r->rank);
 	struct atable *t = atable_new(name, title, cols);
 
-	/* per name: 1 aten:: operator name, 2 launch name */
-	uint8_t *kind = xcalloc(r->strs.n ? r->strs.n : 1, 1);
-	for (uint32_t id = 0; id < r->strs.n; id++) {
-		const char *s = trace_strtab_get(&r->strs, id);
-		kind[id] = strncmp(s, "aten::", 6) == 0 ? 1 : is_launch_name(s) ? 2 : 0;
-	}
-	size_t no = 0, nl = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		uint8_t k = kind[r->name[i]];
-		if (k == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
-			no++;
-		else if (k == 2 && r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)
-			nl++;
-	}
-	struct span *ops = xmalloc((no ? no : 1) * sizeof *ops), *ls = xmalloc((nl ? nl : 1) * sizeof *ls);
-	no = nl = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		uint8_t k = kind[r->name[i]];
-		struct span s = {r->pid[i], r->tid[i], r->ts[i], r->ts[i] + r->dur[i], (uint32_t)i, -1};
-		if (k == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
-			ops[no++] = s;
-		else if (k == 2 && r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)
-			ls[nl++] = s;
-	}
-	free(kind);
-	qsort(ops, no, sizeof *ops, cmp_span);
-	qsort(ls, nl, sizeof *ls, cmp_span);
-	uint32_t *stack = xmalloc((no ? no : 1) * sizeof *stack);
-	attribute(ops, no, ls, nl, stack);
-	free(stack);
-
+	/* each kernel launch and the operator it is attributed to */
+	uint32_t *ls;
+	int32_t *op;
+	size_t nl = trace_launch_ops(r, true, &ls, &op);
 	size_t np = 0;
 	struct pair *pairs = xmalloc((nl ? nl : 1) * sizeof *pairs);
 	for (size_t j = 0; j < nl; j++) {
-		if (ls[j].op < 0)
+		if (op[j] < 0)
 			continue;
-		const struct span *o = &ops[ls[j].op];
-		pairs[np++] = (struct pair){ls[j].tid, o->ts, ls[j].ts, r->name[o->row], ls[j].row,
-					    (uint32_t)r->link[ls[j].row]};
+		uint32_t o = (uint32_t)op[j], l = ls[j];
+		pairs[np++] = (struct pair){r->tid[l], r->ts[o], r->ts[l], r->name[o], l, (uint32_t)r->link[l]};
 	}
-	free(ops);
 	free(ls);
+	free(op);
 	qsort(pairs, np, sizeof *pairs, cmp_pair);
 
-	/* the instances: HTA groups launches by (thread, name, operator start) */
-	struct inst *in = xmalloc((np ? np : 1) * sizeof *in);
-	size_t ni = 0;
-	struct buf seqs = BUF_INIT;
+	/* the instances: HTA groups launches by (thread, name, operator start).
+	 * Instances with the same operator and kernel names (name ids) are one
+	 * group, found in a hash table: a sequence's text is made once per
+	 * group instead of once per instance (188 K instances, 64 groups on
+	 * a 1 GB trace) */
+	struct group *g = NULL;
+	size_t ng = 0, gcap = 0, ni = 0;
+	uint32_t *ids = NULL; /* the groups' kernel name ids, then the current instance's */
+	size_t nids = 0, idcap = 0;
+	uint32_t *slot = NULL; /* group index + 1, 0: empty */
+	size_t hcap = 0;
 	for (size_t a = 0, b; a < np; a = b) {
 		const struct pair *p = &pairs[a];
-		struct inst *x = &in[ni++];
-		x->name = trace_strtab_get(&r->strs, p->op_name);
-		x->seq_off = seqs.len;
-		x->launch_delay = p->l_ts - p->op_ts;
-		x->runtime_delay = r->ts[p->k_row] - p->l_ts;
-		x->count = 1;
+		size_t start = nids;
+		uint64_t h = (0xcbf29ce484222325ull ^ p->op_name) * 0x100000001b3ull;
 		for (b = a; b < np && pairs[b].tid == p->tid && pairs[b].op_name == p->op_name &&
 			    pairs[b].op_ts == p->op_ts;
 		     b++) {
-			if (b > a)
+			if (nids == idcap) {
+				idcap = idcap ? 2 * idcap : 256;
+				ids = xrealloc(ids, idcap * sizeof *ids);
+			}
+			ids[nids] = r->name[pairs[b].k_row];
+			h = (h ^ ids[nids++]) * 0x100000001b3ull;
+		}
+		size_t len = nids - start;
+		ni++;
+		if (2 * (ng + 1) > hcap) {
+			hcap = hcap ? 2 * hcap : 64;
+			free(slot);
+			slot = xcalloc(hcap, sizeof *slot);
+			for (size_t k = 0; k < ng; k++) {
+				size_t s = g[k].hash & (hcap - 1);
+				while (slot[s])
+					s = (s + 1) & (hcap - 1);
+				slot[s] = (uint32_t)(k + 1);
+			}
+		}
+		size_t s = h & (hcap - 1);
+		for (; slot[s]; s = (s + 1) & (hcap - 1)) {
+			const struct group *x = &g[slot[s] - 1];
+			if (x->hash == h && x->op_name == p->op_name && x->len == len &&
+			    memcmp(ids + x->off, ids + start, len * sizeof *ids) == 0)
+				break;
+		}
+		double ld = p->l_ts - p->op_ts, rd = r->ts[p->k_row] - p->l_ts;
+		if (slot[s]) {
+			struct group *x = &g[slot[s] - 1];
+			x->count++;
+			x->launch_delay += ld;
+			x->runtime_delay += rd;
+			nids = start; /* the group has these ids already */
+			continue;
+		}
+		if (ng == gcap) {
+			gcap = gcap ? 2 * gcap : 64;
+			g = xrealloc(g, gcap * sizeof *g);
+		}
+		g[ng] = (struct group){h, p->op_name, start, len, ld, rd, 1};
+		slot[s] = (uint32_t)++ng;
+	}
+	free(slot);
+	free(pairs);
+
+	/* each group's text */
+	struct inst *in = xmalloc((ng ? ng : 1) * sizeof *in);
+	struct buf seqs = BUF_INIT;
+	for (size_t k = 0; k < ng; k++) {
+		in[k] = (struct inst){trace_strtab_get(&r->strs, g[k].op_name), NULL, seqs.len, g[k].launch_delay,
+				      g[k].runtime_delay, g[k].count};
+		for (size_t j = 0; j < g[k].len; j++) {
+			if (j)
 				buf_puts(&seqs, " -> ");
-			buf_puts(&seqs, trace_name(r, pairs[b].k_row));
+			buf_puts(&seqs, trace_strtab_get(&r->strs, ids[g[k].off + j]));
 		}
 		buf_putc(&seqs, '\0');
 	}
-	free(pairs);
-	for (size_t k = 0; k < ni; k++)
+	free(g);
+	free(ids);
+	for (size_t k = 0; k < ng; k++)
 		in[k].seq = seqs.data + in[k].seq_off;
 
-	/* one row per (name, sequence) */
-	if (ni > 1)
-		qsort(in, ni, sizeof *in, cmp_inst_key);
+	/* one row per (name, sequence): groups whose texts are equal (a
+	 * kernel name holding " -> ") are one row */
+	if (ng > 1)
+		qsort(in, ng, sizeof *in, cmp_inst_key);
 	size_t nr = 0;
-	for (size_t k = 0; k < ni; k++) {
+	for (size_t k = 0; k < ng; k++) {
 		if (nr && cmp_inst_key(&in[nr - 1], &in[k]) == 0) {
-			in[nr - 1].count++;
+			in[nr - 1].count += in[k].count;
 			in[nr - 1].launch_delay += in[k].launch_delay;
 			in[nr - 1].runtime_delay += in[k].runtime_delay;
 		} else {
@@ -289,7 +272,7 @@ static const char *op_kernels_skip(const void *opts, const struct trace_set *vie
 const struct analysis analysis_op_kernels = {
 	.name = "op-kernels",
 	.help = "kernels launched per aten operator, with launch and runtime delays, per rank",
-	.load = ANALYSIS_LOAD_CPU_OPS,
+	.load = ANALYSIS_LOAD_LAUNCH_OPS,
 	.tables = op_kernels_tables,
 	.ntables = 1,
 	.cost = 2,

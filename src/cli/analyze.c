@@ -396,6 +396,10 @@ int cmd_analyze(int argc, char **argv)
 				     .keep_last_step = o.keep_last_step, .no_ns_rounding = o.no_ns_rounding,
 				     .threads = (int)o.threads, .fixed_classification = o.fixed};
 	analysis_load_opts(only, &lo);
+	/* a selection's rows span a time the operators kept for the whole
+	 * trace's span need not reach (counters' trace duration): all kept */
+	if (rows.iterations || rows.time_range)
+		lo.launch_ops_only = false;
 	struct trace_set set, test = {0};
 	struct buf err = BUF_INIT;
 	int64_t t0 = clock_mono_ns();

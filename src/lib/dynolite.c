@@ -193,12 +193,19 @@ static bool covers(const struct trace_load_opts *have, const struct trace_load_o
 	       (have->keep_user_annotations || !need->keep_user_annotations) &&
 	       (have->keep_event_waits || !need->keep_event_waits) &&
 	       (have->keep_profiler_args || !need->keep_profiler_args) &&
-	       (have->keep_kernel_occupancy || !need->keep_kernel_occupancy);
+	       (have->keep_kernel_occupancy || !need->keep_kernel_occupancy) &&
+	       /* only some operators kept: enough for a need of those only */
+	       (!have->launch_ops_only || need->skip_cpu_ops ||
+		(need->launch_ops_only && (have->keep_range_ops || !need->keep_range_ops)));
 }
 
 static void unite(struct trace_load_opts *a, const struct trace_load_opts *b)
 {
+	/* every operator when one side reads them all */
+	bool all_ops = (!a->skip_cpu_ops && !a->launch_ops_only) || (!b->skip_cpu_ops && !b->launch_ops_only);
 	a->skip_cpu_ops &= b->skip_cpu_ops;
+	a->launch_ops_only = !a->skip_cpu_ops && !all_ops;
+	a->keep_range_ops |= b->keep_range_ops;
 	a->no_flows &= b->no_flows;
 	a->no_counters &= b->no_counters;
 	a->keep_python |= b->keep_python;
@@ -294,11 +301,16 @@ static struct trace_load_opts need_of(const struct dtrace *t, const struct analy
 			else
 				unite(&lo, &x);
 		}
-		return lo;
+	} else {
+		analysis_load_opts(a, &lo);
 	}
-	analysis_load_opts(a, &lo);
+	/* as in `dyno analyze`: a selection keeps every operator (counters'
+	 * trace duration is the span of the selected rows) */
+	if (t->sel.iterations || t->sel.time_range)
+		lo.launch_ops_only = false;
 	return lo;
 }
+
 
 static int load_opt(struct dtrace *t, const char *o, bool *all, struct buf *name)
 {

@@ -5,6 +5,8 @@
  *   1. ns rounding: when any ts had a fraction, ts = ceil(ts),
  *      end = floor(ts + dur), dur = end - ts (can be -1; counted);
  *   2. kind (enum trace_cat) per row, kernel type per interned name;
+ *      then, with launch_ops_only, the operators no launch can be
+ *      attributed to are dropped (launch_ops.c);
  *   3. CPU<->GPU links: a GPU-side row (stream >= 0 and correlation >= 0,
  *      or an Event/Context Sync) pairs with the CPU-side row of the same
  *      correlation; with duplicates the last row wins, as in HTA;
@@ -321,6 +323,8 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 	}
 	free(kind_of);
 	classify_names(r, opts->fixed_classification);
+	/* before every step that allocates per row */
+	trace_rank_keep_launch_ops(r, opts);
 	/* The links on one side; the CPU rows' iterations and the stream
 	 * overlap count on the other: they read the same columns and write
 	 * different ones (link vs iteration, stats.stream_overlaps).  Two

@@ -27,6 +27,11 @@ void trace_rank_list_iterations(struct trace_rank *r);
  * list are recomputed (the last-step filter, select.c). */
 void trace_rank_keep_rows(struct trace_rank *r, const uint32_t *src, size_t out_n, int threads);
 
+/* launch_ops.c: with opts->launch_ops_only, drop the operator rows that
+ * trace_launch_ops() cannot choose (trace_rank_finish, after ns rounding
+ * and kinds, before the links) and shrink the columns. */
+void trace_rank_keep_launch_ops(struct trace_rank *r, const struct trace_load_opts *opts);
+
 /* ---- rules the steps share (finish.c, set.c, filter_mtia.c) ---- */
 
 /* The GPU side of a correlation (the links' and the last-step filter's

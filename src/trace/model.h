@@ -353,6 +353,17 @@ struct trace_load_opts {
 	 * the others are loaded; only when none loads is it an error.
 	 * (Default: any such file fails the load.)  `dyno report`. */
 	bool skip_unreadable;
+	/* (additive) Without skip_cpu_ops: keep, of the operator rows
+	 * skip_cpu_ops would drop, only the aten:: operators that
+	 * trace_launch_ops() can choose for a launch (what op-kernels reads)
+	 * and the latest ones (a rank's time span); dropped right after the
+	 * parse and counted like skip_cpu_ops's (src/trace/launch_ops.c).  An
+	 * MTIA rank keeps every row, and so does every row named by a launch
+	 * API (the device type). */
+	bool launch_ops_only;
+	/* With launch_ops_only: a rank with cuda_profiler_range rows keeps
+	 * every operator (cupti reads their call stacks). */
+	bool keep_range_ops;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
@@ -421,6 +432,15 @@ int trace_select_parse_time_range(const char *s, struct trace_select *sel);
 int trace_list_path(const char *path, char ***paths, size_t *np, size_t *cap, struct buf *err);
 /* The file-name rank rule: "rank-N", "rank_N" or "rankN" in path's base name. */
 bool trace_rank_from_name(const char *path, int *out);
+
+/* The aten:: operator around each cudaLaunchKernel / cudaLaunchKernelExC
+ * row (with kernel_only, only launches linked to a kernel row): the cpu_op
+ * named aten::* on the launch's process and thread that encloses it, with
+ * the latest start (the first in the trace at equal starts), HTA's rule in
+ * get_aten_op_kernels_and_delay.  Returns the number of launches; their
+ * rows in *launch (by thread and start) and each one's operator row or -1
+ * in *op (both malloc'd).  (additive; src/trace/launch_ops.c) */
+size_t trace_launch_ops(const struct trace_rank *r, bool kernel_only, uint32_t **launch, int32_t **op);
 
 /* A human summary of what was skipped and why (empty when nothing was). */
 void trace_load_stats_describe(const struct trace_rank *r, struct buf *out);

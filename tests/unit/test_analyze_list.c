@@ -203,10 +203,18 @@ TEST(analyze_run_one_analysis_gives_its_tables)
 	struct trace_load_opts la = {0};
 	analysis_load_opts(analysis_find("annotations"), &la);
 	CHECK(la.skip_cpu_ops && la.keep_user_annotations);
-	/* summary keeps the CPU rows: op-kernels reads the operators */
+	/* summary keeps the CPU rows op-kernels reads (the operators around
+	 * launches) and, on a rank with CUPTI counters, cupti's (all) */
 	struct trace_load_opts lo = {0};
 	analysis_load_opts(NULL, &lo);
-	CHECK(!lo.skip_cpu_ops);
+	CHECK(!lo.skip_cpu_ops && lo.launch_ops_only && lo.keep_range_ops);
+	struct trace_load_opts lok = {0};
+	analysis_load_opts(analysis_find("op-kernels"), &lok);
+	CHECK(!lok.skip_cpu_ops && lok.launch_ops_only && !lok.keep_range_ops);
+	/* an analysis that reads every operator gets them all */
+	struct trace_load_opts lp = {0};
+	analysis_load_opts(analysis_find("patterns"), &lp);
+	CHECK(!lp.skip_cpu_ops && !lp.launch_ops_only);
 	struct trace_set set;
 	struct buf err = BUF_INIT;
 	REQUIRE(trace_set_load(&set, two_ranks(), &lo, &err) == 0);

@@ -11,10 +11,9 @@
 # times, so the ratio carries the two machines' difference.
 #
 # Each trace runs as the file HTA was given (.json.gz) and uncompressed
-# (.json), because on a trace of tens of MB a single-threaded inflate is
-# most of our time: `zcat` alone is printed beside it, with the ratio HTA's
-# total / zcat, the ceiling of any reader of that .gz that inflates it with
-# zlib on one core.  Not a test: it never fails on speed.
+# (.json); `zcat` of the .gz is printed beside it for scale (our reader
+# inflates in its own thread with zlib, a little faster than gzip's
+# pipe).  Not a test: it never fails on speed.
 #
 # Env: REPS (default 5), CASES (default: the shared traces over 1 MB
 # uncompressed, largest first).

@@ -31,9 +31,9 @@ bool trig_duration_parse(const char *s, size_t n, int64_t max, int64_t *out)
 	if (n == 0 || s[0] < '0' || s[0] > '9')
 		return false;
 	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (s[i] - '0');
-		if (v > max)
+		if (v > (max - (s[i] - '0')) / 10)
 			return false;
+		v = v * 10 + (s[i] - '0');
 	}
 	int64_t mul = 1;
 	if (i < n) {

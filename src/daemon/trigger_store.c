@@ -81,9 +81,8 @@ bool trig_def_parse(const struct json_value *v, struct trig_def *d, struct buf *
 		for (size_t k = 0; k < sizeof known / sizeof known[0] && !ok; k++)
 			ok = strlen(known[k]) == m->key_len && memcmp(known[k], m->key, m->key_len) == 0;
 		if (!ok) {
-			buf_puts(err, "unknown member \"");
+			buf_puts(err, "unknown member ");
 			json_escape(err, m->key, m->key_len > 64 ? 64 : m->key_len);
-			buf_puts(err, "\"");
 			return false;
 		}
 	}

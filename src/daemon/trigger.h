@@ -36,7 +36,7 @@
 #include "daemon/rpc.h"
 #include "daemon/trigger_store.h"
 
-#define TRIG_FIRINGS_MAX 512     /* --trigger_max_firings' upper bound */
+#define TRIG_FIRINGS_MAX 256     /* --trigger_max_firings' upper bound (listTriggers < 2 MiB) */
 #define TRIG_JOBS_PER_TRIGGER 64 /* jobs whose rate limit one trigger remembers */
 #define TRIG_SNOOPS_PER_FIRING 4 /* gpusnoop sessions one firing may start */
 

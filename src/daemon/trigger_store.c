@@ -139,6 +139,13 @@ bool trig_def_parse(const struct json_value *v, struct trig_def *d, struct buf *
 		buf_puts(err, "config: the Kineto on-demand config text is required");
 		return false;
 	}
+	/* KEY=VALUE lines: other control characters would only grow the
+	 * answers six-fold in JSON escapes (\u00XX) */
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7f) {
+			buf_printf(err, "config: control character at byte %zu (lines of KEY=VALUE expected)", i);
+			return false;
+		}
 	d->config = xstrndup(s, n);
 	if (!int_field(v, "min_interval_s", 0, TRIG_MAX_INTERVAL_S, TRIG_DEFAULT_MIN_INTERVAL_S, &d->min_interval_s,
 		       err) ||

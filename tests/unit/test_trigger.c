@@ -142,6 +142,7 @@ TEST(trigger_definitions_are_checked)
 		{"{\"id\":\"a\"}", "config:"},
 		{"{\"id\":\"a\",\"config\":\"\"}", "config:"},
 		{"{\"id\":\"a\",\"config\":\"X=\\u0000\"}", "config:"},
+		{"{\"id\":\"a\",\"config\":\"X=\\u0001\"}", "config: control character at byte 2"},
 		{"{\"id\":\"a\",\"config\":\"X=1\",\"when\":\"k > 1\",\"every_s\":60}", "not both"},
 		{"{\"id\":\"a\",\"config\":\"X=1\",\"when\":\"k >\"}", "when: column"},
 		{"{\"id\":\"a\",\"config\":\"X=1\",\"every_s\":0}", "every_s:"},

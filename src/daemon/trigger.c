@@ -223,11 +223,12 @@ static void start_snoops(struct triggers *T, const struct trig *g, uint64_t seq,
 	jw_arr_end(w);
 }
 
-/* Ask for a trace for job (""': no registered process: only recorded) and
+/* Ask for a trace for job ("": no registered process: only recorded) and
  * record it; the record is also appended to out (an RPC answer) when
- * given.  why: the reason text; key/value: the metric sample, if any. */
+ * given.  why: the reason text; key/value: the metric sample, if any, and
+ * sample_ns its frame's time (the JSON log line's "time"), else 0. */
 static void fire(struct triggers *T, struct trig *g, struct tjob *j, const char *why, const char *key, double value,
-		 struct jw *out)
+		 int64_t sample_ns, struct jw *out)
 {
 	uint64_t seq = T->next_fire++;
 	j->fired = true;
@@ -297,6 +298,11 @@ static void fire(struct triggers *T, struct trig *g, struct tjob *j, const char 
 			jw_key(&w, "error"), jw_str(&w, "the on-demand request gave no answer");
 	}
 	jw_obj_end(&w);
+	if (sample_ns) {
+		char st[40];
+		clock_fmt_iso8601(st, sizeof st, sample_ns);
+		jw_key(&w, "sample_time"), jw_str(&w, st);
+	}
 	jw_key(&w, "seq"), jw_u64(&w, seq);
 	jw_key(&w, "time"), jw_str(&w, iso);
 	jw_key(&w, "time_ms"), jw_i64(&w, wall / NS_PER_MS);
@@ -327,7 +333,7 @@ static void fire(struct triggers *T, struct trig *g, struct tjob *j, const char 
  * "no process"), each subject to its rate limit.  Returns how many fired;
  * the jobs refused by the rate limit are appended to limited when given. */
 static size_t fire_jobs(struct triggers *T, struct trig *g, const char *why, const char *key, double value,
-			struct jw *out, struct jw *limited)
+			int64_t sample_ns, struct jw *out, struct jw *limited)
 {
 	size_t fired = 0;
 	struct registry *r = tracing_registry(T->tracing);
@@ -347,7 +353,7 @@ static size_t fire_jobs(struct triggers *T, struct trig *g, const char *why, con
 				jw_str(limited, job);
 			continue;
 		}
-		fire(T, g, j, why, key, value, out);
+		fire(T, g, j, why, key, value, sample_ns, out);
 		fired++;
 	}
 	return fired;
@@ -388,7 +394,7 @@ static void cadence(struct triggers *T, struct trig *g)
 		}
 		char why[64];
 		snprintf(why, sizeof why, "every %llds", (long long)g->d.every_s);
-		fire(T, g, j, why, NULL, 0, NULL);
+		fire(T, g, j, why, NULL, 0, 0, NULL);
 	}
 }
 
@@ -417,7 +423,7 @@ void triggers_on_tick(const struct frame *f, size_t src, int64_t interval_s, voi
 			buf_puts(&why, g->d.job[0] ? " while job runs" : " while a job runs");
 		/* a firing starts a new window; while every job is rate-limited
 		 * the run goes on, so it fires once the limit allows */
-		if (fire_jobs(T, g, why.data, g->d.cond.key, v, NULL, NULL))
+		if (fire_jobs(T, g, why.data, g->d.cond.key, v, f->wall_ns, NULL, NULL))
 			g->win.held_s = 0;
 		buf_free(&why);
 	}
@@ -543,7 +549,7 @@ static bool fire_trigger(const struct json_value *req, struct buf *resp, void *u
 	jw_obj_begin(&w);
 	jw_key(&w, "firings");
 	jw_arr_begin(&w);
-	fire_jobs(T, g, "fireTrigger RPC", NULL, 0, &w, &lw);
+	fire_jobs(T, g, "fireTrigger RPC", NULL, 0, 0, &w, &lw);
 	jw_arr_end(&w);
 	jw_arr_end(&lw);
 	jw_key(&w, "rate_limited"), jw_raw(&w, lim.data, lim.len);

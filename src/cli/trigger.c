@@ -53,8 +53,8 @@ static int add(int argc, char **argv)
 {
 	struct host_opts h = HOST_OPTS_INIT;
 	struct trace_opts to = TRACE_OPTS_INIT;
-	const char *when = NULL, *snoop_log = NULL;
-	int64_t every_s = 0, min_interval_s = 300, process_limit = 1000, job_id = 0, snoop_s = 0;
+	const char *when = NULL, *snoop_log = NULL, *peers = NULL;
+	int64_t every_s = 0, min_interval_s = 300, process_limit = 1000, job_id = 0, snoop_s = 0, peers_delay_s = 0;
 	bool while_job = false, job_seen = false;
 	const struct arg_opt opts[] = {
 		HOST_ARG_OPTS(&h),
@@ -81,12 +81,18 @@ static int add(int argc, char **argv)
 		 86400, NULL},
 		{"gpusnoop-log", 0, ARG_STRING, &snoop_log, "PREFIX",
 		 "gpusnoop reports go to PREFIX.<firing>.<pid>.log on the daemon's host", 0, 0, NULL},
+		{"peers", 0, ARG_STRING, &peers, "ADDR[:PORT],...",
+		 "a firing also asks these daemons (numeric addresses) to trace the job, all from one start time", 0, 0,
+		 NULL},
+		{"peers-delay-s", 0, ARG_INT, &peers_delay_s, "SECONDS",
+		 "with --peers: the common PROFILE_START_TIME this far ahead (default 20, as gputrace: Kineto needs ~6 s after its poll)", 1, 300, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	const struct arg_cmd cmd = {
 		.prog = "dyno trigger add",
 		.usage = "dyno trigger add ID --log-file PATH [--when COND | --every-s S] [--job-id J] [--while-job]\n"
-			 "                        [--min-interval-s S] [trace options] [--gpusnoop-s S --gpusnoop-log P]",
+			 "                        [--min-interval-s S] [trace options] [--gpusnoop-s S --gpusnoop-log P]\n"
+			 "                        [--peers ADDR[:PORT],... [--peers-delay-s S]]",
 		.description = "Add a trigger to the daemon(s): without --when or --every-s it fires only on\n"
 			       "`dyno trigger fire ID`.  Kept in the daemon's --trigger_file across restarts.",
 		.opts = opts,
@@ -135,6 +141,10 @@ static int add(int argc, char **argv)
 		jw_key(&w, "gpusnoop_s"), jw_i64(&w, snoop_s);
 	if (snoop_log)
 		jw_key(&w, "gpusnoop_log"), jw_str(&w, snoop_log);
+	if (peers)
+		jw_key(&w, "peers"), jw_str(&w, peers);
+	if (peers_delay_s)
+		jw_key(&w, "peers_delay_s"), jw_i64(&w, peers_delay_s);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
 	rc = send_ext(cmd.prog, &h, &t, "addTrigger", &req, judge_ok);

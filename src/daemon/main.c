@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dynolog: %s\n", err.data);
 		goto out;
 	}
-	trig = triggers_start(&trf, tracing, snoop, &err);
+	trig = triggers_start(loop, &trf, tracing, snoop, &err);
 	if (!trig) {
 		fprintf(stderr, "dynolog: %s\n", err.data);
 		goto out;

@@ -11,6 +11,17 @@
 #include "daemon/gpusnoop_rpc.h"
 #include "daemon/registry.h"
 #include "daemon/tracing.h"
+#include "daemon/trigger_peers.h"
+
+#define TRIG_BATCHES_MAX 2 /* firings whose peers are being asked at once (memory: docs/daemon.md) */
+
+/* A batch of peer requests in flight, and what its record needs. */
+struct batch_ctx {
+	struct triggers *T;
+	struct trig_batch *b;
+	uint64_t seq;
+	char id[TRIG_ID_MAX + 1];
+};
 
 /* What one trigger remembers per job: when it first saw the job (the
  * cadence counts from there) and when it last fired for it (the rate
@@ -39,6 +50,9 @@ struct triggers {
 	size_t log_head, log_n, log_cap;
 	struct tracing *tracing;
 	struct gpusnoop_rpc *snoop;
+	struct ev_loop *loop;
+	struct batch_ctx *batches[TRIG_BATCHES_MAX];
+	size_t nbatches;
 };
 
 /* ---------------- persistence ---------------- */
@@ -58,10 +72,11 @@ static bool save(struct triggers *T, struct buf *err)
 	return ok;
 }
 
-struct triggers *triggers_start(const struct trigger_flags *f, struct tracing *tr, struct gpusnoop_rpc *snoop,
-				struct buf *err)
+struct triggers *triggers_start(struct ev_loop *l, const struct trigger_flags *f, struct tracing *tr,
+				struct gpusnoop_rpc *snoop, struct buf *err)
 {
 	struct triggers *T = xcalloc(1, sizeof *T);
+	T->loop = l;
 	T->max = (size_t)f->max;
 	T->log_cap = (size_t)f->max_firings;
 	T->log = xcalloc(T->log_cap, sizeof *T->log);
@@ -91,6 +106,10 @@ void triggers_stop(struct triggers *T)
 {
 	if (!T)
 		return;
+	for (size_t i = 0; i < T->nbatches; i++) {
+		trig_batch_free(T->batches[i]->b);
+		free(T->batches[i]);
+	}
 	for (size_t i = 0; i < T->n; i++)
 		trig_def_free(&T->t[i].d);
 	free(T->t);
@@ -148,22 +167,6 @@ static bool rate_ok(const struct triggers *T, const struct trig *g, const struct
 	return !j->fired || T->clock_s - j->last_fire_s >= g->d.min_interval_s;
 }
 
-/* The config with every "{fire}" replaced by the firing's number, so each
- * firing's trace files get names of their own. */
-static void subst_fire(const char *config, uint64_t seq, struct buf *out)
-{
-	for (const char *p = config; *p;) {
-		const char *q = strstr(p, "{fire}");
-		if (!q) {
-			buf_puts(out, p);
-			break;
-		}
-		buf_append(out, p, (size_t)(q - p));
-		buf_printf(out, "%llu", (unsigned long long)seq);
-		p = q + 6;
-	}
-}
-
 static void keep_record(struct triggers *T, struct buf *rec)
 {
 	size_t slot = (T->log_head + T->log_n) % T->log_cap;
@@ -175,6 +178,86 @@ static void keep_record(struct triggers *T, struct buf *rec)
 	} else
 		T->log_n++;
 	T->log[slot] = buf_detach(rec, NULL);
+}
+
+/* The config with every "{fire}" replaced by the firing's number, so each
+ * firing's trace files get names of their own, and with start_ms (not 0)
+ * as its PROFILE_START_TIME, so the peers trace the same window. */
+static void subst_fire(const char *config, uint64_t seq, int64_t start_ms, struct buf *out)
+{
+	static const char key[] = "PROFILE_START_TIME=";
+	for (const char *p = config; *p;) {
+		bool line_start = p == config || p[-1] == '\n';
+		if (start_ms && line_start && strncmp(p, key, sizeof key - 1) == 0) {
+			buf_printf(out, "%s%lld", key, (long long)start_ms);
+			p += strcspn(p, "\n");
+			continue;
+		}
+		if (strncmp(p, "{fire}", 6) == 0) {
+			buf_printf(out, "%llu", (unsigned long long)seq);
+			p += 6;
+			continue;
+		}
+		buf_putc(out, *p++);
+	}
+}
+
+static void peers_done(void *ud, struct trig_batch *b, const char *summary, size_t len)
+{
+	struct batch_ctx *c = ud;
+	struct triggers *T = c->T;
+	(void)b;
+	for (size_t i = 0; i < T->nbatches; i++)
+		if (T->batches[i] == c) {
+			T->batches[i] = T->batches[--T->nbatches];
+			break;
+		}
+	struct buf rec = BUF_INIT, why = BUF_INIT;
+	char iso[40];
+	int64_t wall = clock_wall_ns();
+	clock_fmt_iso8601(iso, sizeof iso, wall);
+	buf_printf(&why, "the peers of firing %llu", (unsigned long long)c->seq);
+	struct jw w;
+	jw_init(&w, &rec);
+	jw_obj_begin(&w);
+	jw_key(&w, "peers"), jw_raw(&w, summary, len);
+	jw_key(&w, "seq"), jw_u64(&w, c->seq);
+	jw_key(&w, "time"), jw_str(&w, iso);
+	jw_key(&w, "time_ms"), jw_i64(&w, wall / NS_PER_MS);
+	jw_key(&w, "trigger"), jw_str(&w, c->id);
+	jw_key(&w, "why"), jw_strn(&w, why.data, why.len);
+	jw_obj_end(&w);
+	keep_record(T, &rec);
+	buf_free(&rec);
+	buf_free(&why);
+	free(c);
+}
+
+/* The same request to the trigger's peers; "peers_error" in the record
+ * (w) when they cannot be asked. */
+static void ask_peers(struct triggers *T, const struct trig *g, uint64_t seq, const struct buf *req, struct jw *w)
+{
+	struct buf body = BUF_INIT, err = BUF_INIT;
+	if (!T->loop || T->nbatches == TRIG_BATCHES_MAX) {
+		jw_key(w, "peers_error"), jw_str(w, T->loop ? "too many peer requests in flight" : "no event loop");
+		return;
+	}
+	/* the on-demand request with its function name, as dyno sends it */
+	buf_puts(&body, "{\"fn\":\"setKinetOnDemandRequest\",");
+	buf_append(&body, req->data + 1, req->len - 1);
+	struct batch_ctx *c = xcalloc(1, sizeof *c);
+	c->T = T;
+	c->seq = seq;
+	snprintf(c->id, sizeof c->id, "%s", g->d.id);
+	c->b = trig_peers_send(T->loop, g->d.peers, body.data, body.len, peers_done, c, &err);
+	if (c->b)
+		T->batches[T->nbatches++] = c;
+	else if (err.len) {
+		jw_key(w, "peers_error"), jw_strn(w, err.data, err.len);
+		free(c);
+	} /* else every peer failed at once: recorded, c freed by peers_done */
+	buf_free(&body);
+	buf_free(&err);
 }
 
 /* The gpusnoop sessions of one firing, written as the record's "gpusnoop"
@@ -243,10 +326,19 @@ static void fire(struct triggers *T, struct trig *g, struct tjob *j, const char 
 	jw_obj_begin(&w);
 	jw_key(&w, "asked");
 	jw_obj_begin(&w);
-	subst_fire(g->d.config, seq, &cfg);
+	bool peers = g->d.peers && j->job[0];
+	int64_t start_ms = peers ? wall / NS_PER_MS + g->d.peers_delay_s * 1000 : 0;
+	subst_fire(g->d.config, seq, start_ms, &cfg);
 	jw_key(&w, "config_bytes"), jw_u64(&w, cfg.len);
 	if (g->d.gpusnoop_s)
 		jw_key(&w, "gpusnoop_s"), jw_i64(&w, g->d.gpusnoop_s);
+	if (peers) {
+		size_t np = 1;
+		for (const char *q = g->d.peers; *q; q++)
+			np += *q == ',';
+		jw_key(&w, "peers"), jw_u64(&w, np);
+		jw_key(&w, "profile_start_ms"), jw_i64(&w, start_ms);
+	}
 	jw_key(&w, "process_limit"), jw_i64(&w, g->d.process_limit);
 	jw_key(&w, "trace"), jw_bool(&w, j->job[0] != 0);
 	jw_obj_end(&w);
@@ -296,6 +388,8 @@ static void fire(struct triggers *T, struct trig *g, struct tjob *j, const char 
 			json_doc_free(&ad);
 		} else
 			jw_key(&w, "error"), jw_str(&w, "the on-demand request gave no answer");
+		if (peers)
+			ask_peers(T, g, seq, &req, &w);
 	}
 	jw_obj_end(&w);
 	if (sample_ns) {

@@ -32,6 +32,7 @@
 #include "core/args.h"
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/loop.h"
 #include "daemon/frame.h"
 #include "daemon/rpc.h"
 #include "daemon/trigger_store.h"
@@ -61,9 +62,10 @@ struct triggers;
 
 /* Load --trigger_file.  NULL with a message when it cannot be read or does
  * not parse (the daemon does not start: it would overwrite the file).
- * snoop may be NULL (the triggers' gpusnoop sessions are then refused). */
-struct triggers *triggers_start(const struct trigger_flags *f, struct tracing *tr, struct gpusnoop_rpc *snoop,
-				struct buf *err);
+ * snoop may be NULL (the triggers' gpusnoop sessions are then refused); l
+ * NULL: peers are not asked (tests). */
+struct triggers *triggers_start(struct ev_loop *l, const struct trigger_flags *f, struct tracing *tr,
+				struct gpusnoop_rpc *snoop, struct buf *err);
 void triggers_stop(struct triggers *t);
 /* telemetry_on_tick's hook (ud: the triggers). */
 void triggers_on_tick(const struct frame *f, size_t src, int64_t interval_s, void *ud);

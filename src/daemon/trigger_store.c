@@ -1,6 +1,8 @@
 /* trigger_store.c - see trigger_store.h. */
 #include "trigger_store.h"
 
+#include "daemon/trigger_peers.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -11,7 +13,7 @@
 #include <unistd.h>
 
 static const char *const known[] = {"id", "when", "every_s", "job", "while_job", "config", "min_interval_s",
-				    "process_limit", "gpusnoop_s", "gpusnoop_log"};
+				    "process_limit", "gpusnoop_s", "gpusnoop_log", "peers", "peers_delay_s"};
 
 /* An integer member in [lo, hi]; absent: def. */
 static bool int_field(const struct json_value *v, const char *key, int64_t lo, int64_t hi, int64_t def, int64_t *out,
@@ -164,13 +166,27 @@ bool trig_def_parse(const struct json_value *v, struct trig_def *d, struct buf *
 		buf_puts(err, "gpusnoop_log: given without gpusnoop_s");
 		return false;
 	}
+	if (!str_field(v, "peers", TRIG_PEERS_TEXT_MAX, &s, &n, err))
+		return false;
+	if (s && !trig_peers_check(s, n, err))
+		return false;
+	if (s)
+		d->peers = xstrndup(s, n);
+	if (!int_field(v, "peers_delay_s", 1, 300, TRIG_DEFAULT_PEERS_DELAY_S, &d->peers_delay_s, err))
+		return false;
+	if (!d->peers && json_get(v, "peers_delay_s")) {
+		buf_puts(err, "peers_delay_s: given without peers");
+		return false;
+	}
 	return true;
 }
 
 void trig_def_free(struct trig_def *d)
 {
 	free(d->config);
+	free(d->peers);
 	d->config = NULL;
+	d->peers = NULL;
 }
 
 void trig_def_write(const struct trig_def *d, struct jw *w)
@@ -195,6 +211,10 @@ void trig_def_write(const struct trig_def *d, struct jw *w)
 	if (d->gpusnoop_s) {
 		jw_key(w, "gpusnoop_s"), jw_i64(w, d->gpusnoop_s);
 		jw_key(w, "gpusnoop_log"), jw_str(w, d->gpusnoop_log);
+	}
+	if (d->peers) {
+		jw_key(w, "peers"), jw_str(w, d->peers);
+		jw_key(w, "peers_delay_s"), jw_i64(w, d->peers_delay_s);
 	}
 	jw_obj_end(w);
 }

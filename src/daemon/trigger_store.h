@@ -12,7 +12,8 @@
  *   {"id":"NAME","when":"KEY OP NUM for DUR" | "every_s":N (or neither:
  *    fired by RPC only),"job":"ID","while_job":bool,"config":"<Kineto
  *    on-demand config>","min_interval_s":N,"process_limit":N,
- *    "gpusnoop_s":N,"gpusnoop_log":"PATH-PREFIX"}
+ *    "gpusnoop_s":N,"gpusnoop_log":"PATH-PREFIX","peers":"ADDR[:PORT],...",
+ *    "peers_delay_s":N}
  * Cost: one small allocation per trigger plus its config text (at most
  * TRIG_CONFIG_MAX bytes).
  */
@@ -35,6 +36,7 @@
 #define TRIG_DEFAULT_MIN_INTERVAL_S 300
 #define TRIG_DEFAULT_PROCESS_LIMIT 1000
 #define TRIG_FILE_MAX_BYTES (16u << 20)
+#define TRIG_DEFAULT_PEERS_DELAY_S 20 /* as dyno gputrace: Kineto's worst case (a 5 s poll, 6 s of warm-up) and margin */
 #define TRIG_MAX_TRIGGERS 128 /* --trigger_max's upper bound: listTriggers stays under 2 MiB */
 
 enum trig_kind { TRIG_MANUAL, TRIG_METRIC, TRIG_CADENCE };
@@ -51,6 +53,8 @@ struct trig_def {
 	int64_t process_limit;
 	int64_t gpusnoop_s;          /* 0: no gpusnoop session */
 	char gpusnoop_log[TRIG_PATH_MAX + 1];
+	char *peers;                 /* NULL, or "ADDR[:PORT],...": their daemons trace too (trigger_peers.h) */
+	int64_t peers_delay_s;       /* the common PROFILE_START_TIME this far ahead */
 };
 
 /* Fill d from a definition object; false with "FIELD: reason" in err.

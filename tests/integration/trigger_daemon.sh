@@ -37,7 +37,8 @@ for _ in $(seq 300); do [ "$(count mem)" -ge 3 ] && break; sleep 0.1; done
 [ "$(count mem)" -ge 3 ] || fail "mem fired $(count mem) times in 30 s: $(list)"
 # exactly 3 ticks apart: the rate limit, counted in ticks
 clocks=$(list | grep -o '"clock_s":[0-9]*,"job":"0","result":{[^}]*},"sample_time":"[^"]*","seq":[0-9]*,"time":"[^"]*","time_ms":[0-9]*,"trigger":"mem"' |
-	sed 's/"clock_s":\([0-9]*\).*/\1/')
+	sed 's/"clock_s":\([0-9]*\).*/\1/' || true)
+[ -n "$clocks" ] || fail "no firing records of mem: $(list)"
 prev=
 for c in $clocks; do
 	[ -z "$prev" ] || [ $((c - prev)) = 3 ] || fail "firings $((c - prev)) ticks apart: $clocks"

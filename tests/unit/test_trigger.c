@@ -23,6 +23,7 @@
 #include "daemon/tracing.h"
 #include "daemon/trigger.h"
 #include "daemon/trigger_cond.h"
+#include "daemon/trigger_peers.h"
 #include "daemon/trigger_store.h"
 #include "test.h"
 
@@ -155,6 +156,16 @@ TEST(trigger_definitions_are_checked)
 		{"{\"id\":\"a\",\"config\":\"X=1\",\"gpusnoop_s\":5}", "gpusnoop_log:"},
 		{"{\"id\":\"a\",\"config\":\"X=1\",\"gpusnoop_s\":5,\"gpusnoop_log\":\"rel\"}", "gpusnoop_log:"},
 		{"{\"id\":\"a\",\"config\":\"X=1\",\"gpusnoop_log\":\"/tmp/x\"}", "without gpusnoop_s"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"localhost:1778\"}", "\"localhost:1778\" is not ADDR[:PORT]"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"10.0.0.1:0\"}", "peers:"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"10.0.0.1:65536\"}", "peers:"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"10.0.0.1:1x\"}", "peers:"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"[::1\"}", "peers:"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"[::1]x\"}", "peers:"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"10.0.0.1,,10.0.0.2\"}", "\"\" is not"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"\"}", "peers: 1 to"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers_delay_s\":5}", "without peers"},
+		{"{\"id\":\"a\",\"config\":\"X=1\",\"peers\":\"10.0.0.1\",\"peers_delay_s\":0}", "peers_delay_s:"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		bool ok = parse_def(bad[i].js, &d, &err);
@@ -177,6 +188,20 @@ TEST(trigger_definitions_are_checked)
 			    "\"config\":\"ACTIVITIES_LOG_FILE=/tmp/t.json\",\"min_interval_s\":600,\"process_limit\":2,"
 			    "\"gpusnoop_s\":10,\"gpusnoop_log\":\"/tmp/snoop\"}");
 	trig_def_free(&d);
+	/* peers: numeric, default port and delay; 64 at most */
+	REQUIRE(parse_def("{\"id\":\"p\",\"config\":\"X=1\",\"peers\":\"10.0.0.1,[fd00::3]:1779,127.0.0.1:5\"}", &d, &err));
+	buf_reset(&out);
+	jw_init(&w, &out);
+	trig_def_write(&d, &w);
+	CHECK(strstr(out.data, "\"peers\":\"10.0.0.1,[fd00::3]:1779,127.0.0.1:5\",\"peers_delay_s\":20}") != NULL);
+	trig_def_free(&d);
+	struct buf many = BUF_INIT;
+	for (int i = 0; i < 65; i++)
+		buf_printf(&many, "%s10.0.0.%d", i ? "," : "", i);
+	buf_reset(&err);
+	CHECK(trig_peers_check(many.data, many.len - strlen(",10.0.0.64"), &err)); /* 64 */
+	CHECK(!trig_peers_check(many.data, many.len, &err) && strstr(err.data, "more than 64"));
+	buf_free(&many);
 	REQUIRE(parse_def("{\"id\":\"c\",\"every_s\":300,\"config\":\"X=1\"}", &d, &err));
 	CHECK_INT(d.kind, TRIG_CADENCE);
 	CHECK_INT(d.min_interval_s, TRIG_DEFAULT_MIN_INTERVAL_S);
@@ -263,7 +288,7 @@ static void rig_start(struct rig *r, const char *file)
 	struct trigger_flags gf = TRIGGER_FLAGS_DEFAULT;
 	gf.file = file;
 	gf.max = 4;
-	r->T = triggers_start(&gf, r->tr, NULL, &err);
+	r->T = triggers_start(NULL, &gf, r->tr, NULL, &err);
 	if (!r->T)
 		test_fail(__FILE__, __LINE__, "%s", err.data);
 	REQUIRE(r->T);
@@ -498,7 +523,7 @@ TEST(trigger_file_survives_restart)
 	struct tracing *tr = tracing_start(NULL, &tf, &err);
 	struct trigger_flags gf = TRIGGER_FLAGS_DEFAULT;
 	gf.file = path;
-	CHECK(triggers_start(&gf, tr, NULL, &err) == NULL);
+	CHECK(triggers_start(NULL, &gf, tr, NULL, &err) == NULL);
 	CHECK(strstr(err.data, "trig.json: byte 50") != NULL);
 	tracing_stop(tr);
 	buf_free(&err);

@@ -53,17 +53,17 @@ static int add(int argc, char **argv)
 {
 	struct host_opts h = HOST_OPTS_INIT;
 	struct trace_opts to = TRACE_OPTS_INIT;
-	const char *when = NULL, *snoop_log = NULL, *peers = NULL;
-	int64_t every_s = 0, min_interval_s = 300, process_limit = 1000, job_id = 0, snoop_s = 0, peers_delay_s = 0;
-	bool while_job = false, job_seen = false;
+	const char *when = NULL, *snoop_log = NULL, *peers = NULL, *job = NULL;
+	int64_t every_s = 0, min_interval_s = 300, process_limit = 1000, snoop_s = 0, peers_delay_s = 20;
+	bool while_job = false;
 	const struct arg_opt opts[] = {
 		HOST_ARG_OPTS(&h),
 		{"when", 0, ARG_STRING, &when, "COND",
 		 "fire when a metric condition holds: 'KEY OP NUMBER [for DURATION]' (e.g. 'cpu_iowait > 30 for 60s')", 0, 0,
 		 NULL},
 		{"every-s", 0, ARG_INT, &every_s, "SECONDS", "fire on a cadence, per registered job", 1, 7 * 86400, NULL},
-		{"job-id", 0, ARG_INT, &job_id, "ID", "only this job's processes (default: every registered job)", INT64_MIN,
-		 INT64_MAX, &job_seen},
+		{"job-id", 0, ARG_STRING, &job, "ID", "only this job's processes (without it: every registered job)", 0, 0,
+		 NULL},
 		{"while-job", 0, ARG_BOOL, &while_job, NULL,
 		 "--when holds only while the job (any job) has registered processes", 0, 0, NULL},
 		{"min-interval-s", 0, ARG_INT, &min_interval_s, "SECONDS", "fire at most once per this long per job", 0,
@@ -85,7 +85,8 @@ static int add(int argc, char **argv)
 		 "a firing also asks these daemons (numeric addresses) to trace the job, all from one start time", 0, 0,
 		 NULL},
 		{"peers-delay-s", 0, ARG_INT, &peers_delay_s, "SECONDS",
-		 "with --peers: the common PROFILE_START_TIME this far ahead (default 20, as gputrace: Kineto needs ~6 s after its poll)", 1, 300, NULL},
+		 "with --peers: the common PROFILE_START_TIME this far ahead (as gputrace: Kineto needs ~6 s after its poll)",
+		 1, 300, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	const struct arg_cmd cmd = {
@@ -127,11 +128,8 @@ static int add(int argc, char **argv)
 		jw_key(&w, "when"), jw_str(&w, when);
 	if (every_s)
 		jw_key(&w, "every_s"), jw_i64(&w, every_s);
-	if (job_seen) {
-		char j[24];
-		snprintf(j, sizeof j, "%" PRId64, job_id);
-		jw_key(&w, "job"), jw_str(&w, j);
-	}
+	if (job)
+		jw_key(&w, "job"), jw_str(&w, job);
 	if (while_job)
 		jw_key(&w, "while_job"), jw_bool(&w, true);
 	jw_key(&w, "config"), jw_strn(&w, cfg.data, cfg.len);
@@ -141,10 +139,10 @@ static int add(int argc, char **argv)
 		jw_key(&w, "gpusnoop_s"), jw_i64(&w, snoop_s);
 	if (snoop_log)
 		jw_key(&w, "gpusnoop_log"), jw_str(&w, snoop_log);
-	if (peers)
+	if (peers) {
 		jw_key(&w, "peers"), jw_str(&w, peers);
-	if (peers_delay_s)
 		jw_key(&w, "peers_delay_s"), jw_i64(&w, peers_delay_s);
+	}
 	jw_obj_end(&w);
 	jw_obj_end(&w);
 	rc = send_ext(cmd.prog, &h, &t, "addTrigger", &req, judge_ok);

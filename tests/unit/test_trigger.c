@@ -529,3 +529,43 @@ TEST(trigger_file_survives_restart)
 	buf_free(&err);
 	buf_free(&resp);
 }
+
+TEST(trigger_key_found_wherever_it_moves)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	struct rig r;
+	rig_start(&r, "");
+	struct buf resp = BUF_INIT;
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"mv\",\"when\":\"k > 5 for 3s\",\"config\":\"X=1\",\"min_interval_s\":0}}",
+	     &resp);
+	REQUIRE(strstr(resp.data, "\"ok\""));
+	poll_proc(&r, 0, 1);
+	/* the key at another place each tick (a new interface, a GPU gone),
+	 * interleaved with another collector's ticks (src 3) that lack it */
+	for (int t = 0; t < 3; t++) {
+		frame_reset(&r.f, 0);
+		for (int i = 0; i < 5 - 2 * t; i++) {
+			char k[16];
+			snprintf(k, sizeof k, "pad%d", i);
+			frame_int(&r.f, k, i);
+		}
+		frame_float(&r.f, "k", 9);
+		frame_int(&r.f, "kk", 1);
+		triggers_on_tick(&r.f, 0, 1, r.T);
+		frame_reset(&r.f, 0);
+		frame_int(&r.f, "other", 1);
+		triggers_on_tick(&r.f, 3, 5, r.T);
+		CHECK_INT(firings(&r, "mv"), t == 2);
+	}
+	/* a string under the key is not a number: the run breaks */
+	tick(&r, "k", 9);
+	call(&r, "listTriggers", "{}", &resp);
+	CHECK(strstr(resp.data, "\"held_s\":1") != NULL);
+	frame_reset(&r.f, 0);
+	frame_str(&r.f, "k", "9");
+	triggers_on_tick(&r.f, 0, 1, r.T);
+	call(&r, "listTriggers", "{}", &resp);
+	CHECK(strstr(resp.data, "\"held_s\":0") != NULL);
+	buf_free(&resp);
+	rig_stop(&r);
+}

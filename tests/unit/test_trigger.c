@@ -19,6 +19,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/frame.h"
+#include "daemon/gpusnoop_rpc.h"
 #include "daemon/registry.h"
 #include "daemon/tracing.h"
 #include "daemon/trigger.h"
@@ -568,4 +569,66 @@ TEST(trigger_key_found_wherever_it_moves)
 	CHECK(strstr(resp.data, "\"held_s\":0") != NULL);
 	buf_free(&resp);
 	rig_stop(&r);
+}
+
+/* A firing's gpusnoop sessions go through the daemon's gpusnoop code: the
+ * program (here /bin/echo, which writes its arguments into the report file
+ * the daemon created) runs for each triggered process. */
+TEST(trigger_gpusnoop_session_per_triggered_process)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
+	struct buf err = BUF_INIT, resp = BUF_INIT;
+	struct gpusnoop_flags sf = GPUSNOOP_FLAGS_DEFAULT;
+	sf.path = "/bin/echo";
+	struct rig r;
+	memset(&r, 0, sizeof r);
+	r.tr = tracing_start(l, &tf, &err);
+	REQUIRE(r.tr);
+	struct gpusnoop_rpc *snoop = gpusnoop_rpc_start(l, &sf, test_tmpdir(), &err);
+	REQUIRE(snoop);
+	struct trigger_flags gf = TRIGGER_FLAGS_DEFAULT;
+	r.T = triggers_start(l, &gf, r.tr, snoop, &err);
+	REQUIRE(r.T);
+	frame_init(&r.f);
+	char req[512];
+	snprintf(req, sizeof req,
+		 "{\"trigger\":{\"id\":\"s\",\"config\":\"X=1\",\"gpusnoop_s\":5,\"gpusnoop_log\":\"%s/snoop\"}}",
+		 test_tmpdir());
+	call(&r, "addTrigger", req, &resp);
+	REQUIRE(strstr(resp.data, "\"ok\""));
+	int me = (int)getpid();
+	poll_proc(&r, 0, me);
+	call(&r, "fireTrigger", "{\"id\":\"s\"}", &resp);
+	char want[256];
+	snprintf(want, sizeof want, "\"gpusnoop\":[{\"pid\":%d,\"log_file\":\"%s/snoop.0.%d.log\",\"status\":\"started\"}]",
+		 me, test_tmpdir(), me);
+	if (!strstr(resp.data, want))
+		test_fail(__FILE__, __LINE__, "no session started: %s", resp.data);
+	/* the report file holds what the program was asked */
+	char path[512], text[256] = "";
+	snprintf(path, sizeof path, "%s/snoop.0.%d.log", test_tmpdir(), me);
+	for (int i = 0; i < 200 && !text[0]; i++) {
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(text, sizeof text, f))
+				text[0] = 0;
+			fclose(f);
+		}
+		if (!text[0])
+			usleep(10000);
+	}
+	char args[64];
+	snprintf(args, sizeof args, "--pid %d --duration 5.000", me);
+	if (!strstr(text, args))
+		test_fail(__FILE__, __LINE__, "gpusnoop ran with \"%s\"", text);
+	triggers_stop(r.T);
+	gpusnoop_rpc_stop(snoop);
+	tracing_stop(r.tr);
+	frame_free(&r.f);
+	ev_loop_free(l);
+	buf_free(&err);
+	buf_free(&resp);
 }

@@ -60,7 +60,8 @@ TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c \
+	src/gpusnoop/demangle.c
 GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
 	src/gpusnoop/timeline.c
 BPF_CC ?= clang
@@ -86,7 +87,9 @@ GPUSNOOP  := $(O)/gpusnoop
 SHLIB     := $(O)/libdynolite.so
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
 SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
-	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/gpusnoop-torchy
+	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices
+# the integration tests' programs: tests/tools/<name>.c -> $(O)/<name with dashes>
+TEST_TOOLS := $(O)/trace-check
 
 .PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo python
 
@@ -95,7 +98,7 @@ SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(
 # the DCGM one
 FAKE_LIBS := $(O)/libfake-nvml.so $(O)/libfake-nvml-old.so $(O)/libfake-dcgm.so
 
-all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS) $(GPUSNOOP) $(SNOOP_TEST) $(SHLIB)
+all: $(DYNOLOG) $(DYNO) $(UNIT) $(BENCHES) $(TOOLS) $(FAKE_LIBS) $(GPUSNOOP) $(SNOOP_TEST) $(SHLIB) $(TEST_TOOLS)
 
 $(O)/libfake-nvml.so: tests/fake/nvml.c src/daemon/collect/nvml_api.h
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -MF $@.d -o $@ $<
@@ -136,6 +139,8 @@ $(DYNO): $(call obj,src/cli/dyno.c) $(LIBCLI) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(UNIT): $(call obj,$(TEST_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+$(O)/trace-check: $(O)/obj/tests/tools/trace_check.o $(LIBTEST) $(LIBTRACE) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(TOOLS): $(O)/%: $(O)/obj/src/tools/%.o $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
@@ -151,7 +156,7 @@ $(O)/obj/src/gpusnoop/main.o: src/gpusnoop/main.c $(O)/gpusnoop.d/gpusnoop.skel.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -I$(O)/gpusnoop.d -c $< -o $@
 $(GPUSNOOP): $(call obj,$(GPUSNOOP_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCORE)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -ldw -lz
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lbpf -lelf -ldw -lz -ldl
 # frame pointers: gpusnoop's stacks are walked through them.  No sanitizers:
 # these are what gpusnoop watches, not code under test (leaky leaks on purpose)
 SNOOP_CFLAGS = -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer -O1 -g $(CFLAGS)
@@ -159,7 +164,7 @@ $(O)/libcuda-fake.so: tests/gpusnoop/fake_cuda.c
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $<
 $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
-$(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c $(O)/libcudart-fake.so
+$(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 # a CUDA runtime linked statically into another library (hidden: .symtab only), and that file stripped
 SNOOP_STATIC := tests/gpusnoop/torch_cuda_fake.c tests/gpusnoop/fake_cudart.c tests/gpusnoop/fake_cuda.c
@@ -170,6 +175,8 @@ $(O)/libtorch_cuda-fake-stripped.so: $(O)/libtorch_cuda-fake.so
 # PyTorch's caching allocator by its C++ symbols, over the stand-in runtime
 $(O)/libc10_cuda-fake.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-devices: tests/gpusnoop/devices.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl
 

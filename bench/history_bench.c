@@ -7,20 +7,33 @@
  * from git), so both print the same figures from the same synthetic hour.
  * Host keys are the live kernel collector's keys with values evolved by a
  * model (integers step like counters or gauges; floats take fresh full
- * precision: XOR coding's worst case); GPU keys follow NVML's kinds, per
- * GPU: 12 constants (memory total, limits, ECC/XID counts), 6 slow integer
- * gauges (temperature, clocks, memory used), 4 integer percentages, power
- * in mW, 6 counters (energy, PCIe/NVLink bytes), and 11 doubles at full
- * precision (GPM activity ratios, FLOPs/s) -- or, with GPU=idle, those 11
- * at 0 (no GPM activity).  Timestamps are 1 s apart with +-5 ms of jitter.
+ * precision: XOR coding's worst case).  GPU keys, 40 per GPU, are the keys
+ * the NVML collector and the GPU accounting publish for a GPU (docs/
+ * metrics.md), each in the form the daemon gives it, under a busy training
+ * job: 11 constants (memory total, ECC and XID counts, throttle reasons,
+ * memory clock, ...), 4 slow gauges (temperature, SM clock, memory used),
+ * 2 integer percentages (utilization 96-100, memory 30-60), power in W to
+ * the mW (600 +- 50 W), energy and the job's and user's energy in mJ a
+ * tick, PCIe as KB/s x 1024, NVLink in bytes/s (GPM MiB/s rounded to
+ * bytes), 9 GPM ratios to 1e-4 around their levels (SM active 0.85 +- 0.05,
+ * ...), FLOP/s and the job's and user's FLOPs to 4 significant digits, the
+ * % of peak to 0.01.  Every noisy reading is drawn afresh each tick,
+ * uniformly over its range (real readings drift; this is the harder case).
+ * GPU=idle: the same GPUs with nothing running (GPM ratios and FLOPs 0,
+ * utilization 0, power 90 +- 2 W); GPU=random: every GPU reading fresh at
+ * full precision (11 full-mantissa doubles, growing counters: the model
+ * before the history coded decimals, its worst case).  Timestamps are 1 s
+ * apart with +-5 ms of jitter.
  * Heap bytes come from mallinfo2 before and after the fill (the key table
  * and names included); VmHWM is this process's.  The key list is written
  * to KEYFILE, or read from it when it exists, so that both builds see the
  * same keys; answers are hashed so that the script can compare them.
- * Usage: history_bench TICKS QUERIES KEYFILE [busy|idle]; prints
- * "build.key value" lines.
+ * Usage: history_bench TICKS QUERIES KEYFILE [busy|idle|random]; prints
+ * "build.key value" lines, and with busy or idle what each kind of GPU key
+ * costs ("kind.<kind> <keys> <bytes>").
  */
 #include <malloc.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +58,15 @@ static double unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
 struct key {
 	char name[64];
 	/* 0 integer counter, 1 full-precision double, 2 constant, 3 percent,
-	 * 4 ratio in [0, 1], 5 fast counter, 6 slow integer gauge */
+	 * 4 ratio in [0, 1], 5 fast counter, 6 slow integer gauge; the GPU
+	 * model's: 7 a reading around lvl +- step to dec decimals (x mul, then
+	 * clamped to lo..hi), 8 the same to 4 significant digits, 9 a slow gauge
+	 * that moves by step one tick in ten */
 	int kind;
 	double v, step;
+	double lvl, lo, hi, mul;
+	int dec;
+	const char *group; /* the GPU model's kind, for the cost table */
 };
 
 static double now_s(void)
@@ -83,8 +102,78 @@ static void step(struct key *k)
 		if (rnd() % 10 == 0)
 			k->v += (double)(rnd() % 3) - 1;
 		break;
+	case 7: {
+		double x = k->lvl + k->step * (2 * unit() - 1), p = 1;
+		x = x < k->lo ? k->lo : x > k->hi ? k->hi : x;
+		for (int i = 0; i < k->dec; i++)
+			p *= 10;
+		k->v = (double)llround(x * p) / p * k->mul; /* as the daemon computes it: m / 10^dec */
+		break;
+	}
+	case 8: {
+		char t[32];
+		snprintf(t, sizeof t, "%.3e", k->lvl + k->step * (2 * unit() - 1));
+		k->v = strtod(t, NULL);
+		break;
+	}
+	case 9:
+		if (rnd() % 10 == 0)
+			k->v += k->step * (double)((int)(rnd() % 3) - 1);
+		break;
 	}
 }
+
+/* The GPU model (see the top): per GPU, what the daemon publishes for it */
+static const struct gpu_key {
+	const char *name, *group;
+	int kind;
+	double lvl, step, lo, hi, mul;
+	int dec;
+	double idle_lvl, idle_step; /* GPU=idle */
+} gpu_model[] = {
+	{"gpu_memory_total_bytes", "constant", 2, 85899345920.0, 0, 0, 0, 1, 0, 85899345920.0, 0},
+	{"gpu_ecc_corrected_errors", "constant", 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"gpu_ecc_uncorrected_errors", "constant", 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"xid_errors", "constant", 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"xid_last", "constant", 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"gpu_throttle_reasons", "constant", 2, 4, 0, 0, 0, 1, 0, 1, 0},
+	{"gpu_memory_frequency_mhz", "constant", 2, 2619, 0, 0, 0, 1, 0, 2619, 0},
+	{"gpu_processes", "constant", 2, 1, 0, 0, 0, 1, 0, 0, 0},
+	{"fp64_active", "constant", 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"gpu_job_seconds", "constant", 2, 1, 0, 0, 0, 1, 0, 0, 0},
+	{"gpu_user_seconds", "constant", 2, 1, 0, 0, 0, 1, 0, 0, 0},
+	{"gpu_temperature_c", "slow gauge", 9, 65, 1, 0, 0, 1, 0, 35, 1},
+	{"gpu_frequency_mhz", "slow gauge", 9, 1980, 15, 0, 0, 1, 0, 345, 15},
+	{"gpu_memory_used_bytes", "slow gauge", 9, 70e9, 2097152, 0, 0, 1, 0, 5e8, 0},
+	{"gpu_process_memory_bytes", "slow gauge", 9, 69e9, 2097152, 0, 0, 1, 0, 0, 0},
+	{"gpu_device_utilization", "percent", 7, 98, 2, 0, 100, 1, 0, 0, 0},
+	{"gpu_memory_utilization", "percent", 7, 45, 15, 0, 100, 1, 0, 0, 0},
+	{"gpu_power_draw", "W to the mW", 7, 600, 50, 0, 1e9, 1, 3, 90, 2},
+	{"gpu_energy_mj", "mJ a tick", 7, 600000, 50000, 0, 1e12, 1, 0, 90000, 2000},
+	{"gpu_job_energy_mj", "mJ a tick", 7, 600000, 50000, 0, 1e12, 1, 0, 0, 0},
+	{"gpu_user_energy_mj", "mJ a tick", 7, 600000, 50000, 0, 1e12, 1, 0, 0, 0},
+	{"pcie_tx_bytes", "KB/s x 1024", 7, 20000, 20000, 0, 1e9, 1024, 0, 10, 10},
+	{"pcie_rx_bytes", "KB/s x 1024", 7, 20000, 20000, 0, 1e9, 1024, 0, 10, 10},
+	{"nvlink_tx_bytes", "bytes/s", 7, 5e10, 2e10, 0, 1e12, 1, 0, 0, 0},
+	{"nvlink_rx_bytes", "bytes/s", 7, 5e10, 2e10, 0, 1e12, 1, 0, 0, 0},
+	{"graphics_engine_active_ratio", "GPM ratio", 7, 0.95, 0.03, 0, 1, 1, 4, 0, 0},
+	{"sm_active_ratio", "GPM ratio", 7, 0.85, 0.05, 0, 1, 1, 4, 0, 0},
+	{"sm_occupancy", "GPM ratio", 7, 0.45, 0.05, 0, 1, 1, 4, 0, 0},
+	{"tensorcore_active", "GPM ratio", 7, 0.55, 0.1, 0, 1, 1, 4, 0, 0},
+	{"fp16_active", "GPM ratio", 7, 0.08, 0.03, 0, 1, 1, 4, 0, 0},
+	{"fp32_active", "GPM ratio", 7, 0.12, 0.03, 0, 1, 1, 4, 0, 0},
+	{"integer_active", "GPM ratio", 7, 0.1, 0.03, 0, 1, 1, 4, 0, 0},
+	{"hbm_mem_bw_util", "GPM ratio", 7, 0.6, 0.1, 0, 1, 1, 4, 0, 0},
+	{"gpu_flops_peak_pct", "percent to 0.01", 7, 50, 10, 0, 200, 1, 2, 0, 0},
+	{"gpu_flops", "4 significant digits", 8, 5e14, 1e14, 0, 0, 1, 0, 0, 0},
+	{"gpu_job_flop", "4 significant digits", 8, 5e14, 1e14, 0, 0, 1, 0, 0, 0},
+	{"gpu_user_flop", "4 significant digits", 8, 5e14, 1e14, 0, 0, 1, 0, 0, 0},
+	{"pcie_replays", "constant", 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"gpu_job_memory_bytes", "slow gauge", 9, 69e9, 2097152, 0, 0, 1, 0, 0, 0},
+	{"gpu_power_limit", "constant", 2, 700, 0, 0, 0, 1, 0, 700, 0},
+};
+#define GPU_KEYS (sizeof gpu_model / sizeof gpu_model[0])
+_Static_assert(GPU_KEYS == 40, "the issue's 40 series per GPU");
 
 /* Fill h with ticks of keys; returns the heap bytes it took. */
 static size_t fill(struct history *h, struct key *keys, size_t nk, int ticks)
@@ -207,6 +296,7 @@ int main(int argc, char **argv)
 
 	const char *keyfile = argc > 3 ? argv[3] : "/dev/null";
 	bool idle = argc > 4 && strcmp(argv[4], "idle") == 0;
+	bool random = argc > 4 && strcmp(argv[4], "random") == 0;
 	size_t nhost = 0, ngpu = 8 * 40, cap = 4096;
 	struct key *keys = calloc(cap, sizeof *keys);
 	FILE *kf = fopen(keyfile, "r");
@@ -224,8 +314,8 @@ int main(int argc, char **argv)
 		kernel_collect(kc, &f);
 		for (size_t i = 0; i < f.n && nhost < cap - ngpu; i++) {
 			const struct frame_value *v = &f.vals[i];
-			if (v->type == FV_STRING)
-				continue;
+			if (v->type == FV_STRING || frame_key_export_only(frame_key(&f, v)))
+				continue; /* strings and '@' keys (Prometheus' totals) are not history series */
 			struct key *k = &keys[nhost++];
 			snprintf(k->name, sizeof k->name, "%s", frame_key(&f, v));
 			if (v->type == FV_FLOAT) {
@@ -249,14 +339,29 @@ int main(int argc, char **argv)
 	for (int g = 0; g < 8; g++)
 		for (int m = 0; m < 40; m++) {
 			struct key *k = &keys[nhost + (size_t)g * 40 + m];
-			snprintf(k->name, sizeof k->name, "gpu_m%02d.gpu%d", m, g);
-			static const int kinds[] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 3, 3,
-						    3, 3, 0, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1};
-			k->kind = kinds[m];
-			k->v = k->kind == 2 ? 1e9 * (m + 1) : k->kind == 6 ? 40 + m : 0;
-			k->step = k->kind == 0 ? 50000 : k->kind == 1 ? 1e15 : 300000.0 * (m + 1);
-			if (idle && (k->kind == 4 || k->kind == 1))
-				k->kind = 2; /* no GPM activity: 0 */
+			const struct gpu_key *gk = &gpu_model[m];
+			if (random) { /* the model before decimal coding */
+				snprintf(k->name, sizeof k->name, "gpu_m%02d.gpu%d", m, g);
+				static const int kinds[] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 6, 6, 6, 6, 6, 3, 3,
+							    3, 3, 0, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1};
+				k->kind = kinds[m];
+				k->v = k->kind == 2 ? 1e9 * (m + 1) : k->kind == 6 ? 40 + m : 0;
+				k->step = k->kind == 0 ? 50000 : k->kind == 1 ? 1e15 : 300000.0 * (m + 1);
+				k->group = "random";
+				continue;
+			}
+			snprintf(k->name, sizeof k->name, "%s.%d", gk->name, g);
+			k->group = gk->group;
+			k->kind = gk->kind;
+			k->lvl = idle ? gk->idle_lvl : gk->lvl;
+			k->step = idle ? gk->idle_step : gk->step;
+			k->lo = gk->lo;
+			k->hi = gk->hi;
+			k->mul = gk->mul;
+			k->dec = gk->dec;
+			k->v = k->lvl;
+			if (idle && k->kind == 8 && k->lvl == 0)
+				k->kind = 2; /* no FLOPs: 0 */
 		}
 
 #ifdef HISTORY_RING
@@ -278,6 +383,7 @@ int main(int argc, char **argv)
 	paged_us(h, 1 << 20, reps, &page_first, &pages_all, &npages);
 #endif
 	history_free(h);
+	uint64_t host_hash = answer_hash;
 
 	rs = seed;
 	h = history_new(3600, 1, 0, 20000);
@@ -285,19 +391,41 @@ int main(int argc, char **argv)
 	size_t len_gpu;
 	double q_gpu = query_us(h, "{\"fn\":\"getMetrics\",\"names\":[\"gpu_*\"]}", reps, &len_gpu);
 	long hwm = vm_hwm_kb();
+#ifndef HISTORY_RING
+	/* where the bytes go: each kind of GPU key's blocks */
+	for (size_t m = 0; m < 40 && !random; m++) {
+		const char *grp = keys[nhost + m].group;
+		bool seen = false;
+		for (size_t j = 0; j < m; j++)
+			seen = seen || strcmp(keys[nhost + j].group, grp) == 0;
+		if (seen)
+			continue;
+		size_t nk = 0, bytes = 0;
+		for (size_t i = nhost; i < nhost + ngpu; i++)
+			if (strcmp(keys[i].group, grp) == 0) {
+				nk++;
+				bytes += history_key_bytes(h, keys[i].name);
+			}
+		printf("kind.%s\t%zu\t%zu\n", grp, nk, bytes);
+	}
+#endif
 	history_free(h);
 
 	printf("%s.ticks %d\n%s.host_keys %zu\n%s.gpu_keys %zu\n", which, ticks, which, nhost, which, ngpu);
 	printf("%s.host_bytes %zu\n%s.host_gpu_bytes %zu\n%s.gpu_bytes %zu\n", which, host_bytes, which, all_bytes,
 	       which, all_bytes - host_bytes);
 	printf("%s.query_all_us %.1f\n%s.query_all_len %zu\n", which, q_all, which, len_all);
-	printf("%s.query_one_us %.2f\n%s.query_gpu_us %.1f\n%s.query_gpu_len %zu\n", which, q_one, which, q_gpu,
-	       which, len_gpu);
+	size_t ngpu_q = 0; /* the keys gpu_* selects */
+	for (size_t i = 0; i < nhost + ngpu; i++)
+		ngpu_q += strncmp(keys[i].name, "gpu_", 4) == 0;
+	printf("%s.query_one_us %.2f\n%s.query_gpu_us %.1f\n%s.query_gpu_len %zu\n%s.query_gpu_keys %zu\n", which, q_one,
+	       which, q_gpu, which, len_gpu, which, ngpu_q);
 #ifndef HISTORY_RING
 	printf("%s.page_first_us %.1f\n%s.pages_all_us %.1f\n%s.pages %d\n", which, page_first, which, pages_all, which,
 	       npages);
 #endif
-	printf("%s.vm_hwm_kb %ld\n%s.answers_fnv %llu\n", which, hwm, which, (unsigned long long)answer_hash);
+	printf("%s.vm_hwm_kb %ld\n%s.answers_fnv %llu\n%s.host_answers_fnv %llu\n", which, hwm, which,
+	       (unsigned long long)answer_hash, which, (unsigned long long)host_hash);
 	free(keys);
 	return 0;
 }

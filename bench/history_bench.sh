@@ -7,7 +7,11 @@
 # built twice: $O/bench/history_bench (blocks) and, with -DHISTORY_RING,
 # against src/daemon/publish/history.c as of $HISTORY_RING_COMMIT (the
 # last ring).  Without git (a tarball) only the blocks' figures print.
-# GPU=idle: the GPUs' activity doubles at 0 (see history_bench.c).
+# GPU=busy (the default): 8 GPUs x 40 keys as the daemon publishes them
+# under a training job, noisy readings drawn afresh each tick; GPU=idle:
+# nothing running; GPU=random: full-precision random readings, the model
+# before decimal coding (see history_bench.c).  Then what each kind of GPU
+# key costs (kB, bits a point with the blocks' overhead).
 # Usage: O=build bench/history_bench.sh [TICKS] [QUERIES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +34,7 @@ else
 	echo "(no git history: the ring is not built; blocks only)"
 	: >"$T/old"
 fi
+grep -v '^kind\.' "$T/new" >"$T/new.v" || true
 awk '
 	{ split($1, a, "."); v[a[1], a[2]] = $2; have[a[1]] = 1 }
 	function row(label, k, unit, div) {
@@ -47,7 +52,7 @@ awk '
 		row("heap, the GPU part", "gpu_bytes", "kB", 1000)
 		row("getMetrics, all host keys", "query_all_us", "ms", 1000)
 		row("getMetrics, one key", "query_one_us", "us", 1)
-		row("getMetrics, gpu_* (320 keys)", "query_gpu_us", "ms", 1000)
+		row(sprintf("getMetrics, gpu_* (%d keys)", v["blocks", "query_gpu_keys"]), "query_gpu_us", "ms", 1000)
 		printf "  %-34s %12.1f ms  (first of %d pages of 1 MiB: %.1f ms; pages/whole %.2f)\n", \
 			"getMetrics, all host keys, paged", v["blocks", "pages_all_us"] / 1000, v["blocks", "pages"], \
 			v["blocks", "page_first_us"] / 1000, \
@@ -57,4 +62,9 @@ awk '
 			print (v["blocks", "answers_fnv"] == v["ring", "answers_fnv"] ? \
 				"  answers: byte for byte the same (FNV-1a of every getMetrics body)" : \
 				"  ANSWERS DIFFER between ring and blocks")
-	}' gpu="$GPU" "$T/new" "$T/old"
+	}' gpu="$GPU" "$T/new.v" "$T/old"
+if grep -q '^kind\.' "$T/new"; then
+	echo "  where the GPU keys' bytes go ($GPU):"
+	grep '^kind\.' "$T/new" | awk -F'\t' -v ticks="$TICKS" '{
+		k = substr($1, 6); printf "    %-22s %4d keys %9.1f kB  %5.1f bits a point\n", k, $2, $3 / 1000, $3 * 8 / ($2 * ticks) }'
+fi

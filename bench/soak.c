@@ -59,7 +59,8 @@
  * lines: one per kernel tick) and prints a progress line every 10% of the
  * run; at the end the report: peak RSS (VmHWM and sampled VmRSS) against
  * the unit file's MemoryHigh/MemoryMax, the longest gap between ticks, the
- * share of legit requests answered, abuse volumes, daemon CPU.  It never
+ * share of legit requests answered, abuse volumes, daemon CPU and the time
+ * its loop thread was runnable but waiting for a CPU (schedstat).  It never
  * judges the figures.  Exit status: 0 the benchmark ran (whatever the
  * figures), 3 the daemon died, 4 the driver's own watchdog fired, 2 usage.
  * A safety cap (SOAK_RSS_CAP_MB, default 1024) stops the run early, loudly,
@@ -975,6 +976,23 @@ static double daemon_cpu_s(void)
 	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Seconds the daemon's main thread (its event loop) has spent runnable but
+ * waiting for a CPU (/proc/PID/schedstat, second field, ns); -1 when the
+ * kernel does not say.  Next to its CPU time, this tells a loop that was
+ * busy from one that was not scheduled (a shared, loaded host). */
+static double daemon_wait_s(void)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/schedstat", opt.pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	unsigned long long run, wait;
+	int n = fscanf(f, "%llu %llu", &run, &wait);
+	fclose(f);
+	return n == 2 ? (double)wait / 1e9 : -1;
+}
+
 /* The JSON log, followed: one line per kernel tick, its timestamp first
  * ("time = 2026-...Z data = {...}" or {"time":"2026-...Z",...}). */
 struct ticks {
@@ -1191,7 +1209,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "soak: cannot read the JSON log %s: %s (no tick figures)\n", opt.json_log,
 		        strerror(errno));
 	tk.from_ms = wall_ms();
-	double cpu0 = daemon_cpu_s();
+	double cpu0 = daemon_cpu_s(), wait0 = daemon_wait_s();
 	t_start = mono_ns();
 	t_end = t_start + (int64_t)(opt.seconds * NS);
 	printf("soak: %.0f s against dynolog pid %d (RPC port %d, Prometheus port %d, IPC @%s@, interval %.0f s)\n"
@@ -1248,7 +1266,7 @@ int main(int argc, char **argv)
 	}
 	/* the daemon's figures first, before the clients' last requests end */
 	long hwm = proc_status_kb("VmHWM");
-	double cpu1 = daemon_cpu_s();
+	double cpu1 = daemon_cpu_s(), wait1 = daemon_wait_s();
 	double elapsed = (double)(mono_ns() - t_start) / NS;
 	atomic_store(&stopping, true);
 	for (int i = 0; i < nth; i++)
@@ -1357,17 +1375,27 @@ int main(int argc, char **argv)
 		       elapsed, 100.0 * (cpu1 - cpu0) / elapsed);
 	else
 		printf("daemon CPU                     unavailable (daemon gone)\n");
+	bool waited = wait0 >= 0 && wait1 >= 0;
+	if (waited)
+		printf("daemon's loop waiting for a CPU %7.2f s over %.1f s (%.0f %%: runnable, not running; "
+		       "/proc/PID/schedstat)\n",
+		       wait1 - wait0, elapsed, 100.0 * (wait1 - wait0) / elapsed);
+	else
+		printf("daemon's loop waiting for a CPU unavailable (no /proc/PID/schedstat)\n");
+	char wait_txt[32] = "n/a";
+	if (waited)
+		snprintf(wait_txt, sizeof wait_txt, "%.2f", wait1 - wait0);
 	/* the same figures on one line, for comparing runs */
 	long peak = hwm > rss_max ? hwm : rss_max;
 	printf("summary: peak_rss_mib=%.1f peak_x_memory_max=%.2f max_tick_gap_s=%.2f legit_rpc_pct=%.1f "
 	       "legit_ipc_pct=%.1f prom_200_pct=%.1f dgrams=%llu churned=%llu malformed=%llu daemon_cpu_s=%.2f "
-	       "seconds=%.1f%s\n",
+	       "runq_wait_s=%s seconds=%.1f%s\n",
 	       peak / 1024.0, peak / 1024.0 / UNIT_MEMORY_MAX_MIB,
 	       (trailing > tk.max_gap_ms ? trailing : tk.max_gap_ms) / 1000.0, pct(get(&C.lrpc_ok), get(&C.lrpc_sent)),
 	       pct(get(&C.lipc_ok), get(&C.lipc_sent)), pct(get(&C.prom_200), get(&C.prom_sent)),
 	       (unsigned long long)(get(&C.flood_req) + get(&C.flood_ctxt)), (unsigned long long)get(&C.churn_conn),
 	       (unsigned long long)(get(&C.badrpc_sent) + get(&C.baddg_sent)),
-	       cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1.0, elapsed,
+	       cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1.0, wait_txt, elapsed,
 	       died     ? " DAEMON_DIED"
 	       : capped ? " RSS_CAP_STOP"
 	                : "");

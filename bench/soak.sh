@@ -30,8 +30,10 @@
 # unit file's MemoryHigh (32 MiB) and MemoryMax (64 MiB); the longest gap
 # between JSON-log ticks (s and x the interval); the share of legit RPC
 # requests, legit Kineto polls and Prometheus scrapes answered (with the
-# counts); abuse volumes; the daemon's CPU seconds; then the daemon's own
-# exit counters (its "RPC:" and "IPC:" lines).
+# counts); abuse volumes; the daemon's CPU seconds and the seconds its
+# loop was runnable but waiting for a CPU (schedstat: busy or not
+# scheduled?); then the daemon's own exit counters (its "RPC:" and "IPC:"
+# lines).
 #
 # A benchmark: it never passes or fails on the figures.  Exit status
 # non-zero only when the benchmark broke: the daemon did not start, DIED
@@ -130,6 +132,69 @@
 #   churn keeps it busy on a 2-core host shared with ~20 abusive threads
 #   at the same priority (the unit file's Nice=10/CPUQuota=10% would make
 #   it worse), not a refused or lost request.
+#
+# 2026-11-25 ~18:00 UTC, issue #22's tick gap and late Kineto replies
+# (branch soak).  Diagnosis, with the loop instrumented for the run (wall
+# and thread CPU time of every dispatched callback, each tick's lateness
+# against its timerfd, /proc/thread-self/schedstat): the late ticks sat
+# behind single RPC accept passes of 0.25-0.85 s wall, 0.2-0.5 s CPU;
+# each answered ~1,600 requests (37 MB of answers, 300-560 getMetrics).
+# The slow readers pipeline 64 keep-alive getMetrics/getProcesses and
+# never read, and on loopback the autotuned send buffer took ~580 KB of
+# each connection's answers, so ~25 answers were built per connection, 64
+# connections per accept pass; the pages grow with the history (the 1 s
+# history reaches a whole 1 MiB page after ~8 min: the gap grew over the
+# 10-minute run).  The rest of the lateness was the loop runnable but not
+# scheduled (schedstat: 0.3-0.9 s per second at load 5).  Fixed in
+# src/daemon/rpc.c (a pipelined request waits while 128 KiB of the
+# previous answers is unsent in the kernel, then TCP_NOTSENT_LOWAT: the
+# next answer is built once the client reads; at most 256 KiB of answers
+# per loop wake-up, the rest deferred, taking turns) and src/core/loop.c
+# (a batch starts where the last one stopped; ev_defer).  SOAK_ABUSE=slow, 60 s:
+# daemon CPU 14 % -> 2 %, the longest callback 852 ms wall / 508 ms CPU
+# -> 9 / 5 ms.  All abuse, 60 s, one run each, alternating, the same
+# driver, the host shared with other engineers' builds (load 7.9, 10.3,
+# 13.9, 12.9 at the starts; the loop waited for a CPU 62-65 % of the run):
+#                       before (0190df9)    after
+#   longest tick gap    2.13 s / 2.15 s     1.04 s / 1.02 s
+#   Kineto polls        73 % / 76 % within  100 % / 100 % within 90 ms
+#                       90 ms (1 send       (slowest 115 / 80 ms)
+#                       failed; slowest
+#                       5.4 / 2.6 s)
+#   getStatus           100 %, p99 2219 /   100 %, p99 1007 / 1021 ms,
+#                       1493 ms, max 4.5 s  max 1.0 s
+#   Prometheus          98.3 % / 100 %      100 % / 100 %
+#   churned connections 191,618 / 267,482   449,297 / 495,726
+#   daemon CPU          15.9 / 17.3 s       17.4 / 18.9 s
+#   peak RSS            15.4 / 16.6 MiB     13.8 / 13.9 MiB
+# (An earlier pair at load 4-10, with the low-water mark on every
+# connection: gaps 1.67 / 2.15 s against 1.04 / 1.02 s, Kineto 60 / 81 %
+# against 100 / 100 %.)  Connections evicted for a slot: 0 before, 400-700
+# after (likely: fewer answers are built for the non-reading pipeliners,
+# so fewer are dropped for memory and they hold their slot to the
+# deadline; the oldest is evicted, every legit request was answered).
+# The 10-minute run, 19:24 UTC, this branch at bb8b985, all abuse: load
+# 0.9 at the start, then 5-11 (another engineer's `make check` began with
+# it: not the idle host the target names); the loop waited for a CPU
+# 336 s of the 600 (56 %), used 240 s (40 % of one core):
+#   peak RSS 28.6 MiB = 0.45x MemoryMax (0.89x MemoryHigh); ticks 600 of
+#   600, longest gap 1.074 s = 1.07x the interval (1.02 s for the first
+#   180 s, 1.04 s at 300 s, 1.07 s from 420 s: +0.05 s over the run,
+#   against 1.38 -> 1.86 s before, on an idle host); getStatus 100 % (2711 of
+#   2711; p50 0.95 ms, p99 1029 ms, max 3.1 s: SYN retransmissions, below);
+#   Prometheus 100 % (5824); Kineto polls 93 % within Kineto's 90 ms (558
+#   of 600; 0 sends refused; the 42 others answered late, the slowest
+#   after 159 ms; 81 % and 673 ms before), the misses after ~240 s: one
+#   wake-up still builds up to 256 KiB plus a whole getMetrics page (the
+#   daemon's counter: at most 1,287,280 answer bytes in one wake-up; a
+#   1 MiB page is ~13 ms of CPU, stretched 2-3x while the loop waits for
+#   a CPU); 132.5 M flood datagrams, 222.3 M dropped in the kernel;
+#   3,453,112 churned connections (5755/s), all answered.
+# The getStatus misses left (p99 ~0.3-1 s) are SYN retransmissions (1 s):
+# the listening socket's backlog (128) overflows while the loop waits for
+# a CPU and the malformed-frame threads open connections as fast as the
+# kernel completes them (nstat ListenOverflows); a backlog of 1024 traded
+# them for queueing behind ~900 junk connections (p50 24-100 ms): kept 128.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 O=${1:-${O:-build}}

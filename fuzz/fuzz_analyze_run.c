@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf err = BUF_INIT;
 	struct trace_load_opts o = {.skip_cpu_ops = (size & 1) != 0, .keep_user_annotations = (size & 2) != 0,
 				    .keep_event_waits = (size & 4) != 0,
-				    .keep_profiler_args = (size & 8) != 0, .threads = 2};
+				    .keep_profiler_args = (size & 8) != 0, .keep_kernel_occupancy = (size & 16) != 0,
+				    .threads = 2};
 	struct trace_rank *r = trace_rank_load_mem("fuzz_rank-0.json", data, size, &o, &err);
 	buf_free(&err);
 	if (!r)

@@ -3,16 +3,20 @@
  * does not control: the ELF symbol reader (any file a process maps, or a
  * --lib) and the validation of ring-buffer records by the ledger and the
  * sync table (cut here into records of every length, valid size or not,
- * dispatched by type as gpusnoop does).  None may crash, read out of
- * bounds or leak; a found symbol's offset must lie inside the input; the
- * ledger's live bytes must equal the sum of its leak groups, the sync
- * groups' counts the sync records taken.
+ * dispatched by type as gpusnoop does), and the C++ demangler's wrapper
+ * (symbol names come from the watched process's files: the input as a
+ * name, as is and after "_Z").  None may crash, read out of bounds or
+ * leak; a found symbol's offset must lie inside the input; the ledger's
+ * live bytes must equal the sum of its leak groups and, per device, the
+ * device memory and handles; the sync groups' counts the sync records
+ * taken; a demangled name is never empty.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpusnoop/calls.h"
+#include "gpusnoop/demangle.h"
 #include "gpusnoop/elfsym.h"
 #include "gpusnoop/ledger.h"
 
@@ -31,6 +35,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (offs[i] >= size)
 			abort();
 	buf_free(&err);
+
+	/* the bytes as a symbol name: as they are, and made to look mangled */
+	size_t nlen = size < DEMANGLE_MAX_IN + 16 ? size : DEMANGLE_MAX_IN + 16;
+	char *name = malloc(nlen + 3);
+	memcpy(name, "_Z", 2);
+	memcpy(name + 2, data, nlen);
+	name[nlen + 2] = 0;
+	for (int k = 0; k < 2; k++) {
+		char *d = demangle(name + (k ? 0 : 2));
+		if (d && !*d)
+			abort();
+		free(d);
+	}
+	free(name);
 
 	struct ledger l;
 	ledger_init(&l);
@@ -64,6 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < SPACE_COUNT; i++)
 		if (sum[i] != l.outstanding[i] && l.outstanding[i] != UINT64_MAX)
 			abort();
+	unsigned __int128 dev = 0;
+	for (int i = 0; i < LEDGER_DEV_SLOTS; i++)
+		dev += l.dev_exact[i];
+	if (dev != l.exact[SPACE_PTR] + l.exact[SPACE_HANDLE])
+		abort();
 	free(g);
 	ledger_free(&l);
 	struct sync_group *sg = calls_sync_top(&c, &n);

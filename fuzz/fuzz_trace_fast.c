@@ -23,8 +23,10 @@
 static void compare(const char *data, size_t size, bool skip)
 {
 	/* the CUPTI profiler args (which the fast path leaves to the
-	 * tokenizer) with the CPU rows, as `dyno analyze cupti` loads */
-	struct trace_load_opts fo = {.skip_cpu_ops = skip, .keep_profiler_args = !skip}, so = fo;
+	 * tokenizer) with the CPU rows, as `dyno analyze cupti` loads, and
+	 * the optional occupancy column (both paths decode it) */
+	struct trace_load_opts fo = {.skip_cpu_ops = skip, .keep_profiler_args = !skip, .keep_kernel_occupancy = !skip},
+			       so = fo;
 	so.tokenizer_only = true;
 	struct buf fe = BUF_INIT, se = BUF_INIT, why = BUF_INIT;
 	struct trace_rank *f = trace_rank_load_mem("fuzz.json", data, size, &fo, &fe);

@@ -22,6 +22,7 @@ PKGS=(
 	bpftool             # gpusnoop: `bpftool gen skeleton` at build time
 	libelf-dev          # libbpf's ELF reader (link time)
 	libdw-dev           # gpusnoop: file:line symbolization from DWARF
+	libstdc++6          # gpusnoop: C++ names demangled (__cxa_demangle, dlopen'ed)
 	python3-numpy       # the Python package (python/, docs/python.md): columns as arrays
 	python3-pandas      # ... HTA's DataFrames
 	python3-plotly      # ... visualize=True figures

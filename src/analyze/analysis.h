@@ -43,6 +43,8 @@ enum {
 	ANALYSIS_LOAD_EVENT_WAITS = 64, /* the event-wait args of cuda_sync rows (keep_event_waits) */
 	ANALYSIS_LOAD_PROFILER_ARGS = 128, /* numeric args of cuda_profiler_range rows
 					   * (keep_profiler_args): the CUPTI counters */
+	ANALYSIS_LOAD_OCCUPANCY = 256, /* kernels' "est. achieved occupancy %"
+					* (keep_kernel_occupancy, trace_rank.occupancy) */
 };
 
 /* One command-line option: an args row whose value lives at offset in the
@@ -202,6 +204,10 @@ bool analyze_rank_selected(const struct analyze_ranks *sel, int rank);
 /* "0,3,7" (non-negative ranks): 0 with *out (free it; NULL for "" or
  * NULL) and *n, or -1. */
 int analyze_ranks_parse(const char *s, int **out, size_t *n);
+/* Is every selected rank in set?  0, or -1 with "rank N is not in WHERE
+ * (ranks: 0 1 ...)" in err. */
+int analyze_ranks_check(const struct trace_set *set, const struct analyze_ranks *sel, const char *where,
+			struct buf *err);
 /* A set sharing the selected ranks of set (free .ranks only). */
 struct trace_set analyze_view(const struct trace_set *set, const struct analyze_ranks *sel);
 /* A set sharing rank k of set only (nothing to free). */

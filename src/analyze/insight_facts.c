@@ -5,9 +5,11 @@
  * GPU activity, data-loader and synchronisation time on the CPU, kernel
  * counts; per stream kernel counts and times; host<->device copy bandwidth
  * per direction; and every collective kernel (name, occurrence, start) for
- * the cross-rank straggler rule.  A trace without ProfilerStep is one
- * iteration (-1) spanning the trace.  Cost: four linear passes over the
- * rank's rows, a merge of its GPU intervals and a sort of its collectives.
+ * the cross-rank straggler rule; per computation kernel name the
+ * time-weighted occupancy Kineto estimated (the loader's optional column).
+ * A trace without ProfilerStep is one iteration (-1) spanning the trace.
+ * Cost: five linear passes over the rank's rows, a merge of its GPU
+ * intervals, a sort of its collectives, four arrays by string id.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +42,14 @@ struct atable *insight_memcpy_new(void)
 	return atable_new("insight_memcpy", "Host<->device copies (big: >= 1 MiB)", cols);
 }
 
+struct atable *insight_occupancy_new(void)
+{
+	static const char *const cols[] = {"rank:i", "name:s", "kernels:i", "time(us):f", "occupancy(%):f",
+					   "occupancy_time(us):f", NULL};
+	return atable_new("insight_kernel_occupancy",
+			  "Computation kernels: time-weighted estimated achieved occupancy (Kineto's arg)", cols);
+}
+
 struct atable *insight_collectives_new(void)
 {
 	static const char *const cols[] = {"rank:i", "name:s", "nth:i", "iteration:i", "ts(us):f", "dur(us):f",
@@ -48,7 +58,7 @@ struct atable *insight_collectives_new(void)
 }
 
 /* A blocking CUDA runtime call: the CPU waits for the GPU. */
-static bool is_sync_call(const char *n)
+bool insight_is_sync_call(const char *n)
 {
 	return strcmp(n, "cudaDeviceSynchronize") == 0 || strcmp(n, "cudaStreamSynchronize") == 0 ||
 	       strcmp(n, "cudaEventSynchronize") == 0 || strcmp(n, "cudaMemcpy") == 0 ||
@@ -170,7 +180,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		uint8_t kind = r->kind[i];
 		if ((kind == TRACE_CAT_CPU_OP || kind == TRACE_CAT_USER_ANNOTATION) && strstr(name, "DataLoader"))
 			ival_push(&a->loader, r->ts[i], end);
-		else if ((kind == TRACE_CAT_CUDA_RUNTIME || kind == TRACE_CAT_CUDA_DRIVER) && is_sync_call(name)) {
+		else if ((kind == TRACE_CAT_CUDA_RUNTIME || kind == TRACE_CAT_CUDA_DRIVER) && insight_is_sync_call(name)) {
 			a->sync += r->dur[i];
 			a->sync_calls++;
 			add_sync_time(a, r->name[i], r->dur[i]);
@@ -330,6 +340,49 @@ static void collectives_table(const struct trace_rank *r, struct atable *t)
 	free(rows);
 }
 
+/* Kineto's estimate of a kernel's occupancy (min(active blocks, grid
+ * blocks) per SM x block size / the SM's thread slots): a running kernel
+ * has some, so 0 (the occupancy calculator failed: typically opt-in
+ * dynamic shared memory) or a negative value (no device properties) says
+ * "unknown", as does anything past 100. */
+static bool occupancy_known(float v) { return v > 0 && v <= 100; }
+
+/* Per computation kernel name: launches, time, and the occupancy weighted
+ * by each launch's duration over the launches that have one.  Arrays by
+ * string id: one pass over the rows. */
+static void occupancy_table(const struct trace_rank *r, struct atable *t)
+{
+	size_t ns = r->strs.n ? r->strs.n : 1;
+	double *time = xcalloc(ns, sizeof *time), *wsum = xcalloc(ns, sizeof *wsum), *wt = xcalloc(ns, sizeof *wt);
+	int64_t *count = xcalloc(ns, sizeof *count);
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->kind[i] != TRACE_CAT_KERNEL || !trace_is_gpu(r, i) || trace_ktype(r, i) != TRACE_KT_COMPUTATION)
+			continue;
+		uint32_t nm = r->name[i];
+		count[nm]++;
+		time[nm] += r->dur[i];
+		if (r->occupancy_kept && occupancy_known(r->occupancy[i]) && r->dur[i] > 0) {
+			wsum[nm] += r->occupancy[i] * r->dur[i];
+			wt[nm] += r->dur[i];
+		}
+	}
+	for (uint32_t nm = 0; nm < r->strs.n; nm++) {
+		if (!count[nm])
+			continue;
+		size_t row = atable_add_row(t);
+		atable_set_i(t, row, IO_RANK, r->rank);
+		atable_set_s(t, row, IO_NAME, trace_strtab_get(&r->strs, nm));
+		atable_set_i(t, row, IO_KERNELS, count[nm]);
+		atable_set_f(t, row, IO_TIME, time[nm]);
+		atable_set_f(t, row, IO_OCC, wt[nm] > 0 ? wsum[nm] / wt[nm] : NAN);
+		atable_set_f(t, row, IO_OCC_TIME, wt[nm]);
+	}
+	free(time);
+	free(wsum);
+	free(wt);
+	free(count);
+}
+
 void insight_facts_rank(const struct trace_rank *r, struct atable **out)
 {
 	size_t ng = 0;
@@ -350,4 +403,6 @@ void insight_facts_rank(const struct trace_rank *r, struct atable **out)
 	memcpy_table(r, out[INSIGHT_T_MEMCPY]);
 	out[INSIGHT_T_COLLECTIVES] = insight_collectives_new();
 	collectives_table(r, out[INSIGHT_T_COLLECTIVES]);
+	out[INSIGHT_T_OCCUPANCY] = insight_occupancy_new();
+	occupancy_table(r, out[INSIGHT_T_OCCUPANCY]);
 }

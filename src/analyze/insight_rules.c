@@ -240,9 +240,18 @@ const struct insight_rule insight_rule_cpu_bound_launch = {
 
 /* ---- synchronisation points ---- */
 
+/* One finding of the rule: the numbers say which measure fired. */
+static void sync_finding(struct insight_eval *e, int rank, int64_t iteration, const char *where, double share,
+			 const char *evidence)
+{
+	struct insight_finding f = {share >= 20 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, iteration, -1, where, share, 5,
+				    evidence};
+	insight_add(e, &f);
+}
+
 static int eval_sync_points(struct insight_eval *e, struct buf *m)
 {
-	const struct atable *it = e->t[INSIGHT_T_ITERATIONS];
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS], *sp = e->t[INSIGHT_T_SYNC_PATH];
 	size_t evaluated = 0;
 	for (size_t k = 0; k < e->view->nranks; k++) {
 		int rank = e->view->ranks[k]->rank;
@@ -251,31 +260,80 @@ static int eval_sync_points(struct insight_eval *e, struct buf *m)
 		if (s.n == 0 || !(s.dur > 0))
 			continue;
 		evaluated++;
+		const char *unit = s.steps ? "iteration" : "trace";
 		double share = 100 * s.sync / s.dur, per = (double)s.sync_calls / (double)s.n;
 		sep(m, e->view, rank);
-		buf_printf(m, "blocking syncs %.1f%% of the %s time (%.1f calls, %.1f .item() per %s)", share,
-			   s.steps ? "iteration" : "trace", per, (double)s.item_calls / (double)s.n,
-			   s.steps ? "iteration" : "trace");
-		if (share < 5)
+		buf_printf(m, "blocking syncs %.1f%% of the %s time (%.1f calls, %.1f .item() per %s)", share, unit, per,
+			   (double)s.item_calls / (double)s.n, unit);
+		/* the CPU's side, said in either finding */
+		struct buf cpu = BUF_INIT;
+		buf_printf(&cpu, "the CPU blocks on the GPU %.1f%% of the %s time: %.1f sync calls (", share, unit, per);
+		insight_fmt_us(&cpu, s.sync / (double)s.n);
+		buf_printf(&cpu, ") per %s", unit);
+		if (s.item_calls)
+			buf_printf(&cpu, ", %.1f .item()/_local_scalar_dense", (double)s.item_calls / (double)s.n);
+		long pr = find_row(sp, rank, NULL, 0);
+		const char *status = pr >= 0 ? insight_s(sp, (size_t)pr, ISP_STATUS) : "not measured";
+		if (s.sync_calls == 0) {
+			buf_free(&cpu);
 			continue;
+		}
+		if (strcmp(status, "ok") == 0) {
+			/* HTA's critical path of the worst iteration: how much of it
+			 * waits in sync calls (insight_syncpath.c) */
+			size_t p = (size_t)pr;
+			int64_t iter = insight_i(sp, p, ISP_ITER), on = insight_i(sp, p, ISP_ON_PATH);
+			double span = insight_f(sp, p, ISP_SPAN), wait = insight_f(sp, p, ISP_SYNC);
+			double cp = span > 0 ? 100 * wait / span : 0;
+			buf_puts(m, "; critical path of ");
+			if (iter >= 0)
+				buf_printf(m, "iteration %lld", (long long)iter);
+			else
+				buf_puts(m, "the trace");
+			if (on)
+				buf_printf(m, ": %.1f%% waiting in %lld sync calls (%s)", cp, (long long)on,
+					   insight_s(sp, p, ISP_TEXT));
+			else
+				buf_printf(m, ": none of its %lld sync calls on it", (long long)insight_i(sp, p, ISP_CALLS));
+			if (cp < 5) {
+				buf_free(&cpu);
+				continue;
+			}
+			struct buf ev = BUF_INIT;
+			buf_puts(&ev, "the critical path of ");
+			if (iter >= 0)
+				buf_printf(&ev, "iteration %lld (the one with the most sync time, ", (long long)iter);
+			else
+				buf_puts(&ev, "the trace (");
+			insight_fmt_us(&ev, span);
+			buf_puts(&ev, ") waits ");
+			insight_fmt_us(&ev, wait);
+			buf_printf(&ev, " = %.1f%% of it in blocking sync calls, nothing on it advancing meanwhile: %s; %s", cp,
+				   insight_s(sp, p, ISP_TEXT), cpu.data);
+			sync_finding(e, rank, iter, insight_s(sp, p, ISP_TOP), cp, ev.data);
+			buf_free(&ev);
+			buf_free(&cpu);
+			continue;
+		}
+		/* no critical path: the CPU's blocking time, and why */
+		buf_printf(m, "; critical path not used: %s", status);
+		if (share < 5) {
+			buf_free(&cpu);
+			continue;
+		}
 		size_t w = (size_t)s.worst_sync;
 		struct buf ev = BUF_INIT;
-		buf_printf(&ev, "the CPU blocks on the GPU %.1f%% of the %s time: %.1f sync calls (", share,
-			   s.steps ? "iteration" : "trace", per);
-		insight_fmt_us(&ev, s.sync / (double)s.n);
-		buf_printf(&ev, ") per %s", s.steps ? "iteration" : "trace");
-		if (s.item_calls)
-			buf_printf(&ev, ", %.1f .item()/_local_scalar_dense", (double)s.item_calls / (double)s.n);
+		buf_append(&ev, cpu.data, cpu.len);
 		buf_printf(&ev, "; most time in %s", insight_s(it, w, IT_TOP_SYNC));
 		if (s.steps) {
 			buf_printf(&ev, "; worst iteration %lld: ", (long long)insight_i(it, w, IT_ITER));
 			insight_fmt_us(&ev, insight_f(it, w, IT_SYNC));
 		}
-		struct insight_finding f = {share >= 20 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank,
-					    s.steps ? insight_i(it, w, IT_ITER) : -1, -1, insight_s(it, w, IT_TOP_SYNC),
-					    share, 5, ev.data};
-		insight_add(e, &f);
+		buf_printf(&ev, " (the CPU's blocking time: the critical path is not used, %s)", status);
+		sync_finding(e, rank, s.steps ? insight_i(it, w, IT_ITER) : -1, insight_s(it, w, IT_TOP_SYNC), share,
+			     ev.data);
 		buf_free(&ev);
+		buf_free(&cpu);
 	}
 	if (!evaluated)
 		buf_puts(m, "no rows on the selected ranks");
@@ -284,9 +342,11 @@ static int eval_sync_points(struct insight_eval *e, struct buf *m)
 
 const struct insight_rule insight_rule_sync_points = {
 	"sync-points",
-	"CPU time in blocking CUDA calls (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, "
-	"cudaMemcpy) per iteration; .item() calls (aten::_local_scalar_dense)",
-	">= 5% of the iteration time (high: >= 20%)",
+	"blocking CUDA calls (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize, cudaMemcpy) on HTA's "
+	"critical path of the iteration with the most sync time: the share of the path spent waiting in them, and "
+	"which; without a critical path (over 1,000,000 events, undefined), their CPU time per iteration; .item() calls",
+	">= 5% of the critical path waiting in syncs, else (no critical path) >= 5% of the iteration time blocked "
+	"(high: >= 20%)",
 	"Remove host-device syncs from the loop: no .item()/.cpu()/print of GPU tensors per step, accumulate "
 	"metrics on the GPU, use non_blocking copies and events instead of device syncs",
 	"sync_time_pct",
@@ -654,6 +714,65 @@ const struct insight_rule insight_rule_iteration_outliers = {
 
 /* ---- kernels worth optimising ---- */
 
+/* The time-weighted occupancy of kernel name on rank (insight_facts'
+ * table): NaN when none of its launches records one; *launches its
+ * launches, *covered the share of its time that has a value. */
+static double kernel_occupancy(const struct insight_eval *e, int rank, const char *name, int64_t *launches,
+			       double *covered)
+{
+	const struct atable *t = e->t[INSIGHT_T_OCCUPANCY];
+	*launches = 0;
+	*covered = 0;
+	for (size_t i = 0; t && i < t->nrows; i++)
+		if (insight_i(t, i, IO_RANK) == rank && strcmp(insight_s(t, i, IO_NAME), name) == 0) {
+			double time = insight_f(t, i, IO_TIME);
+			*launches = insight_i(t, i, IO_KERNELS);
+			*covered = time > 0 ? insight_f(t, i, IO_OCC_TIME) / time : 0;
+			return insight_f(t, i, IO_OCC);
+		}
+	return NAN;
+}
+
+/* A rank's computation kernels by time (kernels' kernel_metrics, without
+ * its "others" row), the biggest first, and their total. */
+struct top_kernel {
+	const char *name;
+	double time;
+};
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct top_kernel *x = a, *y = b;
+	return (x->time < y->time) - (x->time > y->time);
+}
+
+static size_t top_kernels(const struct atable *km, int rank, struct top_kernel **out, double *total)
+{
+	int nc = insight_col(km, "name"), sc = insight_col(km, "sum (us)"), tc = insight_col(km, "kernel_type"),
+	    rc = insight_col(km, "rank");
+	*out = xmalloc((km->nrows ? km->nrows : 1) * sizeof **out);
+	*total = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < km->nrows; i++) {
+		if (insight_i(km, i, rc) != rank || strcmp(insight_s(km, i, tc), "COMPUTATION") != 0)
+			continue;
+		double t = insight_f(km, i, sc);
+		*total += t;
+		if (strcmp(insight_s(km, i, nc), "others") != 0)
+			(*out)[n++] = (struct top_kernel){insight_s(km, i, nc), t};
+	}
+	qsort(*out, n, sizeof **out, top_cmp);
+	return n;
+}
+
+/* "a trace without occupancy" said once, the same way by both rules */
+static const char *no_occupancy_why(const struct trace_rank *r)
+{
+	return r->occupancy_kept ? "the trace does not record kernel occupancy (no \"est. achieved occupancy %\" "
+				   "arg with a value on its top kernels)"
+				 : "kernel occupancy was not loaded";
+}
+
 static int eval_top_kernels(struct insight_eval *e, struct buf *m)
 {
 	const struct atable *km = insight_table(e, "kernel_metrics");
@@ -662,41 +781,43 @@ static int eval_top_kernels(struct insight_eval *e, struct buf *m)
 		buf_printf(m, "%s", why ? why : "no kernel table");
 		return -1;
 	}
-	int nc = insight_col(km, "name"), sc = insight_col(km, "sum (us)"), tc = insight_col(km, "kernel_type"),
-	    rc = insight_col(km, "rank");
 	size_t evaluated = 0;
 	for (size_t k = 0; k < e->view->nranks; k++) {
-		int rank = e->view->ranks[k]->rank;
-		double total = 0, best = 0;
-		const char *top = NULL;
-		for (size_t i = 0; i < km->nrows; i++) {
-			if (insight_i(km, i, rc) != rank || strcmp(insight_s(km, i, tc), "COMPUTATION") != 0)
-				continue;
-			double s = insight_f(km, i, sc);
-			total += s;
-			if (strcmp(insight_s(km, i, nc), "others") != 0 && s > best) {
-				best = s;
-				top = insight_s(km, i, nc);
-			}
-		}
-		if (!(total > 0))
+		const struct trace_rank *r = e->view->ranks[k];
+		int rank = r->rank;
+		struct top_kernel *top;
+		double total;
+		size_t nt = top_kernels(km, rank, &top, &total);
+		if (!(total > 0)) {
+			free(top);
 			continue;
+		}
 		evaluated++;
-		double share = 100 * best / total;
+		double best = nt ? top[0].time : 0, share = 100 * best / total;
+		int64_t launches;
+		double covered, occ = nt ? kernel_occupancy(e, rank, top[0].name, &launches, &covered) : NAN;
 		sep(m, e->view, rank);
 		buf_printf(m, "top computation kernel %.1f%% of the computation time", share);
-		if (share < 20 || !top)
+		if (nt && isfinite(occ))
+			buf_printf(m, ", estimated occupancy %.1f%%", occ);
+		if (share < 20 || !nt) {
+			free(top);
 			continue;
+		}
 		struct buf ev = BUF_INIT;
 		buf_puts(&ev, "one kernel takes ");
 		insight_fmt_us(&ev, best);
 		buf_printf(&ev, " = %.1f%% of the rank's computation kernel time ", share);
 		insight_fmt_us(&ev, total);
-		struct insight_finding f = {INSIGHT_INFO, rank, -1, -1, top, share, 20, ev.data};
+		if (isfinite(occ))
+			buf_printf(&ev, "; its estimated achieved occupancy is %.1f%% (time-weighted over its launches)", occ);
+		else
+			buf_printf(&ev, "; its occupancy is unknown: %s", no_occupancy_why(r));
+		struct insight_finding f = {INSIGHT_INFO, rank, -1, -1, top[0].name, share, 20, ev.data};
 		insight_add(e, &f);
 		buf_free(&ev);
+		free(top);
 	}
-	buf_printf(m, "%sachieved occupancy not evaluated: the loader does not keep kernel args", m->len ? "; " : "");
 	if (!evaluated) {
 		buf_truncate(m, 0);
 		buf_puts(m, "no computation kernels on the selected ranks");
@@ -706,12 +827,113 @@ static int eval_top_kernels(struct insight_eval *e, struct buf *m)
 
 const struct insight_rule insight_rule_top_kernels = {
 	"top-kernels",
-	"the computation kernel with the most GPU time per rank, as a share of the rank's computation time (kernels)",
+	"the computation kernel with the most GPU time per rank, as a share of the rank's computation time (kernels), "
+	"with its estimated occupancy where the trace records it",
 	">= 20% (info: where optimisation pays most)",
 	"Optimise this kernel first: check its shapes and dtype (tensor cores: bf16/fp16, dimensions multiple of 8), "
 	"a fused or better implementation (cuDNN/cuBLAS heuristics, FlashAttention, torch.compile)",
 	"share_pct",
 	eval_top_kernels,
+};
+
+/* ---- low occupancy of the top kernels ---- */
+
+/* A top kernel: among the rank's OCC_TOP_N computation kernels with the
+ * most time, and at least OCC_MIN_SHARE % of its computation time. */
+#define OCC_TOP_N 5
+#define OCC_MIN_SHARE 10.0
+/* Under this estimated occupancy (% of the SMs' thread slots) a top kernel
+ * is reported: GEMM and convolution kernels that trade occupancy for
+ * registers and tiles sit at 12-25% by design (simple_add's sgemm 25%,
+ * its scudnn 19%), so the bar is below them; under a tenth the grid is
+ * usually smaller than the GPU or the blocks tiny. */
+#define OCC_LOW 10.0
+
+static int eval_low_occupancy(struct insight_eval *e, struct buf *m)
+{
+	const struct atable *km = insight_table(e, "kernel_metrics");
+	if (!km) {
+		const char *why = insight_skipped(e, "kernels");
+		buf_printf(m, "%s", why ? why : "no kernel table");
+		return -1;
+	}
+	size_t evaluated = 0;
+	struct buf why = BUF_INIT;
+	for (size_t k = 0; k < e->view->nranks; k++) {
+		const struct trace_rank *r = e->view->ranks[k];
+		int rank = r->rank;
+		struct top_kernel *top;
+		double total;
+		size_t nt = top_kernels(km, rank, &top, &total);
+		/* the top kernels and what is known of their occupancy */
+		double occ[OCC_TOP_N], cov[OCC_TOP_N], wsum = 0, wtime = 0, ttime = 0;
+		int64_t launches[OCC_TOP_N];
+		size_t n = 0, known = 0;
+		for (size_t j = 0; j < nt && n < OCC_TOP_N && total > 0 && 100 * top[j].time / total >= OCC_MIN_SHARE;
+		     j++, n++) {
+			occ[n] = kernel_occupancy(e, rank, top[j].name, &launches[n], &cov[n]);
+			ttime += top[j].time;
+			if (isfinite(occ[n])) {
+				known++;
+				wsum += occ[n] * top[j].time * cov[n];
+				wtime += top[j].time * cov[n];
+			}
+		}
+		if (!known) {
+			buf_printf(&why, "%srank %d: %s", why.len ? "; " : "", rank,
+				   !(total > 0) ? "no computation kernels"
+				   : !n         ? "no computation kernel takes 10% of the computation time"
+						: no_occupancy_why(r));
+			free(top);
+			continue;
+		}
+		evaluated++;
+		sep(m, e->view, rank);
+		buf_printf(m, "top %zu kernel%s (%.1f%% of the computation time): estimated occupancy", n, n == 1 ? "" : "s",
+			   100 * ttime / total);
+		for (size_t j = 0; j < n; j++) {
+			if (isfinite(occ[j]))
+				buf_printf(m, "%s %.1f%%", j ? "," : "", occ[j]);
+			else
+				buf_printf(m, "%s unknown", j ? "," : "");
+		}
+		buf_printf(m, " (time-weighted %.1f%%)", wsum / wtime);
+		for (size_t j = 0; j < n; j++) {
+			if (!(occ[j] < OCC_LOW))
+				continue;
+			double share = 100 * top[j].time / total;
+			struct buf ev = BUF_INIT;
+			buf_puts(&ev, "a top kernel (");
+			insight_fmt_us(&ev, top[j].time);
+			buf_printf(&ev, " = %.1f%% of the rank's computation time, %lld launches) runs at an estimated "
+					"achieved occupancy of %.1f%% (weighted by each launch's duration",
+				   share, (long long)launches[j], occ[j]);
+			if (cov[j] < 0.999)
+				buf_printf(&ev, "; %.0f%% of its time has a value", 100 * cov[j]);
+			buf_puts(&ev, "): its blocks fill under a tenth of the SMs' thread slots");
+			struct insight_finding f = {share >= 30 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, -1, top[j].name,
+						    occ[j], OCC_LOW, ev.data};
+			insight_add(e, &f);
+			buf_free(&ev);
+		}
+		free(top);
+	}
+	if (!evaluated)
+		buf_append(m, why.data, why.len);
+	buf_free(&why);
+	return evaluated ? 0 : -1;
+}
+
+const struct insight_rule insight_rule_low_occupancy = {
+	"low-occupancy",
+	"Kineto's estimated achieved occupancy (\"est. achieved occupancy %\", weighted by each launch's duration) of "
+	"the top computation kernels: up to 5 with the most time, each >= 10% of the rank's computation time",
+	"< 10% on a top kernel (high: the kernel is >= 30% of the computation time)",
+	"Fill the GPU: a grid of at least a few blocks per SM (larger batches, split-K or smaller tiles), larger "
+	"blocks, fewer registers per thread (__launch_bounds__) or less shared memory per block; for library kernels "
+	"another algorithm (torch.backends.cudnn.benchmark, cuBLAS/cuDNN heuristics)",
+	"occupancy_pct",
+	eval_low_occupancy,
 };
 
 /* ---- memcpy bandwidth ---- */

@@ -8,8 +8,9 @@
  * The data flows through tables, like everything in src/analyze: the
  * per-rank task of insights (insight_facts.c) measures what no analysis
  * gives (per iteration: GPU idle at the start, data-loader and sync time;
- * per stream: kernel counts; memcpy bandwidth; collective start times) into
- * four tables that are not shown; the rules (insight_rules.c on the trace,
+ * per stream: kernel counts; memcpy bandwidth; collective start times;
+ * kernel occupancy; insight_syncpath.c: the syncs on the critical path) into
+ * six tables that are not shown; the rules (insight_rules.c on the trace,
  * insight_host.c on --metrics) read those and the tables of the analyses
  * insights .uses (temporal, idle, kernels, overlap, launch, counters) from
  * the runner.  Declarations only.
@@ -23,6 +24,7 @@
 struct insight_options {
 	const char *metrics; /* --metrics FILE: the daemon's history or JSON log */
 	double link_gbps;    /* --link-gbps: host<->device link peak (GB/s) */
+	int64_t cp_max_events; /* --cp-max-events: the critical path only on ranks this small */
 };
 
 /* The measurement tables of the per-rank task, in this order (the rows of
@@ -34,6 +36,8 @@ enum {
 	INSIGHT_T_STREAMS,    /* "insight_streams": per rank and stream */
 	INSIGHT_T_MEMCPY,     /* "insight_memcpy": per rank and direction */
 	INSIGHT_T_COLLECTIVES, /* "insight_collectives": per rank, each collective kernel */
+	INSIGHT_T_OCCUPANCY,  /* "insight_kernel_occupancy": per rank and computation kernel name */
+	INSIGHT_T_SYNC_PATH,  /* "insight_sync_path": per rank, syncs on one iteration's critical path */
 	INSIGHT_NTABLES
 };
 
@@ -43,19 +47,35 @@ enum { IT_RANK, IT_ITER, IT_START, IT_DUR, IT_GPU_BUSY, IT_IDLE_START, IT_LOADER
 enum { IS_RANK, IS_STREAM, IS_KERNELS, IS_SHORT, IS_KERNEL_TIME, IS_MEDIAN_DUR, IS_COMM_TIME };
 enum { IM_RANK, IM_DIR, IM_COPIES, IM_BIG, IM_BYTES, IM_TIME, IM_GBPS, IM_PAGEABLE };
 enum { IC_RANK, IC_NAME, IC_NTH, IC_ITER, IC_TS, IC_DUR };
+enum { IO_RANK, IO_NAME, IO_KERNELS, IO_TIME, IO_OCC, IO_OCC_TIME };
+enum { ISP_RANK, ISP_ITER, ISP_STATUS, ISP_SPAN, ISP_SYNC, ISP_ON_PATH, ISP_CALLS, ISP_TOP, ISP_TEXT };
 
 /* A kernel shorter than this (µs) is "short" (launch overhead is ~5 µs). */
 #define INSIGHT_SHORT_KERNEL_US 10.0
 /* A host<->device copy at least this big counts for the bandwidth rule
  * (smaller ones are bound by latency, not the link). */
 #define INSIGHT_BIG_COPY_BYTES (1 << 20)
+/* HTA's critical path (insight_syncpath.c, dyno report's section) is
+ * computed on a rank of at most this many rows by default (insights'
+ * --cp-max-events): it costs about a tenth of a load per million rows. */
+#define INSIGHT_CP_MAX_ROWS 1000000
 
 struct atable *insight_iterations_new(void);
 struct atable *insight_streams_new(void);
 struct atable *insight_memcpy_new(void);
 struct atable *insight_collectives_new(void);
+struct atable *insight_occupancy_new(void);
+struct atable *insight_sync_path_new(void);
 /* one rank's measurement tables into out[INSIGHT_T_ITERATIONS..] */
 void insight_facts_rank(const struct trace_rank *r, struct atable **out);
+/* a blocking CUDA/HIP sync call: cudaDeviceSynchronize, cudaStreamSynchronize,
+ * cudaEventSynchronize, cudaMemcpy, hipDeviceSynchronize, hipStreamSynchronize */
+bool insight_is_sync_call(const char *name);
+/* one row of insight_sync_path for rank r from its insight_iterations rows
+ * (insight_syncpath.c); the critical path only when r has at most
+ * max_rows rows */
+void insight_sync_path_rank(const struct trace_rank *r, const struct atable *iterations, int64_t max_rows,
+			    struct atable *t);
 
 enum insight_severity { INSIGHT_INFO, INSIGHT_MEDIUM, INSIGHT_HIGH };
 const char *insight_severity_name(enum insight_severity s);

@@ -41,4 +41,5 @@ void analysis_load_opts(const struct analysis *a, struct trace_load_opts *lo)
 	lo->keep_user_annotations |= !!(need & ANALYSIS_LOAD_ANNOTATIONS);
 	lo->keep_event_waits |= !!(need & ANALYSIS_LOAD_EVENT_WAITS);
 	lo->keep_profiler_args |= !!(need & ANALYSIS_LOAD_PROFILER_ARGS);
+	lo->keep_kernel_occupancy |= !!(need & ANALYSIS_LOAD_OCCUPANCY);
 }

@@ -41,6 +41,24 @@ int analyze_ranks_parse(const char *s, int **out, size_t *n)
 	return 0;
 }
 
+int analyze_ranks_check(const struct trace_set *set, const struct analyze_ranks *sel, const char *where,
+			struct buf *err)
+{
+	for (size_t i = 0; sel && i < sel->n; i++) {
+		bool found = false;
+		for (size_t k = 0; k < set->nranks; k++)
+			found |= set->ranks[k]->rank == sel->ranks[i];
+		if (!found) {
+			buf_printf(err, "rank %d is not in %s (ranks:", sel->ranks[i], where);
+			for (size_t k = 0; k < set->nranks; k++)
+				buf_printf(err, " %d", set->ranks[k]->rank);
+			buf_puts(err, ")");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 bool analyze_rank_selected(const struct analyze_ranks *sel, int rank)
 {
 	if (!sel || sel->n == 0)

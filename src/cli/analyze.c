@@ -239,19 +239,13 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 /* Every selected rank must be in the set: 0, or 2 with the message. */
 static int check_ranks(const struct trace_set *set, const int *sel_ranks, size_t nsel, const char *path)
 {
-	for (size_t i = 0; i < nsel; i++) {
-		bool found = false;
-		for (size_t k = 0; k < set->nranks; k++)
-			found |= set->ranks[k]->rank == sel_ranks[i];
-		if (!found) {
-			fprintf(stderr, "dyno analyze: --ranks: rank %d is not in %s (ranks:", sel_ranks[i], path);
-			for (size_t k = 0; k < set->nranks; k++)
-				fprintf(stderr, " %d", set->ranks[k]->rank);
-			fprintf(stderr, ")\n");
-			return 2;
-		}
-	}
-	return 0;
+	struct analyze_ranks sel = {sel_ranks, nsel};
+	struct buf err = BUF_INIT;
+	int rc = analyze_ranks_check(set, &sel, path, &err) == 0 ? 0 : 2;
+	if (rc)
+		fprintf(stderr, "dyno analyze: --ranks: %s\n", err.data);
+	buf_free(&err);
+	return rc;
 }
 
 /* Why the results are partial: the ranks whose input stopped early

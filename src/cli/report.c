@@ -30,9 +30,6 @@
 #include "core/args.h"
 #include "core/clock.h"
 
-/* critical-path runs by default up to this many rows on its rank (it costs
- * about a tenth of a load per million rows): --critical-path forces it */
-#define CP_AUTO_MAX_ROWS 1000000
 #define MAX_POINTS 1200
 #define MAX_ROWS 40
 
@@ -41,6 +38,7 @@ struct report {
 	const struct analyze_results *res, *cp;
 	const char *cp_why; /* why there is no critical path; NULL: there is one */
 	const char *partial; /* the damaged ranks; "" when none */
+	const char *selection; /* --ranks/--iterations/--time-range as text; "" when none */
 	int hl_rank;         /* the rank drawn in red; -1: none */
 	const char *hl_why;
 	struct buf *b;
@@ -103,6 +101,9 @@ static void section_header(struct report *r, const char *inputs)
 	}
 	if (*r->partial)
 		html_para(b, "warn", "PARTIAL results: %s. The events before the damage are analysed.", r->partial);
+	if (*r->selection)
+		html_para(b, NULL, "Selection: %s. Every section, the insights included, covers only these events.",
+			  r->selection);
 	buf_puts(b, "<p class=\"muted\">Contents: <a href=\"#insights\">insights</a> · <a href=\"#gpu\">GPU time per "
 		    "rank</a> · <a href=\"#iterations\">iterations</a> · <a href=\"#idle\">idle time</a> · <a "
 		    "href=\"#kernels\">kernels</a> · <a href=\"#counters\">queue and bandwidth</a> · <a "
@@ -611,8 +612,34 @@ static int write_file(const char *path, const struct buf *b)
 	return rc;
 }
 
+/* The row filters of dyno analyze (src/trace/select.c, src/analyze/view.c):
+ * 0, or 2 with the message printed. */
+static int parse_filters(const char *ranks, const char *iterations, const char *time_range,
+			 struct trace_select *rows, int **sel, size_t *nsel, struct buf *text)
+{
+	const char *bad = NULL, *val = NULL, *form = NULL;
+	if (iterations && trace_select_parse_iterations(iterations, rows) != 0)
+		bad = "--iterations", val = iterations, form = "N or N-M with N <= M";
+	else if (time_range && trace_select_parse_time_range(time_range, rows) != 0)
+		bad = "--time-range", val = time_range, form = "START:END in us, 0 <= START < END";
+	else if (analyze_ranks_parse(ranks, sel, nsel) != 0)
+		bad = "--ranks", val = ranks, form = "a list like 0,1,7";
+	if (bad) {
+		fprintf(stderr, "dyno report: bad %s '%s' (%s)\n", bad, val, form);
+		return 2;
+	}
+	if (ranks && *nsel)
+		buf_printf(text, "ranks %s", ranks);
+	if (iterations)
+		buf_printf(text, "%siterations %s", text->len ? "; " : "", iterations);
+	if (time_range)
+		buf_printf(text, "%sevents starting in [%s) us", text->len ? "; " : "", time_range);
+	return 0;
+}
+
 struct ropts {
 	const char *out, *metrics;
+	const char *ranks, *iterations, *time_range; /* the row filters of dyno analyze */
 	double link_gbps;
 	int64_t threads;
 	bool quiet, cp, no_cp, keep_last_step;
@@ -632,6 +659,11 @@ int cmd_report(int argc, char **argv)
 		{"no-critical-path", 0, ARG_BOOL, &o.no_cp, NULL, "do not compute the critical path", 0, 0, NULL},
 		{"keep-last-step", 0, ARG_BOOL, &o.keep_last_step, NULL, "do not drop the last ProfilerStep (HTA drops it)",
 		 0, 0, NULL},
+		{"ranks", 0, ARG_STRING, &o.ranks, "LIST", "report only these ranks (e.g. 0,3); default all", 0, 0, NULL},
+		{"iterations", 0, ARG_STRING, &o.iterations, "N[-M]",
+		 "report only the events of ProfilerStep#N..M (e.g. 3-5, or 3)", 0, 0, NULL},
+		{"time-range", 0, ARG_STRING, &o.time_range, "START:END",
+		 "report only the events starting in [START, END) us from the trace start", 0, 0, NULL},
 		{"threads", 'j', ARG_INT, &o.threads, "N", "threads for loading and the analyses (0 = number of cores)", 0,
 		 1024, NULL},
 		{"quiet", 'q', ARG_BOOL, &o.quiet, NULL, "nothing on stderr but errors", 0, 0, NULL},
@@ -668,18 +700,29 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
+	struct trace_select rows = {0};
+	int *sel_ranks = NULL;
+	size_t nsel = 0;
+	struct buf seltext = BUF_INIT;
+	if (parse_filters(o.ranks, o.iterations, o.time_range, &rows, &sel_ranks, &nsel, &seltext) != 0) {
+		args_free(&a);
+		return 2;
+	}
 	struct analysis_config cfg;
 	analysis_config_init(&cfg);
 	struct insight_options *io = analysis_config_opts(&cfg, &analysis_insights.opts);
 	io->metrics = o.metrics;
 	io->link_gbps = o.link_gbps;
+	/* the sync-points rule's critical path follows the page's */
+	if (o.cp)
+		io->cp_max_events = INT64_MAX;
+	else if (o.no_cp)
+		io->cp_max_events = 0;
 	struct buf err = BUF_INIT;
 	if (analysis_config_check(&cfg, &err) != 0) {
 		fprintf(stderr, "dyno report: %s\n", err.data);
-		buf_free(&err);
-		analysis_config_free(&cfg);
-		args_free(&a);
-		return 2;
+		rc = 2;
+		goto out_cfg;
 	}
 	xalloc_huge_pages(2u << 20);
 	struct trace_load_opts lo = {.threads = (int)o.threads, .keep_last_step = o.keep_last_step,
@@ -692,13 +735,23 @@ int cmd_report(int argc, char **argv)
 	struct trace_set set;
 	if (trace_set_load_paths(&set, (const char *const *)a.pos, (size_t)a.npos, &lo, &err) != 0) {
 		fprintf(stderr, "dyno report: %s\n", err.data);
-		buf_free(&err);
-		analysis_config_free(&cfg);
-		args_free(&a);
-		return 1;
+		rc = 1;
+		goto out_cfg;
 	}
 	if (!o.quiet && set.warnings[0])
 		fprintf(stderr, "%s", set.warnings);
+	/* the rows and ranks every section sees, as in dyno analyze: nothing
+	 * selected is exit 4, a rank not in the inputs 2 */
+	struct analyze_ranks sel = {sel_ranks, nsel};
+	rc = trace_set_select(&set, &rows, &err) != 0 ? 4
+	     : analyze_ranks_check(&set, &sel, "the inputs", &err) != 0 ? 2
+									 : 0;
+	if (rc) {
+		fprintf(stderr, "dyno report: %s%s\n", rc == 2 ? "--ranks: " : "", err.data);
+		trace_set_free(&set);
+		goto out_cfg;
+	}
+	struct trace_set view = analyze_view(&set, &sel);
 	struct buf partial = BUF_INIT;
 	for (size_t k = 0; k < set.nranks; k++)
 		if (set.ranks[k]->stats.truncated)
@@ -707,21 +760,21 @@ int cmd_report(int argc, char **argv)
 	struct analyze_run_opts ro = {.only = &analysis_insights, .config = &cfg, .fmt = AFMT_JSON,
 				      .every_table = true, .threads = (int)o.threads};
 	struct analyze_results res, cp = {0};
-	analyze_run(&set, NULL, &ro, &res);
+	analyze_run(&view, NULL, &ro, &res);
 	const char *cp_why = NULL;
 	char cp_buf[160];
-	const struct trace_rank *cpr = set.nranks ? set.ranks[0] : NULL;
+	const struct trace_rank *cpr = view.nranks ? view.ranks[0] : NULL;
 	if (o.no_cp) {
 		cp_why = "--no-critical-path";
-	} else if (!o.cp && cpr && cpr->n > CP_AUTO_MAX_ROWS) {
+	} else if (!o.cp && cpr && cpr->n > INSIGHT_CP_MAX_ROWS) {
 		snprintf(cp_buf, sizeof cp_buf,
 			 "rank %d has %zu events (over %d, where it costs seconds); --critical-path computes it", cpr->rank,
-			 cpr->n, CP_AUTO_MAX_ROWS);
+			 cpr->n, INSIGHT_CP_MAX_ROWS);
 		cp_why = cp_buf;
 	} else {
 		struct analyze_run_opts co = {.only = &analysis_critical_path, .config = &cfg, .fmt = AFMT_JSON,
 					      .threads = (int)o.threads};
-		analyze_run(&set, NULL, &co, &cp);
+		analyze_run(&view, NULL, &co, &cp);
 		for (size_t i = 0; i < cp.n && !cp_why; i++)
 			if (cp.v[i].t->unavailable) {
 				/* its note says why (first line) */
@@ -731,7 +784,7 @@ int cmd_report(int argc, char **argv)
 			}
 	}
 	struct buf html = BUF_INIT;
-	struct report r = {&set, &res, &cp, cp_why, partial.data, -1, NULL, &html};
+	struct report r = {&view, &res, &cp, cp_why, partial.data, seltext.data ? seltext.data : "", -1, NULL, &html};
 	struct buf inputs = BUF_INIT;
 	for (int i = 0; i < a.npos; i++)
 		buf_printf(&inputs, "%s%s", i ? " " : "", a.pos[i]);
@@ -740,7 +793,7 @@ int cmd_report(int argc, char **argv)
 	if (rc == 0 && !o.quiet) {
 		const struct atable *f = table(&res, "insights");
 		fprintf(stderr, "dyno report: wrote %s (%zu bytes): %zu finding%s, %zu rank%s%s\n", o.out, html.len,
-			f ? f->nrows : 0, f && f->nrows == 1 ? "" : "s", set.nranks, set.nranks == 1 ? "" : "s",
+			f ? f->nrows : 0, f && f->nrows == 1 ? "" : "s", view.nranks, view.nranks == 1 ? "" : "s",
 			partial.len || set.left_out ? " (PARTIAL: damaged or unreadable traces, named above)" : "");
 	}
 	if (rc == 0 && (partial.len || set.left_out))
@@ -751,8 +804,12 @@ int cmd_report(int argc, char **argv)
 	analyze_results_free(&res);
 	if (cp.v || cp.timings || cp.skipped)
 		analyze_results_free(&cp);
-	buf_free(&err);
+	free(view.ranks);
 	trace_set_free(&set);
+out_cfg:
+	buf_free(&err);
+	buf_free(&seltext);
+	free(sel_ranks);
 	analysis_config_free(&cfg);
 	args_free(&a);
 	return rc;

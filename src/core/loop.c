@@ -41,6 +41,10 @@ struct ev_loop {
 	size_t nbyfd;
 	struct handler *graveyard;
 	struct handler *timers;
+	/* the first I/O handler the last batch's budget skipped (or that
+	 * deferred its work, ev_defer): the next batch starts there (see
+	 * ev_run); the I/O handler running now */
+	struct handler *resume, *current;
 	/* signals */
 	struct handler *sigh;
 	sigset_t sigmask;
@@ -72,6 +76,8 @@ static void reap(struct ev_loop *l)
 	while (l->graveyard) {
 		struct handler *h = l->graveyard;
 		l->graveyard = h->next_dead;
+		if (l->resume == h)
+			l->resume = NULL;
 		if (h->kind != K_IO)
 			close(h->fd);
 		free(h);
@@ -304,19 +310,46 @@ int ev_run(struct ev_loop *l)
 		 * epoll_wait (behind what it has not returned yet), with any
 		 * timer that fell due meanwhile.  An edge-triggered event is
 		 * reported once, so it is never skipped (such handlers only
-		 * take a quick look: prom_accept's peek). */
+		 * take a quick look: prom_accept's peek).  The kernel reports
+		 * ready descriptors in a stable order (the ones it returned go
+		 * back to the end of its ready list in the order returned), so
+		 * a batch starts with the first handler the previous one
+		 * skipped and wraps around: always starting at the top, one
+		 * descriptor that is always ready and uses the whole budget
+		 * (a keep-alive client pipelining big requests and reading its
+		 * answers) would starve every one after it. */
+		int first = 0;
+		while (l->resume && first < n && evs[first].data.ptr != l->resume)
+			first++;
+		if (first == n)
+			first = 0;
+		l->resume = NULL;
 		int64_t start = clock_mono_ns();
 		bool over = false;
-		for (int i = 0; i < n && !l->stop; i++) {
+		for (int k = 0; k < n && !l->stop; k++) {
+			int i = (first + k) % n;
 			struct handler *h = evs[i].data.ptr;
-			if (!h || h->dead || (over && !(h->events & EPOLLET)))
+			if (!h || h->dead)
 				continue;
+			if (over && !(h->events & EPOLLET)) {
+				if (!l->resume)
+					l->resume = h;
+				continue;
+			}
+			l->current = h;
 			dispatch(l, h, evs[i].events);
+			l->current = NULL;
 			over = over || clock_mono_ns() - start > EV_BATCH_BUDGET_NS;
 		}
 		reap(l);
 	}
 	return 0;
+}
+
+void ev_defer(struct ev_loop *l)
+{
+	if (l->current && !l->resume)
+		l->resume = l->current;
 }
 
 void ev_stop(struct ev_loop *l) { l->stop = true; }

@@ -10,7 +10,9 @@
  * run before I/O callbacks, and the I/O callbacks of one batch stop after
  * ~10 ms (the level-triggered rest are reported again by the next
  * epoll_wait; edge-triggered events are never skipped), so a busy batch
- * delays a timer by at most about one callback.
+ * delays a timer by at most about one callback.  The next batch's I/O
+ * starts with the first callback skipped, so descriptors that stay ready
+ * take turns.
  */
 #ifndef DYNO_LOOP_H
 #define DYNO_LOOP_H
@@ -44,6 +46,13 @@ void ev_timer_del(struct ev_loop *l, struct ev_timer *t);
 
 /* Block signo for the process and deliver it through the loop. */
 int ev_signal_add(struct ev_loop *l, int signo, ev_signal_cb cb, void *ud);
+
+/* From an I/O callback that leaves its work for later (its own budget
+ * for this batch is spent; the descriptor stays ready, level-triggered):
+ * the next batch starts with it, before the callbacks that ran in this
+ * one, so work deferred this way takes turns instead of always losing to
+ * the descriptors the kernel reports first.  A no-op elsewhere. */
+void ev_defer(struct ev_loop *l);
 
 /* Run until ev_stop(); 0 on a clean stop, -1 if epoll fails. */
 int ev_run(struct ev_loop *l);

@@ -10,12 +10,80 @@
  *     the previous window (when x's leading and trailing zeros cover it);
  *     '11' + 5 bits leading zeros (at most 31) + 6 bits length (64 as 0)
  *     + that many bits: a new window.
+ *   scaled streams: the first value's m as 64 bits; then d = m - previous
+ *     m, sign and magnitude, the magnitude's significant bits in a window
+ *     [shift, width): '0' d = 0;  '10' + sign + the bits in the previous
+ *     window;  '11' + 6 bits width + 6 bits shift + sign + the bits: a new
+ *     window.  The encoder keeps a window while d fits in it with at most
+ *     12 bits to spare (a new one costs 12 bits), so a noisy reading settles
+ *     on its noise's width, and a reading in steps of 2^k (KB/s x 1024)
+ *     does not pay for its k zero bits.  |m| < 2^53: a window is at most 54
+ *     bits wide.
  * Writing goes a byte at a time; reading loads 8 bytes at once where
  * they lie within the stream (byte at a time near its end).
  */
 #include "tsz.h"
 
+#include <math.h>
 #include <string.h>
+
+/* 10^0 .. 10^22: every one exactly a double */
+static const double pow10_tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+				   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+#define TWO52 4503599627370496.0
+#define TWO53 9007199254740992.0
+
+/* the integer nearest x, |x| < 2^53, without libm (the daemon links libm
+ * statically, where nearbyint is an ifunc): at and above 2^52 every
+ * double is an integer; below it x + 0.5 is exact enough for a value
+ * within a few ulps of an integer, the only ones to_scaled keeps */
+static int64_t nearest(double x)
+{
+	if (x >= TWO52 || x <= -TWO52)
+		return (int64_t)x;
+	return (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+}
+
+/* m x 10^-scale as the decoder computes it */
+static double unscale(int64_t m, int scale)
+{
+	return scale >= 0 ? (double)m / pow10_tab[scale] : (double)m * pow10_tab[-scale];
+}
+
+/* v as m x 10^-scale, exactly (bit for bit back), |m| < 2^53 */
+static bool to_scaled(double v, int scale, int64_t *m)
+{
+	if (scale < TSZ_SCALE_MIN || scale > TSZ_SCALE_MAX)
+		return false;
+	double x = scale >= 0 ? v * pow10_tab[scale] : v / pow10_tab[-scale];
+	if (!(fabs(x) < TWO53)) /* NaN too */
+		return false;
+	int64_t r = nearest(x);
+	double back = unscale(r, scale);
+	if (memcmp(&back, &v, sizeof v) != 0) /* -0.0 comes back as 0.0: raw */
+		return false;
+	*m = r;
+	return true;
+}
+
+bool tsz_fits(int scale, double v)
+{
+	int64_t m;
+	return scale == TSZ_RAW || to_scaled(v, scale, &m);
+}
+
+int tsz_scale(double v)
+{
+	int64_t m;
+	if (!(fabs(v) < 9.2e18)) /* NaN, infinities, past int64: no m */
+		return TSZ_RAW;
+	/* an integer may take a negative scale (fewer digits in m); a
+	 * fraction needs a positive one */
+	for (int k = v == (double)(int64_t)v ? TSZ_SCALE_MIN : 1; k <= TSZ_SCALE_MAX; k++)
+		if (to_scaled(v, k, &m))
+			return k;
+	return TSZ_RAW;
+}
 
 static void put_bits(struct tsz_enc *e, uint64_t v, unsigned n)
 {
@@ -37,12 +105,40 @@ static void put_bits(struct tsz_enc *e, uint64_t v, unsigned n)
 	}
 }
 
-void tsz_enc_init(struct tsz_enc *e, uint8_t *buf, size_t cap)
+void tsz_enc_init(struct tsz_enc *e, uint8_t *buf, size_t cap, int scale)
 {
 	memset(e, 0, sizeof *e);
 	e->buf = buf;
 	e->cap_bits = cap * 8;
 	e->lead = -1;
+	e->scale = scale;
+}
+
+void tsz_enc_move(struct tsz_enc *e, uint8_t *buf, size_t cap)
+{
+	e->buf = buf;
+	e->cap_bits = cap * 8;
+}
+
+/* a scaled stream's value: m's change (see the top) */
+static void put_scaled(struct tsz_enc *e, int64_t m)
+{
+	uint64_t d = (uint64_t)m - e->v;
+	if (d == 0) {
+		put_bits(e, 0, 1);
+		return;
+	}
+	uint64_t neg = d >> 63, mag = neg ? 0 - d : d; /* |d| < 2^54 */
+	int w = 64 - __builtin_clzll(mag), tz = __builtin_ctzll(mag);
+	if (e->lead > 0 && w <= e->lead && tz >= e->trail && (e->lead - e->trail) - (w - tz) <= 12) {
+		put_bits(e, (UINT64_C(2) << 1) | neg, 3);
+		put_bits(e, mag >> e->trail, (unsigned)(e->lead - e->trail));
+	} else {
+		put_bits(e, (UINT64_C(3) << 13) | ((uint64_t)w << 7) | ((uint64_t)tz << 1) | neg, 15);
+		put_bits(e, mag >> tz, (unsigned)(w - tz));
+		e->lead = w;
+		e->trail = tz;
+	}
 }
 
 static bool fits(int64_t d, unsigned k) { return d >= -(INT64_C(1) << (k - 1)) && d < (INT64_C(1) << (k - 1)); }
@@ -54,6 +150,12 @@ bool tsz_put(struct tsz_enc *e, int64_t t, double v)
 	struct tsz_enc saved = *e;
 	uint64_t bits;
 	memcpy(&bits, &v, sizeof bits);
+	if (e->scale != TSZ_RAW) {
+		int64_t m;
+		if (!to_scaled(v, e->scale, &m))
+			return false;
+		bits = (uint64_t)m; /* what the stream codes, and keeps as the previous value */
+	}
 	if (e->n == 0) {
 		put_bits(e, (uint64_t)t, 64);
 		put_bits(e, bits, 64);
@@ -77,7 +179,9 @@ bool tsz_put(struct tsz_enc *e, int64_t t, double v)
 		}
 		e->dt = dt;
 		uint64_t x = bits ^ e->v;
-		if (x == 0) {
+		if (e->scale != TSZ_RAW) {
+			put_scaled(e, (int64_t)bits);
+		} else if (x == 0) {
 			put_bits(e, 0, 1);
 		} else {
 			int lead = __builtin_clzll(x), trail = __builtin_ctzll(x);
@@ -105,7 +209,7 @@ bool tsz_put(struct tsz_enc *e, int64_t t, double v)
 	return true;
 }
 
-void tsz_dec_init(struct tsz_dec *d, const uint8_t *buf, size_t nbits, uint32_t n)
+void tsz_dec_init(struct tsz_dec *d, const uint8_t *buf, size_t nbits, uint32_t n, int scale)
 {
 	memset(d, 0, sizeof *d);
 	d->buf = buf;
@@ -113,6 +217,9 @@ void tsz_dec_init(struct tsz_dec *d, const uint8_t *buf, size_t nbits, uint32_t 
 	d->left = n;
 	d->first = true;
 	d->lead = -1;
+	d->scale = scale;
+	if (scale != TSZ_RAW && (scale < TSZ_SCALE_MIN || scale > TSZ_SCALE_MAX))
+		d->bad = true;
 }
 
 /* The 8 bytes at the read position, most significant first, when all 8
@@ -214,7 +321,26 @@ int tsz_next(struct tsz_dec *d, int64_t *t, double *v)
 		d->t += d->dt;
 		if (!get_ones(d, 2, &ones))
 			goto bad;
-		if (ones == 1) {
+		if (d->scale != TSZ_RAW) {
+			if (ones == 2) {
+				if (!get_bits(d, 12, &a))
+					goto bad;
+				int w = (int)(a >> 6), tz = (int)(a & 63);
+				if (w == 0 || tz >= w)
+					goto bad;
+				d->lead = w;
+				d->trail = tz;
+			} else if (ones == 1 && d->lead <= 0) {
+				goto bad;
+			}
+			if (ones) {
+				uint64_t neg, mag;
+				if (!get_bits(d, 1, &neg) || !get_bits(d, (unsigned)(d->lead - d->trail), &mag))
+					goto bad;
+				mag <<= d->trail;
+				d->v += neg ? 0 - mag : mag; /* m's change; wraps like the encoder's */
+			}
+		} else if (ones == 1) {
 			if (d->lead < 0 || !get_bits(d, 64u - (unsigned)(d->lead + d->trail), &x))
 				goto bad;
 			x <<= d->trail;
@@ -234,7 +360,10 @@ int tsz_next(struct tsz_dec *d, int64_t *t, double *v)
 	}
 	d->left--;
 	*t = (int64_t)d->t;
-	memcpy(v, &d->v, sizeof *v);
+	if (d->scale != TSZ_RAW)
+		*v = unscale((int64_t)d->v, d->scale);
+	else
+		memcpy(v, &d->v, sizeof *v);
 	return 1;
 bad:
 	d->bad = true;

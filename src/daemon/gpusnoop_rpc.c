@@ -2,9 +2,12 @@
  * gpusnoop_rpc.c - see gpusnoop_rpc.h.  A session is a slot in a fixed
  * table: the child's pid and pidfd (readable when it exits: reaped then
  * with waitpid), the read end of its stderr pipe (each line logged), and a
- * deadline timer at duration + 30 s that sends SIGTERM (gpusnoop then
- * writes its report and exits), then SIGKILL 10 s later.  The pid cannot
- * be reused before it is reaped here, so kill() by pid is safe.
+ * deadline timer at duration + --gpusnoop_grace_s (30 s) that sends
+ * SIGTERM and SIGCONT (gpusnoop then writes its report and exits, even if
+ * it was stopped), then SIGKILL 10 s later.  The pid cannot be reused
+ * before it is reaped here, so kill() by pid is safe.  The report file's
+ * descriptor is kept: at a failure the daemon adds why to it, after what
+ * gpusnoop wrote (they share the file offset).
  */
 #include "daemon/gpusnoop_rpc.h"
 
@@ -27,8 +30,8 @@
 #include "core/log.h"
 #include "daemon/security.h"
 
-#define GRACE_S 30         /* past the duration, before SIGTERM */
 #define KILL_AFTER_S 10    /* after SIGTERM, before SIGKILL */
+#define ERRTEXT_MAX 4096   /* of a session's stderr, kept for its report */
 #define MAX_LINES 200      /* of a session's stderr, logged */
 #define LINE_MAX_BYTES 400 /* a longer line is logged in pieces */
 
@@ -40,6 +43,9 @@ struct session {
 	pid_t pid;     /* gpusnoop */
 	int pidfd;     /* readable when it exits */
 	int errfd;     /* its stderr; -1 once at EOF */
+	int reportfd;  /* the report file (its stdout), for the daemon's own lines */
+	bool json;     /* --format json: what the daemon adds is JSON too */
+	struct buf errtext; /* the first ERRTEXT_MAX bytes of its stderr, printable */
 	int32_t watched;
 	struct ev_timer *deadline;
 	int signals;   /* 0, 1 (SIGTERM sent), 2 (SIGKILL sent) */
@@ -54,7 +60,7 @@ struct gpusnoop_rpc {
 	struct ev_loop *loop;
 	struct path_policy policy;
 	char *binary;
-	int64_t max_sessions, max_duration_s;
+	int64_t max_sessions, max_duration_s, grace_s;
 	uint64_t next_id;
 	struct session s[GPUSNOOP_SESSIONS_MAX];
 };
@@ -66,6 +72,7 @@ struct gpusnoop_rpc *gpusnoop_rpc_start(struct ev_loop *l, const struct gpusnoop
 	g->loop = l;
 	g->max_sessions = f->max_sessions;
 	g->max_duration_s = f->max_duration_s;
+	g->grace_s = f->grace_s > 0 ? f->grace_s : 30;
 	if (!path_policy_parse(&g->policy, trace_prefixes, err)) {
 		free(g);
 		return NULL;
@@ -108,7 +115,10 @@ static void log_lines(struct session *s, const char *p, size_t n, bool flush)
 			break;
 		if (s->lines < MAX_LINES) {
 			char safe[LINE_MAX_BYTES + 1];
-			log_info("gpusnoop session %" PRIu64 ": %s", s->id, sec_printable(s->line, s->linelen, safe, sizeof(safe)));
+			const char *line = sec_printable(s->line, s->linelen, safe, sizeof(safe));
+			log_info("gpusnoop session %" PRIu64 ": %s", s->id, line);
+			if (s->errtext.len + strlen(line) + 1 <= ERRTEXT_MAX)
+				buf_printf(&s->errtext, "%s\n", line);
 		} else if (s->lines == MAX_LINES) {
 			log_info("gpusnoop session %" PRIu64 ": (more lines not logged)", s->id);
 		}
@@ -159,8 +169,11 @@ static void release(struct session *s)
 		ev_io_del(l, s->pidfd);
 		close(s->pidfd);
 	}
+	if (s->reportfd >= 0)
+		close(s->reportfd);
 	if (s->deadline)
 		ev_timer_del(l, s->deadline);
+	buf_free(&s->errtext);
 	free(s->log_file);
 	memset(s, 0, sizeof(*s));
 }
@@ -177,6 +190,53 @@ static const char *exit_meaning(int code)
 	return "failed";
 }
 
+/* whole, or said in the log: a report file is a regular file (no EAGAIN) */
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w, n -= (size_t)w;
+	}
+	return true;
+}
+
+/*
+ * What the report file gets from the daemon when the session did not end
+ * well: the outcome and gpusnoop's stderr lines (its reason).  A table
+ * report gets text after whatever gpusnoop wrote; a JSON one, which a
+ * failed gpusnoop leaves empty, gets one JSON object - unless gpusnoop
+ * wrote its report (exit 0 at the deadline), which stays valid JSON.
+ */
+static void tell_report(struct session *s, const char *outcome, bool report_written)
+{
+	if (s->reportfd < 0 || (s->json && report_written))
+		return;
+	struct buf b = BUF_INIT;
+	if (s->json) {
+		struct jw w;
+		jw_init(&w, &b);
+		jw_obj_begin(&w);
+		jw_key(&w, "error"), jw_str(&w, outcome);
+		jw_key(&w, "session"), jw_u64(&w, s->id);
+		jw_key(&w, "pid"), jw_i64(&w, s->watched);
+		jw_key(&w, "stderr"), jw_strn(&w, s->errtext.data ? s->errtext.data : "", s->errtext.len);
+		jw_obj_end(&w);
+		buf_puts(&b, "\n");
+	} else {
+		buf_printf(&b, "%sgpusnoop session %" PRIu64 " (pid %d watched): %s\n", report_written ? "\n" : "", s->id,
+			   (int)s->watched, outcome);
+		if (s->errtext.len && !report_written)
+			buf_printf(&b, "gpusnoop said:\n%s", s->errtext.data);
+	}
+	if (!write_all(s->reportfd, b.data, b.len))
+		log_warn("gpusnoop session %" PRIu64 ": cannot add to its report %s: %s", s->id, s->log_file, strerror(errno));
+	buf_free(&b);
+}
+
 static void on_exit_ready(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
 	(void)l, (void)fd, (void)events;
@@ -186,15 +246,30 @@ static void on_exit_ready(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	if (r == 0 || (r < 0 && errno == EINTR))
 		return; /* not yet */
 	drain(s, true);
-	if (r < 0)
+	char outcome[160];
+	if (r < 0) {
 		log_warn("gpusnoop session %" PRIu64 ": cannot reap pid %d: %s", s->id, (int)s->pid, strerror(errno));
-	else if (WIFEXITED(st))
-		log_info("gpusnoop session %" PRIu64 " (pid %d watched) ended: exit %d (%s), report in %s", s->id,
-			 (int)s->watched, WEXITSTATUS(st), exit_meaning(WEXITSTATUS(st)), s->log_file);
-	else
+	} else if (WIFEXITED(st)) {
+		int code = WEXITSTATUS(st);
+		log_info("gpusnoop session %" PRIu64 " (pid %d watched) ended: exit %d (%s)%s, report in %s", s->id,
+			 (int)s->watched, code, exit_meaning(code), s->signals ? ", stopped at its deadline" : "",
+			 s->log_file);
+		if (code != 0)
+			snprintf(outcome, sizeof(outcome), "gpusnoop failed: exit %d (%s)%s", code, exit_meaning(code),
+				 s->signals ? ", stopped at its deadline" : "");
+		else
+			snprintf(outcome, sizeof(outcome), "stopped by the daemon %" PRId64 " s past its duration (SIGTERM):"
+				 " the report above is what was seen until then", s->owner->grace_s);
+		if (code != 0 || s->signals)
+			tell_report(s, outcome, code == 0);
+	} else {
 		log_warn("gpusnoop session %" PRIu64 " (pid %d watched) ended by signal %d%s; its report in %s may be "
 			 "incomplete", s->id, (int)s->watched, WTERMSIG(st), s->signals ? " (past its deadline)" : "",
 			 s->log_file);
+		snprintf(outcome, sizeof(outcome), "gpusnoop ended by signal %d%s: its report is incomplete or missing",
+			 WTERMSIG(st), s->signals ? " (killed past its deadline)" : "");
+		tell_report(s, outcome, false);
+	}
 	release(s);
 }
 
@@ -206,6 +281,8 @@ static void on_deadline(struct ev_loop *l, struct ev_timer *t, void *ud)
 	log_warn("gpusnoop session %" PRIu64 " still running past its duration: %s", s->id,
 		 s->signals == 1 ? "SIGTERM" : "SIGKILL");
 	kill(s->pid, s->signals == 1 ? SIGTERM : SIGKILL);
+	if (s->signals == 1) /* a stopped gpusnoop (job control, a debugger) handles it too */
+		kill(s->pid, SIGCONT);
 	if (s->signals == 1)
 		ev_timer_set(t, (int64_t)KILL_AFTER_S * 1000000000, 0);
 }
@@ -330,15 +407,16 @@ static bool run_session(const struct json_value *req, struct buf *resp, void *ud
 	}
 	close(pipefd[1]);
 	pipefd[1] = -1;
-	close(logfd);
 	if (tracefd >= 0)
 		close(tracefd);
-	logfd = tracefd = -1;
+	tracefd = -1;
 
-	*s = (struct session){.used = true, .id = ++g->next_id, .pid = child, .errfd = pipefd[0], .watched = (int32_t)p,
-			      .owner = g, .log_file = xstrndup(log_file->u.str, log_file->len)};
+	*s = (struct session){.used = true, .id = ++g->next_id, .pid = child, .errfd = pipefd[0], .reportfd = logfd,
+			      .watched = (int32_t)p, .json = format && strcmp(format->u.str, "json") == 0, .owner = g,
+			      .log_file = xstrndup(log_file->u.str, log_file->len)};
+	logfd = -1;
 	s->pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-	s->deadline = ev_timer_add(g->loop, (int64_t)((d + GRACE_S) * 1e9), 0, on_deadline, s);
+	s->deadline = ev_timer_add(g->loop, (int64_t)((d + (double)g->grace_s) * 1e9), 0, on_deadline, s);
 	if (s->pidfd < 0 || ev_io_add(g->loop, s->pidfd, EPOLLIN, on_exit_ready, s) < 0 ||
 	    ev_io_add(g->loop, s->errfd, EPOLLIN, on_stderr, s) < 0 || !s->deadline) {
 		/* cannot watch it: stop it rather than leave it unbounded */

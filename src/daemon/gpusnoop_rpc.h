@@ -11,9 +11,14 @@
  * --trace_path_prefixes the function refuses (the daemon's user writes
  * them).  Request and answer: docs/rpc.md; the program: docs/gpusnoop.md.
  *
- * Cost: nothing until asked; per session a fork/exec (posix_spawn), three
- * descriptors on the loop, and a log line per line gpusnoop writes on
- * stderr (at most 200).
+ * A session that fails (gpusnoop's exit status not 0, or a signal) or is
+ * stopped at its deadline says so in its report file too, with what
+ * gpusnoop wrote on stderr: whoever reads the report need not read the
+ * daemon's log.
+ *
+ * Cost: nothing until asked; per session a fork/exec (posix_spawn), four
+ * descriptors (three on the loop), a log line per line gpusnoop writes on
+ * stderr (at most 200) and the first 4 KiB of them kept for the report.
  */
 #ifndef DYNO_GPUSNOOP_RPC_H
 #define DYNO_GPUSNOOP_RPC_H
@@ -31,9 +36,10 @@ struct gpusnoop_flags {
 	const char *path;       /* the program; "": gpusnoop beside dynolog */
 	int64_t max_sessions;   /* 0: the RPC refuses */
 	int64_t max_duration_s;
+	int64_t grace_s;        /* past the duration, before the deadline's SIGTERM */
 };
 
-#define GPUSNOOP_FLAGS_DEFAULT {.path = "", .max_sessions = 2, .max_duration_s = 600}
+#define GPUSNOOP_FLAGS_DEFAULT {.path = "", .max_sessions = 2, .max_duration_s = 600, .grace_s = 30}
 
 #define GPUSNOOP_FLAG_ROWS(f)                                                                          \
 	{"gpusnoop_path", 0, ARG_STRING, &(f)->path, "PATH",                                             \
@@ -41,7 +47,10 @@ struct gpusnoop_flags {
 	{"gpusnoop_max_sessions", 0, ARG_INT, &(f)->max_sessions, "N",                                   \
 	 "gpusnoop sessions the RPC may run at once (0: refuse the RPC)", 0, GPUSNOOP_SESSIONS_MAX, NULL}, \
 	{"gpusnoop_max_duration_s", 0, ARG_INT, &(f)->max_duration_s, "SECONDS",                         \
-	 "longest gpusnoop session the RPC may start", 1, 86400, NULL}
+	 "longest gpusnoop session the RPC may start", 1, 86400, NULL},                                  \
+	{"gpusnoop_grace_s", 0, ARG_INT, &(f)->grace_s, "SECONDS",                                       \
+	 "a gpusnoop session still running this long past its duration gets SIGTERM (SIGKILL 10 s later)", \
+	 1, 3600, NULL}
 
 struct gpusnoop_rpc;
 

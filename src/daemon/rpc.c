@@ -6,8 +6,10 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -27,6 +29,19 @@
 #define SCRATCH_KEEP (1u << 20)
 /* see on_listen */
 #define RPC_ACCEPT_BURST 64
+/* A pipelined request is answered only while less than this much of the
+ * connection's previous answers waits unsent in the kernel (SIOCOUTQNSD);
+ * past it, the connection gets TCP_NOTSENT_LOWAT at this value and waits
+ * for EPOLLOUT, which then comes only once the client has read below it.
+ * Without it a client that pipelines keep-alive requests and never reads
+ * had answers built for it until its send buffer, autotuned to ~580 KB on
+ * loopback, was full (~25 of them), and one accept pass built 37 MB of
+ * answers for 64 such clients (bench/soak.sh, slow readers: the tick
+ * waited 0.5-0.8 s).  Only then: a client that sends one request at a
+ * time is served as before, the kernel taking what it takes. */
+#define RPC_NOTSENT_LOWAT (128u << 10)
+/* Default of rpc_opts.turn_bytes. */
+#define RPC_TURN_BYTES (256u << 10)
 
 struct rpc_conn {
 	struct rpc_server *s;
@@ -43,6 +58,7 @@ struct rpc_conn {
 	bool big;        /* the answer may still be queued unsent at close:
 			  * over SMALL_ANSWER, or the socket was full */
 	bool lingering;  /* answered and shut for writing; discarding input until EOF */
+	bool lowat;      /* TCP_NOTSENT_LOWAT set (see backlogged) */
 	size_t held;     /* heap bytes kept for it, as counted in the server's st.held */
 	socklen_t peerlen;
 	struct sockaddr_storage peer; /* formatted only when a message needs it */
@@ -63,6 +79,12 @@ struct rpc_server {
 	int timeout_ms, max_conns, nconns;
 	uint32_t max_requests;
 	size_t max_queued, max_held;
+	/* answer bytes built in the loop's current wake-up (turn_at: its
+	 * number, ev_wakeups), and how many one wake-up may build before the
+	 * rest of the work (pipelined requests, new connections, requests on
+	 * other connections) waits for the next loop round */
+	size_t turn, turn_bytes;
+	uint64_t turn_at;
 	struct rpc_conn *head, *tail;
 	struct ev_timer *timer;
 	int64_t timer_at;
@@ -290,6 +312,24 @@ static int conn_send(struct rpc_conn *c, const struct buf *body)
 	return 0;
 }
 
+/* A pipelining client has not read its previous answers: more than
+ * RPC_NOTSENT_LOWAT of them waits unsent in the kernel.  The first time,
+ * the socket gets TCP_NOTSENT_LOWAT, so that EPOLLOUT means the client has
+ * read below it.  False when the kernel does not say. */
+static bool backlogged(struct rpc_conn *c)
+{
+	int unsent = 0;
+	if (ioctl(c->fd, SIOCOUTQNSD, &unsent) < 0 || unsent <= (int)RPC_NOTSENT_LOWAT)
+		return false;
+	if (!c->lowat) {
+		int v = RPC_NOTSENT_LOWAT;
+		c->lowat = setsockopt(c->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof v) == 0;
+		if (!c->lowat)
+			return false; /* EPOLLOUT would come at once: no bound, as before */
+	}
+	return true;
+}
+
 /* After a keep-alive answer went out: a fresh deadline (the connection
  * moves to the back of the FIFO), then the next request if its bytes are
  * already here (1), else wait for them (0); -1 if the loop refuses. */
@@ -348,6 +388,9 @@ static bool serve_step(struct rpc_conn *c, uint32_t events)
 			goto close;
 		}
 		s->st.answered++;
+		s->turn += s->scratch.len;
+		if (s->turn > s->st.turn_peak)
+			s->st.turn_peak = s->turn;
 		if (c->nreq++)
 			s->st.reused++;
 		c->keep = keep && c->nreq < s->max_requests;
@@ -384,6 +427,17 @@ static bool serve_step(struct rpc_conn *c, uint32_t events)
 		int k = keep_open(c);
 		if (k <= 0) {
 			if (k == 0)
+				return true;
+			goto close;
+		}
+		/* A pipelined request is here, but this wake-up has built its
+		 * share of answers, or the client has not read the previous
+		 * ones: answer it when the socket next has room (level-triggered,
+		 * so at the next loop round for a client that reads; never for
+		 * one that does not, until its deadline). */
+		if (s->turn >= s->turn_bytes || backlogged(c)) {
+			s->st.yields++;
+			if (conn_watch(c, EPOLLOUT | EPOLLRDHUP))
 				return true;
 			goto close;
 		}
@@ -471,15 +525,33 @@ static void drain(struct rpc_conn *c)
 	}
 }
 
+/* Start counting this wake-up's answers if it is a new one. */
+static void turn_start(struct rpc_server *s)
+{
+	uint64_t w = ev_wakeups(s->loop);
+	if (w != s->turn_at) {
+		s->turn_at = w;
+		s->turn = 0;
+	}
+}
+
 static void on_conn(struct ev_loop *l, int fd, uint32_t events, void *ud)
 {
-	(void)l;
 	(void)fd;
 	struct rpc_conn *c = ud;
-	if (c->lingering)
+	struct rpc_server *s = c->s;
+	turn_start(s);
+	if (c->lingering) {
 		drain(c);
-	else
+	} else if (s->turn >= s->turn_bytes && c->out_off == c->out.len) {
+		/* This wake-up has built its share of answers: the request (or
+		 * the rest of one) stays in the socket, which epoll reports
+		 * again; the next round starts with this connection. */
+		s->st.yields++;
+		ev_defer(l);
+	} else {
 		serve(c, events);
+	}
 }
 
 static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
@@ -488,10 +560,15 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 	(void)events;
 	struct rpc_server *s = ud;
 	/* At most RPC_ACCEPT_BURST connections per wake-up: connection churn
-	 * refills the backlog as fast as it is drained, and each accepted
-	 * connection is served at once; the listening socket is
-	 * level-triggered, so the rest waits one epoll round, behind the
-	 * timers and the other fds. */
+	 * refills the backlog as fast as it is drained; the listening socket
+	 * is level-triggered, so the rest waits one epoll round, behind the
+	 * timers and the other fds.  Each accepted connection is served at
+	 * once until the answers of this wake-up reach turn_bytes; later ones
+	 * are still accepted (cheap: the backlog keeps draining, so a burst of
+	 * connections with big answers does not hold it up; a full backlog
+	 * drops SYNs, a 1 s retransmission for whoever sent one) but wait in
+	 * epoll for their turn. */
+	turn_start(s);
 	for (int n = 0; n < RPC_ACCEPT_BURST; n++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof ss;
@@ -534,7 +611,13 @@ static void on_listen(struct ev_loop *l, int fd, uint32_t events, void *ud)
 		s->st.accepted++;
 		/* With TCP_DEFER_ACCEPT the request is usually here already:
 		 * serve it now; the socket joins epoll only if it must wait. */
-		serve(c, 0);
+		if (s->turn < s->turn_bytes) {
+			serve(c, 0);
+		} else {
+			s->st.yields++;
+			if (!conn_watch(c, EPOLLIN | EPOLLRDHUP))
+				conn_close(c);
+		}
 	}
 }
 
@@ -551,6 +634,7 @@ struct rpc_server *rpc_start(struct ev_loop *l, const struct rpc_opts *o, struct
 	s->max_queued = o->max_queued ? o->max_queued : 2u << 20;
 	if (s->max_queued > s->max_held)
 		s->max_queued = s->max_held;
+	s->turn_bytes = o->turn_bytes ? o->turn_bytes : RPC_TURN_BYTES;
 	buf_init(&s->scratch);
 	if (!net_acl_parse(&s->acl, o->allow, err))
 		goto fail;

@@ -56,6 +56,7 @@ struct rpc_opts {
 	uint32_t max_requests;   /* per keep-alive connection, default 1000; 1: extension off */
 	size_t max_queued;       /* unsent answer bytes per connection, default 2 MiB */
 	size_t max_held;         /* bytes kept for all connections together, default 8 MiB */
+	size_t turn_bytes;       /* answer bytes one wake-up builds before yielding, default 256 KiB */
 };
 
 struct rpc_stats {
@@ -64,6 +65,8 @@ struct rpc_stats {
 		reused,         /* requests after the first on a keep-alive connection */
 		request_limit,  /* keep-alive connections closed at max_requests */
 		overflow,       /* connections dropped for max_queued / max_held */
+		yields,         /* requests left for a later wake-up (turn_bytes): pipelined ones, new connections */
+		turn_peak,      /* the most answer bytes one wake-up built */
 		held,           /* bytes kept for connections now */
 		held_peak;      /* the most ever kept between events */
 };

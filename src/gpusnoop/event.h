@@ -52,6 +52,14 @@ enum snoop_fn {
 	FN_TORCH_LOCAL_RAW_DELETE,
 	FN_TORCH_RAW_DELETE,
 	FN_TORCH_UNCACHED_DELETE,
+	/* the thread's current device, for the timeline's per-device bytes
+	 * (attached with --trace only: cudaGetDevice is called often) */
+	FN_CUDA_SET_DEVICE,
+	FN_CUDA_GET_DEVICE,
+	FN_CU_CTX_GET_DEVICE,
+	FN_CU_CTX_SET_CURRENT,
+	FN_CU_CTX_PUSH_CURRENT,
+	FN_CU_CTX_POP_CURRENT,
 	FN_COUNT
 };
 
@@ -68,7 +76,17 @@ enum snoop_space { SPACE_PTR, SPACE_HANDLE, SPACE_MAP, SPACE_TORCH, SPACE_COUNT 
 enum snoop_type { EV_ALLOC = 1, EV_FREE = 2, EV_SYNC = 3 };
 
 /*
- * EV_ALLOC: ptr, size (bytes), space, stack at return.
+ * The device an allocation is on (snoop_event.device): an ordinal >= 0,
+ * or one of these.  Unknown: the thread's current device was not seen
+ * since the probes were attached (or a driver context switch made it
+ * unknowable), managed memory (on no one device), a cuMemCreate whose
+ * location could not be read; never guessed as device 0.
+ */
+#define DEV_UNKNOWN (-1)
+#define DEV_HOST (-2) /* pinned host memory (cudaMallocHost, a cuMemCreate on a host location) */
+
+/*
+ * EV_ALLOC: ptr, size (bytes), space, device, stack at return.
  * EV_FREE:  ptr, space; no stack (stack_id -1).
  * EV_SYNC:  ts_ns the call's entry, size its duration in ns, ptr its first
  *           argument (the stream or event; 0 for cudaDeviceSynchronize),
@@ -82,7 +100,8 @@ struct snoop_event {
 	__u64 ts_ns;    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 ptr;      /* the pointer / handle / mapped address; a sync's stream or event */
 	__u64 size;     /* bytes (EV_ALLOC); ns (EV_SYNC) */
-	__u64 space;    /* enum snoop_space (EV_ALLOC, EV_FREE) */
+	__u32 space;    /* enum snoop_space (EV_ALLOC, EV_FREE) */
+	__s32 device;   /* EV_ALLOC: the device (>= 0) or DEV_*; DEV_UNKNOWN otherwise */
 };
 
 /*
@@ -101,6 +120,13 @@ struct snoop_event {
 #define COOKIE_CHECK_RC (1u << 21) /* 0 returned means success (CUDA's error codes) */
 #define COOKIE_TORCH (1u << 22)    /* PyTorch's layer: nests apart from the CUDA calls it makes */
 #define COOKIE_OUTER (1u << 23)    /* a launch that makes a probed launch inside (cudaLaunchKernel) */
+/* where an allocation's device comes from (bits 24-25) */
+#define COOKIE_DEVSRC(c) ((c) & (3u << 24))
+#define DEVSRC_THREAD 0 /* the thread's current device (cudaSetDevice/cudaGetDevice/cuCtxGetDevice) */
+#define DEVSRC_HOST (1u << 24)    /* pinned host memory */
+#define DEVSRC_PROP (2u << 24)    /* cuMemCreate: its CUmemAllocationProp's location (argument 2) */
+#define DEVSRC_NONE (3u << 24)    /* on no one device (managed memory), or not device memory */
+#define COOKIE_FORGET (1u << 26)  /* a driver context switch: the thread's device becomes unknown */
 #define COOKIE(fn, space, ptr_arg, size_arg, flags) \
 	((fn) | (space) << 8 | (ptr_arg) << 12 | (size_arg) << 16 | (flags))
 

@@ -14,6 +14,9 @@
  *   thread as inside it, and a driver launch made there is not counted.
  * - A synchronisation is seen twice, like an allocation: entry time saved,
  *   and at return one record with the duration and the stack.
+ * - With --trace, the thread's current device is followed (cudaSetDevice,
+ *   cudaGetDevice, cuCtxGetDevice at return; a driver context switch makes
+ *   it unknown) so each allocation record carries its device.
  *
  * Cost per probed call: one uprobe trap (~1 us on bare metal) at entry, one
  * more at return for allocations, syncs and cudaLaunchKernel; one hash
@@ -45,6 +48,8 @@ struct pending {
 	__u64 ts;    /* entry time (syncs) */
 	__u32 cookie;
 	__u32 depth; /* probed calls nested inside this one (cudaMalloc -> cuMemAlloc_v2) */
+	__s32 dev;   /* an allocation's device, taken at entry (DEV_* when none) */
+	__u32 pad;
 };
 
 /*
@@ -55,12 +60,21 @@ struct pending {
  */
 #define KEY_TORCH (1ull << 63)
 #define KEY_CALL (1ull << 62)
+#define KEY_DEV (1ull << 61)
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u64);
 	__type(value, struct pending);
 } pending SEC(".maps");
+
+/* each thread's current device, as last seen (absent: unknown); LRU: threads come and go */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __s32);
+} devices SEC(".maps");
 
 #define RINGBUF_BYTES (8 << 20) /* the default; the loader may resize it (--ringbuf-kb) */
 struct {
@@ -120,7 +134,8 @@ static __always_inline __u64 arg(struct pt_regs *ctx, __u32 i)
 	return i == 0 ? a0 : i == 1 ? a1 : i == 2 ? a2 : i == 3 ? a3 : i == 4 ? a4 : 0;
 }
 
-static __always_inline void emit(__u32 type, __u32 fn, __u64 ts, __u64 ptr, __u64 size, __u32 space, __s32 stack_id)
+static __always_inline void emit(__u32 type, __u32 fn, __u64 ts, __u64 ptr, __u64 size, __u32 space, __s32 dev,
+				 __s32 stack_id)
 {
 	struct snoop_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -135,6 +150,7 @@ static __always_inline void emit(__u32 type, __u32 fn, __u64 ts, __u64 ptr, __u6
 	e->ptr = ptr;
 	e->size = size;
 	e->space = space;
+	e->device = dev;
 	/* waking the reader per record costs a context switch per call on a
 	 * busy process; it polls every 100 ms anyway, so wake it only when the
 	 * buffer is a quarter full */
@@ -145,24 +161,69 @@ static __always_inline void emit(__u32 type, __u32 fn, __u64 ts, __u64 ptr, __u6
 }
 
 /* remember a call until its return; a call inside a pending one of the same layer only deepens it */
-static __always_inline void save(__u64 key, __u64 sp, __u64 outp, __u64 size, __u32 cookie)
+static __always_inline void save(__u64 key, __u64 sp, __u64 outp, __u64 size, __u32 cookie, __s32 dev)
 {
 	struct pending *p = bpf_map_lookup_elem(&pending, &key);
 	/* an entry left by a call that never returned (longjmp, a C++
 	 * exception through it) is not an outer call: its stack is not above ours */
 	if (p && sp < p->sp) {
 		p->depth++;
-		count(CNT_NESTED);
+		if (!(key & KEY_DEV)) /* cudaGetDevice -> cuCtxGetDevice: no allocation hidden */
+			count(CNT_NESTED);
 		return;
 	}
-	struct pending n = {.sp = sp, .outp = outp, .size = size, .cookie = cookie, .ts = bpf_ktime_get_ns()};
+	struct pending n = {.sp = sp, .outp = outp, .size = size, .cookie = cookie, .ts = bpf_ktime_get_ns(), .dev = dev};
 	if (bpf_map_update_elem(&pending, &key, &n, BPF_ANY))
 		count(CNT_ARGS_FULL);
+}
+
+/* at a return: the pending call, removed, if this is the outer call's
+ * return (a nested call's only makes the nesting shallower) */
+static __always_inline int take_outer(__u64 key, struct pending *out)
+{
+	struct pending *p = bpf_map_lookup_elem(&pending, &key);
+	if (!p)
+		return 0;
+	if (p->depth) {
+		p->depth--;
+		return 0;
+	}
+	*out = *p;
+	bpf_map_delete_elem(&pending, &key);
+	return 1;
 }
 
 static __always_inline __u64 alloc_key(__u32 cookie)
 {
 	return bpf_get_current_pid_tgid() | (cookie & COOKIE_TORCH ? KEY_TORCH : 0);
+}
+
+/* CUmemAllocationProp: type, requestedHandleTypes, then its CUmemLocation {type, id} at byte 8 */
+#define CU_MEM_LOCATION_TYPE_DEVICE 1
+#define CU_MEM_LOCATION_TYPE_HOST 2              /* and 3, 4: HOST_NUMA, HOST_NUMA_CURRENT */
+#define CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT 4
+
+/* the device an allocation is on, at its entry */
+static __always_inline __s32 device_of(struct pt_regs *ctx, __u32 c)
+{
+	__u32 src = COOKIE_DEVSRC(c);
+	if (src == DEVSRC_HOST)
+		return DEV_HOST;
+	if (src == DEVSRC_PROP) {
+		__s32 loc[2];
+		if (bpf_probe_read_user(loc, sizeof(loc), (void *)(arg(ctx, 2) + 8)))
+			return DEV_UNKNOWN;
+		if (loc[0] == CU_MEM_LOCATION_TYPE_DEVICE && loc[1] >= 0)
+			return loc[1];
+		if (loc[0] >= CU_MEM_LOCATION_TYPE_HOST && loc[0] <= CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+			return DEV_HOST;
+		return DEV_UNKNOWN;
+	}
+	if (src == DEVSRC_NONE)
+		return DEV_UNKNOWN;
+	__u64 id = bpf_get_current_pid_tgid();
+	__s32 *d = bpf_map_lookup_elem(&devices, &id);
+	return d ? *d : DEV_UNKNOWN;
 }
 
 /* cudaMalloc(void **p, size_t n), cuMemMap(CUdeviceptr p, size_t n, ...), allocate(ret, this, n), ... */
@@ -173,7 +234,8 @@ int alloc_entry(struct pt_regs *ctx)
 		return 0;
 	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
 	__u32 pa = COOKIE_PTR_ARG(c);
-	save(alloc_key(c), PT_REGS_SP(ctx), pa == COOKIE_RET ? 0 : arg(ctx, pa), arg(ctx, COOKIE_SIZE_ARG(c)), c);
+	save(alloc_key(c), PT_REGS_SP(ctx), pa == COOKIE_RET ? 0 : arg(ctx, pa), arg(ctx, COOKIE_SIZE_ARG(c)), c,
+	     device_of(ctx, c));
 	return 0;
 }
 
@@ -183,16 +245,9 @@ int alloc_return(struct pt_regs *ctx)
 	if (!mine())
 		return 0;
 	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 id = alloc_key(c);
-	struct pending *p = bpf_map_lookup_elem(&pending, &id);
-	if (!p)
+	struct pending n;
+	if (!take_outer(alloc_key(c), &n))
 		return 0;
-	if (p->depth) {
-		p->depth--;
-		return 0;
-	}
-	struct pending n = *p;
-	bpf_map_delete_elem(&pending, &id);
 	long rc = PT_REGS_RC(ctx);
 	/* cudaError_t and CUresult are both 0 on success (an int: low 32 bits) */
 	if ((n.cookie & COOKIE_CHECK_RC) && (int)rc != 0) {
@@ -211,7 +266,7 @@ int alloc_return(struct pt_regs *ctx)
 	long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	if (sid < 0)
 		count(CNT_STACK_FAIL);
-	emit(EV_ALLOC, COOKIE_FN(n.cookie), 0, ptr, n.size, COOKIE_SPACE(n.cookie), (__s32)sid);
+	emit(EV_ALLOC, COOKIE_FN(n.cookie), 0, ptr, n.size, COOKIE_SPACE(n.cookie), n.dev, (__s32)sid);
 	return 0;
 }
 
@@ -224,7 +279,7 @@ int free_entry(struct pt_regs *ctx)
 	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 ptr = arg(ctx, COOKIE_PTR_ARG(c));
 	if (ptr)
-		emit(EV_FREE, COOKIE_FN(c), 0, ptr, 0, COOKIE_SPACE(c), -1);
+		emit(EV_FREE, COOKIE_FN(c), 0, ptr, 0, COOKIE_SPACE(c), DEV_UNKNOWN, -1);
 	return 0;
 }
 
@@ -298,6 +353,57 @@ int sync_return(struct pt_regs *ctx)
 		count(CNT_STACK_FAIL);
 	__u64 now = bpf_ktime_get_ns();
 	emit(EV_SYNC, COOKIE_FN(n.cookie), n.ts, COOKIE_FN(n.cookie) == FN_CUDA_DEVICE_SYNCHRONIZE ? 0 : n.outp,
-	     now - n.ts, 0, (__s32)sid);
+	     now - n.ts, 0, DEV_UNKNOWN, (__s32)sid);
+	return 0;
+}
+
+/*
+ * cudaSetDevice(int d): d, at return if it succeeded; cudaGetDevice(int *d),
+ * cuCtxGetDevice(CUdevice *d): what they wrote.  cuCtxSetCurrent,
+ * cuCtxPushCurrent_v2, cuCtxPopCurrent_v2 (entry only): the thread's
+ * context changes to one whose device is not known here, so the device is
+ * forgotten - unless the thread is inside a probed device or allocation
+ * call (the runtime switching to the device's own context inside
+ * cudaSetDevice or cudaMalloc), which names its device itself.
+ */
+SEC("uprobe")
+int dev_entry(struct pt_regs *ctx)
+{
+	if (!mine())
+		return 0;
+	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 sp = PT_REGS_SP(ctx);
+	if (c & COOKIE_FORGET) {
+		__u64 dk = id | KEY_DEV;
+		struct pending *p = bpf_map_lookup_elem(&pending, &dk);
+		if (p && sp < p->sp)
+			return 0;
+		p = bpf_map_lookup_elem(&pending, &id);
+		if (p && sp < p->sp)
+			return 0;
+		bpf_map_delete_elem(&devices, &id);
+		return 0;
+	}
+	save(id | KEY_DEV, sp, PT_REGS_PARM1(ctx), 0, c, DEV_UNKNOWN);
+	return 0;
+}
+
+SEC("uretprobe")
+int dev_return(struct pt_regs *ctx)
+{
+	if (!mine())
+		return 0;
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pending n;
+	if (!take_outer(id | KEY_DEV, &n))
+		return 0;
+	if ((int)PT_REGS_RC(ctx) != 0)
+		return 0;
+	__s32 d = (__s32)n.outp;
+	if (!(n.cookie & COOKIE_DIRECT) && bpf_probe_read_user(&d, sizeof(d), (void *)n.outp))
+		return 0;
+	if (d >= 0)
+		bpf_map_update_elem(&devices, &id, &d, BPF_ANY);
 	return 0;
 }

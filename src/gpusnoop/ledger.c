@@ -3,6 +3,7 @@
  * more entries than buckets; the hash is a multiply-shift of the pointer
  * (device pointers are aligned, so the low bits alone would collide).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 void ledger_init(struct ledger *l)
 {
 	memset(l, 0, sizeof(*l));
+	l->last_dev_slot = -1;
 	l->nbucket = 1024;
 	l->bucket = xcalloc(l->nbucket, sizeof(*l->bucket));
 }
@@ -61,10 +63,38 @@ static struct ledger_entry *take(struct ledger *l, uint64_t ptr, uint64_t space)
 			l->nlive--;
 			l->exact[space] -= e->size;
 			l->outstanding[space] = clamp64(l->exact[space]);
+			if (e->dev_slot >= 0) {
+				l->dev_exact[e->dev_slot] -= e->size;
+				l->dev_bytes[e->dev_slot] = clamp64(l->dev_exact[e->dev_slot]);
+			}
+			l->last_dev_slot = e->dev_slot;
 			return e;
 		}
 	}
 	return NULL;
+}
+
+/* device memory and handles are the physical bytes a device holds; mapped
+ * ranges and PyTorch's blocks are the same bytes again, not counted twice */
+static int32_t dev_slot(uint32_t space, int32_t device)
+{
+	if (space != SPACE_PTR && space != SPACE_HANDLE)
+		return -1;
+	if (device == DEV_HOST)
+		return LEDGER_SLOT_HOST;
+	if (device < 0 || device >= LEDGER_MAX_DEVICES)
+		return LEDGER_SLOT_UNKNOWN;
+	return LEDGER_SLOT_DEV0 + device;
+}
+
+const char *ledger_dev_name(int slot, char *tmp, size_t n)
+{
+	if (slot == LEDGER_SLOT_UNKNOWN)
+		return "unknown";
+	if (slot == LEDGER_SLOT_HOST)
+		return "host";
+	snprintf(tmp, n, "%d", slot - LEDGER_SLOT_DEV0);
+	return tmp;
 }
 
 int ledger_event(struct ledger *l, const void *data, size_t len)
@@ -75,10 +105,12 @@ int ledger_event(struct ledger *l, const void *data, size_t len)
 		return -1;
 	}
 	memcpy(&ev, data, sizeof(ev));
-	if ((ev.type != EV_ALLOC && ev.type != EV_FREE) || ev.fn >= FN_COUNT || ev.space >= SPACE_COUNT) {
+	if ((ev.type != EV_ALLOC && ev.type != EV_FREE) || ev.fn >= FN_COUNT || ev.space >= SPACE_COUNT ||
+	    ev.device < DEV_HOST) {
 		l->invalid++;
 		return -1;
 	}
+	l->last_dev_slot = -1;
 	if (!l->first_ts_ns)
 		l->first_ts_ns = ev.ts_ns;
 	l->last_ts_ns = ev.ts_ns;
@@ -98,7 +130,8 @@ int ledger_event(struct ledger *l, const void *data, size_t len)
 		l->replaced++;
 	else
 		e = xmalloc(sizeof(*e));
-	*e = (struct ledger_entry){.ptr = ev.ptr, .size = ev.size, .space = ev.space, .stack_id = ev.stack_id, .fn = ev.fn};
+	*e = (struct ledger_entry){.ptr = ev.ptr, .size = ev.size, .space = ev.space, .stack_id = ev.stack_id, .fn = ev.fn,
+				   .dev_slot = dev_slot(ev.space, ev.device)};
 	size_t s = slot(l, ev.ptr, ev.space);
 	e->next = l->bucket[s];
 	l->bucket[s] = e;
@@ -109,6 +142,12 @@ int ledger_event(struct ledger *l, const void *data, size_t len)
 	uint64_t o = l->outstanding[ev.space] = clamp64(l->exact[ev.space]);
 	if (o > l->peak[ev.space])
 		l->peak[ev.space] = o;
+	if (e->dev_slot >= 0) {
+		l->dev_exact[e->dev_slot] += ev.size;
+		l->dev_bytes[e->dev_slot] = clamp64(l->dev_exact[e->dev_slot]);
+		l->dev_seen[e->dev_slot / 64] |= 1ull << (e->dev_slot % 64);
+	}
+	l->last_dev_slot = e->dev_slot;
 	if (l->nlive > l->nbucket)
 		grow(l);
 	return 1;

@@ -110,6 +110,11 @@ static int on_record(void *ctx, void *data, size_t len)
 			timeline_sync(&r->tl, &ev);
 	} else if (ledger_event(&r->ledger, data, len) == 1) {
 		timeline_bytes(&r->tl, &r->ledger, r->ledger.last_ts_ns);
+		if (type == EV_ALLOC) { /* validated by the ledger */
+			struct snoop_event ev;
+			memcpy(&ev, data, sizeof(ev));
+			timeline_alloc(&r->tl, &ev);
+		}
 	}
 	return 0;
 }
@@ -161,7 +166,7 @@ int main(int argc, char **argv)
 	int64_t pid = 0, top = 10;
 	double duration = 0;
 	const char *libs = NULL, *format = "table", *trace = NULL, *events = "mem";
-	int64_t ringbuf_kb = 8192;
+	int64_t ringbuf_kb = 8192, trace_min = TIMELINE_MIN_BYTES, trace_max = TIMELINE_MAX_INSTANTS;
 	bool torch = false, live_flag = false;
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
@@ -171,6 +176,8 @@ int main(int argc, char **argv)
 		{"lib", 0, ARG_STRING, &libs, "PATH[:PATH]", "also probe these libraries (e.g. one loaded later)", 0, 0, NULL},
 		{"format", 0, ARG_STRING, &format, "table|json", "report format", 0, 0, NULL},
 		{"trace", 0, ARG_STRING, &trace, "OUT.json", "write a Chrome-trace timeline", 0, 0, NULL},
+		{"trace-min-bytes", 0, ARG_INT, &trace_min, "N", "an instant event in the timeline per allocation of at least N bytes (default 16 MiB)", 1, INT64_MAX, NULL},
+		{"trace-max-instants", 0, ARG_INT, &trace_max, "N", "at most N such events (default 10000; the rest are counted)", 0, INT64_MAX, NULL},
 		{"live", 0, ARG_BOOL, &live_flag, NULL, "a live table each second even when stdout is not a terminal (stderr with --format json)", 0, 0, NULL},
 		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report", 1, 10000, NULL},
 		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size", 4, 1 << 20, NULL},
@@ -180,7 +187,7 @@ int main(int argc, char **argv)
 	const struct arg_cmd cmd = {
 		.prog = "gpusnoop",
 		.usage = "dyno gpusnoop --pid PID [--duration S] [--events mem,launch,sync] [--torch] [--lib PATH[:PATH]]\n"
-			 "                     [--format table|json] [--trace OUT.json] [--live] [--top N]\n"
+			 "                     [--format table|json] [--trace OUT.json [--trace-min-bytes N]] [--live] [--top N]\n"
 			 "       dyno gpusnoop --hostname H --pid PID --duration S --log-file OUT [...]  (a daemon runs it)",
 		.description = "Watch a process's CUDA calls with eBPF uprobes (root or CAP_BPF+CAP_PERFMON): memory never\n"
 			       "freed, grouped by stack; kernel launches; the stacks that synchronise most.\n"
@@ -214,6 +221,10 @@ int main(int argc, char **argv)
 	}
 	if (torch)
 		groups |= GROUP_TORCH;
+	/* the thread's current device: only the timeline's per-device bytes use
+	 * it, and cudaGetDevice is called often (PyTorch: per operation) */
+	if (trace && (groups & GROUP_MEM))
+		groups |= GROUP_DEVICE;
 
 	/* everything main holds, released at out: whatever the exit */
 	int pidfd = -1, nlinks = 0;
@@ -290,6 +301,7 @@ int main(int argc, char **argv)
 			struct bpf_program *entry = p->prog == PROG_ALLOC    ? skel->progs.alloc_entry
 						    : p->prog == PROG_FREE   ? skel->progs.free_entry
 						    : p->prog == PROG_LAUNCH ? skel->progs.launch_entry
+						    : p->prog == PROG_DEV    ? skel->progs.dev_entry
 									     : skel->progs.sync_entry;
 			/* pid -1 and a filter in the program: a pid-bound uprobe follows one thread on some kernels */
 			struct bpf_uprobe_opts eo = {.sz = sizeof(eo), .bpf_cookie = p->cookie};
@@ -305,6 +317,7 @@ int main(int argc, char **argv)
 				continue;
 			struct bpf_program *ret = p->prog == PROG_ALLOC    ? skel->progs.alloc_return
 						  : p->prog == PROG_LAUNCH ? skel->progs.launch_return
+						  : p->prog == PROG_DEV    ? skel->progs.dev_return
 									   : skel->progs.sync_return;
 			struct bpf_uprobe_opts ro = {.sz = sizeof(ro), .bpf_cookie = p->cookie, .retprobe = true};
 			l = bpf_program__attach_uprobe_opts(ret, -1, f->path, f->off[k], &ro);
@@ -318,6 +331,9 @@ int main(int argc, char **argv)
 	unsigned spaces = probe_spaces(groups);
 	if (trace && !timeline_open(&run.tl, trace, (int)pid, spaces))
 		FAIL(1, "cannot write %s: %s", trace, strerror(errno));
+	run.tl.devices = (groups & GROUP_MEM) != 0;
+	run.tl.min_bytes = (uint64_t)trace_min;
+	run.tl.max_instants = (uint64_t)trace_max;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, &run, NULL);
 	if (!rb)
 		FAIL(1, "cannot open the ring buffer: %s", strerror(errno));
@@ -400,6 +416,10 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < CNT_COUNT; i++)
 		bpf_map_lookup_elem(cfd, &i, &in.counters[i]);
 	report_write(stdout, &in, json);
+	if (run.tl.left_out)
+		fprintf(stderr, "gpusnoop: %s: %" PRIu64 " allocations of at least %" PRIu64 " bytes left out of the timeline"
+				" (it shows the first %" PRIu64 ", --trace-max-instants)\n",
+			trace, run.tl.left_out, run.tl.min_bytes, run.tl.instants);
 	if (trace && !timeline_close(&run.tl, &run.ledger, (uint64_t)now_ns(CLOCK_MONOTONIC)))
 		rc = fail(1, "writing %s: %s", trace, strerror(errno));
 out:

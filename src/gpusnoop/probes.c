@@ -30,16 +30,16 @@ const struct probe_def probe_defs[FN_COUNT] = {
 	{FN_CUDA_FREE, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CUDA_FREE, SPACE_PTR, 0, 0, 0), "cudaFree", {"cudaFree"}},
 	{FN_CUDA_MALLOC_ASYNC, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_ASYNC, SPACE_PTR, 0, 1, CHECK), "cudaMallocAsync", {"cudaMallocAsync"}},
 	{FN_CUDA_FREE_ASYNC, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CUDA_FREE_ASYNC, SPACE_PTR, 0, 0, 0), "cudaFreeAsync", {"cudaFreeAsync"}},
-	{FN_CUDA_MALLOC_MANAGED, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_MANAGED, SPACE_PTR, 0, 1, CHECK), "cudaMallocManaged", {"cudaMallocManaged"}},
-	{FN_CUDA_MALLOC_HOST, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_HOST, SPACE_PTR, 0, 1, CHECK), "cudaMallocHost", {"cudaMallocHost"}},
+	{FN_CUDA_MALLOC_MANAGED, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_MANAGED, SPACE_PTR, 0, 1, CHECK | DEVSRC_NONE), "cudaMallocManaged", {"cudaMallocManaged"}},
+	{FN_CUDA_MALLOC_HOST, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CUDA_MALLOC_HOST, SPACE_PTR, 0, 1, CHECK | DEVSRC_HOST), "cudaMallocHost", {"cudaMallocHost"}},
 	{FN_CUDA_FREE_HOST, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CUDA_FREE_HOST, SPACE_PTR, 0, 0, 0), "cudaFreeHost", {"cudaFreeHost"}},
 	{FN_CU_MEM_ALLOC, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_ALLOC, SPACE_PTR, 0, 1, CHECK), "cuMemAlloc_v2", {"cuMemAlloc_v2"}},
 	{FN_CU_MEM_FREE, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_FREE, SPACE_PTR, 0, 0, 0), "cuMemFree_v2", {"cuMemFree_v2"}},
-	/* cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, ...) */
-	{FN_CU_MEM_CREATE, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_CREATE, SPACE_HANDLE, 0, 1, CHECK), "cuMemCreate", {"cuMemCreate"}},
+	/* cuMemCreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *prop, ...) */
+	{FN_CU_MEM_CREATE, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_CREATE, SPACE_HANDLE, 0, 1, CHECK | DEVSRC_PROP), "cuMemCreate", {"cuMemCreate"}},
 	{FN_CU_MEM_RELEASE, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_RELEASE, SPACE_HANDLE, 0, 0, 0), "cuMemRelease", {"cuMemRelease"}},
 	/* cuMemMap(CUdeviceptr p, size_t n, ...): the address is arg 0 itself */
-	{FN_CU_MEM_MAP, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_MAP, SPACE_MAP, 0, 1, CHECK | COOKIE_DIRECT), "cuMemMap", {"cuMemMap"}},
+	{FN_CU_MEM_MAP, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_MAP, SPACE_MAP, 0, 1, CHECK | COOKIE_DIRECT | DEVSRC_NONE), "cuMemMap", {"cuMemMap"}},
 	{FN_CU_MEM_UNMAP, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_UNMAP, SPACE_MAP, 0, 0, 0), "cuMemUnmap", {"cuMemUnmap"}},
 
 	/* the runtime's launch calls the driver's: it alone needs a return probe */
@@ -65,11 +65,11 @@ const struct probe_def probe_defs[FN_COUNT] = {
 	 * PYTORCH_NO_CUDA_MEMORY_CACHING the deleter is uncached_delete, a
 	 * static function: only in an unstripped .symtab.
 	 */
-	{FN_TORCH_ALLOCATE, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_ALLOCATE, SPACE_TORCH, 0, 2, COOKIE_TORCH),
+	{FN_TORCH_ALLOCATE, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_ALLOCATE, SPACE_TORCH, 0, 2, COOKIE_TORCH | DEVSRC_NONE),
 	 "NativeCachingAllocator::allocate", {C10N NCA "8allocateEm", C10NK NCA "8allocateEm"}},
-	{FN_TORCH_MALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_MALLOC, SPACE_TORCH, 1, 3, COOKIE_TORCH),
+	{FN_TORCH_MALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_MALLOC, SPACE_TORCH, 1, 3, COOKIE_TORCH | DEVSRC_NONE),
 	 "NativeCachingAllocator::malloc", {C10N NCA "6mallocEPPvamP11CUstream_st", C10N NCA "6mallocEPPvimP11CUstream_st"}},
-	{FN_TORCH_RAW_ALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_RAW_ALLOC, SPACE_TORCH, RET, 1, COOKIE_TORCH),
+	{FN_TORCH_RAW_ALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_RAW_ALLOC, SPACE_TORCH, RET, 1, COOKIE_TORCH | DEVSRC_NONE),
 	 "NativeCachingAllocator::raw_alloc", {C10N NCA "9raw_allocEm"}},
 	{FN_TORCH_LOCAL_RAW_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_LOCAL_RAW_DELETE, SPACE_TORCH, 0, 0, 0),
 	 "local_raw_delete", {C10N "16local_raw_deleteEPv"}},
@@ -77,6 +77,20 @@ const struct probe_def probe_defs[FN_COUNT] = {
 	 "NativeCachingAllocator::raw_delete", {C10N NCA "10raw_deleteEPv"}},
 	{FN_TORCH_UNCACHED_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_UNCACHED_DELETE, SPACE_TORCH, 0, 0, 0),
 	 "uncached_delete", {C10N "L15uncached_deleteEPv", C10N "15uncached_deleteEPv"}},
+
+	/*
+	 * The thread's current device (--trace's per-device bytes).  The
+	 * runtime's device is per host thread: cudaSetDevice(int) sets it,
+	 * cudaGetDevice(int *) and the driver's cuCtxGetDevice(CUdevice *)
+	 * tell it.  A driver context switch makes it unknown until one of
+	 * those is seen again (the context's device is not known here).
+	 */
+	{FN_CUDA_SET_DEVICE, GROUP_DEVICE, PROG_DEV, true, COOKIE(FN_CUDA_SET_DEVICE, 0, 0, 0, COOKIE_DIRECT), "cudaSetDevice", {"cudaSetDevice"}},
+	{FN_CUDA_GET_DEVICE, GROUP_DEVICE, PROG_DEV, true, COOKIE(FN_CUDA_GET_DEVICE, 0, 0, 0, 0), "cudaGetDevice", {"cudaGetDevice"}},
+	{FN_CU_CTX_GET_DEVICE, GROUP_DEVICE, PROG_DEV, true, COOKIE(FN_CU_CTX_GET_DEVICE, 0, 0, 0, 0), "cuCtxGetDevice", {"cuCtxGetDevice"}},
+	{FN_CU_CTX_SET_CURRENT, GROUP_DEVICE, PROG_DEV, false, COOKIE(FN_CU_CTX_SET_CURRENT, 0, 0, 0, COOKIE_FORGET), "cuCtxSetCurrent", {"cuCtxSetCurrent"}},
+	{FN_CU_CTX_PUSH_CURRENT, GROUP_DEVICE, PROG_DEV, false, COOKIE(FN_CU_CTX_PUSH_CURRENT, 0, 0, 0, COOKIE_FORGET), "cuCtxPushCurrent_v2", {"cuCtxPushCurrent_v2"}},
+	{FN_CU_CTX_POP_CURRENT, GROUP_DEVICE, PROG_DEV, false, COOKIE(FN_CU_CTX_POP_CURRENT, 0, 0, 0, COOKIE_FORGET), "cuCtxPopCurrent_v2", {"cuCtxPopCurrent_v2"}},
 };
 
 const char *snoop_fn_name(uint32_t fn)
@@ -94,7 +108,7 @@ unsigned probe_spaces(unsigned groups)
 {
 	unsigned s = 0;
 	for (uint32_t k = 0; k < FN_COUNT; k++)
-		if ((probe_defs[k].group & groups) && probe_defs[k].prog != PROG_LAUNCH && probe_defs[k].prog != PROG_SYNC)
+		if ((probe_defs[k].group & groups) && (probe_defs[k].prog == PROG_ALLOC || probe_defs[k].prog == PROG_FREE))
 			s |= 1u << COOKIE_SPACE(probe_defs[k].cookie);
 	return s;
 }

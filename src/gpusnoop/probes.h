@@ -21,17 +21,17 @@
 #include "core/buf.h"
 #include "gpusnoop/event.h"
 
-/* event groups (--events mem,launch,sync; --torch) */
-enum { GROUP_MEM = 1, GROUP_LAUNCH = 2, GROUP_SYNC = 4, GROUP_TORCH = 8 };
+/* event groups (--events mem,launch,sync; --torch; the current device, with --trace) */
+enum { GROUP_MEM = 1, GROUP_LAUNCH = 2, GROUP_SYNC = 4, GROUP_TORCH = 8, GROUP_DEVICE = 16 };
 
-enum probe_prog { PROG_ALLOC, PROG_FREE, PROG_LAUNCH, PROG_SYNC };
+enum probe_prog { PROG_ALLOC, PROG_FREE, PROG_LAUNCH, PROG_SYNC, PROG_DEV };
 
 #define PROBE_MAX_NAMES 3
 struct probe_def {
 	uint32_t fn;          /* enum snoop_fn, its index in probe_defs */
 	unsigned group;
 	enum probe_prog prog; /* entry program */
-	bool ret;             /* and a return probe (PROG_ALLOC, PROG_SYNC, cudaLaunchKernel) */
+	bool ret;             /* and a return probe (PROG_ALLOC, PROG_SYNC, cudaLaunchKernel, device queries) */
 	uint32_t cookie;      /* COOKIE(...), event.h */
 	const char *name;     /* what the report calls it */
 	const char *syms[PROBE_MAX_NAMES + 1]; /* symbol names, NULL-ended: the first found in a file is probed */

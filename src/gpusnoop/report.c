@@ -71,6 +71,8 @@ static void stack_json(struct jw *w, const struct report_in *in, int32_t id)
 		jw_key(w, "addr"), jw_str(w, hex);
 		if (fr.function)
 			jw_key(w, "function"), jw_str(w, fr.function), jw_key(w, "offset"), jw_u64(w, fr.offset);
+		if (fr.symbol)
+			jw_key(w, "symbol"), jw_str(w, fr.symbol);
 		if (fr.file)
 			jw_key(w, "file"), jw_str(w, fr.file), jw_key(w, "line"), jw_i64(w, fr.line);
 		if (fr.module)

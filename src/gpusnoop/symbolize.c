@@ -1,17 +1,41 @@
 /*
  * symbolize.c - see symbolize.h.  A Dwfl reported from /proc/PID/maps once
  * at open; lookups are dwfl_addrmodule + dwfl_module_addrinfo + getsrc.
+ * Demangled names are cached in a chained hash keyed by the address of
+ * libdw's name string (stable while the Dwfl lives), failures too.
  */
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "core/buf.h"
+#include "gpusnoop/demangle.h"
 #include "gpusnoop/symbolize.h"
 
+struct readable {
+	struct readable *next;
+	const char *mangled;
+	char *name; /* NULL: not demangled */
+};
+
+#define SYM_BUCKETS 1024
 struct symbolizer {
 	Dwfl *dwfl;
+	struct readable *bucket[SYM_BUCKETS];
 };
+
+static const char *readable_name(struct symbolizer *s, const char *mangled)
+{
+	size_t h = (size_t)(((uintptr_t)mangled * 0x9E3779B97F4A7C15ull) >> 40) % SYM_BUCKETS;
+	for (struct readable *r = s->bucket[h]; r; r = r->next)
+		if (r->mangled == mangled)
+			return r->name;
+	struct readable *r = xmalloc(sizeof(*r));
+	*r = (struct readable){.next = s->bucket[h], .mangled = mangled, .name = demangle(mangled)};
+	s->bucket[h] = r;
+	return r->name;
+}
 
 struct symbolizer *sym_open(pid_t pid)
 {
@@ -52,8 +76,12 @@ void sym_lookup(struct symbolizer *s, uint64_t addr, bool return_addr, struct sy
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	out->function = dwfl_module_addrinfo(m, a, &off, &sym, NULL, NULL, NULL);
-	if (out->function)
+	if (out->function) {
 		out->offset = off + (a != addr);
+		const char *r = readable_name(s, out->function);
+		if (r)
+			out->symbol = out->function, out->function = r;
+	}
 	Dwfl_Line *l = dwfl_module_getsrc(m, a);
 	if (l) {
 		int line = 0;
@@ -87,5 +115,11 @@ void sym_close(struct symbolizer *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < SYM_BUCKETS; i++)
+		for (struct readable *r = s->bucket[i], *nx; r; r = nx) {
+			nx = r->next;
+			free(r->name);
+			free(r);
+		}
 	free(s);
 }

@@ -1,12 +1,14 @@
 /*
  * symbolize.h - user addresses of the watched process to function names and
  * file:line, with elfutils' libdw (DWARF where the object has it, else the
- * ELF symbol table: function+offset, else the module and its offset).
+ * ELF symbol table: function+offset, else the module and its offset);
+ * C++ names demangled (demangle.c), the mangled one kept beside.
  * Opened while the process lives (its maps are read then), used at the
  * report, when it may have exited: the objects are re-read by path.
  *
  * Cost: libdw reads an object's symbols and DWARF the first time one of
- * its addresses is asked about; nothing for objects no stack touches.
+ * its addresses is asked about; nothing for objects no stack touches.  A
+ * C++ name is demangled once (cached by libdw's string).
  */
 #ifndef DYNO_GPUSNOOP_SYMBOLIZE_H
 #define DYNO_GPUSNOOP_SYMBOLIZE_H
@@ -18,7 +20,8 @@
 struct symbolizer;
 
 struct sym_frame {
-	const char *function; /* NULL: unknown */
+	const char *function; /* NULL: unknown; C++ names demangled */
+	const char *symbol;   /* the mangled name, where function is its demangled form; else NULL */
 	uint64_t offset;      /* from the function's start */
 	const char *file;     /* NULL: no line info */
 	int line;

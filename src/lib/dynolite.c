@@ -192,7 +192,8 @@ static bool covers(const struct trace_load_opts *have, const struct trace_load_o
 	       (have->keep_python || !need->keep_python) &&
 	       (have->keep_user_annotations || !need->keep_user_annotations) &&
 	       (have->keep_event_waits || !need->keep_event_waits) &&
-	       (have->keep_profiler_args || !need->keep_profiler_args);
+	       (have->keep_profiler_args || !need->keep_profiler_args) &&
+	       (have->keep_kernel_occupancy || !need->keep_kernel_occupancy);
 }
 
 static void unite(struct trace_load_opts *a, const struct trace_load_opts *b)
@@ -204,6 +205,7 @@ static void unite(struct trace_load_opts *a, const struct trace_load_opts *b)
 	a->keep_user_annotations |= b->keep_user_annotations;
 	a->keep_event_waits |= b->keep_event_waits;
 	a->keep_profiler_args |= b->keep_profiler_args;
+	a->keep_kernel_occupancy |= b->keep_kernel_occupancy;
 }
 
 static int rank_cmp(const void *a, const void *b)

@@ -30,6 +30,8 @@ const struct trace_column trace_columns[TRACE_NCOLS] = {
 	COL(idx, IDX),
 	COL(link, LINK),
 	COL(iteration, ITERATION),
+	[TRACE_COL_OCCUPANCY] = {"occupancy", offsetof(struct trace_rank, occupancy), sizeof(float),
+				 offsetof(struct trace_rank, occupancy_kept)},
 };
 #undef COL
 
@@ -49,6 +51,8 @@ void trace_columns_grow(struct trace_rank *r, size_t need)
 	while (cap < need)
 		cap *= 2;
 	for (size_t c = 0; c < TRACE_NCOLS; c++) {
+		if (!trace_col_kept(r, c))
+			continue;
 		void **col = trace_col(r, c);
 		*col = xrealloc(*col, cap * trace_columns[c].size);
 	}

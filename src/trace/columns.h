@@ -5,7 +5,10 @@
  * Every step that treats all columns alike (grow, free, the filter's
  * gather, the two-thread merge, the tests' model comparison) walks
  * trace_columns[] instead of naming fifteen fields, so a new column is one
- * row of the table.  The table order is the TRACE_COL_* order.
+ * row of the table.  The table order is the TRACE_COL_* order.  A column
+ * only some loads ask for (occupancy) is optional: its array is allocated
+ * only on a rank that keeps it (trace_col_kept), so a load without it
+ * costs nothing.
  */
 #ifndef DYNO_TRACE_COLUMNS_H
 #define DYNO_TRACE_COLUMNS_H
@@ -31,6 +34,7 @@ enum trace_col {
 	TRACE_COL_IDX,
 	TRACE_COL_LINK,
 	TRACE_COL_ITERATION,
+	TRACE_COL_OCCUPANCY, /* optional: keep_kernel_occupancy */
 	TRACE_NCOLS
 };
 
@@ -38,8 +42,19 @@ struct trace_column {
 	const char *name;
 	size_t offset; /* of the array pointer in struct trace_rank */
 	size_t size;   /* bytes per row: 1, 4 or 8 */
+	/* an optional column: the offset of the bool in struct trace_rank
+	 * that says whether this rank keeps it (set by the parser from its
+	 * load option before the first row); 0: every rank has it */
+	size_t kept;
 };
 extern const struct trace_column trace_columns[TRACE_NCOLS];
+
+/* Does r have column c?  An optional column that is not kept stays NULL
+ * and every walker of the table skips it. */
+static inline bool trace_col_kept(const struct trace_rank *r, size_t c)
+{
+	return !trace_columns[c].kept || *(const bool *)((const char *)r + trace_columns[c].kept);
+}
 
 /* The array pointer of column c in r (e.g. &r->ts as a void **). */
 static inline void **trace_col(struct trace_rank *r, size_t c)

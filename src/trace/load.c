@@ -47,6 +47,7 @@ struct ev {
 	int64_t stream, corr, ext, bytes;
 	int64_t wait_stream, wait_corr; /* keep_event_waits only */
 	double bw;
+	double occ; /* keep_kernel_occupancy only; NaN: none */
 	uint64_t id;
 	bool has_id;
 	const char *dname; /* a deferred name's text (valid until the commit) */
@@ -113,7 +114,7 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 		if (t != JSON_KEY)
 			return false;
 		/* dispatch on the key before reading the value */
-		enum { A_SKIP, A_STREAM, A_CORR, A_EXT, A_BYTES, A_BW, A_WSTREAM, A_WCORR } which = A_SKIP;
+		enum { A_SKIP, A_STREAM, A_CORR, A_EXT, A_BYTES, A_BW, A_WSTREAM, A_WCORR, A_OCC } which = A_SKIP;
 		switch (jr->slen) {
 		case 5:
 			if (KEYIS("bytes"))
@@ -141,6 +142,10 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 			if (p->opts->keep_event_waits && KEYIS("wait_on_cuda_event_record_corr_id"))
 				which = A_WCORR;
 			break;
+		case 25:
+			if (p->opts->keep_kernel_occupancy && KEYIS("est. achieved occupancy %"))
+				which = A_OCC;
+			break;
 		}
 		uint32_t ckey = TRACE_NO_STR;
 		/* counters keep every numeric arg; so do CUPTI profiler ranges when
@@ -162,6 +167,12 @@ static bool parse_args(struct trace_parser *p, struct ev *e)
 		case A_BW:
 			if (t == JSON_NUMBER)
 				e->bw = json_f64(jr);
+			else if (!json_skip(jr))
+				return false;
+			break;
+		case A_OCC: /* a number, else none (the fast path reads it alike) */
+			if (t == JSON_NUMBER)
+				e->occ = json_f64(jr);
 			else if (!json_skip(jr))
 				return false;
 			break;
@@ -220,7 +231,7 @@ bool trace_parser_event(struct trace_parser *p, enum json_tok t, uint32_t index)
 		return json_skip(jr);
 	}
 	struct ev e = {.pid = -1, .tid = -1, .stream = -1, .corr = -1, .ext = -1, .bytes = -1,
-		       .wait_stream = -1, .wait_corr = -1, .name = TRACE_NO_STR, .cat = TRACE_NO_STR};
+		       .wait_stream = -1, .wait_corr = -1, .name = TRACE_NO_STR, .cat = TRACE_NO_STR, .occ = NAN};
 	p->ncv = 0;
 	for (;;) {
 		t = json_next(jr);
@@ -441,6 +452,8 @@ static bool event_commit(struct trace_parser *p, struct ev *ep, uint32_t index)
 	r->idx[i] = index;
 	r->link[i] = -1;
 	r->iteration[i] = TRACE_ITER_NONE;
+	if (r->occupancy_kept)
+		r->occupancy[i] = (float)e.occ;
 	if (__builtin_expect(e.wait_stream != -1 || e.wait_corr != -1, 0)) {
 		if (r->nwaits == r->waits_cap) {
 			r->waits_cap = r->waits_cap ? r->waits_cap * 2 : 64;
@@ -479,7 +492,7 @@ static bool fast_commit(struct trace_parser *p, const struct fast_event *f, uint
 		       .ts = ts, .dur = dur, .name = TRACE_NO_STR, .cat = TRACE_NO_STR,
 		       .pid = f->pid, .tid = f->tid, .stream = f->stream, .corr = f->corr, .ext = f->ext,
 		       .bytes = f->bytes, .bw = f->bw, .id = (uint64_t)f->id, .has_id = f->has_id,
-		       .wait_stream = -1, .wait_corr = -1};
+		       .wait_stream = -1, .wait_corr = -1, .occ = f->has_occ ? f->occ : NAN};
 	bool cat_first = f->has_cat && !(f->has_name && f->name_first);
 	if (cat_first)
 		e.cat = trace_strtab_intern(&r->strs, f->cat, f->cat_len);
@@ -660,6 +673,9 @@ void trace_parser_init(struct trace_parser *p, struct trace_rank *r, const struc
 						   : TRACE_NO_STR - 1;
 	p->skipped_min_ts = INFINITY;
 	r->waits_kept = opts->keep_event_waits;
+	/* before the columns are reserved: it decides whether the optional
+	 * column is allocated */
+	r->occupancy_kept = opts->keep_kernel_occupancy;
 	buf_init(&p->name_tmp);
 }
 

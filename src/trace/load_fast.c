@@ -384,7 +384,7 @@ static const char *args_obj(const char *p, const char *end, struct fast_event *e
 		const char *q = NULL;
 		/* most args are not kept (grid, block, Sequence number, ...): one
 		 * test on the key length sends them straight to the skip */
-		if (kl < 32 && ((1u << 5 | 1u << 6 | 1u << 11 | 1u << 14 | 1u << 23) >> kl & 1)) {
+		if (kl < 32 && ((1u << 5 | 1u << 6 | 1u << 11 | 1u << 14 | 1u << 23 | 1u << 25) >> kl & 1)) {
 			if (KEY("External id"))
 				q = int_val(p, end, &ev->ext);
 			else if (KEY("correlation"))
@@ -398,9 +398,23 @@ static const char *args_obj(const char *p, const char *end, struct fast_event *e
 				q = num_val(p, end, &n);
 				if (q)
 					ev->bw = json_num_f64(&n, p, (size_t)(q - p));
-			} else if (KEY("wait_on_stream"))
+			} else if (KEY("wait_on_stream")) {
 				return NULL; /* an event wait (rare): the tokenizer path keeps it when asked */
-			else
+			} else if (KEY("est. achieved occupancy %")) {
+				/* decoded whether or not the load keeps it (the commit
+				 * decides): one compare on kernels' args only; a value
+				 * that is not a number is none, as in the tokenizer path */
+				if (p < end && (*p == '-' || (unsigned)(*p - '0') < 10)) {
+					struct json_num n;
+					q = num_val(p, end, &n);
+					if (q) {
+						ev->occ = json_num_f64(&n, p, (size_t)(q - p));
+						ev->has_occ = true;
+					}
+				} else {
+					q = value_skip(p, end, 2);
+				}
+			} else
 				q = value_skip_fast(p, end, 2);
 		} else if (kl == 33 && KEY("wait_on_cuda_event_record_corr_id"))
 			return NULL;

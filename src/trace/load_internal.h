@@ -141,7 +141,8 @@ struct fast_event {
 	bool ts_float, dur_float;
 	bool name_first; /* "name" came before "cat" */
 	bool args_before_cat; /* an "args" object came before any "cat" */
-	double bw;
+	bool has_occ;         /* a numeric "est. achieved occupancy %" arg: occ */
+	double bw, occ;
 	/* ts and dur as decoded numbers: converted to double only when the
 	 * event needs them (flows that are not kept, metadata: never) */
 	struct json_num ts_num, dur_num;

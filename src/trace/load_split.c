@@ -142,8 +142,8 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 	sp->S = S;
 	atomic_init(&sp->abort, false);
 	sp->h = trace_rank_new(path);
+	trace_parser_init(&sp->hp, sp->h, opts); /* first: it says which optional columns the rank keeps */
 	trace_columns_reserve(sp->h, size - S);
-	trace_parser_init(&sp->hp, sp->h, opts);
 	sp->hp.mid_file = true;
 	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
 		trace_parser_free(&sp->hp);
@@ -200,6 +200,8 @@ static void merge_column(void *ctx, size_t c)
 	struct trace_rank *r = mc->r, *h = mc->h;
 	const uint32_t *map = mc->map;
 	size_t n0 = r->n, total = r->n + h->n, size = trace_columns[c].size;
+	if (!trace_col_kept(r, c)) /* an optional column this load does not keep */
+		return;
 	void **dst = trace_col(r, c), **src = trace_col(h, c);
 	*dst = xrealloc(*dst, total * size);
 #define APPEND(col, expr)                                                                            \

@@ -259,6 +259,12 @@ struct trace_rank {
 	 * since then (newer Kineto); absent: the ts are µs of the wall clock */
 	int64_t base_time_ns;
 	bool has_base_time;
+	/* keep_kernel_occupancy (additive): an optional column (columns.h),
+	 * Kineto's "est. achieved occupancy %" arg of each row, NaN where the
+	 * row has none (CPU rows, copies, a trace without it); NULL and
+	 * occupancy_kept false when not asked for */
+	float *occupancy;
+	bool occupancy_kept;
 };
 
 /* The wait args of the row with event id idx, or NULL (none kept). */
@@ -338,6 +344,10 @@ struct trace_load_opts {
 	/* Keep the numeric args of cuda_profiler_range rows (the CUPTI
 	 * counters, trace_rank.range_args); `dyno analyze cupti` only. */
 	bool keep_profiler_args;
+	/* Keep the "est. achieved occupancy %" arg of kernel rows in the
+	 * optional column trace_rank.occupancy (4 bytes a row; insights'
+	 * top-kernels rule).  Without it the column is not allocated. */
+	bool keep_kernel_occupancy;
 	/* A set of several files: a file that cannot be read or parsed at all
 	 * is left out with a warning naming it and why (trace_set.warnings),
 	 * the others are loaded; only when none loads is it an error.

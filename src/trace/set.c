@@ -428,6 +428,8 @@ static void gather_group(void *ctx, size_t gi)
 	size_t n = g->n;
 	void *scratch = xmalloc((n ? n : 1) * sizeof(double));
 	for (size_t c = gi; c < TRACE_NCOLS; c += g->ngroups) {
+		if (!trace_col_kept(r, c))
+			continue;
 		void **col = trace_col(r, c);
 		size_t size = trace_columns[c].size;
 		if (size == 8)

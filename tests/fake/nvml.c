@@ -4,25 +4,39 @@
  * way it loads libnvidia-ml.so.1, and it answers from a script named by
  * FAKE_NVML_SCRIPT, read at nvmlInit_v2.  Built twice: libfake-nvml.so
  * exports every entry point the collector uses; libfake-nvml-old.so
- * (-DFAKE_OLD_DRIVER) lacks GPM and nvmlDeviceGetTotalEnergyConsumption,
- * like a pre-Hopper driver.  Test code only; no cost to the daemon.
+ * (-DFAKE_OLD_DRIVER) lacks GPM, nvmlDeviceGetTotalEnergyConsumption and
+ * the event entry points (no XID events), like an old pre-Hopper driver.
+ * Test code only; no cost to the daemon.
  *
  * Script, one directive a line ('#' starts a comment):
  *   gpus N                     N GPUs, devices "0".."N-1"
  *   name DEV TEXT / uuid DEV TEXT
  *   mig GPU N                  MIG on, N instances "GPU/migK" (one more empty slot)
  *   nogpm GPU                  the device says GPM is unsupported
+ *   noevents GPU               nvmlDeviceRegisterEvents answers NOT_SUPPORTED
+ *   xid GPU V1,V2,...          the k-th drain of the event set (a wait made
+ *                              when none is pending, then waits until one
+ *                              times out) finds the XIDs of Vk pending on GPU:
+ *                              XID[@GI][+XID[@GI]...] (GI: the MIG GPU
+ *                              instance), '-' none; Ecode fails that wait
  *   CALL DEV V1,V2,...         the k-th call returns Vk (the last one repeats)
  *   gpm DEV METRIC_ID V1,...   the same for one GPM metric
  * CALL: init (DEV ignored, write 0), count (0), util (V = gpu:mem), mem
  * (V = total:used), power (mW), energy (mJ), clock_sm, clock_mem (MHz),
  * temp, pcie_tx, pcie_rx (KB/s), ecc_corr, ecc_uncorr, throttle,
- * gpm_sample, procs and gprocs (compute / graphics processes: V =
+ * gpm_sample, nvlink_tx and nvlink_rx (NVLink data KiB since the driver
+ * loaded, the fields nvmlDeviceGetFieldValues gives for all links; the
+ * k-th call's values are stamped k seconds after a fixed time, as NVML
+ * stamps each value), procs and gprocs (compute / graphics processes: V =
  * PID[:BYTES][+PID[:BYTES]...], "-" for none, no BYTES: memory not
  * available).  A value Ecode returns that NVML error (E3 not supported,
  * E15 GPU lost); H never returns (a GPU fallen off the bus); S<ms>=V
- * returns V after <ms> milliseconds (a hang that ends).  A call with
- * no line for its device answers NVML_ERROR_NOT_SUPPORTED.
+ * returns V after <ms> milliseconds (a hang that ends); a number written
+ * R<lo>~<hi> is drawn afresh each call, uniformly from lo..hi (full
+ * digits: bench/gpu_collect.sh's busy GPUs), and +N (+R<lo>~<hi>) adds
+ * it to the line's running total, which the call returns (a counter: the
+ * energy).  A call with no line for its
+ * device answers NVML_ERROR_NOT_SUPPORTED.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +52,17 @@ struct nvmlDevice_st {
 	char name[48]; /* "0", "0/mig1" */
 	int gpu;       /* index of its GPU */
 	int migs;      /* MIG instances (a GPU with MIG on) */
-	int nogpm;
+	int nogpm, noevents;
+	unsigned field_calls; /* nvmlDeviceGetFieldValues calls: their timestamps */
+};
+
+/* an event set: the devices registered, and the events of the drain in
+ * progress */
+#define MAXEV 64
+struct nvmlEventSet_st {
+	int reg[MAXDEV];
+	nvmlEventData_t q[MAXEV];
+	int nq, qi, draining;
 };
 
 struct nvmlGpmSample_st {
@@ -50,6 +74,7 @@ struct line {
 	unsigned metric;
 	char vals[512];
 	unsigned calls;
+	double acc; /* a '+' value's running total */
 };
 
 static struct nvmlDevice_st devs[MAXDEV];
@@ -93,10 +118,12 @@ static void parse(void)
 				snprintf(devs[ndev].name, sizeof devs[ndev].name, "%.24s/mig%d", dev, m);
 				devs[ndev].gpu = g->gpu;
 			}
-		} else if (strcmp(w, "nogpm") == 0) {
+		} else if (strcmp(w, "nogpm") == 0 || strcmp(w, "noevents") == 0) {
 			struct nvmlDevice_st *g = find_dev(dev);
-			if (g)
+			if (g && w[2] == 'g')
 				g->nogpm = 1;
+			else if (g)
+				g->noevents = 1;
 		} else if (strcmp(w, "name") == 0 || strcmp(w, "uuid") == 0) {
 			struct nvmlDevice_st *g = find_dev(dev);
 			if (g)
@@ -154,17 +181,31 @@ static nvmlReturn_t next_text(const char *call, const struct nvmlDevice_st *d, u
 	return NVML_ERROR_NOT_SUPPORTED;
 }
 
+/* One number of a value: N, or R<lo>~<hi> (uniform, a fixed seed) */
+static double num(const char *p, char **end)
+{
+	static unsigned long long rs = 0x9E3779B97F4A7C15ull;
+	if (*p != 'R')
+		return strtod(p, end);
+	double lo = strtod(p + 1, end), hi = **end == '~' ? strtod(*end + 1, end) : lo;
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return lo + (hi - lo) * (double)(rs >> 11) / 9007199254740992.0;
+}
+
 /* The next value of (call, dev[, metric]) into a and b ("A:B"). */
 static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsigned metric, double *a, double *b)
 {
 	const char *v;
-	nvmlReturn_t r = next_text(call, d, metric, &v, NULL);
+	struct line *x = NULL;
+	nvmlReturn_t r = next_text(call, d, metric, &v, &x);
 	if (r != NVML_SUCCESS)
 		return r;
 	char *end;
-	*a = strtod(v, &end);
+	*a = *v == '+' ? (x->acc += num(v + 1, &end)) : num(v, &end);
 	if (b)
-		*b = *end == ':' ? strtod(end + 1, NULL) : 0;
+		*b = *end == ':' ? num(end + 1, &end) : 0;
 	return NVML_SUCCESS;
 }
 
@@ -401,5 +442,101 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *g)
 		g->metrics[i].value = a;
 	}
 	return NVML_SUCCESS;
+}
+#endif
+
+/* ---- field values: the NVLink data counters ---- */
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v)
+{
+	if (n < 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	long long stamp = 1700000000000000ll + (long long)d->field_calls++ * 1000000;
+	for (int i = 0; i < n; i++) {
+		const char *call = v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX   ? "nvlink_tx"
+				   : v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX ? "nvlink_rx"
+											   : NULL;
+		double a = 0;
+		if (!call)
+			v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		else if (v[i].scopeId != NVML_SCOPE_ALL_LINKS)
+			v[i].nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+		else
+			v[i].nvmlReturn = next(call, d, 0, &a, NULL);
+		v[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+		v[i].value.ullVal = (unsigned long long)a;
+		v[i].timestamp = stamp;
+		v[i].latencyUsec = 10;
+	}
+	return NVML_SUCCESS;
+}
+
+#ifndef FAKE_OLD_DRIVER
+/* ---- events: XIDs ---- */
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	*set = calloc(1, sizeof **set);
+	return *set ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	free(set);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
+{
+	if (d->noevents || strchr(d->name, '/'))
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (types != NVML_EVENT_TYPE_XID_CRITICAL_ERROR)
+		return NVML_ERROR_INVALID_ARGUMENT; /* the fake knows only XIDs */
+	set->reg[d - devs] = 1;
+	return NVML_SUCCESS;
+}
+
+/* A drain's first wait loads every registered device's next "xid" value;
+ * later waits hand the events out; the wait after the last times out and
+ * ends the drain.  A timeout other than 0 is refused: the daemon must never
+ * block here. */
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout_ms)
+{
+	if (timeout_ms != 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!set->draining) {
+		set->nq = set->qi = 0;
+		set->draining = 1;
+		for (int i = 0; i < ndev; i++) {
+			const char *v;
+			if (!set->reg[i])
+				continue;
+			nvmlReturn_t r = next_text("xid", &devs[i], 0, &v, NULL);
+			if (r == NVML_ERROR_NOT_SUPPORTED)
+				continue; /* no line: no XIDs */
+			if (r != NVML_SUCCESS) {
+				set->draining = 0;
+				return r;
+			}
+			size_t len = strcspn(v, ",");
+			for (const char *p = v; p < v + len && *p != '-' && set->nq < MAXEV;) {
+				char *end;
+				nvmlEventData_t *e = &set->q[set->nq++];
+				e->device = &devs[i];
+				e->eventType = NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
+				e->eventData = strtoull(p, &end, 10);
+				e->gpuInstanceId = e->computeInstanceId = 0xFFFFFFFFu;
+				if (*end == '@')
+					e->gpuInstanceId = (unsigned)strtoul(end + 1, &end, 10);
+				p = *end == '+' ? end + 1 : v + len;
+			}
+		}
+	}
+	if (set->qi < set->nq) {
+		*data = set->q[set->qi++];
+		return NVML_SUCCESS;
+	}
+	set->draining = 0;
+	return NVML_ERROR_TIMEOUT;
 }
 #endif

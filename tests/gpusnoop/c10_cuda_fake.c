@@ -8,14 +8,27 @@
  * blocks out of it, never giving the segment back (a cache); with
  * PYTORCH_NO_CUDA_MEMORY_CACHING set, allocate calls cudaMalloc per block
  * and the DataPtr's deleter is uncached_delete (a static function: in
- * .symtab only) calling cudaFree; raw_alloc caches either way.
+ * .symtab only) calling cudaFree; raw_alloc caches either way.  Also
+ * c10::cuda::device_synchronize() (c10/cuda/CUDAFunctions.cpp, what
+ * torch.cuda.synchronize() calls): a C++ frame in a sync stack.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+static volatile int sync_sink;
+
 int cudaMalloc(void **p, size_t size);
 int cudaFree(void *p);
+int cudaDeviceSynchronize(void);
+void _ZN3c104cuda18device_synchronizeEv(void);
+
+void _ZN3c104cuda18device_synchronizeEv(void)
+{
+	if (cudaDeviceSynchronize() != 0)
+		abort();
+	sync_sink++; /* not a tail call: this frame stays on the stack */
+}
 
 struct data_ptr {
 	void *data;

@@ -6,6 +6,12 @@
  * tests see nested probed calls counted once.  A synchronisation sleeps
  * 1 ms, standing for the wait (FAKE_CUDA_SYNC_US=N: N us; 0: no wait, for
  * the bench).
+ *
+ * The current device is the driver's current context's, as in the real
+ * runtime: cudaSetDevice makes the device's primary context current
+ * (through cuCtxSetCurrent, a probed call made inside a probed one),
+ * cudaGetDevice asks the driver (device 0 on a thread with no context, the
+ * runtime's default).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,11 +39,29 @@ int cudaGraphLaunch(void *exec, void *stream);
 int cudaDeviceSynchronize(void);
 int cudaStreamSynchronize(void *stream);
 int cudaEventSynchronize(void *event);
+int cudaSetDevice(int dev);
+int cudaGetDevice(int *dev);
+int cuDevicePrimaryCtxRetain(void **ctx, int dev);
+int cuCtxSetCurrent(void *ctx);
+int cuCtxGetDevice(int *dev);
 
 #define FAKE_OOM 2 /* cudaErrorMemoryAllocation */
 
+int cuCtxGetCurrent(void **ctx);
+
+/* the runtime's lazy start: a thread with no context gets device 0's
+ * primary one, switched to inside the first call that needs it */
+static void ensure_context(void)
+{
+	void *ctx = NULL;
+	cuCtxGetCurrent(&ctx);
+	if (!ctx && cuDevicePrimaryCtxRetain(&ctx, 0) == 0)
+		cuCtxSetCurrent(ctx);
+}
+
 int cudaMalloc(void **p, size_t size)
 {
+	ensure_context();
 	uint64_t d = 0;
 	int r = cuMemAlloc_v2(&d, size);
 	*p = (void *)(uintptr_t)d;
@@ -137,4 +161,23 @@ int cudaEventSynchronize(void *event)
 {
 	(void)event;
 	return wait_a_little();
+}
+
+int cudaSetDevice(int dev)
+{
+	void *ctx;
+	if (cuDevicePrimaryCtxRetain(&ctx, dev) != 0)
+		return 101; /* cudaErrorInvalidDevice */
+	int r = cuCtxSetCurrent(ctx);
+	launched++; /* not a tail call: the driver runs below this frame */
+	return r;
+}
+
+int cudaGetDevice(int *dev)
+{
+	int r = cuCtxGetDevice(dev);
+	if (r != 0)
+		*dev = 0;
+	launched++;
+	return 0;
 }

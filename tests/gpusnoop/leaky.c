@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "watched.h"
+
 int cudaMalloc(void **p, size_t size);
 int cudaFree(void *p);
 int cudaMallocAsync(void **p, size_t size, void *stream);
@@ -62,13 +64,7 @@ int cudaEventSynchronize(void *event);
 /* keeps the compiler from turning a call in tail position into a jump (no frame left) */
 static volatile int sink;
 
-static void check(int r, const char *what)
-{
-	if (r != 0) {
-		fprintf(stderr, "leaky: %s failed: %d\n", what, r);
-		exit(1);
-	}
-}
+#define check(r, what) check_as("leaky", r, what)
 
 /* a cudaMallocManaged left by longjmp: its return probe never fires, and
  * the next allocations on this thread must not be taken for nested calls */
@@ -205,9 +201,7 @@ static void *thread_main(void *arg)
 int main(void)
 {
 	char line[16];
-	printf("ready\n");
-	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin))
+	if (!ready_then_wait())
 		return 1;
 	const char *churn = getenv("LEAKY_CHURN");
 	for (long i = churn ? atol(churn) : 0; i > 0; i--) {

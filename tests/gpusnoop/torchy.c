@@ -11,6 +11,8 @@
  *                                way PyTorch does, by its C++ symbols:
  *     leak_tensors   allocate 3 x 1000, one freed by its DataPtr's deleter
  *     workspace      raw_alloc 5000, raw_delete
+ *     synchronize    c10::cuda::device_synchronize() twice (a C++ frame in
+ *                    the sync stack: cudaDeviceSynchronize inside it)
  *   never freed (torch): 2000 bytes in 2 allocations, from leak_tensors.
  */
 #include <dlfcn.h>
@@ -62,6 +64,14 @@ NOINLINE static void workspace(void *allocator)
 	sink++;
 }
 
+NOINLINE static void synchronize(void)
+{
+	void (*device_synchronize)(void) = (void (*)(void))sym("_ZN3c104cuda18device_synchronizeEv");
+	for (int i = 0; i < 2; i++)
+		device_synchronize();
+	sink++;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3 || (strcmp(argv[1], "static") != 0 && strcmp(argv[1], "torch") != 0)) {
@@ -84,6 +94,7 @@ int main(int argc, char **argv)
 		void *allocator = sym("_ZN3c104cuda20CUDACachingAllocator6Native9allocatorE");
 		leak_tensors(allocator);
 		workspace(allocator);
+		synchronize();
 	}
 	sink++;
 	return 0;

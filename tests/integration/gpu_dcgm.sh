@@ -5,8 +5,10 @@
 # on Prometheus (the NVML collector's names and gpu/uuid/model labels),
 # absent (never 0) for DCGM's blank values and failed statuses; a
 # --dcgm_standalone_address that cannot be reached is said clearly;
-# --gpu_backend: auto falls back to NVML when DCGM does not start, nvml
-# never touches DCGM, exactly one backend publishes; bad --dcgm_fields.
+# --gpu_backend: auto falls back to NVML when DCGM does not start (or its
+# library lacks entry points: named), nvml never touches DCGM, exactly one
+# backend publishes; the fields outside the default set (clocks,
+# temperature, utilization, framebuffer, the last XID); bad --dcgm_fields.
 set -euo pipefail
 . "$(dirname "$0")/lib/telemetry.sh"
 DCGM=$PWD/$BUILD/libfake-dcgm.so
@@ -14,8 +16,9 @@ NVML=$PWD/$BUILD/libfake-nvml.so
 [ -f "$DCGM" ] && [ -f "$NVML" ] || { echo "needs $DCGM and $NVML (make)"; exit 1; }
 fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
 
-# GPU 0: every default field; GPU 1: blank, "not supported" and a failed
-# status for its three device fields, nothing for the profiling ones
+# GPU 0: every default field (a profiling ratio with noise digits: published
+# to 1e-4, as NVML's); GPU 1: blank, "not supported" and a failed status
+# for its three device fields, nothing for the profiling ones
 cat >"$T/dcgm" <<'S'
 gpus 2
 name 0 NVIDIA H100 80GB HBM3
@@ -25,7 +28,7 @@ field 0 155 250.5
 field 0 204 20
 field 0 1001 0.8
 field 0 1002 0.5
-field 0 1003 0.25
+field 0 1003 0.2512345678
 field 0 1004 0.1
 field 0 1005 0.33
 field 0 1006 0.005
@@ -78,7 +81,7 @@ dynolog_gpu_power_watts|250.5
 dynolog_gpu_memory_utilization_ratio|0.2
 dynolog_gpu_graphics_engine_active_ratio|0.8
 dynolog_gpu_sm_active_ratio|0.5
-dynolog_gpu_sm_occupancy_ratio|0.25
+dynolog_gpu_sm_occupancy_ratio|0.2512
 dynolog_gpu_pipe_tensor_active_ratio|0.1
 dynolog_gpu_dram_bandwidth_ratio|0.33
 dynolog_gpu_pipe_fp64_active_ratio|0.005
@@ -97,7 +100,7 @@ if grep -q 'NVML sees' "$T/full.log"; then fail "NVML collected while DCGM is th
 if grep -F "{$L1}" "$T/page.txt"; then fail "GPU 1's blank values published"; fi
 last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
 for kv in '"gpu_frequency_mhz.0":1980' '"gpu_power_draw.0":250.5' '"gpu_memory_utilization.0":20' \
-	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.25' \
+	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.2512' \
 	'"tensorcore_active.0":0.1' '"hbm_mem_bw_util.0":0.33' '"fp64_active.0":0.005' '"fp32_active.0":0.025' \
 	'"fp16_active.0":0.015' '"pcie_tx_bytes.0":1024000' '"pcie_rx_bytes.0":2048000' \
 	'"nvlink_tx_bytes.0":104857600' '"nvlink_rx_bytes.0":209715200' \
@@ -110,7 +113,8 @@ done
 TABLE=$PWD/data/gpu-peaks.tsv
 peak() { awk -F'\t+' -v p="$1" '!/^#/ && $1 == "H100 80GB HBM3|H100 SXM" && $3 == p { print $4, $5 }' "$TABLE"; }
 term() { read -r tf mhz < <(peak "$2"); awk -v a="$1" -v t="$tf" -v m="$mhz" 'BEGIN { printf "%.17g\n", a * t * 1e12 * 1980 / m }'; }
-want=$({ term 0.1 tensor_fp16; term 0.015 fp16; term 0.025 fp32; term 0.005 fp64; } | awk '{ s += $1 } END { printf "%.17g", s }')
+# (to 4 significant digits, as published: gpu_flops.h)
+want=$({ term 0.1 tensor_fp16; term 0.015 fp16; term 0.025 fp32; term 0.005 fp64; } | awk '{ s += $1 } END { printf "%.3e", s }')
 got=$(grep -o '"gpu_flops.0":[^,}]*' <<<"$last" | cut -d: -f2)
 awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w > 0 && d <= 1e-9 * w) }' ||
 	fail "DCGM FLOPs/s estimate: got '$got', want $want"
@@ -119,6 +123,22 @@ grep -q "^dynolog_gpu_flops_per_second{$L0} " "$T/page.txt" || fail "no FLOPs/s 
 for k in gpu_frequency_mhz.1 gpu_power_draw.1 gpu_memory_utilization.1 sm_active_ratio.1; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "blank $k published: $last"; fi
 done
+
+# ---- the fields outside upstream's default set, and field 230 (the last
+# XID), under the NVML collector's keys and units ----
+printf 'field 0 %s\n' '230 0,0,79' '101 2619' '150 45' '203 60' '250 81920' '252 1024' >>"$T/dcgm"
+run_daemon xid --dcgm_fields=100,101,150,203,250,252,230
+wait_for bash -c "[ \$(grep -c gpu_name '$T/xid.jsonl') -ge 3 ]" || fail "xid: fewer than 3 GPU ticks"
+grep -q '^dcgmWatchFields 100,101,150,203,250,252,230,50,54 every' "$T/xid.calls" ||
+	fail "xid: fields not watched: $(cat "$T/xid.calls")"
+grep -qF '"xid_last.0":0' <<<"$(grep gpu_name "$T/xid.jsonl" | head -n 1)" || fail "xid: first tick"
+third=$(grep gpu_name "$T/xid.jsonl" | sed -n 3p)
+for kv in '"xid_last.0":79' '"gpu_memory_frequency_mhz.0":2619' '"gpu_temperature_c.0":45' \
+	'"gpu_device_utilization.0":60' '"gpu_memory_total_bytes.0":85899345920' '"gpu_memory_used_bytes.0":1073741824'; do
+	grep -qF "$kv" <<<"$third" || fail "xid: third tick lacks $kv: $third"
+done
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/xid.txt" # (not piped into grep -q: pipefail and SIGPIPE)
+grep -q "^dynolog_gpu_last_xid{$L0} 79$" "$T/xid.txt" || fail "xid: Prometheus: $(grep xid "$T/xid.txt")"
 
 # ---- a hostengine that cannot be reached: said clearly, no GPU series ----
 cat >>"$T/dcgm" <<'S'
@@ -143,6 +163,13 @@ grep -q 'DCGM: dcgmStartEmbedded failed: init error (-7)' "$T/auto.log" || fail 
 grep -q 'GPU monitor: backend NVML (--gpu_backend=auto: DCGM did not start' "$T/auto.log" || fail "auto: fallback not said"
 grep -q 'GPU monitor (NVML, --gpu_backend=auto)' "$T/auto.log" || fail "auto: start-up line"
 grep -qF '"gpu_power_draw.0":100' <<<"$(grep gpu_name "$T/auto.jsonl" | tail -n 1)" || fail "auto: NVML values missing"
+
+# ---- auto: a library that lacks DCGM's entry points -> NVML publishes, the gaps named ----
+run_daemon lacks --dcgm_library="$NVML"
+wait_for bash -c "[ \$(grep -c gpu_name '$T/lacks.jsonl') -ge 2 ]" || fail "lacks: no NVML ticks"
+grep -q "GPU monitor: backend NVML (--gpu_backend=auto: .*libfake-nvml.so lacks dcgmInit, .*dcgmGetLatestValues_v2" \
+	"$T/lacks.log" || fail "lacks: the missing entry points not named: $(cat "$T/lacks.log")"
+grep -qF '"gpu_power_draw.0":100' <<<"$(grep gpu_name "$T/lacks.jsonl" | tail -n 1)" || fail "lacks: NVML values missing"
 
 # ---- nvml: DCGM is never loaded or called ----
 run_daemon nvml --gpu_backend=nvml

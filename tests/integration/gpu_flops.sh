@@ -71,6 +71,12 @@ pct0=$(awk -v f="$want0" -v t="$(peak "$H100" tensor_fp16 | cut -d' ' -f1)" 'BEG
 want1=$({ term 40 A100-SXM4 tensor_tf32 1410; term 0.5 A100-SXM4 fp16 1410; term 30 A100-SXM4 fp32 1410; } | sum)
 pct1=$(awk -v f="$want1" -v t="$(peak A100-SXM4 tensor_tf32 | cut -d' ' -f1)" 'BEGIN { printf "%.17g\n", 100 * f / (t * 1e12) }')
 [ -n "$want0" ] && [ -n "$want1" ] || fail "the table lacks the rows this test reads"
+# at the published resolution (gpu_flops.h, printf's rounding): FLOP/s to 4
+# significant digits, % of peak to 0.01 (test_gpu_flops.c checks the sums unrounded)
+want0=$(awk -v v="$want0" 'BEGIN { printf "%.3e\n", v }')
+want1=$(awk -v v="$want1" 'BEGIN { printf "%.3e\n", v }')
+pct0=$(awk -v v="$pct0" 'BEGIN { printf "%.2f\n", v }')
+pct1=$(awk -v v="$pct1" 'BEGIN { printf "%.2f\n", v }')
 
 # near GOT WANT: equal to 1e-9 relative (the daemon prints shortest round-trip doubles)
 near() { awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-9 * w) }'; }

@@ -12,17 +12,20 @@ OLD=$PWD/$BUILD/libfake-nvml-old.so
 [ -f "$LIB" ] && [ -f "$OLD" ] || { echo "needs $LIB and $OLD (make)"; exit 1; }
 fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
 
-# GPU 0: an H100 with every metric, GPM included; GPU 1: supports only its
-# temperature and is lost at its second call, MIG on with one instance
-# (memory only); GPU 2: no GPM.  Lists give one value per call, the last
-# one repeating: values settle from the third tick on.
+# GPU 0: an H100 with every metric, GPM included, XIDs 79 at its second
+# tick and 79 and 48 at its fourth, a power reading failing at the second; GPU 1: supports only its temperature and
+# is lost at its second call, MIG on with one instance (memory only); GPU 2:
+# no GPM, no events; GPU 3: an A100 (no GPM) whose NVLink comes from NVML's
+# data counters (KiB, one call a tick, NVML's stamps 1 s apart), watched for
+# XIDs that never come.  Lists give one value per call, the last one
+# repeating: values settle from the third tick on.
 cat >"$T/script" <<'S'
-gpus 3
+gpus 4
 name 0 NVIDIA H100 80GB HBM3
 uuid 0 GPU-00000000-1111-2222-3333-444444444444
 util 0 50:20,60:25
 mem 0 85899345920:1073741824
-power 0 250500
+power 0 250500,E999,250500
 energy 0 1000,3500,7000
 clock_sm 0 1980
 clock_mem 0 2619
@@ -34,14 +37,14 @@ ecc_uncorr 0 0
 throttle 0 4
 gpm 0 1 80
 gpm 0 2 45.5,50
-gpm 0 3 25
+gpm 0 3 25.123456789
 gpm 0 4 3
 gpm 0 5 10
 gpm 0 10 33
 gpm 0 11 0.5
 gpm 0 12 2.5
 gpm 0 13 1.5
-gpm 0 60 200
+gpm 0 60 200.0000004
 gpm 0 61 100
 name 1 NVIDIA H100 80GB HBM3
 uuid 1 GPU-11111111-1111-2222-3333-444444444444
@@ -54,6 +57,13 @@ name 2 NVIDIA A100-SXM4-40GB
 uuid 2 GPU-22222222-1111-2222-3333-444444444444
 nogpm 2
 util 2 7:3
+noevents 2
+xid 0 -,79,-,79+48,-
+name 3 NVIDIA A100-SXM4-80GB
+uuid 3 GPU-33333333-1111-2222-3333-444444444444
+nogpm 3
+nvlink_tx 3 1000,3048,5096,7144
+nvlink_rx 3 0,1024,1024
 S
 
 run_daemon() { # log-name flags...
@@ -65,6 +75,7 @@ run_daemon() { # log-name flags...
 	PIDS+=($!)
 	wait_for grep -q 'serving Prometheus' "$T/$name.log" || fail "$name: no Prometheus"
 	PORT=$(prom_port_from_log "$T/$name.log")
+	RPC=$(sed -n 's/.*RPC server listening on .* port \([0-9][0-9]*\).*/\1/p' "$T/$name.log" | head -n 1)
 }
 
 # ---- the full fake ----
@@ -75,9 +86,11 @@ curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/page.txt"
 if command -v promtool >/dev/null; then promtool check metrics <"$T/page.txt" || fail "promtool"; fi
 L0='gpu="0",uuid="GPU-00000000-1111-2222-3333-444444444444",model="NVIDIA H100 80GB HBM3"'
 L2='gpu="2",uuid="GPU-22222222-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-40GB"'
+L3='gpu="3",uuid="GPU-33333333-1111-2222-3333-444444444444",model="NVIDIA A100-SXM4-80GB"'
 LM='gpu="1/mig0",uuid="MIG-aaaaaaaa",model="NVIDIA H100 MIG 1g.10gb"'
 # scripted input -> base units: % -> ratio, mW -> W, mJ increments -> J
-# total, MHz -> Hz, KB/s -> B/s, GPM % -> ratio, GPM MiB/s -> B/s
+# total, MHz -> Hz, KB/s -> B/s, GPM % -> ratio (to 1e-4: 25.123456789 %
+# is 0.2512), GPM MiB/s -> B/s (to the byte)
 while IFS="|" read -r fam labels want; do
 	line=$(grep -F "$fam{$labels" "$T/page.txt" || true)
 	[ "$line" = "$fam{$labels} $want" ] || fail "Prometheus: want '$fam{$labels} $want', got '$line'"
@@ -98,7 +111,7 @@ dynolog_gpu_ecc_uncorrected_errors_total|$L0|0.0
 dynolog_gpu_clocks_throttle_reasons|$L0|4
 dynolog_gpu_graphics_engine_active_ratio|$L0|0.8
 dynolog_gpu_sm_active_ratio|$L0|0.5
-dynolog_gpu_sm_occupancy_ratio|$L0|0.25
+dynolog_gpu_sm_occupancy_ratio|$L0|0.2512
 dynolog_gpu_pipe_tensor_active_ratio|$L0|0.1
 dynolog_gpu_pipe_fp16_active_ratio|$L0|0.015
 dynolog_gpu_pipe_fp32_active_ratio|$L0|0.025
@@ -111,6 +124,10 @@ dynolog_gpu_utilization_ratio|$L2|0.07
 dynolog_gpu_memory_utilization_ratio|$L2|0.03
 dynolog_gpu_memory_used_bytes|$LM|123456
 dynolog_gpu_memory_total_bytes|$LM|10000000000
+dynolog_gpu_xid_errors_total|$L0|3
+dynolog_gpu_last_xid|$L0|48
+dynolog_gpu_xid_errors_total|$L3|0.0
+dynolog_gpu_last_xid|$L3|0.0
 W
 grep -q '^# TYPE dynolog_gpu_energy_joules_total counter$' "$T/page.txt" || fail "energy is not a counter"
 grep -q '^dynolog_collector_success{collector="nvml"} 1$' "$T/page.txt" || fail "collector not successful"
@@ -123,7 +140,12 @@ nm=$(grep -c "{$LM}" "$T/page.txt")
 if grep -F 'gpu="1"' "$T/page.txt"; then fail "lost GPU 1 still published"; fi
 grep -q 'GPU 1 (GPU-11111111-1111-2222-3333-444444444444) is lost' "$T/full.log" || fail "GPU lost not said"
 [ "$(grep -c 'is lost' "$T/full.log")" = 1 ] || fail "GPU lost said more than once"
-grep -q 'NVML sees 3 GPUs, 4 devices counting MIG instances' "$T/full.log" || fail "device list not logged"
+grep -q 'NVML sees 4 GPUs, 5 devices counting MIG instances (.*); GPM on 2; XID events on 3$' "$T/full.log" ||
+	fail "device list not logged"
+# one rate-limited line per XID, with the GPU and its UUID
+[ "$(grep -c 'GPU 0 (GPU-00000000-1111-2222-3333-444444444444) reported XID ' "$T/full.log")" = 3 ] ||
+	fail "XIDs not logged once each: $(grep XID "$T/full.log")"
+grep -q 'reported XID 48$' "$T/full.log" || fail "XID 48 not logged"
 # the JSON log: upstream's keys per device, upstream's units
 last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
 for kv in '"gpu_device_utilization.0":60' '"gpu_memory_utilization.0":25' '"gpu_power_draw.0":250.5' \
@@ -131,7 +153,7 @@ for kv in '"gpu_device_utilization.0":60' '"gpu_memory_utilization.0":25' '"gpu_
 	'"gpu_memory_used_bytes.0":1073741824' '"gpu_memory_total_bytes.0":85899345920' '"gpu_energy_mj.0":0' \
 	'"pcie_tx_bytes.0":1024000' '"pcie_rx_bytes.0":2048000' '"gpu_ecc_corrected_errors.0":0' \
 	'"gpu_throttle_reasons.0":4' '"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' \
-	'"sm_occupancy.0":0.25' '"tensorcore_active.0":0.1' '"fp16_active.0":0.015' '"fp32_active.0":0.025' \
+	'"sm_occupancy.0":0.2512' '"tensorcore_active.0":0.1' '"fp16_active.0":0.015' '"fp32_active.0":0.025' \
 	'"fp64_active.0":0.005' '"integer_active.0":0.03' '"hbm_mem_bw_util.0":0.33' \
 	'"nvlink_tx_bytes.0":104857600' '"nvlink_rx_bytes.0":209715200' \
 	'"gpu_uuid.0":"GPU-00000000-1111-2222-3333-444444444444"' '"gpu_name.0":"NVIDIA H100 80GB HBM3"' \
@@ -142,13 +164,38 @@ done
 grep gpu_name "$T/full.jsonl" >"$T/gpu.jsonl"
 grep -qF '"gpu_energy_mj.0":2500' <<<"$(sed -n 2p "$T/gpu.jsonl")" || fail "tick 2 energy"
 grep -qF '"gpu_energy_mj.0":3500' <<<"$(sed -n 3p "$T/gpu.jsonl")" || fail "tick 3 energy"
+# XIDs per tick: the count of that tick's events and the last XID so far;
+# NVLink without GPM: the KiB counters' increase x 1024 over NVML's 1 s
+tick_has() { # tick key:value...
+	local t=$1 line
+	shift
+	line=$(sed -n "${t}p" "$T/gpu.jsonl")
+	for kv in "$@"; do grep -qF "\"${kv%%:*}\":${kv#*:}" <<<"$line" || fail "tick $t lacks $kv: $line"; done
+}
+tick_has 1 xid_errors.0:0 xid_last.0:0 xid_errors.3:0 xid_last.3:0
+tick_has 2 xid_errors.0:1 xid_last.0:79 nvlink_tx_bytes.3:2097152 nvlink_rx_bytes.3:1048576
+tick_has 3 xid_errors.0:0 xid_last.0:79 nvlink_rx_bytes.3:0 gpu_power_draw.0:250.5
+# a call that fails once (NVML_ERROR_UNKNOWN at the second tick): that series is absent that tick, never 0
+if grep -q '"gpu_power_draw.0"' <<<"$(sed -n 2p "$T/gpu.jsonl")"; then fail "a failed power reading published"; fi
+tick_has 1 gpu_power_draw.0:250.5
+tick_has 4 xid_errors.0:2 xid_last.0:48 nvlink_tx_bytes.3:2097152
+if grep -q 'nvlink_tx_bytes.3' <<<"$(head -n 1 "$T/gpu.jsonl")"; then fail "NVLink rate without a baseline"; fi
+# the history (getMetrics) answers the values the JSON log had, tick by tick, exactly
+"$DYNO" metrics --port="$RPC" --names='sm_occupancy.0,gpu_power_draw.0,xid_last.0,nvlink_tx_bytes.3' --json \
+	>"$T/rpc.json" || fail "getMetrics"
+for k in sm_occupancy.0 gpu_power_draw.0 xid_last.0 nvlink_tx_bytes.3; do
+	hist=$(grep -o "\"$k\":\[\[[^]]*\]\(,\[[^]]*\]\)*\]" "$T/rpc.json" | grep -o ',[-0-9.e+]*\]' | tr -d ',]' | head -n 3 | awk '{ printf "%.17g ", $1 }')
+	log=$(grep -o "\"$k\":[-0-9.e+]*" "$T/gpu.jsonl" | cut -d: -f2 | head -n 3 | awk '{ printf "%.17g ", $1 }')
+	[ -n "$hist" ] && [ "$hist" = "$log" ] || fail "getMetrics $k: '$hist', the JSON log had '$log'"
+done
 # the first tick has no increments and no GPM (one sample only)
 first=$(head -n 1 "$T/gpu.jsonl")
 for k in gpu_energy_mj sm_active_ratio gpu_ecc_corrected_errors; do
 	if grep -q "\"$k\." <<<"$first"; then fail "first tick has $k (no baseline yet)"; fi
 done
 for k in gpu_power_draw.2 gpu_temperature_c.2 sm_active_ratio.2 pcie_tx_bytes.2 gpu_utilization.1/mig0 \
-	gpu_temperature_c.1 gpu_device_utilization.1; do
+	gpu_temperature_c.1 gpu_device_utilization.1 xid_errors.2 xid_last.2 nvlink_tx_bytes.2 xid_errors.1/mig0 \
+	sm_active_ratio.3; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "unsupported $k published: $last"; fi
 done
 
@@ -190,7 +237,7 @@ DCGM_FI_DEV_ECC_DBE_VOL_TOTAL|$D0|0
 DCGM_FI_DEV_CLOCK_THROTTLE_REASONS|$D0|4
 DCGM_FI_PROF_GR_ENGINE_ACTIVE|$D0|0.8
 DCGM_FI_PROF_SM_ACTIVE|$D0|0.5
-DCGM_FI_PROF_SM_OCCUPANCY|$D0|0.25
+DCGM_FI_PROF_SM_OCCUPANCY|$D0|0.2512
 DCGM_FI_PROF_PIPE_TENSOR_ACTIVE|$D0|0.1
 DCGM_FI_PROF_PIPE_FP16_ACTIVE|$D0|0.015
 DCGM_FI_PROF_PIPE_FP32_ACTIVE|$D0|0.025
@@ -200,11 +247,15 @@ DCGM_FI_PROF_NVLINK_TX_BYTES|$D0|104857600
 DCGM_FI_PROF_NVLINK_RX_BYTES|$D0|209715200
 DCGM_FI_DEV_GPU_UTIL|$D2|7
 DCGM_FI_DEV_FB_USED|$DM|0.11773681640625
+DCGM_FI_DEV_XID_ERRORS|$D0|48
 W
 grep -q '^# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter$' "$T/dcgm.txt" || fail "dcgm: energy is not a counter"
 grep -q '^# TYPE DCGM_FI_DEV_GPU_UTIL gauge$' "$T/dcgm.txt" || fail "dcgm: util type"
 # no DCGM field: the dynolog name stays; the dynolog names of the DCGM-named keys are gone
 grep -q '^dynolog_gpu_pipe_integer_active_ratio{gpu="0"' "$T/dcgm.txt" || fail "dcgm: integer pipe lost"
+grep -q '^dynolog_gpu_xid_errors_total{gpu="0",uuid="GPU-00000000-1111-2222-3333-444444444444",model="NVIDIA H100 80GB HBM3"} 3$' \
+	"$T/dcgm.txt" || fail "dcgm: the XID count lost"
+grep -q '^# TYPE DCGM_FI_DEV_XID_ERRORS gauge$' "$T/dcgm.txt" || fail "dcgm: XID type"
 for fam in dynolog_gpu_utilization_ratio dynolog_gpu_energy_joules_total dynolog_gpu_sm_clock_hertz; do
 	if grep -q "^$fam" "$T/dcgm.txt"; then fail "dcgm: $fam still published"; fi
 done
@@ -222,9 +273,13 @@ grep -q 'libfake-nvml-old.so lacks nvmlDeviceGetTotalEnergyConsumption, nvmlGpmQ
 	fail "old: missing entry points not named"
 last=$(grep gpu_name "$T/old.jsonl" | tail -n 1)
 grep -qF '"gpu_power_draw.0":250.5' <<<"$last" || fail "old: the rest is not collected: $last"
-for k in gpu_energy_mj.0 sm_active_ratio.0 nvlink_tx_bytes.0; do
+for k in gpu_energy_mj.0 sm_active_ratio.0 nvlink_tx_bytes.0 xid_errors.0 xid_last.0 xid_errors.3; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "old: $k published without its entry point"; fi
 done
+grep -q 'lacks .*nvmlEventSetCreate, nvmlEventSetFree, nvmlDeviceRegisterEvents, nvmlEventSetWait_v2' "$T/old.log" ||
+	fail "old: missing event entry points not named"
+# without GPM on the whole driver, GPU 0's NVLink comes from the field values too (no lines: absent), GPU 3's is there
+grep -qF '"nvlink_tx_bytes.3":2097152' <<<"$last" || fail "old: NVLink from the field values: $last"
 
 # ---- no library: said once, the daemon runs on, no GPU series ----
 run_daemon none --nvml_library="$T/no-such-libnvidia-ml.so.1" --kernel_monitor_reporting_interval_s=1

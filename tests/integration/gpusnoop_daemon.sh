@@ -11,32 +11,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/gpusnoop.sh"
 
-# BPF refused here: skip before starting anything else
-sleep 30 &
-sleeper=$!
-pids+=("$sleeper")
-rc=0
-"$DYNO" gpusnoop --pid "$sleeper" --duration 0.01 --lib "$BUILD/libcudart-fake.so" >/dev/null 2>"$tmp/err" || rc=$?
-if [ "$rc" -eq 4 ]; then
-	echo "skip: BPF refused here ($(tail -n 1 "$tmp/err"))"
-	exit 77
-fi
+skip_unless_bpf
 
-# start_daemon NAME [FLAGS...]: dynolog on a free port; sets port_NAME
-start_daemon() {
-	local name=$1
-	shift
-	"$DYNOLOG" --port=0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-	pids+=($!)
-	local p=
-	for _ in $(seq 300); do
-		p=$(sed -n 's/.*RPC server listening on .* port \([0-9]*\).*/\1/p' "$tmp/$name.err")
-		[ -n "$p" ] && break
-		sleep 0.1
-	done
-	[ -n "$p" ] || { echo "daemon $name did not start"; cat "$tmp/$name.err"; exit 1; }
-	eval "port_$name=$p"
-}
 mkdir "$tmp/out"
 start_daemon d --trace_path_prefixes="$tmp/out" --gpusnoop_max_sessions=1 --gpusnoop_max_duration_s=60
 ask() { "$DYNO" gpusnoop --hostname 127.0.0.1 --port "$port_d" "$@"; }
@@ -62,7 +38,7 @@ for _ in $(seq 300); do
 	grep -q "gpusnoop session 1: gpusnoop: watching pid $leaky" "$tmp/d.err" && break
 	sleep 0.1
 done
-grep -q "gpusnoop session 1: gpusnoop: watching pid $leaky: 26 probes" "$tmp/d.err" || { cat "$tmp/d.err"; exit 1; }
+grep -q "gpusnoop session 1: gpusnoop: watching pid $leaky: 35 probes" "$tmp/d.err" || { cat "$tmp/d.err"; exit 1; }
 
 # while it runs: one session at most, the daemon still answers
 expect_refusal 'refused: 1 gpusnoop sessions are running already \(--gpusnoop_max_sessions\)' \
@@ -80,7 +56,7 @@ done
 grep -q "gpusnoop session 1 (pid $leaky watched) ended: exit 0 (report written), report in $tmp/out/report.txt" "$tmp/d.err" ||
 	{ cat "$tmp/d.err"; exit 1; }
 cat "$tmp/out/report.txt"
-grep -q "^gpusnoop: pid $leaky, .* (process exited), 26 probes in 2 files$" "$tmp/out/report.txt"
+grep -q "^gpusnoop: pid $leaky, .* (process exited), 35 probes in 2 files$" "$tmp/out/report.txt"
 grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$tmp/out/report.txt"
 grep -q '^synchronisations: 8 ' "$tmp/out/report.txt"
 group "$tmp/out/report.txt" 3145728 3 memory cudaMalloc leak_here tests/gpusnoop/leaky\\.c

@@ -13,7 +13,7 @@ set -euo pipefail
 # --lib naming a library it maps anyway (another path to the same file): probed once
 snoop "$tmp/report.txt" --trace "$tmp/trace.json" --lib "$BUILD/libcudart-fake.so"
 cat "$tmp/report.txt"
-grep -q '^gpusnoop: pid [0-9]*, .* (process exited), 20 probes in 2 files$' "$tmp/report.txt"
+grep -q '^gpusnoop: pid [0-9]*, .* (process exited), 29 probes in 2 files$' "$tmp/report.txt"
 grep -q '^lost: 0 records dropped (ring buffer full), 0 calls untracked' "$tmp/report.txt"
 grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$tmp/report.txt"
 grep -q '^never freed (handles): 2097152 bytes in 1 allocations ' "$tmp/report.txt"
@@ -41,8 +41,12 @@ last=$(grep '"ph":"C"' "$tmp/trace.json" | tail -n 1)
 ts=$(sed -n 's/.*"ts":\([0-9]*\)\..*/\1/p' <<<"$last")
 now=$(date +%s)
 [ $((ts / 1000000 - now)) -lt 600 ] && [ $((now - ts / 1000000)) -lt 600 ] || { echo "ts $ts is not us of now ($now s)"; exit 1; }
+# per device: leaky never names one (unknown), but for its pinned host memory
+grep '"name":"gpusnoop bytes on device unknown","ph":"C"' "$tmp/trace.json" | tail -n 1 | grep -q '"args":{"bytes":5273417}}'
+grep '"name":"gpusnoop bytes on device host","ph":"C"' "$tmp/trace.json" | tail -n 1 | grep -q '"args":{"bytes":777}}'
+[ "$(grep -o '"name":"gpusnoop bytes on device [^"]*"' "$tmp/trace.json" | sort -u | wc -l)" -eq 2 ]
 # a point per allocation (28) and per matched free (10), and the closing one
-[ "$(grep -c '"ph":"C"' "$tmp/trace.json")" -eq 39 ]
+[ "$(grep -c '"name":"gpusnoop outstanding bytes","ph":"C"' "$tmp/trace.json")" -eq 39 ]
 
 # --format json: the same figures, valid JSON
 snoop "$tmp/report.json" --format json

@@ -8,17 +8,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/gpusnoop.sh"
 
-# wait_for FILE PATTERN: up to 30 s for a line matching PATTERN (grep -E)
-wait_for() {
-	for _ in $(seq 300); do
-		grep -Eq "$2" "$1" && return 0
-		sleep 0.1
-	done
-	echo "no '$2' in $1:"
-	cat "$1"
-	exit 1
-}
-
 SNOOP_CMD="env LEAKY_HOLD=1 $BUILD/gpusnoop-leaky" snoop_start "$tmp/live.txt" --live --events mem,launch,sync --top 3
 snoop_go
 wait_for "$tmp/prog.out" '^done$'
@@ -47,12 +36,8 @@ if ! command -v script >/dev/null; then
 	echo "(no script(1): the terminal case is not checked)"
 	exit 0
 fi
-mkfifo "$tmp/go2"
-LEAKY_HOLD=1 "$BUILD/gpusnoop-leaky" <"$tmp/go2" >"$tmp/prog2.out" &
-prog2=$!
-pids+=("$prog2")
-exec 8>"$tmp/go2"
-wait_ready "$tmp/prog2.out"
+start_leaky prog2
+prog2=$leaky
 script -qec "$DYNO gpusnoop --pid $prog2 --top 2" /dev/null </dev/null >"$tmp/tty.txt" 2>&1 &
 pids+=($!)
 wait_for "$tmp/tty.txt" '^gpusnoop: watching'

@@ -8,7 +8,9 @@
 # - --torch on a stand-in for PyTorch's caching allocator
 #   (libc10_cuda-fake.so, its C++ symbols): block-level leaks (torch space)
 #   apart from the segments the cache holds (memory space), with and
-#   without the cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1);
+#   without the cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1); C++ frames
+#   demangled in the leak stacks and the sync stacks (and kept mangled
+#   beside in the JSON);
 # - --torch where no allocator is mapped: said, and the rest still probed.
 set -euo pipefail
 . "$(dirname "$0")/lib/gpusnoop.sh"
@@ -45,14 +47,26 @@ grep -q '"leaked":{"memory":{"bytes":2097152,"count":1,.*"torch":{"bytes":2000,"
 grep -q '{"bytes":2000,"count":2,"space":"torch","via":\["NativeCachingAllocator::allocate"\],"stack":\[{"addr":"0x[0-9a-f]*","function":"leak_tensors",' "$tmp/torch.txt"
 # allocate -> malloc is one block (nested), raw_alloc -> malloc too: 4 torch + 1 segment
 grep -q '"allocations":5,"frees":2,"unmatched_frees":0,' "$tmp/torch.txt"
+# the JSON frame: demangled, with the mangled symbol beside
+grep -q '"function":"c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void\*\*, signed char, unsigned long, CUstream_st\*)","offset":[0-9]*,"symbol":"_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator6mallocEPPvamP11CUstream_st",' "$tmp/torch.txt"
 
 # without the cache: each tensor is its own cudaMalloc, freed by
 # uncached_delete (found in .symtab); raw_alloc still caches
-SNOOP_CMD="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 $torchy torch $lib/libc10_cuda-fake.so" snoop "$tmp/nocache.txt" --torch
+SNOOP_CMD="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 $torchy torch $lib/libc10_cuda-fake.so" snoop "$tmp/nocache.txt" --torch \
+	--events mem,sync
 cat "$tmp/nocache.txt"
 grep -q '^never freed (torch): 2000 bytes in 2 allocations ' "$tmp/nocache.txt"
 grep -q '^never freed (memory): 2099152 bytes in 3 allocations ' "$tmp/nocache.txt"
-grep -A1 -x '2000 bytes in 2 allocations (memory) via cudaMalloc' "$tmp/nocache.txt" | grep -q 'NativeCachingAllocator8allocateEm'
+# C++ frames demangled (libstdc++'s __cxa_demangle)
+grep -A1 -x '2000 bytes in 2 allocations (memory) via cudaMalloc' "$tmp/nocache.txt" |
+	grep -q '^    c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long) (.*tests/gpusnoop/c10_cuda_fake\.c:[0-9]*)$'
+if grep -q '_ZN' "$tmp/nocache.txt"; then echo "a frame left mangled"; exit 1; fi
+# and in the sync stacks: torchy's two c10::cuda::device_synchronize() calls
+grep -q '^synchronisations: 2 .*cudaDeviceSynchronize 2,' "$tmp/nocache.txt"
+[ "$(grep -A1 -E '^1 synchronisations .* via cudaDeviceSynchronize$|^2 synchronisations .* via cudaDeviceSynchronize$' "$tmp/nocache.txt" |
+	grep -Ec '^    c10::cuda::device_synchronize\(\) \(.*tests/gpusnoop/c10_cuda_fake\.c:[0-9]+\)$')" -ge 1 ]
+[ "$(grep -A1 -E '^[0-9]+ synchronisations ' "$tmp/nocache.txt" | grep -c '^    ')" -eq \
+	"$(grep -A1 -E '^[0-9]+ synchronisations ' "$tmp/nocache.txt" | grep -c '^    c10::cuda::device_synchronize() (')" ]
 grep -A1 -x '2000 bytes in 2 allocations (torch) via NativeCachingAllocator::allocate' "$tmp/nocache.txt" | grep -q '^    leak_tensors ('
 
 # --torch where no allocator is mapped: every missing function named,

@@ -10,8 +10,11 @@
 #     the flood's job, whose processes never poll again (4 MiB cap reached:
 #     the rest are "not triggered");
 #   - RPC: bench/soak's slow readers (getProcesses answers, 1000 processes,
-#     pipelined and never read, beyond the 256 slots) until the 8 MiB
-#     max_held drops connections;
+#     never read, beyond the 256 slots) and clients that announce a request
+#     of 1,000,000 bytes, send 900,000 and stall (a pipelining slow reader
+#     no longer gets answers built past the first one or two, docs/rpc.md:
+#     what the daemon holds for it is mostly in the kernel), until max_held
+#     drops connections;
 #   - OTLP: the endpoint is down, so payloads queue until dropped.
 # Three caps cannot be reached reliably in a bounded time and are scaled:
 # RPC's 8 MiB in all (the kernel's socket buffers absorb most unread
@@ -96,10 +99,30 @@ rpc "{\"fn\":\"setKinetOnDemandRequest\",\"config\":\"ACTIVITIES_DURATION_MSECS=
 wait_for grep -q 'matched processes not triggered: undelivered configs already take' "$WORK/daemon.log" ||
 	fail "pending configs did not reach their cap"
 
-# RPC slow readers (and the OTLP queue filling meanwhile)
+# RPC slow readers and stalled big requests (and the OTLP queue filling
+# meanwhile)
+cat >"$WORK/stall.py" <<'PY'
+import socket, struct, sys, time
+port, end = int(sys.argv[1]), time.time() + float(sys.argv[2])
+held = []
+while time.time() < end:
+    s = socket.create_connection(("127.0.0.1", port))
+    try:
+        s.sendall(struct.pack("<i", 1000000) + b" " * 900000)  # never finished
+    except OSError:
+        pass  # dropped by the daemon already (over max_held, or evicted)
+    held.append(s)
+    if len(held) > 16:
+        held.pop(0).close()
+    time.sleep(0.5)
+PY
+"$PY" "$WORK/stall.py" "$PORT" 15 >"$WORK/stall.log" 2>&1 &
+KIDS+=($!)
 "$SOAK" --pid="$DPID" --rpc_port="$PORT" --prom_port="$PROM" --ipc_name="$IPCNAME" --json_log="$WORK/ticks.json" \
 	--seconds=15 --interval_s=1 --slow_conns=200 --abuse=slow,prom >"$WORK/soak.log" 2>&1 ||
 	fail "soak driver: $(tail -n 20 "$WORK/soak.log")"
+for p in "${KIDS[@]}"; do wait "$p" || fail "stalled requests: $(cat "$WORK/stall.log")"; done
+KIDS=()
 grep -q 'dropping clients that do not read their answers (memory for connections over the limit)' "$WORK/daemon.log" ||
 	fail "RPC max_held was not reached"
 metrics=$(exec 3<>"/dev/tcp/127.0.0.1/$PROM" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3)

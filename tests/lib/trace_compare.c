@@ -42,6 +42,10 @@ bool trace_rank_same(const struct trace_rank *a, const struct trace_rank *b, str
 	if (a->n != b->n)
 		DIFF("rows: %zu vs %zu", a->n, b->n);
 	for (size_t c = 0; c < TRACE_NCOLS && a->n; c++) {
+		if (trace_col_kept(a, c) != trace_col_kept(b, c))
+			DIFF("column %s kept by one rank only", trace_columns[c].name);
+		if (!trace_col_kept(a, c))
+			continue;
 		size_t i = first_diff(trace_col_data(a, c), trace_col_data(b, c), trace_columns[c].size, a->n);
 		if (i < a->n)
 			DIFF("column %s differs at row %zu (event %u)", trace_columns[c].name, i, a->idx ? a->idx[i] : 0);

@@ -550,6 +550,103 @@ TEST(loop_budget_never_drops_edge_triggered_events)
 	close(et[1]);
 }
 
+/* Three descriptors that stay ready, each callback over the batch's
+ * budget (11 ms against 10), so every batch runs exactly one of them. */
+struct turn_state {
+	char log[16];
+	int n, fd[3];
+};
+
+static void turn_io(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	(void)ev;
+	struct turn_state *s = ud;
+	for (int i = 0; i < 3; i++)
+		if (fd == s->fd[i])
+			s->log[s->n++] = (char)('A' + i);
+	struct timespec ts = {0, 11 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	if (s->n >= 9)
+		ev_stop(l);
+}
+
+TEST(loop_budget_lets_busy_descriptors_take_turns)
+{
+	struct turn_state s = {0};
+	int p[3][2];
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	for (int i = 0; i < 3; i++) {
+		REQUIRE(pipe(p[i]) == 0);
+		REQUIRE(write(p[i][1], "x", 1) == 1);
+		s.fd[i] = p[i][0];
+		REQUIRE(ev_io_add(l, p[i][0], EPOLLIN, turn_io, &s) == 0);
+	}
+	CHECK(ev_run(l) == 0);
+	/* epoll returns the three in the same order every time; a batch that
+	 * always started at the top ran the first one only: "AAAAAAAAA" */
+	int runs[3] = {0};
+	for (int i = 0; i < s.n; i++)
+		runs[s.log[i] - 'A']++;
+	if (runs[0] != 3 || runs[1] != 3 || runs[2] != 3)
+		test_fail(__FILE__, __LINE__, "descriptors did not take turns: %s", s.log);
+	ev_loop_free(l);
+	for (int i = 0; i < 3; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+
+/* Three descriptors that stay ready; each batch lets one of them work and
+ * the others defer (ev_defer: a handler's own budget, like the RPC
+ * server's turn).  No clock involved. */
+struct defer_state {
+	char log[16];
+	int n, fd[3];
+	uint64_t worked_in; /* the wake-up in which one worked */
+};
+
+static void defer_io(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	(void)ev;
+	struct defer_state *s = ud;
+	if (s->n && s->worked_in == ev_wakeups(l)) {
+		ev_defer(l);
+		return;
+	}
+	s->worked_in = ev_wakeups(l);
+	for (int i = 0; i < 3; i++)
+		if (fd == s->fd[i])
+			s->log[s->n++] = (char)('A' + i);
+	if (s->n >= 9)
+		ev_stop(l);
+}
+
+TEST(loop_deferred_work_takes_turns)
+{
+	struct defer_state s = {0};
+	int p[3][2];
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	for (int i = 0; i < 3; i++) {
+		REQUIRE(pipe(p[i]) == 0);
+		REQUIRE(write(p[i][1], "x", 1) == 1);
+		s.fd[i] = p[i][0];
+		REQUIRE(ev_io_add(l, p[i][0], EPOLLIN, defer_io, &s) == 0);
+	}
+	CHECK(ev_run(l) == 0);
+	int runs[3] = {0};
+	for (int i = 0; i < s.n; i++)
+		runs[s.log[i] - 'A']++;
+	if (runs[0] != 3 || runs[1] != 3 || runs[2] != 3)
+		test_fail(__FILE__, __LINE__, "deferred descriptors did not take turns: %s", s.log);
+	ev_loop_free(l);
+	for (int i = 0; i < 3; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+
 static void never(struct ev_loop *l, struct ev_timer *t, void *ud)
 {
 	(void)l;

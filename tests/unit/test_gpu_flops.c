@@ -3,6 +3,7 @@
  * its bounds checks, the model-name rule) and the FLOPs/s arithmetic
  * (gpu_flops.c), against values computed by hand.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -286,4 +287,19 @@ TEST(gpu_peaks_survives_damage)
 	}
 	CHECK(parsed > 0 && refused > 0); /* both outcomes were exercised */
 	buf_free(&src);
+}
+
+/* The published resolutions (gpu_flops.h): the doubles of short decimals,
+ * rounded as printf rounds */
+TEST(gpu_flops_published_resolution)
+{
+	CHECK(gpu_round_ratio(0.25123456789) == 0.2512);
+	CHECK(gpu_round_ratio(0.5) == 0.5);
+	CHECK(gpu_round_ratio(0.99996) == 1.0);
+	CHECK(gpu_round_ratio(0.0) == 0.0);
+	CHECK(gpu_round_sig4(549186680327868.88) == 549200000000000.0);
+	CHECK(gpu_round_sig4(68637500000000.0) == 68640000000000.0);
+	CHECK(gpu_round_sig4(0.0) == 0.0);
+	CHECK(gpu_round_sig4(1e-3) == 1e-3);
+	CHECK(isnan(gpu_round_sig4(NAN)));
 }

@@ -19,6 +19,7 @@
 
 #include "gpusnoop/elfsym.h"
 #include "gpusnoop/calls.h"
+#include "gpusnoop/demangle.h"
 #include "gpusnoop/ledger.h"
 #include "gpusnoop/probes.h"
 #include "test.h"
@@ -244,6 +245,47 @@ TEST(gpusnoop_ledger)
 	ledger_free(&l);
 }
 
+static int dev_ev(struct ledger *l, uint32_t type, uint64_t ptr, uint64_t size, uint32_t space, int32_t device)
+{
+	struct snoop_event e = {.type = type, .fn = FN_CUDA_MALLOC, .ts_ns = 1, .ptr = ptr, .size = size, .space = space,
+				.device = device};
+	return ledger_event(l, &e, sizeof(e));
+}
+
+/* the per-device bytes: device memory and handles only, each free from its allocation's device */
+TEST(gpusnoop_ledger_devices)
+{
+	struct ledger l;
+	ledger_init(&l);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x10, 100, SPACE_PTR, 1), 1);
+	CHECK_INT(l.last_dev_slot, LEDGER_SLOT_DEV0 + 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x20, 200, SPACE_HANDLE, 1), 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x30, 300, SPACE_PTR, DEV_HOST), 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x40, 400, SPACE_PTR, DEV_UNKNOWN), 1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x50, 500, SPACE_PTR, LEDGER_MAX_DEVICES), 1); /* beyond the table: unknown */
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x60, 600, SPACE_MAP, 1), 1);                  /* the same bytes again: not counted */
+	CHECK_INT(l.last_dev_slot, -1);
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x70, 700, SPACE_TORCH, 2), 1);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_DEV0 + 1], 300);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_HOST], 300);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_UNKNOWN], 900);
+	CHECK(!ledger_dev_seen(&l, LEDGER_SLOT_DEV0 + 2));
+	/* a free, whatever device its record says, leaves the allocation's device */
+	CHECK_INT(dev_ev(&l, EV_FREE, 0x10, 0, SPACE_PTR, DEV_UNKNOWN), 1);
+	CHECK_INT(l.last_dev_slot, LEDGER_SLOT_DEV0 + 1);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_DEV0 + 1], 200);
+	CHECK_INT(l.dev_bytes[LEDGER_SLOT_UNKNOWN], 900);
+	CHECK(ledger_dev_seen(&l, LEDGER_SLOT_DEV0 + 1));
+	/* a device below DEV_HOST is no device: the record is invalid */
+	CHECK_INT(dev_ev(&l, EV_ALLOC, 0x80, 1, SPACE_PTR, DEV_HOST - 1), -1);
+	CHECK_INT(l.invalid, 1);
+	char tmp[16];
+	CHECK_STR(ledger_dev_name(LEDGER_SLOT_DEV0 + 3, tmp, sizeof(tmp)), "3");
+	CHECK_STR(ledger_dev_name(LEDGER_SLOT_HOST, tmp, sizeof(tmp)), "host");
+	CHECK_STR(ledger_dev_name(LEDGER_SLOT_UNKNOWN, tmp, sizeof(tmp)), "unknown");
+	ledger_free(&l);
+}
+
 static int sync_ev(struct calls *c, uint32_t fn, int32_t stack, uint64_t ns)
 {
 	struct snoop_event e = {.type = EV_SYNC, .fn = fn, .tid = 1, .stack_id = stack, .ts_ns = 1000, .size = ns};
@@ -341,4 +383,35 @@ TEST(gpusnoop_uprobe_check)
 	REQUIRE(system(p) == 0);
 	CHECK(probe_kernel_has_uprobes(root, &why));
 	buf_free(&why);
+}
+
+/* C++ names through libstdc++'s demangler; anything else left alone */
+TEST(gpusnoop_demangle)
+{
+	char *d = demangle("_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator8allocateEm");
+	REQUIRE(d);
+	CHECK_STR(d, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)");
+	free(d);
+	d = demangle("_ZN3c104cuda20CUDACachingAllocator6NativeL15uncached_deleteEPv");
+	REQUIRE(d);
+	CHECK_STR(d, "c10::cuda::CUDACachingAllocator::Native::uncached_delete(void*)");
+	free(d);
+	CHECK(!demangle("cudaMalloc"));       /* a C name */
+	CHECK(!demangle(NULL));
+	CHECK(!demangle("_Z"));               /* not a valid one */
+	CHECK(!demangle("_ZN3foo"));
+	CHECK(!demangle("_ZZZZZZ\xff\x01"));
+	/* too long: left mangled, not handed to the demangler */
+	char *big = xmalloc(DEMANGLE_MAX_IN + 2);
+	memset(big, 'v', DEMANGLE_MAX_IN + 1);
+	memcpy(big, "_Z1fv", 5);
+	big[DEMANGLE_MAX_IN + 1] = 0;
+	CHECK(!demangle(big));
+	big[DEMANGLE_MAX_IN - 1] = 0; /* _Z1f and then v...: f(void, void, ...) is not valid either, but asked */
+	free(demangle(big));
+	free(big);
+	d = demangle("_Z1fv");
+	REQUIRE(d);
+	CHECK_STR(d, "f()");
+	free(d);
 }

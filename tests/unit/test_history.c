@@ -288,11 +288,14 @@ TEST(history_blocks_grow_and_are_freed)
 	 * two; not growing with the 5000 ticks */
 	CHECK(most > 0 && most < 5 * 1024);
 	/* a key that stops: its blocks go with its last point */
-	size_t with = history_bytes(h);
+	size_t with = history_key_bytes(h, "cpu_util");
+	CHECK(with > 0 && with < prev);
 	for (int t = 3601; t < 3601 + 3601; t++)
 		add_key(h, 1764000000000 + t * 1000ll, "other", 1);
 	CHECK_INT(history_series(h), 1);
-	CHECK(history_bytes(h) <= with); /* only "other" and the tick log */
+	CHECK_INT(history_key_bytes(h, "cpu_util"), 0);
+	CHECK(history_key_bytes(h, "other") <= with); /* the same hour of a steady key */
+	CHECK(history_bytes(h) <= 2 * with + 1100);     /* and the tick log's, a block older at most */
 	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"cpu_util\"]}", 1764000000000 + 7202 * 1000ll);
 	CHECK_STR(r, "{\"interval_s\":1,\"metrics\":{},\"window_s\":3600}");
 	free(r);
@@ -562,5 +565,58 @@ TEST(history_bad_cursors)
 	CHECK_STR(r, "{\"interval_s\":10,\"metrics\":{\"cpu_util\":[[30000,3],[40000,4]],\"rx_bytes.eth0\":[[0,0.0],"
 		     "[10000,1],[20000,2],[30000,3],[40000,4]]},\"window_s\":60}");
 	free(r);
+	history_free(h);
+}
+
+/* Values that switch a key's coding (tsz.h: decimal scales, raw doubles)
+ * come back bit for bit: every point of the answer, read back with strtod
+ * (the writer's shortest round-trip form), is the value that went in; and
+ * a key of decimal readings takes a fraction of a raw key's bytes. */
+TEST(history_decimal_coding_is_exact_and_small)
+{
+	enum { N = 3000 };
+	static const double odd[] = {0.0, 1, 5, 2.5, 312.456, 1.0 / 3, 7, 0.1234, -0.0, 85899345920.0, 1.234e14,
+				     9.876e13, 1e-9, 4503599627370497.0, 9007199254740993.0, 1e300, -1e-300, 12.5};
+	enum { NODD = sizeof odd / sizeof odd[0] };
+	static double in[3][N];
+	static const char *const keys[3] = {"mix", "ratio", "same_ratio_raw"};
+	struct history *h = history_new(N + 10, 1, 0, 100);
+	struct frame f;
+	frame_init(&f);
+	for (int t = 0; t < N; t++) {
+		in[0][t] = t % 7 == 3 ? (double)rnd() / 7.0 : odd[(t * 5 + t / NODD) % NODD];
+		in[1][t] = (double)(8000 + (int64_t)(rnd() % 1001)) / 1e4; /* a GPM ratio to 1e-4 */
+		in[2][t] = in[1][t] + 1e-12 * (double)(rnd() % 1000 + 1);   /* the same with noise digits */
+		frame_reset(&f, (1764000000000 + t * 1000ll) * 1000000);
+		for (int k = 0; k < 3; k++)
+			frame_float(&f, keys[k], in[k][t]);
+		history_add(h, &f);
+	}
+	frame_free(&f);
+	char *r = rpc(h, "{\"fn\":\"getMetrics\"}", 1764000000000 + N * 1000ll);
+	struct json_doc d;
+	struct json_error e;
+	REQUIRE(json_parse(r, strlen(r), &d, &e));
+	const struct json_value *m = json_get(d.root, "metrics");
+	REQUIRE(m && m->type == JV_OBJECT);
+	for (int k = 0; k < 3; k++) {
+		const struct json_value *a = json_get(m, keys[k]);
+		REQUIRE(a && a->type == JV_ARRAY);
+		CHECK_INT(a->len, N);
+		for (uint32_t i = 0; i < a->len && i < N; i++) {
+			double got = strtod(a->u.items[i].u.items[1].u.num.raw, NULL);
+			if (memcmp(&got, &in[k][i], sizeof got) != 0) {
+				test_fail(__FILE__, __LINE__, "%s point %u: got %s, want %.17g", keys[k], i,
+					  a->u.items[i].u.items[1].u.num.raw, in[k][i]);
+				break;
+			}
+		}
+	}
+	json_doc_free(&d);
+	free(r);
+	/* +-500 at 1e-4: ~14 bits a point against ~60 for the same readings with noise digits */
+	size_t dec = history_key_bytes(h, "ratio"), raw = history_key_bytes(h, "same_ratio_raw");
+	CHECK(dec > 0 && dec * 8 < (size_t)N * 16);
+	CHECK(raw > 3 * dec);
 	history_free(h);
 }

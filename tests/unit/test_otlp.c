@@ -372,6 +372,7 @@ TEST(otlp_bad_endpoint)
 /* ---------- end to end: the real dynolog binary pushing to our receiver ---------- */
 
 #include <limits.h>
+#include <math.h>
 #include <time.h>
 
 static bool dynolog_path(char *out, size_t cap)
@@ -528,9 +529,30 @@ static int count_attr(const struct json_value *dp, const char *k)
 	return n;
 }
 
+/* GPU 0's data point of every metric named name (several frame keys share
+ * one OTLP metric) whose fixed attribute fk is fv (fk NULL: any) */
+static const struct json_value *gpu0_point(const struct json_value *root, const char *name, const char *fk,
+					   const char *fv)
+{
+	const struct json_value *ms = json_get(
+		&json_get(&json_get(root, "resourceMetrics")->u.items[0], "scopeMetrics")->u.items[0], "metrics");
+	for (uint32_t i = 0; ms && i < ms->len; i++) {
+		const char *n;
+		if (!json_get_str(&ms->u.items[i], "name", &n, NULL) || strcmp(n, name) != 0)
+			continue;
+		const struct json_value *g = json_get(&ms->u.items[i], "gauge");
+		const struct json_value *dps = json_get(g ? g : json_get(&ms->u.items[i], "sum"), "dataPoints");
+		for (uint32_t k = 0; dps && k < dps->len; k++)
+			if (has_attr(&dps->u.items[k], "hw.id", "GPU-abc") && (!fk || has_attr(&dps->u.items[k], fk, fv)))
+				return &dps->u.items[k];
+	}
+	return NULL;
+}
+
 /* The real daemon with the fake NVML (build/libfake-nvml.so) pushing to our
  * receiver: GPU data points carry the OpenTelemetry hardware conventions'
- * attributes, and the FLOPs/s estimate arrives. */
+ * attributes, every GPU metric arrives under its semantic-convention name
+ * (docs/metrics.md's OTLP column) in base units, and the FLOPs/s estimate. */
 TEST(otlp_gpu_semconv_end_to_end)
 {
 	char bin[PATH_MAX + 16], lib[PATH_MAX + 32], cwd[PATH_MAX];
@@ -544,6 +566,9 @@ TEST(otlp_gpu_semconv_end_to_end)
 	REQUIRE(sf);
 	fputs("gpus 2\nname 0 NVIDIA H100 80GB HBM3\nuuid 0 GPU-abc\nmem 0 100:40\nclock_sm 0 1830\n"
 	      "gpm 0 5 100\ngpm 0 13 0\ngpm 0 12 0\ngpm 0 11 0\npower 0 300000\n"
+	      "util 0 60:25\nenergy 0 1000,3500\nclock_mem 0 2619\ntemp 0 45\npcie_tx 0 1000\npcie_rx 0 2000\n"
+	      "ecc_corr 0 0,2\necc_uncorr 0 0\nthrottle 0 4\nxid 0 -,79\ngpm 0 1 80\ngpm 0 2 50\ngpm 0 3 25\n"
+	      "gpm 0 4 3\ngpm 0 10 33\ngpm 0 60 100\ngpm 0 61 200\n"
 	      "name 1 NVIDIA H100 80GB HBM3\nuuid 1 GPU-def\nmig 1 1\n"
 	      "name 1/mig0 NVIDIA H100 80GB HBM3 MIG 1g.10gb\nuuid 1/mig0 MIG-x\nmem 1/mig0 10:5\n",
 	      sf);
@@ -601,5 +626,48 @@ TEST(otlp_gpu_semconv_end_to_end)
 	CHECK_NEAR(json_value_f64(json_get(point(fl, "hw.id", "GPU-abc"), "asDouble")), 989.4e12, 1e-12);
 	const char *unit;
 	CHECK(json_get_str(fl, "unit", &unit, NULL) && strcmp(unit, "{flop}/s") == 0);
+	/* every other GPU metric of the second GPU tick (the first with GPM and increments) */
+	static const struct {
+		const char *name, *fk, *fv;
+		double want;
+	} every[] = {
+		{"hw.gpu.utilization", "hw.gpu.task", "general", 0.6},
+		{"dynolog.gpu.memory.controller.utilization", NULL, NULL, 0.25},
+		{"hw.gpu.memory.limit", NULL, NULL, 100},
+		{"hw.power", "hw.type", "gpu", 300},
+		{"hw.energy", "hw.type", "gpu", 2.5},
+		{"dynolog.gpu.sm_clock", NULL, NULL, 1830e6},
+		{"dynolog.gpu.memory_clock", NULL, NULL, 2619e6},
+		{"hw.temperature", "hw.type", "gpu", 45},
+		{"dynolog.gpu.pcie.throughput", "network.io.direction", "transmit", 1024000},
+		{"dynolog.gpu.pcie.throughput", "network.io.direction", "receive", 2048000},
+		{"hw.errors", "error.type", "ecc_corrected", 2},
+		{"hw.errors", "error.type", "ecc_uncorrected", 0},
+		{"hw.errors", "error.type", "xid", 1},
+		{"dynolog.gpu.xid.last", NULL, NULL, 79},
+		{"dynolog.gpu.clocks_throttle_reasons", NULL, NULL, 4},
+		{"hw.gpu.utilization", "hw.gpu.task", "graphics_engine", 0.8},
+		{"dynolog.gpu.sm.utilization", NULL, NULL, 0.5},
+		{"dynolog.gpu.sm.occupancy", NULL, NULL, 0.25},
+		{"dynolog.gpu.pipe.utilization", "pipe", "tensor", 1},
+		{"dynolog.gpu.pipe.utilization", "pipe", "fp16", 0},
+		{"dynolog.gpu.pipe.utilization", "pipe", "fp32", 0},
+		{"dynolog.gpu.pipe.utilization", "pipe", "fp64", 0},
+		{"dynolog.gpu.pipe.utilization", "pipe", "integer", 0.03},
+		{"dynolog.gpu.memory.bandwidth.utilization", NULL, NULL, 0.33},
+		{"dynolog.gpu.nvlink.throughput", "network.io.direction", "transmit", 209715200},
+		{"dynolog.gpu.nvlink.throughput", "network.io.direction", "receive", 104857600},
+		{"dynolog.gpu.flops.utilization", NULL, NULL, 1},
+	};
+	for (size_t i = 0; i < sizeof every / sizeof every[0]; i++) {
+		const struct json_value *dp = gpu0_point(doc.root, every[i].name, every[i].fk, every[i].fv);
+		const struct json_value *v = dp ? json_get(dp, "asDouble") : NULL;
+		if (!v)
+			v = dp ? json_get(dp, "asInt") : NULL;
+		double got = v ? json_value_f64(v) : NAN;
+		if (!(fabs(got - every[i].want) <= 1e-9 * fabs(every[i].want)))
+			test_fail(__FILE__, __LINE__, "OTLP %s{%s=%s} of GPU 0: got %g, want %g", every[i].name,
+				  every[i].fk ? every[i].fk : "", every[i].fv ? every[i].fv : "", got, every[i].want);
+	}
 	json_doc_free(&doc);
 }

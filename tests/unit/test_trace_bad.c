@@ -606,8 +606,8 @@ static char *write_big(const char *name, int kind, size_t cut_pct)
 			   1000 + i * 20 + 1, i);
 		buf_printf(&b, "\n  },\n  {\n    \"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"pid\": 0, "
 			       "\"tid\": 7,\n    \"ts\": %d.5, \"dur\": 10.25,\n    \"args\": {\"stream\": 7, "
-			       "\"correlation\": %d, \"padding\": \"%0100d\"}\n  }",
-			   i % 50, 1000 + i * 20 + 6, i, i);
+			       "\"correlation\": %d, \"est. achieved occupancy %%\": %d, \"padding\": \"%0100d\"}\n  }",
+			   i % 50, 1000 + i * 20 + 6, i, i % 101, i);
 	}
 	buf_puts(&b, "\n],\n\"deviceProperties\": [");
 	if (kind == 2)
@@ -690,6 +690,41 @@ TEST(trace_huge_pages_same_model)
 	trace_rank_free(b);
 	trace_rank_free(c);
 	trace_rank_free(d);
+	buf_free(&err);
+	buf_free(&why);
+	free(p);
+}
+
+/* The optional occupancy column through the two-thread parse: the
+ * helper's column is merged like the others, and the values are the
+ * file's (kernel i has i % 101). */
+TEST(trace_two_thread_parse_occupancy)
+{
+	char *p = write_big("big_occ.json", 0, 0);
+	struct trace_load_opts o1 = {.threads = 1, .keep_kernel_occupancy = true}, o2 = o1;
+	o2.threads = 2;
+	struct buf err = BUF_INIT, why = BUF_INIT;
+	struct trace_rank *a = trace_rank_load(p, &o1, &err), *b = trace_rank_load(p, &o2, &err);
+	REQUIRE(a && b);
+	CHECK_INT(b->stats.parse_threads, 2);
+	CHECK(a->occupancy_kept && b->occupancy_kept && b->occupancy);
+	a->stats.parse_threads = b->stats.parse_threads; /* the one difference meant */
+	bool same = trace_rank_same(a, b, &why);
+	if (!same)
+		fprintf(stderr, "  %s\n", why.data);
+	CHECK(same);
+	size_t kernels = 0, bad = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		bool kernel = strcmp(trace_strtab_get(&b->strs, b->cat[i]), "kernel") == 0;
+		if (kernel)
+			bad += b->occupancy[i] != (float)(kernels++ % 101);
+		else
+			bad += !isnan(b->occupancy[i]);
+	}
+	CHECK_INT(kernels, 150000);
+	CHECK_INT(bad, 0);
+	trace_rank_free(a);
+	trace_rank_free(b);
 	buf_free(&err);
 	buf_free(&why);
 	free(p);

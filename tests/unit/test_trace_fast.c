@@ -78,7 +78,8 @@ static void check_file(const char *path, void *ctx)
 	static const struct trace_load_opts variants[3] = {
 		{.threads = 1},
 		{.threads = 1, .skip_cpu_ops = true, .no_flows = true, .no_counters = true},
-		{.threads = 1, .keep_python = true, .no_ns_rounding = true, .keep_event_waits = true},
+		{.threads = 1, .keep_python = true, .no_ns_rounding = true, .keep_event_waits = true,
+		 .keep_kernel_occupancy = true},
 	};
 	for (int v = 0; v < 3; v++) {
 		struct trace_load_opts fo = variants[v], so = variants[v];
@@ -135,6 +136,18 @@ static const struct {
 	{"{\"ph\":\"s\",\"id\":135071,\"pid\":1,\"tid\":1,\"ts\":5,\"cat\":\"ac2g\",\"name\":\"ac2g\"}", true},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":-0,\"dur\":0.000,\"pid\":-5,\"tid\":0}", true},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":null,\"dur\":null,\"cat\":null}", true},
+	/* the occupancy arg (the optional column): a number, anything else is
+	 * none, the last of two wins, in both paths */
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{\"stream\":7,"
+	 "\"est. achieved occupancy %\":63}}", true},
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{"
+	 "\"est. achieved occupancy %\":\"63\",\"stream\":7}}", true},
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{"
+	 "\"est. achieved occupancy %\":12.5,\"est. achieved occupancy %\":null}}", true},
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{"
+	 "\"est. achieved occupancy %\":[1],\"est. achieved occupancy %\":-3}}", true},
+	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{"
+	 "\"est. achieved occupancy %\":6.3e1}}", false},
 	/* declined: the tokenizer path decides */
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\\\"b\",\"ts\":1,\"dur\":1}", false},
 	{"{\"ph\":\"X\",\"cat\":\"kernel\",\"n\\u0061me\":\"k\",\"ts\":1,\"dur\":1}", false},
@@ -175,7 +188,7 @@ TEST(trace_fast_path_cases)
 	static const struct trace_load_opts variants[3] = {
 		{0},
 		{.skip_cpu_ops = true, .no_flows = true, .no_counters = true},
-		{.keep_event_waits = true},
+		{.keep_event_waits = true, .keep_kernel_occupancy = true},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		for (int v = 0; v < 3; v++) {

@@ -51,7 +51,8 @@ TEST(trace_compare_sees_every_column)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/traces/trace_filter/sampled_rank-0.json.gz", test_data_dir());
-	struct trace_load_opts o = {.threads = 1};
+	/* with the optional columns, so that every column is there */
+	struct trace_load_opts o = {.threads = 1, .keep_kernel_occupancy = true};
 	struct buf err = BUF_INIT, why = BUF_INIT;
 	struct trace_rank *a = trace_rank_load(path, &o, &err), *b = trace_rank_load(path, &o, &err);
 	REQUIRE(a && b && a->n > 10);

@@ -114,6 +114,7 @@ static const struct {
 	{DCGM_FI_DEV_MEM_COPY_UTIL, "gpu_memory_utilization", 1},
 	{DCGM_FI_DEV_FB_TOTAL, "gpu_memory_total_bytes", 1048576.0},
 	{DCGM_FI_DEV_FB_USED, "gpu_memory_used_bytes", 1048576.0},
+	{DCGM_FI_DEV_XID_ERRORS, "xid_last", 1},
 	{DCGM_FI_PROF_GR_ENGINE_ACTIVE, "graphics_engine_active_ratio", 1},
 	{DCGM_FI_PROF_SM_ACTIVE, "sm_active_ratio", 1},
 	{DCGM_FI_PROF_SM_OCCUPANCY, "sm_occupancy", 1},
@@ -306,7 +307,8 @@ static void put(struct dcgm_state *s, const char *key, dcgm_field_eid_t gpu, con
 	case DCGM_FT_DOUBLE:
 		if (v->value.dbl >= DCGM_FP64_BLANK || v->value.dbl != v->value.dbl)
 			return; /* blank / not supported / no permission: absent */
-		frame_float(&s->out, k, v->value.dbl * mul);
+		/* the profiling ratios at the NVML collector's resolution (gpu_flops.h) */
+		frame_float(&s->out, k, is_prof(v->fieldId) ? gpu_round_ratio(v->value.dbl * mul) : v->value.dbl * mul);
 		break;
 	case DCGM_FT_INT64:
 		if (v->value.i64 >= DCGM_INT64_BLANK)
@@ -540,8 +542,10 @@ static bool dcgm_apply(void **state, const void *old, const void *cfg, const str
 	if (!dl_load(&dcgm_lib, &e)) {
 		if (must)
 			log_warn("%s; --gpu_backend=dcgm: the daemon runs on without GPU metrics", e.data);
-		else
+		else if (strncmp(e.data, dcgm_lib.purpose, strlen(dcgm_lib.purpose)) == 0)
 			fall_back(s, "no DCGM library (libdcgm.so.4, libdcgm.so.3)");
+		else
+			fall_back(s, e.data); /* one was found, lacking entry points: name them */
 		buf_free(&e);
 		s->off = !must;
 		return true;

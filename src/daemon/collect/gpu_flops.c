@@ -18,7 +18,22 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* printf's decimal, read back: exactly the double a reader of the text
+ * gets (and the history's decimal coding recognizes) */
+static double round_fmt(const char *fmt, double v)
+{
+	if (!isfinite(v))
+		return v;
+	char t[64];
+	snprintf(t, sizeof t, fmt, v);
+	return strtod(t, NULL);
+}
+
+double gpu_round_ratio(double r) { return round_fmt("%.4f", r); }
+double gpu_round_sig4(double v) { return round_fmt("%.3e", v); }
 
 static bool ratio_ok(double v) { return isfinite(v) && v >= 0 && v <= 1.0001; }
 
@@ -82,8 +97,8 @@ bool gpu_flops_put(struct frame *f, size_t from, const char *suffix, const struc
 		return false;
 	char k[128];
 	snprintf(k, sizeof k, "gpu_flops.%s", suffix);
-	frame_float(f, k, o.flops);
+	frame_float(f, k, gpu_round_sig4(o.flops));
 	snprintf(k, sizeof k, "gpu_flops_peak_pct.%s", suffix);
-	frame_float(f, k, 100 * o.peak_ratio);
+	frame_float(f, k, round_fmt("%.2f", 100 * o.peak_ratio));
 	return true;
 }

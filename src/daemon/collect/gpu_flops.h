@@ -3,7 +3,8 @@
  * its SM clock and its model's peaks (gpu_peaks.h), shared by the GPU
  * backends (NVML/GPM, DCGM): both put upstream's keys (tensorcore_active,
  * fp16_active, fp32_active, fp64_active, gpu_frequency_mhz) in the frame,
- * and gpu_flops_put() reads them back and adds the estimate.  The rules
+ * and gpu_flops_put() reads them back and adds the estimate (at the
+ * resolution gpu_round_sig4 gives it).  The rules
  * (and what they cannot see) are in docs/metrics.md "FLOPs/s estimate".
  * Cost: a few comparisons and a scan of the device's frame values per tick.
  */
@@ -41,6 +42,17 @@ bool gpu_flops_estimate(const struct gpu_model *m, const struct gpu_flops_in *in
  * later, and when every input is there adds gpu_flops.SUFFIX (FLOP/s) and
  * gpu_flops_peak_pct.SUFFIX (%).  Returns whether it did. */
 bool gpu_flops_put(struct frame *f, size_t from, const char *suffix, const struct gpu_model *m);
+
+/* The resolution both GPU backends publish derived and profiling values
+ * at (docs/metrics.md "Resolution"), as the double of a short decimal: the
+ * history (tsz.h) then stores their significant digits, not 50-60 bits of
+ * a mantissa of noise.  Activity ratios (GPM's percentages / 100, DCGM's
+ * profiling ratios) to 1e-4, 0.01 % of the interval; FLOP/s (and so the
+ * FLOPs per job) to 4 significant digits, % of peak to 0.01: an estimate
+ * NVIDIA says cannot be exact (issue 164) has no fifth digit.  Round half
+ * to even on the binary value (printf's rule). */
+double gpu_round_ratio(double r);
+double gpu_round_sig4(double v);
 
 /* The catalog rows of the two keys, for a GPU backend's catalog table. */
 #define GPU_FLOPS_CATALOG_ROWS                                                                                \

@@ -1,9 +1,11 @@
 /*
  * nvml.c - the GPU collector: per GPU (and per MIG instance) utilization,
  * memory, power, energy, clocks, temperature, PCIe throughput, ECC errors,
- * throttle reasons, and on Hopper and newer the GPM metrics (SM active, SM
+ * XID errors (NVML events, drained without waiting each tick), throttle
+ * reasons, and on Hopper and newer the GPM metrics (SM active, SM
  * occupancy, tensor / FP16 / FP32 / FP64 / integer pipe activity, DRAM
- * bandwidth, NVLink bytes), and the processes on each device (for the
+ * bandwidth, NVLink bytes; without GPM, NVLink bytes from NVML's field
+ * values), and the processes on each device (for the
  * GPU accounting, gpu_jobs.c), read from NVML (libnvidia-ml.so.1, dlopen()ed
  * through core/dl when --enable_gpu_monitor is on; the build needs no SDK).
  *
@@ -26,7 +28,7 @@
  *
  * Cost: one thread (idle between ticks, a small stack), about 20 NVML
  * calls per GPU per tick (2 of them the process lists), two GPM sample
- * buffers per GPU.
+ * buffers per GPU, one event set (one 0 ms wait a tick when no XID came).
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -76,6 +78,11 @@ struct nvml_opt {
 	nvml_gpm_sample_fn gpm_sample;
 	nvml_gpm_get_fn gpm_get;
 	nvml_procs_fn procs, gprocs; /* running processes: per-job accounting (gpu_jobs.c) */
+	nvml_evset_create_fn ev_create; /* XID events: all four or none */
+	nvml_evset_free_fn ev_free;
+	nvml_ev_register_fn ev_register;
+	nvml_ev_wait_fn ev_wait;
+	nvml_fields_fn fields; /* NVLink counters of GPUs without GPM */
 };
 
 static const struct dl_sym core_syms[] = {
@@ -108,6 +115,11 @@ static const struct dl_sym opt_syms[] = {
 	O(gpm_get, "nvmlGpmMetricsGet"),
 	O(procs, "nvmlDeviceGetComputeRunningProcesses_v3"),
 	O(gprocs, "nvmlDeviceGetGraphicsRunningProcesses_v3"),
+	O(ev_create, "nvmlEventSetCreate"),
+	O(ev_free, "nvmlEventSetFree"),
+	O(ev_register, "nvmlDeviceRegisterEvents"),
+	O(ev_wait, "nvmlEventSetWait_v2"),
+	O(fields, "nvmlDeviceGetFieldValues"),
 };
 #undef O
 #define NOPT (sizeof opt_syms / sizeof opt_syms[0])
@@ -162,6 +174,21 @@ struct gdev {
 	bool ghave;
 	unsigned long long prev_energy, prev_ecc[2];
 	bool have_energy, have_ecc[2];
+	bool xid;                         /* registered for XID events */
+	unsigned long long xid_new, xid_last; /* XIDs since the last tick; the last XID (0: none yet) */
+	bool nvl_off;                     /* NVLink field values unsupported: not asked again */
+	bool nvl_have;                    /* nvl_prev holds a reading */
+	bool nvl_nvml_clock[2];           /* nvl_us is NVML's timestamp (else the worker's clock) */
+	unsigned long long nvl_prev[2];   /* NVLink data KiB (TX, RX) at nvl_us */
+	long long nvl_us[2];
+};
+
+/* XID events of one tick, for the loop thread's log lines */
+#define XID_LOG_MAX 16
+struct xid_event {
+	size_t dev;
+	unsigned long long xid;
+	unsigned gi; /* MIG GPU instance, 0xFFFFFFFF: none */
 };
 
 /* ---------------- the collector's state ---------------- */
@@ -188,6 +215,10 @@ struct nvml_state {
 	struct frame out;
 	struct gpu_proc_buf pbuf;
 	struct buf notes_warn, notes_info; /* lines for the loop thread to log */
+	nvmlEventSet_t evset; /* NULL: no XID events */
+	struct xid_event xids[XID_LOG_MAX];
+	size_t nxids;
+	unsigned long long xids_unlogged; /* beyond xids[] this tick: counted, not logged */
 	bool job_ok;
 	bool prof_paused; /* dcgmProfPause: no GPM this tick (the job's argument) */
 	struct gpu_worker w; /* runs worker_job (gpu_worker.h) */
@@ -254,6 +285,59 @@ static void add_dev(struct nvml_state *s, nvmlDevice_t h, const char *suffix)
 	d->uuid[sizeof d->uuid - 1] = d->name[sizeof d->name - 1] = 0;
 }
 
+/* Register every GPU (not MIG instances: NVML reports their XIDs on their
+ * GPU, with the instance's id) for XID events in one set; returns how many
+ * took it.  A GPU that refuses (NOT_SUPPORTED) has no XID series. */
+static size_t watch_xids(struct nvml_state *s)
+{
+	if (!s->opt.ev_create || s->opt.ev_create(&s->evset) != NVML_SUCCESS) {
+		s->evset = NULL;
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < s->ndev; i++) {
+		struct gdev *d = &s->dev[i];
+		if (!strchr(d->suffix, '/') &&
+		    s->opt.ev_register(d->h, NVML_EVENT_TYPE_XID_CRITICAL_ERROR, s->evset) == NVML_SUCCESS)
+			n += d->xid = true;
+	}
+	if (!n) {
+		s->opt.ev_free(s->evset);
+		s->evset = NULL;
+	}
+	return n;
+}
+
+/* Take the XID events that arrived since the last tick: waits of 0 ms (the
+ * worker never blocks on the set), at most 256 a tick (a storm is counted
+ * over the next ticks).  A failed wait (a GPU lost, a hung driver comes
+ * back) ends this tick's drain. */
+static void drain_xids(struct nvml_state *s)
+{
+	s->nxids = 0;
+	s->xids_unlogged = 0;
+	for (int k = 0; s->evset && k < 256; k++) {
+		nvmlEventData_t ev;
+		memset(&ev, 0, sizeof ev);
+		if (s->opt.ev_wait(s->evset, &ev, 0) != NVML_SUCCESS)
+			return; /* NVML_ERROR_TIMEOUT: none pending */
+		if (!(ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))
+			continue;
+		for (size_t i = 0; i < s->ndev; i++) {
+			struct gdev *d = &s->dev[i];
+			if (!d->xid || d->h != ev.device)
+				continue;
+			d->xid_new++;
+			d->xid_last = ev.eventData;
+			if (s->nxids < XID_LOG_MAX)
+				s->xids[s->nxids++] = (struct xid_event){i, ev.eventData, ev.gpuInstanceId};
+			else
+				s->xids_unlogged++;
+			break;
+		}
+	}
+}
+
 static bool worker_init(struct nvml_state *s)
 {
 	nvmlReturn_t r = s->core.init();
@@ -301,6 +385,7 @@ static bool worker_init(struct nvml_state *s)
 				s->dev[parent].mig_parent = true;
 			}
 	}
+	size_t xid = watch_xids(s);
 	struct buf list = BUF_INIT;
 	size_t gpm = 0;
 	for (size_t i = 0; i < s->ndev; i++) {
@@ -308,14 +393,84 @@ static bool worker_init(struct nvml_state *s)
 			   s->dev[i].name[0] ? s->dev[i].name : "(no name)");
 		gpm += s->dev[i].gpm;
 	}
-	gpu_note(&s->notes_info, "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu", n,
-	     s->ndev, list.len ? list.data : "none", gpm);
+	gpu_note(&s->notes_info,
+		 "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu; XID events on %zu",
+		 n, s->ndev, list.len ? list.data : "none", gpm, xid);
 	buf_free(&list);
 	for (size_t i = 0; i < s->ndev && s->peaks; i++)
 		if (!strchr(s->dev[i].suffix, '/') && !gpu_peaks_match(s->peaks, s->dev[i].name))
 			gpu_note(&s->notes_info, "GPU monitor: GPU %s (%s) is not in the GPU peak table: no FLOPs/s estimate for it",
 			     s->dev[i].suffix, s->dev[i].name[0] ? s->dev[i].name : "no name");
 	return true;
+}
+
+/* A GPM value in upstream's unit at its published resolution: a ratio to
+ * 1e-4 (gpu_flops.h), bytes/s to the byte (GPM gives MiB/s doubles) */
+static void put_gpm(struct nvml_state *s, const struct gdev *d, size_t i, double v)
+{
+	if (gpm_keys[i].mul == 0.01)
+		put_f(s, d, gpm_keys[i].key, gpu_round_ratio(v * 0.01));
+	else if (v * gpm_keys[i].mul < 1.8e19)
+		put_u(s, d, gpm_keys[i].key, (unsigned long long)(v * gpm_keys[i].mul + 0.5));
+}
+
+/* NVLink bytes/s of a GPU without GPM (pre-Hopper): NVML's data counters
+ * (KiB since the driver loaded, all links summed) over the time between two
+ * readings -- NVML's own timestamps of the values when it gives them, else
+ * the worker's clock.  The first reading, and one where a counter went
+ * back (driver reload), only set the baseline; a GPU where the fields are
+ * not supported (no NVLink) is not asked again. */
+static void nvlink_fields(struct nvml_state *s, struct gdev *d)
+{
+	nvmlFieldValue_t fv[2];
+	memset(fv, 0, sizeof fv);
+	fv[0].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+	fv[1].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
+	fv[0].scopeId = fv[1].scopeId = NVML_SCOPE_ALL_LINKS;
+	nvmlReturn_t r = s->opt.fields(d->h, 2, fv);
+	if (r == NVML_ERROR_NOT_SUPPORTED ||
+	    (r == NVML_SUCCESS && fv[0].nvmlReturn == NVML_ERROR_NOT_SUPPORTED &&
+	     fv[1].nvmlReturn == NVML_ERROR_NOT_SUPPORTED)) {
+		d->nvl_off = true;
+		d->nvl_have = false;
+		return;
+	}
+	unsigned long long kib[2];
+	bool good = ok(s, d, r);
+	for (int k = 0; k < 2 && good; k++) {
+		const nvmlFieldValue_t *v = &fv[k];
+		good = v->nvmlReturn == NVML_SUCCESS;
+		if (good && v->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
+			kib[k] = v->value.ullVal;
+		else if (good && v->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG)
+			kib[k] = v->value.ulVal;
+		else if (good && v->valueType == NVML_VALUE_TYPE_UNSIGNED_INT)
+			kib[k] = v->value.uiVal;
+		else if (good && v->valueType == NVML_VALUE_TYPE_SIGNED_LONG_LONG && v->value.sllVal >= 0)
+			kib[k] = (unsigned long long)v->value.sllVal;
+		else
+			good = false; /* a double, a negative count: not a counter we know */
+	}
+	if (!good) {
+		d->nvl_have = false;
+		return;
+	}
+	/* NVML's time of each value; without one (0) the worker's clock, and a
+	 * baseline of the other kind is not compared with */
+	static const char *const keys[2] = {"nvlink_tx_bytes", "nvlink_rx_bytes"};
+	long long now_us = clock_mono_ns() / 1000;
+	for (int k = 0; k < 2; k++) {
+		bool nvml_clock = fv[k].timestamp > 0;
+		long long us = nvml_clock ? fv[k].timestamp : now_us;
+		if (d->nvl_have && nvml_clock == d->nvl_nvml_clock[k] && us > d->nvl_us[k] && kib[k] >= d->nvl_prev[k])
+			put_u(s, d, keys[k],
+			      (unsigned long long)((double)(kib[k] - d->nvl_prev[k]) * 1024 * 1e6 / (double)(us - d->nvl_us[k]) +
+						   0.5));
+		d->nvl_prev[k] = kib[k];
+		d->nvl_us[k] = us;
+		d->nvl_nvml_clock[k] = nvml_clock;
+	}
+	d->nvl_have = true;
 }
 
 static void collect_dev(struct nvml_state *s, struct gdev *d)
@@ -359,6 +514,13 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 		put_u(s, d, "gpu_throttle_reasons", e);
 	if (o->procs && !d->lost && !d->mig_parent)
 		ok(s, d, gpu_procs_list(o->procs, o->gprocs, h, d->suffix, &s->out, &s->pbuf));
+	if (d->xid && !d->lost) {
+		put_u(s, d, "xid_errors", d->xid_new);
+		put_u(s, d, "xid_last", d->xid_last);
+		d->xid_new = 0;
+	}
+	if (o->fields && !d->gpm && !d->nvl_off && !d->lost && !strchr(d->suffix, '/'))
+		nvlink_fields(s, d);
 	if (d->gpm && s->prof_paused)
 		d->ghave = false; /* no sample (CUPTI owns the counters); after the pause, a new baseline */
 	if (d->gpm && !d->lost && !s->prof_paused) {
@@ -379,7 +541,7 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			if (ok(s, d, o->gpm_get(&g)))
 				for (size_t i = 0; i < NGPM; i++)
 					if (g.metrics[i].nvmlReturn == NVML_SUCCESS && g.metrics[i].value >= 0)
-						put_f(s, d, gpm_keys[i].key, g.metrics[i].value * gpm_keys[i].mul);
+						put_gpm(s, d, i, g.metrics[i].value);
 		}
 		d->ghave = true;
 		d->gcur ^= 1;
@@ -396,6 +558,7 @@ static void worker_job(void *arg, int what)
 		s->inited = worker_init(s);
 	if (!s->inited)
 		return;
+	drain_xids(s);
 	size_t alive = 0;
 	for (size_t i = 0; i < s->ndev; i++) {
 		if (s->dev[i].lost)
@@ -462,6 +625,8 @@ static bool load(struct nvml_state *s, const struct nvml_config *c)
 		s->opt.gpm_support = NULL;
 	if (!s->opt.mig_mode || !s->opt.mig_max || !s->opt.mig_handle)
 		s->opt.mig_mode = NULL;
+	if (!s->opt.ev_create || !s->opt.ev_free || !s->opt.ev_register || !s->opt.ev_wait)
+		s->opt.ev_create = NULL;
 	if (miss.len)
 		LOG_ONCE(LOG_LEVEL_WARN, "GPU monitor: %s lacks %s (an older driver?); the metrics they give are absent",
 			 nvml_lib.loaded, miss.data);
@@ -484,6 +649,8 @@ static void close_state(struct nvml_state *s)
 				s->opt.gpm_free(s->dev[i].gs[0]);
 				s->opt.gpm_free(s->dev[i].gs[1]);
 			}
+		if (s->evset)
+			s->opt.ev_free(s->evset);
 		if (s->inited)
 			s->core.shutdown();
 		gpu_peaks_free(s->peaks);
@@ -494,6 +661,23 @@ static void close_state(struct nvml_state *s)
 	buf_free(&s->notes_warn);
 	buf_free(&s->notes_info);
 	free(s);
+}
+
+/* One line per XID (the driver's own log says more: dmesg's NVRM lines),
+ * rate-limited (log.h: a burst, then 60 a minute) so a storm of them cannot
+ * flood the log; the counters count every one. */
+static void log_xids(const struct nvml_state *s)
+{
+	for (size_t i = 0; i < s->nxids; i++) {
+		const struct xid_event *x = &s->xids[i];
+		const struct gdev *d = &s->dev[x->dev];
+		char mig[32] = "";
+		if (x->gi != 0xFFFFFFFFu)
+			snprintf(mig, sizeof mig, ", GPU instance %u", x->gi);
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "GPU monitor: GPU %s (%s%s) reported XID %llu%s", d->suffix,
+				d->uuid[0] ? d->uuid : "no uuid", mig, x->xid,
+				i + 1 == s->nxids && s->xids_unlogged ? " (and more this tick, counted in xid_errors)" : "");
+	}
 }
 
 static enum collect_status nvml_run(void *state, struct frame *f)
@@ -516,6 +700,7 @@ static enum collect_status nvml_run(void *state, struct frame *f)
 		return COLLECT_FAILED; /* still inside the call that hung: nothing for GPUs this tick */
 	gpu_log_notes(&s->notes_warn, LOG_LEVEL_WARN);
 	gpu_log_notes(&s->notes_info, LOG_LEVEL_INFO);
+	log_xids(s);
 	frame_append(f, &s->out);
 	if (s->job_ok)
 		frame_uint(f, GPU_INTERVAL_KEY, (uint64_t)s->interval_s); /* for gpu_jobs.c */
@@ -645,6 +830,11 @@ static const struct metric_desc nvml_catalog[] = {
 	R("gpu_ecc_uncorrected_errors", C, 1, "dynolog_gpu_ecc_uncorrected_errors_total",
 	  "Uncorrected ECC errors since the driver loaded (volatile).", "hw.errors", "{error}",
 	  "error.type=ecc_uncorrected"),
+	R("xid_errors", C, 1, "dynolog_gpu_xid_errors_total",
+	  "XID errors the driver reported (NVML XID critical error events; dmesg NVRM: Xid).", "hw.errors",
+	  "{error}", "error.type=xid"),
+	R("xid_last", G, 1, "dynolog_gpu_last_xid",
+	  "The last XID the driver reported since the daemon started (0: none).", "dynolog.gpu.xid.last", "1", NULL),
 	R("gpu_throttle_reasons", G, 1, "dynolog_gpu_clocks_throttle_reasons",
 	  "Bit mask of why clocks are held down (nvmlClocksThrottleReasons; 0: none).",
 	  "dynolog.gpu.clocks_throttle_reasons", "1", NULL),
@@ -669,10 +859,12 @@ static const struct metric_desc nvml_catalog[] = {
 	R("hbm_mem_bw_util", G, 1, "dynolog_gpu_dram_bandwidth_ratio", "DRAM bandwidth used over the peak (GPM).",
 	  "dynolog.gpu.memory.bandwidth.utilization", "1", NULL),
 	R("nvlink_tx_bytes", G, 1, "dynolog_gpu_nvlink_transmit_bytes_per_second",
-	  "NVLink bytes per second sent, all links (GPM).", "dynolog.gpu.nvlink.throughput", "By/s",
+	  "NVLink bytes per second sent, all links (GPM; without it NVML's NVLink data counters).",
+	  "dynolog.gpu.nvlink.throughput", "By/s",
 	  "network.io.direction=transmit"),
 	R("nvlink_rx_bytes", G, 1, "dynolog_gpu_nvlink_receive_bytes_per_second",
-	  "NVLink bytes per second received, all links (GPM).", "dynolog.gpu.nvlink.throughput", "By/s",
+	  "NVLink bytes per second received, all links (GPM; without it NVML's NVLink data counters).",
+	  "dynolog.gpu.nvlink.throughput", "By/s",
 	  "network.io.direction=receive"),
 	GPU_FLOPS_CATALOG_ROWS,
 	/* export-only: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION under --prometheus_names=dcgm (prom_dcgm.c) */

@@ -97,6 +97,53 @@ typedef struct {
 } nvmlProcessInfo_t;
 #define NVML_VALUE_NOT_AVAILABLE (~0ull)
 
+/* Events (nvmlEventSetCreate, nvmlDeviceRegisterEvents, nvmlEventSetWait_v2):
+ * the API reference's nvmlEventData_t.  eventData holds the XID of an
+ * nvmlEventTypeXidCriticalError event; gpu/computeInstanceId name the MIG
+ * instance it is attributed to (0xFFFFFFFF: the whole GPU). */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+typedef struct {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x8ull /* nvmlEventTypeXidCriticalError */
+
+/* Field values (nvmlDeviceGetFieldValues): the API reference's
+ * nvmlFieldValue_t (40 bytes).  The NVLink throughput fields count KiB since
+ * the driver loaded; scopeId is a link, or UINT_MAX for all links summed. */
+enum {
+	NVML_VALUE_TYPE_DOUBLE = 0,
+	NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+	NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+	NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+	NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+	NVML_VALUE_TYPE_SIGNED_INT = 5,
+};
+typedef union {
+	double dVal;
+	int siVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	signed long long sllVal;
+} nvmlValue_t;
+typedef struct {
+	unsigned int fieldId, scopeId;
+	long long timestamp;   /* CPU time of the value, microseconds since 1970 */
+	long long latencyUsec;
+	int valueType;         /* nvmlValueType_t */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138 /* KiB */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+#define NVML_SCOPE_ALL_LINKS 0xFFFFFFFFu
+/* an array of either read with another layout would be garbage */
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t is 32 bytes on LP64");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t is 40 bytes on LP64");
+
 /* The entry points, as function pointer types (nvml.c loads them). */
 typedef nvmlReturn_t (*nvml_void_fn)(void);
 typedef nvmlReturn_t (*nvml_count_fn)(unsigned int *);
@@ -116,5 +163,10 @@ typedef nvmlReturn_t (*nvml_gpm_free_fn)(nvmlGpmSample_t);
 typedef nvmlReturn_t (*nvml_gpm_sample_fn)(nvmlDevice_t, nvmlGpmSample_t);
 typedef nvmlReturn_t (*nvml_gpm_get_fn)(nvmlGpmMetricsGet_t *);
 typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+typedef nvmlReturn_t (*nvml_evset_create_fn)(nvmlEventSet_t *);
+typedef nvmlReturn_t (*nvml_evset_free_fn)(nvmlEventSet_t);
+typedef nvmlReturn_t (*nvml_ev_register_fn)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+typedef nvmlReturn_t (*nvml_ev_wait_fn)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
+typedef nvmlReturn_t (*nvml_fields_fn)(nvmlDevice_t, int, nvmlFieldValue_t *);
 
 #endif

@@ -5,12 +5,15 @@
  * so the tick timestamps are kept once, in a tick log, and each key keeps
  * its tick numbers and values.  Both are chains of blocks coded by
  * src/core/tsz.c: tick numbers delta-of-delta (1 bit a point for a key that
- * appears every tick of its collector), values XORed with the previous one
- * (1 bit when unchanged).  Blocks are allocated as points arrive (64 bytes,
- * doubling to 1 KiB while the key keeps growing) and freed when their
- * newest point leaves the window, so memory follows what is held, not the
- * window: a live host's keys at 1 s average ~10 bits a point (measured
- * over 47 min, docs/daemon.md) instead of the ring's 64.  A key's newest point waits uncoded (a frame may set a key
+ * appears every tick of its collector), values as decimal changes where a
+ * block's values are short decimals (integers, W to the mW, ratios to
+ * 1e-4: their significant bits) and XORed with the previous one otherwise
+ * (1 bit when unchanged either way).  Blocks are allocated as points
+ * arrive (64 bytes, grown in place by half up to 1 KiB, then a new one)
+ * and freed when their newest point leaves the window, so memory follows
+ * what is held, not the window: a live host's keys at 1 s average ~10 bits
+ * a point (measured over 47 min, docs/daemon.md) instead of the ring's 64,
+ * 8 busy GPUs' 15-20 (bench/history_bench.sh).  A key's newest point waits uncoded (a frame may set a key
  * twice: the later value wins, as in the ring this replaced).
  *
  * Reading decodes the tick log and the chosen keys (~10 ns a point, next
@@ -30,13 +33,14 @@
 #include "core/tsz.h"
 #include "daemon/publish/sink.h"
 
-#define BLOCK_MIN 64   /* first block of a chain, bytes of coded data */
-#define BLOCK_MAX 1024 /* blocks double up to this */
+#define BLOCK_MIN 64   /* a new block, bytes of coded data */
+#define BLOCK_MAX 1024 /* the tail grows by half up to this */
 
 struct block {
 	struct block *next;
 	uint64_t first_tick, last_tick;
 	uint32_t nbits, n, cap;
+	int8_t scale; /* the values' coding (tsz.h): TSZ_RAW or a decimal scale */
 	uint8_t data[];
 };
 
@@ -112,23 +116,71 @@ static void chain_free(struct history *h, struct chain *c)
 		drop_head(h, c);
 }
 
-/* Code (t, v) as a point of the given tick at the end of c. */
+/* The tail block reallocated to cap bytes of data: larger while it fills
+ * (the stream goes on in place), or cut to what it holds when it takes no
+ * more points.  Chains are short (an hour of a key is a few KiB): the
+ * block before it is found by walking. */
+static void tail_resize(struct history *h, struct chain *c, uint32_t cap)
+{
+	struct block *b = c->tail, *prev = NULL;
+	if (c->head != b)
+		for (prev = c->head; prev->next != b; prev = prev->next)
+			;
+	h->bytes = h->bytes - b->cap + cap;
+	b = xrealloc(b, sizeof *b + cap);
+	b->cap = cap;
+	if (prev)
+		prev->next = b;
+	else
+		c->head = b;
+	c->tail = b;
+	tsz_enc_move(&c->enc, b->data, cap);
+}
+
+/* A new block's value coding: decimal where the value is one (tsz.h: an
+ * integer, mW as W, a ratio to 1e-4 cost their significant bits, not a
+ * 50-60 bit XOR of mantissas), at the chain's scale or a larger one a
+ * value needs; raw once a chain meets a value no scale holds. */
+static int block_scale(const struct chain *c, double v)
+{
+	int have = c->tail ? c->enc.scale : TSZ_RAW;
+	if (c->tail && tsz_fits(have, v))
+		return have;
+	int k = tsz_scale(v);
+	if (!c->tail || k == TSZ_RAW || k >= have)
+		return k;
+	return tsz_fits(have, v) ? have : k;
+}
+
+/* Code (t, v) as a point of the given tick at the end of c.  The tail
+ * grows by half (64 bytes to BLOCK_MAX) as it fills, so what a key holds
+ * beyond its points is at most a third of its tail; a full BLOCK_MAX tail
+ * is followed by a new small one. */
 static void chain_append(struct history *h, struct chain *c, uint64_t tick, int64_t t, double v)
 {
-	if (!c->tail || !tsz_put(&c->enc, t, v)) {
-		uint32_t cap = c->tail && c->tail->cap < BLOCK_MAX ? c->tail->cap * 2 : c->tail ? BLOCK_MAX : BLOCK_MIN;
-		struct block *b = xmalloc(sizeof *b + cap);
+	bool done = c->tail && tsz_put(&c->enc, t, v);
+	if (!done && c->tail && c->tail->cap < BLOCK_MAX && tsz_fits(c->enc.scale, v)) {
+		uint32_t cap = c->tail->cap + c->tail->cap / 2;
+		tail_resize(h, c, cap < BLOCK_MAX ? cap : BLOCK_MAX);
+		done = tsz_put(&c->enc, t, v); /* 32 bytes more hold any point (TSZ_MAX_POINT_BITS) */
+	}
+	if (!done) {
+		if (c->tail && !tsz_fits(c->enc.scale, v) && c->tail->cap > (c->tail->nbits + 7) / 8 + 16)
+			tail_resize(h, c, (c->tail->nbits + 7) / 8); /* a value its scale cannot hold: sealed */
+		int scale = block_scale(c, v);
+		struct block *b = xmalloc(sizeof *b + BLOCK_MIN);
 		b->next = NULL;
 		b->first_tick = tick;
-		b->cap = cap;
+		b->cap = BLOCK_MIN;
+		b->scale = (int8_t)scale;
 		if (c->tail)
 			c->tail->next = b;
 		else
 			c->head = b;
 		c->tail = b;
 		h->bytes += block_bytes(b);
-		tsz_enc_init(&c->enc, b->data, cap);
-		tsz_put(&c->enc, t, v); /* an empty block holds any one point */
+		tsz_enc_init(&c->enc, b->data, BLOCK_MIN, scale);
+		tsz_put(&c->enc, t, v); /* an empty block holds any one point its scale holds */
 	}
 	c->tail->nbits = (uint32_t)c->enc.nbits;
 	c->tail->n = c->enc.n;
@@ -160,6 +212,15 @@ static struct series *slot_for(struct series *tab, size_t nslots, const char *na
 	while (tab[i].name && strcmp(tab[i].name, name) != 0)
 		i = (i + 1) & (nslots - 1);
 	return &tab[i];
+}
+
+size_t history_key_bytes(const struct history *h, const char *name)
+{
+	const struct series *s = slot_for(h->s, h->nslots, name);
+	size_t n = 0;
+	for (const struct block *b = s->name ? s->c.head : NULL; b; b = b->next)
+		n += block_bytes(b);
+	return n;
 }
 
 static void rehash(struct history *h, size_t nslots)
@@ -422,7 +483,7 @@ static bool emit_series(struct out *o, uint64_t from, uint64_t first, uint64_t u
 	for (const struct block *b = o->s->c.head; b; b = b->next) {
 		if (b->last_tick < from)
 			continue;
-		tsz_dec_init(&d, b->data, b->nbits, b->n);
+		tsz_dec_init(&d, b->data, b->nbits, b->n, b->scale);
 		while (tsz_next(&d, &t, &x) == 1) {
 			uint64_t tick = (uint64_t)t;
 			if (tick < from || tick >= until || ts[tick - first] < from_ms)
@@ -480,7 +541,7 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	for (const struct block *b = h->log.head; b; b = b->next) {
 		if (b->last_tick < first)
 			continue;
-		tsz_dec_init(&d, b->data, b->nbits, b->n);
+		tsz_dec_init(&d, b->data, b->nbits, b->n, b->scale);
 		for (uint64_t tick = b->first_tick; tsz_next(&d, &t, &x) == 1; tick++)
 			if (tick >= first)
 				ts[tick - first] = t;

@@ -40,6 +40,9 @@ void history_set_max_answer(struct history *h, size_t bytes);
  * and blocks dropped by the byte cap so far. */
 size_t history_bytes(const struct history *h);
 uint64_t history_dropped_blocks(const struct history *h);
+/* Bytes of coded blocks held for one key (0: not held): what each key
+ * costs (bench/history_bench.c). */
+size_t history_key_bytes(const struct history *h, const char *name);
 
 /* The getMetrics RPC (our extension, docs/daemon.md): req is the parsed
  * request object {"fn":"getMetrics","since_s":N?,"names":[...]?,"next":{...}?};

@@ -2,9 +2,10 @@
  * prom_dcgm.c - dcgm-exporter's names on the Prometheus page (see
  * prom_dcgm.h).  The table maps upstream's frame keys (which every GPU
  * backend emits) to DCGM field names, each in DCGM's unit; keys with no
- * DCGM field (integer pipe, the FLOPs/s estimate) keep their dynolog
- * names, and the per-interval energy key gives way to the driver's total
- * (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is the total, in mJ).
+ * DCGM field (integer pipe, the FLOPs/s estimate, the XID count) keep
+ * their dynolog names, and the per-interval energy key gives way to the
+ * driver's total (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is the total, in
+ * mJ).
  * DCGM_FI_DEV_FB_FREE is total - used.  Counters the frame carries as
  * increases (ECC) are the sink's running totals since the daemon started,
  * where DCGM counts since the driver loaded: rate() reads both alike.
@@ -41,6 +42,7 @@ static const struct dcgm_field {
 	{"gpu_ecc_corrected_errors", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", true, 1, "Total single-bit volatile ECC errors."},
 	{"gpu_ecc_uncorrected_errors", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", true, 1, "Total double-bit volatile ECC errors."},
 	{"gpu_throttle_reasons", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", false, 1, "Current clock throttle reasons (bit mask)."},
+	{"xid_last", "DCGM_FI_DEV_XID_ERRORS", false, 1, "Value of the last XID error encountered (0: none)."},
 	{"graphics_engine_active_ratio", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", false, 1,
 	 "Ratio of time the graphics engine is active."},
 	{"sm_active_ratio", "DCGM_FI_PROF_SM_ACTIVE", false, 1, "The ratio of cycles an SM has at least 1 warp assigned."},

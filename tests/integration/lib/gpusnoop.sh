@@ -16,14 +16,30 @@ trap cleanup EXIT
 
 # wait_ready FILE: the program has printed "ready" (its libraries are
 # mapped: the FIFO's open precedes its exec, so its pid is a shell until then)
-wait_ready() {
-	for _ in $(seq 300); do
-		grep -qs '^ready$' "$1" && return 0
+wait_ready() { wait_for "$1" '^ready$'; }
+
+# wait_for FILE PATTERN: up to 30 s for a line matching PATTERN (grep -E),
+# else fail showing FILE
+wait_for() {
+	for _ in $(seq 600); do
+		grep -Eqs "$2" "$1" && return 0
 		sleep 0.05
 	done
-	echo "the program did not start:"
+	echo "no '$2' in $1:"
 	cat "$1"
 	exit 1
+}
+
+# start_leaky NAME: build/gpusnoop-leaky holding after its work
+# (LEAKY_HOLD=1), its stdin the FIFO $tmp/NAME.go written through fd 8
+# (one line: work; another: exit), its stdout $tmp/NAME.out; ready; $leaky
+start_leaky() {
+	mkfifo "$tmp/$1.go"
+	LEAKY_HOLD=1 "$BUILD/gpusnoop-leaky" <"$tmp/$1.go" >"$tmp/$1.out" &
+	leaky=$!
+	pids+=("$leaky")
+	exec 8>"$tmp/$1.go"
+	wait_ready "$tmp/$1.out"
 }
 
 # snoop_start OUT [GPUSNOOP ARGS...]: $prog waits on the FIFO (its stdout
@@ -92,4 +108,38 @@ group() {
 	grep -A1 -x "$2 bytes in $3 allocations ($4) via $5" "$1" | tail -n 1 |
 		grep -Eq "^    $6 \(.*$7:[0-9]+\)$" ||
 		{ echo "no group: $*"; exit 1; }
+}
+
+# skip_unless_bpf: exit 77 where the kernel refuses BPF, before anything
+# else is started; leaves $sleeper, a process with no CUDA library mapped
+skip_unless_bpf() {
+	sleep 60 &
+	sleeper=$!
+	pids+=("$sleeper")
+	local rc=0
+	"$DYNO" gpusnoop --pid "$sleeper" --duration 0.01 --lib "$BUILD/libcudart-fake.so" >/dev/null 2>"$tmp/err" || rc=$?
+	if [ "$rc" -eq 4 ]; then
+		echo "skip: BPF refused here ($(tail -n 1 "$tmp/err"))"
+		exit 77
+	fi
+}
+
+# start_daemon NAME [FLAGS...]: dynolog on a free port; sets port_NAME
+# (its log in $tmp/NAME.err)
+start_daemon() {
+	local name=$1
+	shift
+	# created here: the redirection below runs in the forked child, maybe
+	# after the loop's first read
+	: >"$tmp/$name.err"
+	"$DYNOLOG" --port=0 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	pids+=($!)
+	local p=
+	for _ in $(seq 300); do
+		p=$(sed -n 's/.*RPC server listening on .* port \([0-9]*\).*/\1/p' "$tmp/$name.err")
+		[ -n "$p" ] && break
+		sleep 0.1
+	done
+	[ -n "$p" ] || { echo "daemon $name did not start"; cat "$tmp/$name.err"; exit 1; }
+	eval "port_$name=$p"
 }

@@ -8,7 +8,7 @@ each ProfilerStep, a blocking cudaDeviceSynchronize inserted in each step, one
 iteration stretched, kernels shrunk and moved right behind their launches,
 copies slowed down, one rank of a job shifted late (the others waiting in
 their collectives), the computation of all ranks but one shrunk, a hot kernel
-name.  Each check reads `dyno analyze insights --format json` and compares the
+name and its occupancy args lowered.  Each check reads `dyno analyze insights --format json` and compares the
 finding's number with what the edit put in (computed here from the edited
 trace), and that the rule stays quiet on the unedited traces.
 
@@ -128,28 +128,92 @@ def case_data_starvation():
 
 
 # ---- sync points: a blocking device sync in every step ----
-def case_sync_points():
-    rows, rules, _ = insights(NS)
-    check("sync-points quiet on the clean trace", not found(rows, "sync-points"), rules["sync-points"]["measured"])
-    doc = load(NS)
-    sync = 15000.0
+def insights_csv(path, table, *opts):
+    """one of the tables insights does not show, through --csv-dir"""
+    import csv
+    d = os.path.join(TMP, "csv_" + os.path.basename(path) + "_" + "_".join(opts).replace("-", ""))
+    os.makedirs(d, exist_ok=True)
+    p = subprocess.run([DYNO, "analyze", "insights", path, "-q", "--csv-dir", d, *opts], capture_output=True,
+                       text=True)
+    if p.returncode not in (0, 3):
+        raise RuntimeError(f"dyno exit {p.returncode}: {p.stderr}")
+    with open(os.path.join(d, table + ".csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def add_syncs(doc, sync, tid=None, shift=True):
+    """a cudaDeviceSynchronize of sync us in the middle of every step, with
+    the GPU's Context Sync row Kineto writes for it; shift: everything after
+    it moves by sync (the CPU and the GPU both wait there); tid: on that
+    thread instead of the step's"""
     st = steps(doc)
     mids = [s["ts"] + s["dur"] / 2 for s in st]
-    insert_gaps(doc, mids, sync)
+    if shift:
+        insert_gaps(doc, mids, sync)
+    calls = []
     for k, m in enumerate(mids):
-        doc["traceEvents"].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize",
-                                   "pid": st[k]["pid"], "tid": st[k]["tid"], "ts": m + k * sync + 0.5,
-                                   "dur": sync - 1, "args": {"correlation": 9000000 + k}})
+        ts = m + (k * sync if shift else 0) + 0.5
+        corr = 9000000 + k
+        call = {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": st[k]["pid"],
+                "tid": tid if tid is not None else st[k]["tid"], "ts": ts, "dur": sync - 1,
+                "args": {"correlation": corr}}
+        doc["traceEvents"].append(call)
+        doc["traceEvents"].append({"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 0, "tid": -1,
+                                   "ts": ts + sync - 3, "dur": 1, "args": {"cuda_sync_kind": "Context Sync",
+                                                                          "stream": -1, "correlation": corr}})
+        calls.append(call)
+    return calls
+
+
+def case_sync_points():
+    for base in (NS, NCCL):
+        rows, rules, _ = insights(base)
+        check(f"sync-points quiet on the clean trace ({os.path.basename(base)})", not found(rows, "sync-points"),
+              rules["sync-points"]["measured"])
+    # a launch-bound trace: the sync stalls the launches, so the critical
+    # path waits in it
+    doc = load(NCCL)
+    sync = 15000.0
+    calls = add_syncs(doc, sync)
     path = save(doc, "sync.json")
     rows, rules, _ = insights(path)
     f = found(rows, "sync-points", 0)
-    kept = ns_steps_kept(doc)
-    want = 100 * (sync - 1) * len(kept) / sum(s["dur"] for s in kept)
-    check("sync-points fires on inserted device syncs", len(f) == 1, json.dumps(rows)[:300])
-    if f:
-        check("sync-points number is the inserted syncs' share", abs(f[0]["value"] - want) < 0.5,
-              f"value {f[0]['value']}, inserted {want:.2f}%")
-        check("sync-points names the call", f[0]["where"] == "cudaDeviceSynchronize", f[0]["where"])
+    check("sync-points fires on device syncs that stall a launch-bound step", len(f) == 1,
+          rules["sync-points"]["measured"])
+    sp = insights_csv(path, "insight_sync_path")
+    check("insight_sync_path has the rank's critical path", len(sp) == 1 and sp[0]["status"] == "ok", str(sp))
+    if f and sp:
+        it = int(sp[0]["iteration"])
+        step = [s for s in steps(doc) if s["name"] == f"ProfilerStep#{it}"][0]
+        inside = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_runtime" and "Synchronize" in e["name"] and
+                  step["ts"] <= e["ts"] <= step["ts"] + step["dur"]]
+        want = sum(hta_dur(e) for e in inside if e in calls)
+        others = sum(hta_dur(e) for e in inside if e not in calls)  # the trace's own event syncs
+        on = float(sp[0]["sync_on_path(us)"])
+        check("sync-points: the whole inserted call is waited on the critical path", want <= on <= want + others,
+              f"{on} vs the call's {want} (+ up to {others} of the trace's own syncs)")
+        span = float(sp[0]["path_span(us)"])
+        check("sync-points value = sync on the path / the path's span",
+              abs(f[0]["value"] - 100 * on / span) < 0.01, f"{f[0]['value']} vs {on} / {span}")
+        check("sync-points names the call and the iteration", f[0]["where"] == "cudaDeviceSynchronize" and
+              f[0]["iteration"] == str(it) and "critical path" in f[0]["evidence"], json.dumps(f[0])[:300])
+    # no critical path (--cp-max-events 0): the CPU's blocking time, and why
+    rows, rules, _ = insights(path, "--cp-max-events", "0")
+    f = found(rows, "sync-points", 0)
+    kept = steps(doc)[:-1]
+    want = 100 * sum(hta_dur(c) for c in calls[:len(kept)]) / sum(hta_dur(s) for s in kept)
+    check("sync-points falls back to the CPU's blocking time", len(f) == 1 and abs(f[0]["value"] - want) < 0.1 and
+          "critical path is not used" in f[0]["evidence"] and "--cp-max-events" in f[0]["evidence"],
+          f"{f[0]['value'] if f else None} vs {want:.2f}: " + (f[0]["evidence"] if f else rules["sync-points"]["measured"]))
+    # syncs on a side thread: the CPU blocks there, off the critical path
+    doc = load(NS)
+    add_syncs(doc, 10000.0, tid=424242, shift=False)
+    path = save(doc, "sync_side.json")
+    rows, rules, _ = insights(path)
+    m = rules["sync-points"]["measured"]
+    cpu = float(m.split("blocking syncs ")[1].split("%")[0])
+    check("sync-points quiet on syncs off the critical path (side thread)", not found(rows, "sync-points") and
+          cpu >= 5 and "none of its" in m, m)
 
 
 # ---- iteration outliers: one step stretched ----
@@ -227,6 +291,84 @@ def case_cpu_bound_and_small():
         check("small-kernels share is 100%", s[0]["value"] == 100.0, str(s[0]["value"]))
 
 
+# ---- low occupancy: a hot kernel's occupancy args lowered, some unknown ----
+OCC = "est. achieved occupancy %"
+
+
+def hta_dur(e):
+    """the duration after HTA's ns rounding (the trace has fractional ts)"""
+    import math
+    return math.floor(e["ts"] + e["dur"]) - math.ceil(e["ts"])
+
+
+def hot_kernel_doc(names_share=0.3):
+    doc = load(NS)
+    tot = {}
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            tot[e["name"]] = tot.get(e["name"], 0) + e["dur"]
+    names, acc = set(), 0
+    for n, t in sorted(tot.items(), key=lambda kv: -kv[1]):
+        if acc >= names_share * sum(tot.values()):
+            break
+        names.add(n)
+        acc += t
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel" and e["name"] in names:
+            e["name"] = "hot_gemm_kernel"
+    return doc
+
+
+def case_low_occupancy():
+    doc = hot_kernel_doc()
+    path = save(doc, "hot_occ_clean.json")
+    rows, rules, _ = insights(path, "--keep-last-step")
+    check("low-occupancy quiet on the hot kernel's recorded occupancy", not found(rows, "low-occupancy") and
+          rules["low-occupancy"]["status"] == "ok", rules["low-occupancy"]["measured"])
+    # the hot kernel's launches get 4% and 8% in turn, one in five none and
+    # one in seven Kineto's 0 (the calculator failed): unknown, not 0
+    hot = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and e["name"] == "hot_gemm_kernel"]
+    wsum = wt = 0
+    for k, e in enumerate(hot):
+        if k % 5 == 0:
+            e["args"].pop(OCC, None)
+            continue
+        e["args"][OCC] = 0 if k % 7 == 0 else (4 if k % 2 else 8)
+        if e["args"][OCC] > 0 and hta_dur(e) > 0:
+            wsum += e["args"][OCC] * hta_dur(e)
+            wt += hta_dur(e)
+    want = wsum / wt
+    path = save(doc, "hot_occ_low.json")
+    rows, rules, _ = insights(path, "--keep-last-step")
+    f = found(rows, "low-occupancy", 0)
+    check("low-occupancy fires on the hot kernel's lowered occupancy", len(f) == 1 and
+          f[0]["where"] == "hot_gemm_kernel", rules["low-occupancy"]["measured"])
+    if f:
+        check("low-occupancy value is the time-weighted occupancy (0 and none left out)",
+              abs(f[0]["value"] - want) < 0.01, f"{f[0]['value']} vs {want:.3f}")
+        comp = [e for e in doc["traceEvents"] if e.get("cat") == "kernel" and not e["name"].startswith("nccl")]
+        share = 100 * sum(hta_dur(e) for e in hot) / sum(hta_dur(e) for e in comp)
+        check("low-occupancy severity by the kernel's share", f[0]["severity"] == ("high" if share >= 30 else "medium"),
+              f"{f[0]['severity']} at {share:.1f}%")
+        check("low-occupancy says how much of the time has a value", "of its time has a value" in f[0]["evidence"],
+              f[0]["evidence"])
+    t = found(rows, "top-kernels", 0)
+    check("top-kernels gives the hot kernel's occupancy", len(t) == 1 and
+          f"occupancy is {want:.1f}%" in t[0]["evidence"], t[0]["evidence"] if t else "no finding")
+    # no occupancy arg at all: not evaluated, and why; never 0
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            e.get("args", {}).pop(OCC, None)
+    path = save(doc, "hot_occ_none.json")
+    rows, rules, _ = insights(path, "--keep-last-step")
+    r = rules["low-occupancy"]
+    check("low-occupancy not evaluated without the arg", r["status"] == "not evaluated" and
+          "does not record kernel occupancy" in r["measured"], r["measured"])
+    t = found(rows, "top-kernels", 0)
+    check("top-kernels says the occupancy is unknown", len(t) == 1 and "occupancy is unknown" in t[0]["evidence"],
+          t[0]["evidence"] if t else "no finding")
+
+
 # ---- memcpy bandwidth: the copies of simple_add slowed down ----
 def case_memcpy():
     rows, rules, _ = insights(SIMPLE)
@@ -259,22 +401,9 @@ def case_top_kernels():
     rows, rules, _ = insights(NS)
     check("top-kernels quiet when no kernel dominates", not found(rows, "top-kernels"),
           rules["top-kernels"]["measured"])
-    doc = load(NS)
     hot = "hot_gemm_kernel"
     # the biggest kernel names together make one hot kernel of ~30%
-    tot = {}
-    for e in doc["traceEvents"]:
-        if e.get("cat") == "kernel":
-            tot[e["name"]] = tot.get(e["name"], 0) + e["dur"]
-    names, acc = set(), 0
-    for n, t in sorted(tot.items(), key=lambda kv: -kv[1]):
-        if acc >= 0.3 * sum(tot.values()):
-            break
-        names.add(n)
-        acc += t
-    for e in doc["traceEvents"]:
-        if e.get("cat") == "kernel" and e["name"] in names:
-            e["name"] = hot
+    doc = hot_kernel_doc()
     path = save(doc, "hot.json")
     rows, rules, tables = insights(path, "--keep-last-step")
     f = found(rows, "top-kernels", 0)
@@ -449,7 +578,7 @@ def case_host():
 
 
 CASES = [case_data_starvation, case_sync_points, case_iteration_outliers, case_cpu_bound_and_small, case_memcpy,
-         case_top_kernels, case_multi_rank, case_exposed_comm, case_host]
+         case_top_kernels, case_low_occupancy, case_multi_rank, case_exposed_comm, case_host]
 for c in CASES:
     if not ONLY or c.__name__[5:] in ONLY:
         c()

@@ -22,3 +22,4 @@ COMMAND(metrics, "metrics", "recent metrics kept by the daemons (dynolite daemon
 COMMAND(gpusnoop, "gpusnoop", "watch a process's CUDA calls with eBPF uprobes (here, or through daemons): leaks, launches, syncs")
 COMMAND(stitch, "stitch", "merge the per-rank traces (and gpusnoop timelines) of one collection into one Perfetto trace")
 COMMAND(warehouse, "warehouse", "a database of many traces' figures (SQLite or PostgreSQL): ingest, fleet reports, kernel regressions, GPU hours")
+COMMAND(trigger, "trigger", "the daemons' triggers: trace on a metric condition, a cadence or on request (add, list, rm, fire)")

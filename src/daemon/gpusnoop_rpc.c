@@ -469,6 +469,15 @@ refuse_spawned:
 	return true;
 }
 
+bool gpusnoop_rpc_call(struct gpusnoop_rpc *g, const struct json_value *req, struct buf *resp)
+{
+	if (!g) {
+		status_failed(resp, "gpusnoop sessions are not running on this daemon");
+		return true;
+	}
+	return run_session(req, resp, g);
+}
+
 void gpusnoop_rpc_register(struct gpusnoop_rpc *g, struct rpc_server *s)
 {
 	if (g && s)

@@ -59,6 +59,9 @@ struct gpusnoop_rpc;
 struct gpusnoop_rpc *gpusnoop_rpc_start(struct ev_loop *l, const struct gpusnoop_flags *f, const char *trace_prefixes,
 					struct buf *err);
 void gpusnoop_rpc_register(struct gpusnoop_rpc *g, struct rpc_server *s);
+/* Answer a gpusnoop request as the RPC function does (the triggers start
+ * sessions this way); g NULL: refused. */
+bool gpusnoop_rpc_call(struct gpusnoop_rpc *g, const struct json_value *req, struct buf *resp);
 /* Sessions still running get SIGTERM: each writes its report and exits. */
 void gpusnoop_rpc_stop(struct gpusnoop_rpc *g);
 

@@ -6,7 +6,8 @@
  * on-demand tracing (IPC fabric, registry) in tracing.c; main parses the
  * command line, starts the two parts and the RPC server they both answer
  * on (each registers its functions: tracing upstream's, telemetry
- * getMetrics; gpusnoop_rpc.c gpusnoop sessions), points each newly
+ * getMetrics; gpusnoop_rpc.c gpusnoop sessions; trigger.c the triggers,
+ * evaluated on telemetry's tick), points each newly
  * registered Kineto process at telemetry's
  * per-process collector (CPU/RSS/IO of the training processes the daemon
  * knows about), and runs the loop.  SIGINT and SIGTERM stop the loop and
@@ -31,6 +32,7 @@
 #include "daemon/security.h"
 #include "daemon/telemetry.h"
 #include "daemon/tracing.h"
+#include "daemon/trigger.h"
 
 /* The RPC server's flags (upstream's --port and --enable_rpc first). */
 struct rpc_flags {
@@ -156,6 +158,7 @@ int main(int argc, char **argv)
 	struct telemetry_config *tcfg = telemetry_config_new();
 	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
 	struct gpusnoop_flags gf = GPUSNOOP_FLAGS_DEFAULT;
+	struct trigger_flags trf = TRIGGER_FLAGS_DEFAULT;
 	struct rpc_flags rf = {.port = NET_RPC_PORT, .enable = true, .bind = "", .allow = "", .token_file = "",
 			       .timeout_ms = 5000, .max_frame = 1 << 20, .max_requests = 1000,
 			       .max_queued = 2 << 20, .max_held = 8 << 20};
@@ -163,7 +166,8 @@ int main(int argc, char **argv)
 		{"log_level", 0, ARG_STRING, &log_level, "LEVEL", "error, warn, info or debug", 0, 0, NULL},
 		{"version", 0, ARG_BOOL, &show_version, NULL, "print dynolog's version and exit", 0, 0, NULL},
 	};
-	const struct arg_opt rest[] = {RPC_FLAG_ROWS(&rf), TRACING_FLAG_ROWS(&tf), GPUSNOOP_FLAG_ROWS(&gf)};
+	const struct arg_opt rest[] = {RPC_FLAG_ROWS(&rf), TRACING_FLAG_ROWS(&tf), GPUSNOOP_FLAG_ROWS(&gf),
+				       TRIGGER_FLAG_ROWS(&trf)};
 	const struct arg_opt *trows = telemetry_opts(tcfg);
 	size_t nt = 0;
 	while (trows[nt].name)
@@ -191,6 +195,7 @@ int main(int argc, char **argv)
 	struct telemetry *tel = NULL;
 	struct tracing *tracing = NULL;
 	struct gpusnoop_rpc *snoop = NULL;
+	struct triggers *trig = NULL;
 	struct rpc_server *srv = NULL;
 	struct buf err = BUF_INIT;
 	if (rc >= 0) {
@@ -240,9 +245,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dynolog: %s\n", err.data);
 		goto out;
 	}
+	trig = triggers_start(loop, &trf, tracing, snoop, &err);
+	if (!trig) {
+		fprintf(stderr, "dynolog: %s\n", err.data);
+		goto out;
+	}
 	tracing_register_rpc(tracing, srv);
 	telemetry_register_rpc(tel, srv);
 	gpusnoop_rpc_register(snoop, srv);
+	triggers_register_rpc(trig, srv);
+	telemetry_on_tick(tel, triggers_on_tick, trig);
 	tracing_on_new_process(tracing, track_kineto_process, tel);
 	if (ev_signal_add(loop, SIGHUP, on_hup, tel) < 0) {
 		log_error("cannot set up signal handling: %s", strerror(errno));
@@ -254,6 +266,9 @@ int main(int argc, char **argv)
 out:
 	/* the server first: its functions point into tracing and telemetry */
 	stop_rpc(srv);
+	if (tel)
+		telemetry_on_tick(tel, NULL, NULL);
+	triggers_stop(trig);
 	gpusnoop_rpc_stop(snoop);
 	tracing_stop(tracing);
 	telemetry_stop(tel);

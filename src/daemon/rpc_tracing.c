@@ -238,6 +238,11 @@ static bool get_status(const struct json_value *req, struct buf *resp, void *ud)
 		jw_str(&w, "getMetrics");
 		jw_str(&w, "getProcesses");
 		jw_str(&w, "gpusnoop");
+		/* trigger.c's: the daemon always runs them */
+		jw_str(&w, "addTrigger");
+		jw_str(&w, "listTriggers");
+		jw_str(&w, "removeTrigger");
+		jw_str(&w, "fireTrigger");
 		jw_arr_end(&w);
 		if (t && t->ipc) {
 			const struct ipc_stats *st = ipc_get_stats(t->ipc);

@@ -234,6 +234,8 @@ struct telemetry {
 	struct frame frame;
 	struct self_metrics self;
 	int64_t ticks;
+	telemetry_tick_fn on_tick;
+	void *on_tick_ud;
 };
 
 static void self_metrics(struct telemetry *t)
@@ -289,6 +291,8 @@ static void on_tick(struct ev_loop *l, struct ev_timer *tm, void *ud)
 	}
 	if (t->frame.n || collectors[me->idx]->publish_empty)
 		publish(t, me->idx);
+	if (t->on_tick)
+		t->on_tick(&t->frame, me->idx, collectors[me->idx]->interval_s(me->cfg), t->on_tick_ud);
 	if (me->idx == 0 && t->own->exit_after_ticks && ++t->ticks >= t->own->exit_after_ticks)
 		ev_stop(l);
 }
@@ -473,6 +477,12 @@ void telemetry_stop(struct telemetry *t)
 	frame_free(&t->frame);
 	self_metrics_free(&t->self);
 	free(t);
+}
+
+void telemetry_on_tick(struct telemetry *t, telemetry_tick_fn fn, void *ud)
+{
+	t->on_tick = fn;
+	t->on_tick_ud = ud;
 }
 
 bool telemetry_track_pid(struct telemetry *t, int pid)

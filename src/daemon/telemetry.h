@@ -52,6 +52,14 @@ void telemetry_stop(struct telemetry *t);
  * False if t is NULL or no collector took it (table full). */
 bool telemetry_track_pid(struct telemetry *t, int pid);
 
+/* Called after every tick's publish with the frame the sinks just got: src
+ * is the collector whose timer ticked (0: the kernel, the main tick),
+ * interval_s its period.  One hook (main.c points it at the triggers); fn
+ * runs on the loop and must not block. */
+struct frame;
+typedef void (*telemetry_tick_fn)(const struct frame *f, size_t src, int64_t interval_s, void *ud);
+void telemetry_on_tick(struct telemetry *t, telemetry_tick_fn fn, void *ud);
+
 /* Register the sinks' RPC functions (getMetrics) with the server; they
  * answer as long as t runs (stop the server first). */
 void telemetry_register_rpc(struct telemetry *t, struct rpc_server *s);

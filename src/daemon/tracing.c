@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "daemon/ipc.h"
 #include "daemon/ipc_wire.h"
@@ -69,6 +70,25 @@ void tracing_register_rpc(struct tracing *t, struct rpc_server *s)
 {
 	if (s)
 		rpc_tracing_register(s, &t->handlers);
+}
+
+struct registry *tracing_registry(struct tracing *t) { return &t->reg; }
+
+bool tracing_on_demand(struct tracing *t, const struct json_value *req, struct buf *resp)
+{
+	if (!t->handlers.now_ns)
+		t->handlers.now_ns = clock_mono_ns; /* set by rpc_tracing_register when RPC is on */
+	return rpc_set_on_demand(req, resp, &t->handlers);
+}
+
+bool tracing_check_config(const struct tracing *t, const char *config, size_t len, struct buf *why)
+{
+	if (t->reg.max_config && len > t->reg.max_config) {
+		buf_printf(why, "config is %zu bytes; a process can receive at most %zu bytes in one datagram", len,
+			   t->reg.max_config);
+		return false;
+	}
+	return path_policy_check(&t->policy, config, len, why);
 }
 
 void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud)

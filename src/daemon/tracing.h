@@ -81,4 +81,13 @@ void tracing_register_rpc(struct tracing *t, struct rpc_server *s);
  * must not block.  No-op without --enable_ipc_monitor. */
 void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud);
 
+/* For the triggers (trigger.c): the registry of Kineto processes (owned by
+ * t, loop thread only), the on-demand request answered exactly as the
+ * setKinetOnDemandRequest RPC answers it (same checks, same delivery), and
+ * the checks a config passes there (the trace path policy, the size a
+ * process can receive), false with the reason. */
+struct registry *tracing_registry(struct tracing *t);
+bool tracing_on_demand(struct tracing *t, const struct json_value *req, struct buf *resp);
+bool tracing_check_config(const struct tracing *t, const char *config, size_t len, struct buf *why);
+
 #endif

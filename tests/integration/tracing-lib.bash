@@ -21,19 +21,21 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; [ -f "$WORK/daemon.log" ] && tail -n 30 "$WORK/daemon.log" >&2; exit 1; }
 
-# start_daemon [flags...]: sets DPID and PORT.
+# start_daemon [flags...]: sets DPID and PORT.  A second daemon: DLOG (its
+# log, default $WORK/daemon.log) and IPCNAME set for the call.
 start_daemon() {
+	local log=${DLOG:-$WORK/daemon.log}
 	# emptied here, not only by the redirection below: that one runs in the
 	# forked child, maybe after the loop has read a previous daemon's port
 	# from the old log (seen on a loaded CI host: RPCs to a stopped daemon)
-	: >"$WORK/daemon.log"
+	: >"$log"
 	"$DYNOLOG" --port=0 --use_JSON=false --enable_ipc_monitor --ipc_endpoint_name="$IPCNAME" "$@" \
-		2>"$WORK/daemon.log" &
+		2>"$log" &
 	DPID=$!
 	for _ in $(seq 100); do
-		PORT=$(sed -n 's/.*RPC server listening on .* port \([0-9][0-9]*\).*/\1/p' "$WORK/daemon.log" | head -n 1)
+		PORT=$(sed -n 's/.*RPC server listening on .* port \([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
 		[ -n "$PORT" ] && return 0
-		kill -0 "$DPID" 2>/dev/null || fail "daemon exited: $(cat "$WORK/daemon.log")"
+		kill -0 "$DPID" 2>/dev/null || fail "daemon exited: $(cat "$log")"
 		sleep 0.05
 	done
 	fail "daemon did not start"

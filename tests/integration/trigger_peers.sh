@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# A trigger with peers: daemon A fires (fireTrigger) and its peer, daemon B,
+# gets the same on-demand request without A's loop blocking: B's
+# registered fake Kineto process writes the trace, both configs carry one
+# PROFILE_START_TIME (A's clock + --peers-delay-s), and A records what
+# each peer answered; a peer nobody listens on is recorded as failed; a
+# peer given as a host name is refused when the trigger is added (the
+# daemon does no DNS lookups on its loop).
+source "$(dirname "$0")/tracing-lib.bash"
+: "${DYNO:=$PWD/$BUILD/dyno}"
+# daemon B: its own IPC name and log, one fake process of job 0
+DLOG=$WORK/b.log IPCNAME=${IPCNAME}_b start_daemon
+BPID=$DPID BPORT=$PORT
+KIDS+=("$BPID")
+IPCNAME=${IPCNAME}_b fake --run_s=60
+FB=$LASTPID
+wait_for has_procs 1 || fail "fake Kineto did not register with B"
+# daemon A: no process of its own
+start_daemon
+# a port nothing listens on (B's, once B is stopped, would be racy): bind and close
+DEAD=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+if "$DYNO" trigger add bad --port "$PORT" --job-id 0 --peers localhost:1778 --log-file "$WORK/x.json" >"$WORK/bad.out" 2>&1; then
+	fail "a host name as a peer was accepted"
+fi
+grep -q 'no DNS lookups' "$WORK/bad.out" || fail "peer refusal: $(cat "$WORK/bad.out")"
+"$DYNO" trigger add sync --port "$PORT" --job-id 0 --peers "127.0.0.1:$BPORT,127.0.0.1:$DEAD" --peers-delay-s 7 \
+	--log-file "$WORK/sync_{fire}.json" --duration-ms 50 --min-interval-s 0 >"$WORK/add.out" ||
+	fail "add: $(cat "$WORK/add.out")"
+"$DYNO" trigger fire sync --port "$PORT" >"$WORK/fire.out" || fail "fire: $(cat "$WORK/fire.out")"
+grep -q '"matched":0' "$WORK/fire.out" || fail "A has no process, yet: $(cat "$WORK/fire.out")"
+start=$(grep -o '"profile_start_ms":[0-9]*' "$WORK/fire.out" | cut -d: -f2 || true)
+[ -n "$start" ] || fail "no common start time: $(cat "$WORK/fire.out")"
+# the peers' record comes when both have answered (the dead one at once)
+for _ in $(seq 100); do rpc '{"fn":"listTriggers"}' | grep -q '"peers":\[' && break; sleep 0.05; done
+rec=$(rpc '{"fn":"listTriggers"}')
+echo "$rec" | grep -q "{\"busy\":0,\"matched\":1,\"triggered\":\[$FB\],\"peer\":\"127.0.0.1:$BPORT\"}" ||
+	fail "peer B's answer not recorded: $rec"
+echo "$rec" | grep -q "{\"error\":\"[^\"]*refused[^\"]*\",\"peer\":\"127.0.0.1:$DEAD\"}" || fail "dead peer: $rec"
+echo "$rec" | grep -q '"why":"the peers of firing 0"' || fail "peers record: $rec"
+# B's process traced, from the same start time
+for _ in $(seq 300); do [ -s "$WORK/sync_0_$FB.json" ] && break; sleep 0.1; done
+[ -s "$WORK/sync_0_$FB.json" ] || fail "no trace on the peer: $(ls "$WORK"; cat "$WORK/fake_b.log")"
+# (Kineto's nanoseconds went through a double: compare in ms)
+base=$(grep -o '"baseTimeNanoseconds":[0-9]*' "$WORK/sync_0_$FB.json" | cut -d: -f2 || true)
+[ -n "$base" ] && [ $(((base + 500000) / 1000000)) = "$start" ] ||
+	fail "the peer's trace starts at ${base}ns, not at the common start ${start}ms"
+stop_daemon
+echo ok

@@ -644,23 +644,6 @@ int dynolite_run(dynolite_handle th, dynolite_handle testh, const char *analysis
 
 /* ---- events ---- */
 
-static const char *const cat_names[TRACE_CAT__COUNT] = {
-	[TRACE_CAT_OTHER] = "other",
-	[TRACE_CAT_CPU_OP] = "cpu_op",
-	[TRACE_CAT_USER_ANNOTATION] = "user_annotation",
-	[TRACE_CAT_PYTHON_FUNCTION] = "python_function",
-	[TRACE_CAT_CUDA_RUNTIME] = "cuda_runtime",
-	[TRACE_CAT_CUDA_DRIVER] = "cuda_driver",
-	[TRACE_CAT_KERNEL] = "kernel",
-	[TRACE_CAT_GPU_MEMCPY] = "gpu_memcpy",
-	[TRACE_CAT_GPU_MEMSET] = "gpu_memset",
-	[TRACE_CAT_CUDA_SYNC] = "cuda_sync",
-	[TRACE_CAT_GPU_USER_ANNOTATION] = "gpu_user_annotation",
-	[TRACE_CAT_CUDA_PROFILER_RANGE] = "cuda_profiler_range",
-	[TRACE_CAT_MTIA_CCP_EVENTS] = "mtia_ccp_events",
-	[TRACE_CAT_MTIA_RUNTIME] = "mtia_runtime",
-};
-
 /* kind -> a test: -1 all, -2 gpu, -3 cpu, else a trace_cat */
 static int kind_of(const char *kind)
 {
@@ -671,11 +654,11 @@ static int kind_of(const char *kind)
 	if (!strcmp(kind, "cpu"))
 		return -3;
 	for (int c = 0; c < TRACE_CAT__COUNT; c++)
-		if (!strcmp(kind, cat_names[c]))
+		if (!strcmp(kind, trace_cat_name((enum trace_cat)c)))
 			return c;
 	struct buf b = BUF_INIT;
 	for (int c = 0; c < TRACE_CAT__COUNT; c++)
-		buf_printf(&b, ", %s", cat_names[c]);
+		buf_printf(&b, ", %s", trace_cat_name((enum trace_cat)c));
 	fail("unknown event kind '%s' (all, gpu, cpu%s)", kind, b.data);
 	buf_free(&b);
 	return INT_MIN;

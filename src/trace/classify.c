@@ -39,6 +39,11 @@ static const char *const cat_names[TRACE_CAT__COUNT] = {
 	[TRACE_CAT_MTIA_RUNTIME] = "mtia_runtime",
 };
 
+const char *trace_cat_name(enum trace_cat c)
+{
+	return (unsigned)c < TRACE_CAT__COUNT ? cat_names[c] : "other";
+}
+
 enum trace_cat trace_cat_of(const char *s, size_t len)
 {
 	static const struct {

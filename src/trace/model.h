@@ -88,6 +88,8 @@ enum trace_cat {
 };
 /* Category of a cat string (exact match; unknown -> TRACE_CAT_OTHER). */
 enum trace_cat trace_cat_of(const char *s, size_t len);
+/* Kineto's spelling of c ("cpu_op", "kernel", ...). */
+const char *trace_cat_name(enum trace_cat c);
 
 /* HTA's kernel type classification (1.6), see src/trace/classify.c. */
 enum trace_ktype {

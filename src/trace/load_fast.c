@@ -592,7 +592,10 @@ static inline __attribute__((always_inline)) const char *key_is(const char *p, c
 	p = scan_ws(p + n, end);
 	if (p >= end || *p != ':')
 		return NULL;
-	return scan_ws(p + 1, end);
+	/* field() reads the value's first byte unchecked: a key whose value
+	 * would start at the end is declined here (the tokenizer reports it) */
+	p = scan_ws(p + 1, end);
+	return p < end ? p : NULL;
 }
 
 const char *trace_fast_event(const char *p, const char *end, struct fast_event *ev)

@@ -130,7 +130,7 @@ bool targets_add(struct targets *t, const char *spec, size_t len, int64_t defaul
 	return true;
 }
 
-static bool add_list(struct targets *t, const char *list, int64_t port, struct buf *err)
+bool targets_add_list(struct targets *t, const char *list, int64_t port, struct buf *err)
 {
 	const char *p = list;
 	while (*p) {
@@ -248,7 +248,7 @@ int hosts_run_capture(char *const argv[], struct buf *out, struct buf *err)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-static bool slurm_hosts(const char *job, struct targets *t, int64_t port, struct buf *err)
+bool hosts_slurm_job(const char *job, struct targets *t, int64_t port, struct buf *err)
 {
 	size_t n = strlen(job);
 	if (n == 0 || n > 20 || strspn(job, "0123456789") != n) {
@@ -305,10 +305,10 @@ static bool slurm_hosts(const char *job, struct targets *t, int64_t port, struct
 				buf_printf(err, "%s", e.data);
 			ok = false;
 		} else {
-			ok = add_list(t, out.data, port, err);
+			ok = targets_add_list(t, out.data, port, err);
 		}
 	} else {
-		ok = add_list(t, list.data, port, err);
+		ok = targets_add_list(t, list.data, port, err);
 	}
 	if (ok && t->n == 0) {
 		buf_printf(err, "SLURM job %s: no host names found", job);
@@ -389,7 +389,7 @@ bool hosts_collect(struct host_opts *o, struct targets *out, struct buf *err)
 	bool ok = true;
 	if (o->hostnames) {
 		out->many = true;
-		ok = add_list(out, o->hostnames, o->port, err);
+		ok = targets_add_list(out, o->hostnames, o->port, err);
 	}
 	if (ok && o->hostfile) {
 		out->many = true;
@@ -400,7 +400,7 @@ bool hosts_collect(struct host_opts *o, struct targets *out, struct buf *err)
 	}
 	if (ok && o->slurm_job) {
 		out->many = true;
-		ok = slurm_hosts(o->slurm_job, out, o->port, err);
+		ok = hosts_slurm_job(o->slurm_job, out, o->port, err);
 	}
 	if (ok && out->many && out->n == 0) {
 		buf_printf(err, "no hosts given (empty --hostnames/--hostfile)");

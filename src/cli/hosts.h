@@ -80,6 +80,11 @@ void targets_free(struct targets *t);
 /* Parse "host", "host:port", "[v6]:port" or a bare IPv6 address and append
  * it (unless already present).  Exposed for tests and the fuzzer. */
 bool targets_add(struct targets *t, const char *spec, size_t len, int64_t default_port, struct buf *err);
+/* Append every entry of a comma/space-separated list (targets_add each). */
+bool targets_add_list(struct targets *t, const char *list, int64_t default_port, struct buf *err);
+/* Append the nodes of SLURM job `job` (squeue, then scontrol show hostnames
+ * for a compressed list) at port. */
+bool hosts_slurm_job(const char *job, struct targets *t, int64_t port, struct buf *err);
 /* Parse host-file text (one host per line). */
 bool targets_parse_hostfile(struct targets *t, const char *text, size_t len, int64_t default_port,
 			    const char *fname, struct buf *err);

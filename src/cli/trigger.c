@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/kineto_config.h"
+#include "cli/peers.h"
 #include "cli/rpc_cmd.h"
 
 /* ok: "status":"ok"; else the daemon's "error" */
@@ -53,8 +54,9 @@ static int add(int argc, char **argv)
 {
 	struct host_opts h = HOST_OPTS_INIT;
 	struct trace_opts to = TRACE_OPTS_INIT;
-	const char *when = NULL, *snoop_log = NULL, *peers = NULL, *job = NULL;
+	const char *when = NULL, *snoop_log = NULL, *peers = NULL, *peers_job = NULL, *job = NULL;
 	int64_t every_s = 0, min_interval_s = 300, process_limit = 1000, snoop_s = 0, peers_delay_s = 20;
+	int64_t peers_port = NET_RPC_PORT;
 	bool while_job = false;
 	const struct arg_opt opts[] = {
 		HOST_ARG_OPTS(&h),
@@ -81,8 +83,13 @@ static int add(int argc, char **argv)
 		 86400, NULL},
 		{"gpusnoop-log", 0, ARG_STRING, &snoop_log, "PREFIX",
 		 "gpusnoop reports go to PREFIX.<firing>.<pid>.log on the daemon's host", 0, 0, NULL},
-		{"peers", 0, ARG_STRING, &peers, "ADDR[:PORT],...",
-		 "a firing also asks these daemons (numeric addresses) to trace the job, all from one start time", 0, 0,
+		{"peers", 0, ARG_STRING, &peers, "HOST[:PORT],...",
+		 "a firing also asks these daemons to trace the job, all from one start time (names are resolved now, "
+		 "by dyno: the daemon takes addresses)",
+		 0, 0, NULL},
+		{"peers-slurm-job", 0, ARG_STRING, &peers_job, "JOBID",
+		 "the peers are the nodes of this SLURM job (squeue/scontrol; the daemon itself left out)", 0, 0, NULL},
+		{"peers-port", 0, ARG_INT, &peers_port, "PORT", "the peers' RPC port where an entry names none", 1, 65535,
 		 NULL},
 		{"peers-delay-s", 0, ARG_INT, &peers_delay_s, "SECONDS",
 		 "with --peers: the common PROFILE_START_TIME this far ahead (as gputrace: Kineto needs ~6 s after its poll)",
@@ -93,7 +100,8 @@ static int add(int argc, char **argv)
 		.prog = "dyno trigger add",
 		.usage = "dyno trigger add ID --log-file PATH [--when COND | --every-s S] [--job-id J] [--while-job]\n"
 			 "                        [--min-interval-s S] [trace options] [--gpusnoop-s S --gpusnoop-log P]\n"
-			 "                        [--peers ADDR[:PORT],... [--peers-delay-s S]]",
+			 "                        [--peers HOST[:PORT],... | --peers-slurm-job JOBID] [--peers-port P]\n"
+			 "                        [--peers-delay-s S]",
 		.description = "Add a trigger to the daemon(s): without --when or --every-s it fires only on\n"
 			       "`dyno trigger fire ID`.  Kept in the daemon's --trigger_file across restarts.",
 		.opts = opts,
@@ -106,7 +114,7 @@ static int add(int argc, char **argv)
 	int rc = cli_start(&cmd, argc, argv, &h, &a, &t);
 	if (rc >= 0)
 		return rc;
-	struct buf cfg = BUF_INIT, err = BUF_INIT, req = BUF_INIT;
+	struct buf cfg = BUF_INIT, err = BUF_INIT, req = BUF_INIT, peer_addrs = BUF_INIT, note = BUF_INIT;
 	if (!kineto_log_file_check(to.log_file, &err) || !kineto_config_build(&to, &cfg, &err)) {
 		fprintf(stderr, "%s: %s\n", cmd.prog, err.data);
 		rc = 2;
@@ -117,6 +125,13 @@ static int add(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
+	if ((peers || peers_job) && !peers_resolve(peers, peers_job, peers_port, &t, &peer_addrs, &note, &err)) {
+		fprintf(stderr, "%s: %s\n", cmd.prog, err.data);
+		rc = 2;
+		goto out;
+	}
+	if (note.len)
+		fprintf(stderr, "%s: %s\n", cmd.prog, note.data);
 	struct jw w;
 	jw_init(&w, &req);
 	jw_obj_begin(&w);
@@ -139,8 +154,8 @@ static int add(int argc, char **argv)
 		jw_key(&w, "gpusnoop_s"), jw_i64(&w, snoop_s);
 	if (snoop_log)
 		jw_key(&w, "gpusnoop_log"), jw_str(&w, snoop_log);
-	if (peers) {
-		jw_key(&w, "peers"), jw_str(&w, peers);
+	if (peer_addrs.len) {
+		jw_key(&w, "peers"), jw_strn(&w, peer_addrs.data, peer_addrs.len);
 		jw_key(&w, "peers_delay_s"), jw_i64(&w, peers_delay_s);
 	}
 	jw_obj_end(&w);
@@ -150,6 +165,8 @@ out:
 	buf_free(&cfg);
 	buf_free(&err);
 	buf_free(&req);
+	buf_free(&peer_addrs);
+	buf_free(&note);
 	targets_free(&t);
 	args_free(&a);
 	return rc;

@@ -4,8 +4,9 @@
 # registered fake Kineto process writes the trace, both configs carry one
 # PROFILE_START_TIME (A's clock + --peers-delay-s), and A records what
 # each peer answered; a peer nobody listens on is recorded as failed; a
-# peer given as a host name is refused when the trigger is added (the
-# daemon does no DNS lookups on its loop).
+# peer given as a host name is refused by the daemon (no DNS lookups on its
+# loop) but resolved by dyno, which also takes a SLURM job's nodes and
+# leaves the daemon itself out.
 source "$(dirname "$0")/tracing-lib.bash"
 : "${DYNO:=$PWD/$BUILD/dyno}"
 # daemon B: its own IPC name and log, one fake process of job 0
@@ -19,10 +20,38 @@ wait_for has_procs 1 || fail "fake Kineto did not register with B"
 start_daemon
 # a port nothing listens on (B's, once B is stopped, would be racy): bind and close
 DEAD=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-if "$DYNO" trigger add bad --port "$PORT" --job-id 0 --peers localhost:1778 --log-file "$WORK/x.json" >"$WORK/bad.out" 2>&1; then
-	fail "a host name as a peer was accepted"
-fi
+# the daemon takes numeric peers only (no DNS lookups on its loop) ...
+rpc '{"fn":"addTrigger","trigger":{"id":"bad","config":"X=1","job":"0","peers":"localhost:1778"}}' >"$WORK/bad.out" 2>&1 || true
 grep -q 'no DNS lookups' "$WORK/bad.out" || fail "peer refusal: $(cat "$WORK/bad.out")"
+# ... so dyno resolves names (and SLURM jobs) itself, leaves out the daemon
+# the trigger goes to, merges duplicates, and refuses a name that does not resolve
+"$DYNO" trigger add named --port "$PORT" --job-id 0 --peers "localhost:$PORT,localhost:$BPORT,127.0.0.1:$BPORT" \
+	--log-file "$WORK/n.json" >"$WORK/named.out" 2>&1 || fail "named peers: $(cat "$WORK/named.out")"
+grep -q "peer localhost:$PORT is a daemon the trigger is added to: left out" "$WORK/named.out" ||
+	fail "self not left out: $(cat "$WORK/named.out")"
+def=$(rpc '{"fn":"listTriggers"}')
+echo "$def" | grep -Eq "\"id\":\"named\"[^}]*\"peers\":\"(127\.0\.0\.1|\[::1\]):$BPORT\"" ||
+	echo "$def" | grep -Eq "\"peers\":\"(127\.0\.0\.1|\[::1\]):$BPORT\"[^}]*\"id\":\"named\"" ||
+	fail "named peers not sent as one address: $def"
+if "$DYNO" trigger add bad2 --port "$PORT" --job-id 0 --peers no-such-host.invalid --log-file "$WORK/x.json" \
+	>"$WORK/bad2.out" 2>&1; then
+	fail "an unresolvable peer was accepted"
+fi
+grep -q 'peer no-such-host.invalid: cannot resolve' "$WORK/bad2.out" || fail "bad name: $(cat "$WORK/bad2.out")"
+# a SLURM job's nodes (squeue/scontrol stand-ins on PATH): this host and
+# B's; this host is the daemon itself at --port, B's port is --peers-port
+mkdir -p "$WORK/slurm"
+printf '#!/bin/sh\n[ "$3" = 4242 ] && echo "node[1-2]"\n' >"$WORK/slurm/squeue"
+printf '#!/bin/sh\necho localhost; echo 127.0.0.1\n' >"$WORK/slurm/scontrol"
+chmod +x "$WORK/slurm/squeue" "$WORK/slurm/scontrol"
+PATH="$WORK/slurm:$PATH" "$DYNO" trigger add job --port "$PORT" --job-id 0 --peers-slurm-job 4242 \
+	--peers-port "$BPORT" --log-file "$WORK/j.json" >"$WORK/job.out" 2>&1 || fail "slurm peers: $(cat "$WORK/job.out")"
+rpc '{"fn":"listTriggers"}' | grep -Eq "\"peers\":\"(127\.0\.0\.1|\[::1\]):$BPORT\"" ||
+	fail "slurm peers: $(rpc '{"fn":"listTriggers"}')"
+PATH="$WORK/slurm:$PATH" "$DYNO" trigger add self --port "$PORT" --job-id 0 --peers-slurm-job 4242 \
+	--peers-port "$PORT" --log-file "$WORK/s.json" >"$WORK/self.out" 2>&1 && fail "a job of only this daemon was accepted"
+grep -q 'no peers left' "$WORK/self.out" || fail "self-only job: $(cat "$WORK/self.out")"
+for id in named job; do "$DYNO" trigger rm $id --port "$PORT" >/dev/null || fail "rm $id"; done
 "$DYNO" trigger add sync --port "$PORT" --job-id 0 --peers "127.0.0.1:$BPORT,127.0.0.1:$DEAD" --peers-delay-s 7 \
 	--log-file "$WORK/sync_{fire}.json" --duration-ms 50 --min-interval-s 0 >"$WORK/add.out" ||
 	fail "add: $(cat "$WORK/add.out")"

@@ -11,6 +11,7 @@
 #include "daemon/gpusnoop_rpc.h"
 #include "daemon/registry.h"
 #include "daemon/tracing.h"
+#include "daemon/security.h"
 #include "daemon/trigger_peers.h"
 
 #define TRIG_BATCHES_MAX 2 /* firings whose peers are being asked at once (memory: docs/daemon.md) */
@@ -45,6 +46,7 @@ struct triggers {
 	struct trig *t;
 	size_t n, max;
 	char *file; /* NULL: memory only */
+	char *peer_token; /* NULL: the peers get no token */
 	uint64_t next_fire;
 	int64_t clock_s; /* the ticks' time: kernel intervals summed */
 	char **log;      /* firing records (JSON objects), a ring */
@@ -83,6 +85,17 @@ struct triggers *triggers_start(struct ev_loop *l, const struct trigger_flags *f
 	T->log = xcalloc(T->log_cap, sizeof *T->log);
 	T->tracing = tr;
 	T->snoop = snoop;
+	/* read once, at start, like --rpc_token_file: the same checks */
+	if (f->peer_token_file && *f->peer_token_file) {
+		struct buf e = BUF_INIT;
+		if (!sec_load_token(f->peer_token_file, &T->peer_token, &e)) {
+			buf_printf(err, "--trigger_peer_token_file: %s", e.data);
+			buf_free(&e);
+			triggers_stop(T);
+			return NULL;
+		}
+		buf_free(&e);
+	}
 	if (f->file && *f->file) {
 		T->file = xstrdup(f->file);
 		struct trig_file tf;
@@ -118,6 +131,7 @@ void triggers_stop(struct triggers *T)
 		free(T->log[i]);
 	free(T->log);
 	free(T->file);
+	free(T->peer_token);
 	free(T);
 }
 
@@ -243,8 +257,17 @@ static void ask_peers(struct triggers *T, const struct trig *g, uint64_t seq, co
 		jw_key(w, "peers_error"), jw_str(w, T->loop ? "too many peer requests in flight" : "no event loop");
 		return;
 	}
-	/* the on-demand request with its function name, as dyno sends it */
+	/* the on-demand request with its function name, as dyno sends it, and
+	 * the token when there is one (as dyno's --token-file: "token" beside
+	 * "fn") */
 	buf_puts(&body, "{\"fn\":\"setKinetOnDemandRequest\",");
+	if (T->peer_token) {
+		struct jw tw;
+		jw_init(&tw, &body);
+		buf_puts(&body, "\"token\":");
+		jw_str(&tw, T->peer_token);
+		buf_putc(&body, ',');
+	}
 	buf_append(&body, req->data + 1, req->len - 1);
 	struct batch_ctx *c = xcalloc(1, sizeof *c);
 	c->T = T;

@@ -44,14 +44,18 @@
 
 struct trigger_flags {
 	const char *file; /* "": triggers in memory only */
+	const char *peer_token_file; /* "": peer requests carry no token */
 	int64_t max, max_firings;
 };
 
-#define TRIGGER_FLAGS_DEFAULT {.file = "", .max = 64, .max_firings = 128}
+#define TRIGGER_FLAGS_DEFAULT {.file = "", .peer_token_file = "", .max = 64, .max_firings = 128}
 
 #define TRIGGER_FLAG_ROWS(f)                                                                          \
 	{"trigger_file", 0, ARG_STRING, &(f)->file, "PATH",                                             \
 	 "keep the triggers (dyno trigger add) in this file, read at start (default: in memory only)", 0, 0, \
+	 NULL},                                                                                          \
+	{"trigger_peer_token_file", 0, ARG_STRING, &(f)->peer_token_file, "PATH",                       \
+	 "send this secret (the peers' --rpc_token_file) with a trigger's requests to its peers", 0, 0,   \
 	 NULL},                                                                                          \
 	{"trigger_max", 0, ARG_INT, &(f)->max, "N", "most triggers kept", 0, TRIG_MAX_TRIGGERS, NULL},   \
 	{"trigger_max_firings", 0, ARG_INT, &(f)->max_firings, "N",                                    \

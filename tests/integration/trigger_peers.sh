@@ -6,7 +6,8 @@
 # each peer answered; a peer nobody listens on is recorded as failed; a
 # peer given as a host name is refused by the daemon (no DNS lookups on its
 # loop) but resolved by dyno, which also takes a SLURM job's nodes and
-# leaves the daemon itself out.
+# leaves the daemon itself out; a peer that requires a token gets the one
+# of --trigger_peer_token_file.
 source "$(dirname "$0")/tracing-lib.bash"
 : "${DYNO:=$PWD/$BUILD/dyno}"
 # daemon B: its own IPC name and log, one fake process of job 0
@@ -73,5 +74,37 @@ for _ in $(seq 300); do [ -s "$WORK/sync_0_$FB.json" ] && break; sleep 0.1; done
 base=$(grep -o '"baseTimeNanoseconds":[0-9]*' "$WORK/sync_0_$FB.json" | cut -d: -f2 || true)
 [ -n "$base" ] && [ $(((base + 500000) / 1000000)) = "$start" ] ||
 	fail "the peer's trace starts at ${base}ns, not at the common start ${start}ms"
+# a peer that requires a token (--rpc_token_file): A, which sends none, is
+# refused; A2, started with --trigger_peer_token_file, is answered
+printf 'correct-horse-battery\n' >"$WORK/token"
+chmod 600 "$WORK/token"
+APID=$DPID APORT=$PORT
+KIDS+=("$APID")
+DLOG=$WORK/c.log IPCNAME=${IPCNAME}_c start_daemon --rpc_token_file="$WORK/token"
+KIDS+=("$DPID")
+CPORT=$PORT
+PORT=$APORT
+"$DYNO" trigger add tok --port "$PORT" --job-id 0 --peers "127.0.0.1:$CPORT" --log-file "$WORK/t.json" \
+	--min-interval-s 0 >/dev/null || fail "add tok on A"
+"$DYNO" trigger fire tok --port "$PORT" >/dev/null || fail "fire tok on A"
+for _ in $(seq 100); do rpc '{"fn":"listTriggers"}' | grep -q '"why":"the peers of firing 1"' && break; sleep 0.05; done
+rpc '{"fn":"listTriggers"}' | grep -q "{\"error\":\"unauthorized: [^}]*\"peer\":\"127.0.0.1:$CPORT\"}" ||
+	fail "a peer with a token answered a request without one: $(rpc '{"fn":"listTriggers"}')"
+DLOG=$WORK/a2.log IPCNAME=${IPCNAME}_a2 start_daemon --trigger_peer_token_file="$WORK/token"
+KIDS+=("$DPID")
+"$DYNO" trigger add tok --port "$PORT" --job-id 0 --peers "127.0.0.1:$CPORT" --log-file "$WORK/t.json" \
+	--min-interval-s 0 >/dev/null || fail "add tok on A2"
+"$DYNO" trigger fire tok --port "$PORT" >/dev/null || fail "fire tok on A2"
+for _ in $(seq 100); do rpc '{"fn":"listTriggers"}' | grep -q '"why":"the peers of firing 0"' && break; sleep 0.05; done
+rpc '{"fn":"listTriggers"}' | grep -q "{\"busy\":0,\"matched\":0,\"triggered\":\[\],\"peer\":\"127.0.0.1:$CPORT\"}" ||
+	fail "the token did not reach the peer: $(rpc '{"fn":"listTriggers"}')"
+# a token file the daemon cannot use stops it at start, with the reason
+chmod 644 "$WORK/token"
+if timeout 20 "$DYNOLOG" --port=0 --use_JSON=false --trigger_peer_token_file="$WORK/token" >"$WORK/bad_tok.log" 2>&1; then
+	fail "a readable token file was accepted"
+fi
+grep -q 'trigger_peer_token_file' "$WORK/bad_tok.log" || fail "token refusal: $(cat "$WORK/bad_tok.log")"
+stop_daemon
+DPID=$APID
 stop_daemon
 echo ok

@@ -491,7 +491,8 @@ static struct atable *regressions(struct wh_db *db, const struct wh_report_opts 
 		i = j;
 	}
 	if (ok) {
-		qsort(found, nfound, sizeof *found, reg_cmp);
+		if (nfound) /* found is NULL then, and qsort's pointer must not be */
+			qsort(found, nfound, sizeof *found, reg_cmp);
 		if (pts)
 			*pts = xcalloc(nfound ? nfound : 1, sizeof **pts);
 		for (size_t f = 0; pts && f < nfound; f++) {

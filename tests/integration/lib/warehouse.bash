@@ -116,7 +116,7 @@ wh_suite() {
 	"$DYNO" warehouse report --regressions --threshold 1.3 --min-z 3 --db "$WH_DB" --format csv >"$out"
 	[ "$(tail -n +2 "$out" | cut -d, -f1 | sort -u)" = "$WH_SLOW" ] || bad "regressions at 1.3: $(cat "$out")"
 	# only the first 16 traces: nothing regressed
-	"$DYNO" warehouse report --regressions --job jobS --since 1 --db "$WH_DB" --format csv >"$out"
+	"$DYNO" warehouse report --regressions --job jobS --since 1 --db "$WH_DB" --format csv >"$out" 2>"$err" || bad "regressions --since 1: exit $?: $(cat "$err")"
 	[ "$(tail -n +2 "$out" | wc -l)" = 0 ] || bad "regressions with no history: $(cat "$out")"
 
 	# top kernels: the fleet's sums

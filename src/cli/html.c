@@ -8,11 +8,13 @@
  */
 #include "cli/html.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* the palette: distinguishable, print-safe; red is the highlight */
 static const char *const colors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22",
@@ -333,6 +335,17 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 			if ((pass == 1) != s[k].highlight || s[k].n == 0)
 				continue;
 			size_t n = downsample(s[k].x, s[k].y, s[k].n, max_points, xlo, xhi, ox, oy);
+			const char *col = s[k].highlight ? HIGHLIGHT : colors[k % NCOLORS];
+			if (s[k].dots) {
+				for (size_t i = 0; i < n; i++) {
+					buf_printf(b, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>",
+						   ML + (ox[i] - xlo) / (xhi - xlo) * (x1 - ML),
+						   y0 - (oy[i] - ylo) / (yhi - ylo) * (y0 - MT), col);
+					html_esc(b, s[k].name);
+					buf_puts(b, "</title></circle>");
+				}
+				continue;
+			}
 			buf_printf(b, "<polyline class=\"mark\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
 				   s[k].highlight ? HIGHLIGHT : colors[k % NCOLORS], s[k].highlight ? "2.5" : "1.3");
 			double prev = NAN;
@@ -433,4 +446,29 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 	x_axis(b, c, 0, hi, y0, x1 - (x0 - ML));
 	buf_puts(b, "</g>");
 	buf_puts(b, "</svg></figure>\n");
+}
+
+int html_write_file(const char *prog, const char *path, const struct buf *b)
+{
+	if (strcmp(path, "-") == 0) {
+		if (fwrite(b->data, 1, b->len, stdout) == b->len && fflush(stdout) == 0)
+			return 0;
+		fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
+		return 1;
+	}
+	struct buf tmp = BUF_INIT;
+	buf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
+	FILE *f = fopen(tmp.data, "w");
+	bool ok = f != NULL;
+	if (f) {
+		ok = fwrite(b->data, 1, b->len, f) == b->len;
+		ok = fclose(f) == 0 && ok; /* closed even when the write failed */
+	}
+	ok = ok && rename(tmp.data, path) == 0;
+	if (!ok) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		unlink(tmp.data);
+	}
+	buf_free(&tmp);
+	return ok ? 0 : 1;
 }

@@ -51,6 +51,7 @@ struct html_series {
 	size_t n;
 	bool step;      /* a step function (a counter that holds its value) */
 	bool highlight; /* drawn thick and red (the straggler) */
+	bool dots;      /* each point a dot, no line (points picked out of another series) */
 };
 /* Lines over a shared x axis; each series is downsampled to at most
  * max_points points (min and max per pixel column kept).  Nothing drawn
@@ -69,5 +70,10 @@ struct html_bar {
  * one), the value axis from 0. */
 void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const *parts, size_t nparts,
 		    const struct html_bar *bars, size_t nbars);
+
+/* Write the page to path ("-": stdout) through a temporary file in the
+ * same directory, so that a reader never sees half a page.  0, or 1 with
+ * "prog: path: why" on stderr. */
+int html_write_file(const char *prog, const char *path, const struct buf *b);
 
 #endif

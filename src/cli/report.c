@@ -596,22 +596,6 @@ static void render(struct report *r, const char *inputs)
 	html_end(r->b);
 }
 
-/* write all of b to path through a temporary file in the same directory */
-static int write_file(const char *path, const struct buf *b)
-{
-	struct buf tmp = BUF_INIT;
-	buf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
-	int rc = 0;
-	FILE *f = fopen(tmp.data, "w");
-	if (!f || fwrite(b->data, 1, b->len, f) != b->len || fclose(f) != 0 || rename(tmp.data, path) != 0) {
-		fprintf(stderr, "dyno report: %s: %s\n", path, strerror(errno));
-		unlink(tmp.data);
-		rc = 1;
-	}
-	buf_free(&tmp);
-	return rc;
-}
-
 /* The row filters of dyno analyze (src/trace/select.c, src/analyze/view.c):
  * 0, or 2 with the message printed. */
 static int parse_filters(const char *ranks, const char *iterations, const char *time_range,
@@ -789,7 +773,7 @@ int cmd_report(int argc, char **argv)
 	for (int i = 0; i < a.npos; i++)
 		buf_printf(&inputs, "%s%s", i ? " " : "", a.pos[i]);
 	render(&r, inputs.data);
-	rc = write_file(o.out, &html);
+	rc = html_write_file("dyno report", o.out, &html);
 	if (rc == 0 && !o.quiet) {
 		const struct atable *f = table(&res, "insights");
 		fprintf(stderr, "dyno report: wrote %s (%zu bytes): %zu finding%s, %zu rank%s%s\n", o.out, html.len,

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/html.h"
 #include "cli/wh_gpu.h"
 #include "cli/wh_report.h"
 #include "cli/wh_trace.h"
@@ -302,7 +303,7 @@ static int parse_format(const char *format, enum aformat *fmt)
 static int report(int argc, char **argv)
 {
 	struct wh_report_opts o = WH_REPORT_OPTS_INIT;
-	const char *db_spec = default_db(), *format = "table";
+	const char *db_spec = default_db(), *format = "table", *html = NULL;
 	bool top = false, by_type = false, jobs = false, regressions = false;
 	int64_t bucket_h = 24;
 	const struct arg_opt opts[] = {
@@ -313,6 +314,7 @@ static int report(int argc, char **argv)
 		{"job", 0, ARG_STRING, &o.job, "J", "that job's traces over time (with --top-kernels, --by-type, --regressions: only its traces)", 0, 0, NULL},
 		{"regressions", 0, ARG_BOOL, &regressions, NULL, "kernels slower than their own history, with the jobs and traces", 0, 0, NULL},
 		{"format", 0, ARG_STRING, &format, "F", "table, csv or json", 0, 0, NULL},
+		{"html", 0, ARG_STRING, &html, "FILE", "every report on one HTML page with charts (- for stdout)", 0, 0, NULL},
 		{"limit", 0, ARG_INT, &o.limit, "N", "top kernels: rows (default 20)", 1, INT32_MAX, NULL},
 		{"bucket-hours", 0, ARG_INT, &bucket_h, "H", "by type: bucket width in hours (default 24)", 1, 24 * 366, NULL},
 		{"threshold", 0, ARG_DOUBLE, &o.threshold, "R", "regressions: p50 at least R x the history's median (default 1.5)", 0, 0, NULL},
@@ -324,10 +326,12 @@ static int report(int argc, char **argv)
 	};
 	const struct arg_cmd cmd = {
 		.prog = "dyno warehouse report",
-		.usage = "dyno warehouse report [--top-kernels|--by-type|--jobs|--job J|--regressions] [--format table|csv|json]",
+		.usage = "dyno warehouse report [--top-kernels|--by-type|--jobs|--job J|--regressions] [--format table|csv|json]\n"
+			 "       dyno warehouse report --html FILE [--job J] [--limit N] [--bucket-hours H] [regression options]",
 		.description = "Query the warehouse (docs/fleet.md).  --regressions: a kernel whose per-trace p50 in the\n"
 			       "recent traces is >= --threshold x its history's median and >= --min-z robust deviations\n"
-			       "(1.4826 MAD) above it, with the jobs and traces that show it.",
+			       "(1.4826 MAD) above it, with the jobs and traces that show it.  --html FILE: all four\n"
+			       "reports (regressions, top kernels, by type over time, per-job trends) on one page with charts.",
 		.opts = opts,
 	};
 	struct args a;
@@ -342,6 +346,8 @@ static int report(int argc, char **argv)
 		bad = "--format: table, csv or json";
 	if (modes > 1)
 		bad = "one of --top-kernels, --by-type, --jobs, --regressions";
+	else if (html && (modes || strcmp(format, "table") != 0))
+		bad = "--html FILE writes every report: no --top-kernels, --by-type, --jobs, --regressions or --format";
 	else if (!(o.threshold > 1) || !(o.min_z >= 0) || !(o.recent_fraction > 0 && o.recent_fraction < 1))
 		bad = "--threshold > 1, --min-z >= 0, 0 < --recent-fraction < 1";
 	if (bad) {
@@ -358,6 +364,12 @@ static int report(int argc, char **argv)
 	rc = 1;
 	if (wh_db_open(&db, db_spec, &err) != 0) {
 		fprintf(stderr, "dyno %s\n", err.data);
+	} else if (html) {
+		if (wh_html_report(&db, &o, &out, &err) != 0)
+			fprintf(stderr, "dyno warehouse report: %s\n", err.data);
+		else if ((rc = html_write_file("dyno warehouse report", html, &out)) == 0 && strcmp(html, "-") != 0)
+			fprintf(stderr, "dyno warehouse report: wrote %s (%zu bytes)\n", html, out.len);
+		wh_db_close(&db);
 	} else {
 		struct atable *t = wh_report(&db, &o, &err);
 		if (t) {
@@ -494,6 +506,7 @@ int cmd_warehouse(int argc, char **argv)
 	fprintf(help ? stdout : stderr,
 		"usage: dyno warehouse ingest TRACE_OR_DIR... [--db FILE|postgresql://...]\n"
 		"       dyno warehouse report [--top-kernels|--by-type|--jobs|--job J|--regressions] [--format F]\n"
+		"       dyno warehouse report --html FILE [--job J]\n"
 		"       dyno warehouse gpu-hours [--by job|user|model] [--from S] [--to S] | --ingest SCRAPE... | --label J=M\n"
 		"\nA database of many traces' figures (SQLite by default, or PostgreSQL) and fleet-wide reports\n"
 		"over it; `dyno warehouse ingest --help`, `dyno warehouse report --help`.\n");

@@ -419,7 +419,9 @@ static bool candidate_rows(struct wh_db *db, const struct wh_report_opts *o, con
 	return true;
 }
 
-static struct atable *regressions(struct wh_db *db, const struct wh_report_opts *o, struct buf *err)
+/* pts (may be NULL): each found kernel's points, in the table's row order */
+static struct atable *regressions(struct wh_db *db, const struct wh_report_opts *o, struct wh_reg_points **pts,
+				  struct buf *err)
 {
 	int64_t cut = 0;
 	if (!cutoff(db, o, &cut, err) && err->len)
@@ -489,7 +491,23 @@ static struct atable *regressions(struct wh_db *db, const struct wh_report_opts 
 		i = j;
 	}
 	if (ok) {
-		qsort(found, nfound, sizeof *found, reg_cmp);
+		if (nfound) /* found is NULL then, and qsort's pointer must not be */
+			qsort(found, nfound, sizeof *found, reg_cmp);
+		if (pts)
+			*pts = xcalloc(nfound ? nfound : 1, sizeof **pts);
+		for (size_t f = 0; pts && f < nfound; f++) {
+			const struct reg_row *k = &found[f];
+			struct wh_reg_points *p = &(*pts)[f];
+			p->kernel = xstrdup(wh_cell(&r, k->kernel_first, 0));
+			p->history_median_us = k->m;
+			p->n = k->n;
+			p->start_ns = xmalloc(k->n * sizeof *p->start_ns);
+			p->p50_us = xmalloc(k->n * sizeof *p->p50_us);
+			p->flagged = xmalloc(k->n * sizeof *p->flagged);
+			memcpy(p->start_ns, when + k->kernel_first, k->n * sizeof *p->start_ns);
+			memcpy(p->p50_us, x + k->kernel_first, k->n * sizeof *p->p50_us);
+			memcpy(p->flagged, flag + k->kernel_first, k->n * sizeof *p->flagged);
+		}
 		for (size_t f = 0; f < nfound; f++) {
 			const struct reg_row *k = &found[f];
 			size_t row = atable_add_row(t);
@@ -538,7 +556,25 @@ struct atable *wh_report(struct wh_db *db, const struct wh_report_opts *o, struc
 	case WH_REPORT_TOP_KERNELS: return top_kernels(db, o, err);
 	case WH_REPORT_BY_TYPE: return by_type(db, o, err);
 	case WH_REPORT_JOBS: return o->job ? job_trend(db, o->job, err) : jobs(db, err);
-	case WH_REPORT_REGRESSIONS: return regressions(db, o, err);
+	case WH_REPORT_REGRESSIONS: return regressions(db, o, NULL, err);
 	}
 	return NULL;
+}
+
+struct atable *wh_regressions(struct wh_db *db, const struct wh_report_opts *o, struct wh_reg_points **pts,
+			      struct buf *err)
+{
+	*pts = NULL;
+	return regressions(db, o, pts, err);
+}
+
+void wh_reg_points_free(struct wh_reg_points *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		free(p[i].kernel);
+		free(p[i].start_ns);
+		free(p[i].p50_us);
+		free(p[i].flagged);
+	}
+	free(p);
 }

@@ -6,6 +6,7 @@
 #ifndef DYNO_CLI_WH_REPORT_H
 #define DYNO_CLI_WH_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analyze/table.h"
@@ -30,5 +31,26 @@ struct wh_report_opts {
 
 /* The report's table, or NULL with the message in err. */
 struct atable *wh_report(struct wh_db *db, const struct wh_report_opts *o, struct buf *err);
+
+/* A regressed kernel's per-trace p50s in time order (every trace of it
+ * the report read, history and recent) and which of them it flagged. */
+struct wh_reg_points {
+	char *kernel;
+	double history_median_us;
+	size_t n;
+	int64_t *start_ns;
+	double *p50_us;
+	bool *flagged;
+};
+/* The regressions table (as wh_report) and in *pts its rows' points, one
+ * per table row in its order (free with wh_reg_points_free(*pts, nrows)). */
+struct atable *wh_regressions(struct wh_db *db, const struct wh_report_opts *o, struct wh_reg_points **pts,
+			      struct buf *err);
+void wh_reg_points_free(struct wh_reg_points *p, size_t n);
+
+/* The page of every report (wh_html.c): top kernels, GPU time by type over
+ * time, per-job trends, regressions, each a chart and its table, o's
+ * filters applied.  0, or -1 with the message in err. */
+int wh_html_report(struct wh_db *db, const struct wh_report_opts *o, struct buf *page, struct buf *err);
 
 #endif

@@ -8,23 +8,14 @@
 # error), and the screenshot must be a PNG of the window's size.  Skips
 # (77) only when Chromium cannot run at all.
 set -uo pipefail
-command -v chromium >/dev/null || { echo "chromium is not installed (scripts/install-deps.sh installs it)"; exit 77; }
 src=$TESTDATA/traces/trace_filter
 [ -d "$src" ] || { echo "no test traces in $TESTDATA"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-
-chrome() { # chrome OUT_PREFIX ARGS... : one headless run, its stderr kept
-	local p=$1; shift
-	timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--disable-dev-shm-usage --user-data-dir="$tmp/profile-$p" --enable-logging=stderr --v=0 "$@" \
-		2>"$tmp/$p.log"
-}
-chrome probe --dump-dom "data:text/html,<p>probe</p>" >"$tmp/probe.html"
-grep -q probe "$tmp/probe.html" || { echo "chromium cannot run here: $(tail -n 3 "$tmp/probe.log")"; exit 77; }
+. "$(dirname "$0")/lib/chromium.bash"
+chrome_probe || exit 77
 
 "$DYNO" report "$src" -o "$tmp/r.html" -q; rc=$?
 [ $rc -eq 0 ] || bad "dyno report exit $rc"
@@ -32,7 +23,7 @@ chrome dom --dump-dom "file://$tmp/r.html" >"$tmp/dom.html" || bad "chromium --d
 chrome shot --screenshot="$tmp/shot.png" --window-size=1000,2400 --hide-scrollbars "file://$tmp/r.html" \
 	>/dev/null || bad "chromium --screenshot failed"
 for l in dom shot; do
-	if grep -E 'CONSOLE|Uncaught|Refused to|net::ERR' "$tmp/$l.log" >"$tmp/console"; then
+	if chrome_console "$l" >"$tmp/console"; then
 		bad "console messages ($l): $(head -n 5 "$tmp/console")"
 	fi
 done

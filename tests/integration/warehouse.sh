@@ -4,8 +4,9 @@
 # real traces, a damaged one recorded as failed, re-ingest changes nothing,
 # the planted regression found and no unchanged kernel flagged, the
 # reports' sums, a refused write leaves no half trace, a missing database,
-# a bad row read back, a newer schema.  warehouse_pg.sh runs the same on
-# PostgreSQL.
+# a bad row read back, a newer schema, the HTML page.  warehouse_pg.sh runs
+# the same on PostgreSQL.  Here also: the page of an empty warehouse, and
+# the series' page in headless Chromium when it runs here.
 set -uo pipefail
 [ -r "$TESTDATA/traces/trace_filter/sampled_rank-0.json.gz" ] || { echo "no test traces"; exit 77; }
 command -v sqlite3 >/dev/null || { echo "no sqlite3 (scripts/install-deps.sh installs it)"; exit 77; }
@@ -21,4 +22,20 @@ wh_refuse_off() { wh_sql "DROP TRIGGER refuse"; }
 
 wh_series "$tmp/s"
 wh_suite "$tmp/s"
+
+# the HTML page of an empty warehouse says so (and draws nothing)
+"$DYNO" warehouse report --html "$tmp/empty.html" --db "$tmp/empty.db" 2>"$tmp/err" || bad "empty html: $(cat "$tmp/err")"
+python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/empty.html" empty >"$tmp/out" &&
+	grep -q 'holds no traces yet' "$tmp/empty.html" || bad "empty html: $(cat "$tmp/out")"
+
+# the series' page in a real browser: no console message, every chart drawn
+. "$(dirname "$0")/lib/chromium.bash"
+if why=$(chrome_probe); then
+	chrome wh --dump-dom "file://$tmp/s/w.html" >"$tmp/dom.html" || bad "chromium --dump-dom failed"
+	chrome_console wh >"$tmp/console" && bad "console messages: $(head -n 5 "$tmp/console")"
+	[ "$(grep -o '<svg class="chart"' "$tmp/dom.html" | wc -l)" = "$(grep -o '<svg class="chart"' "$tmp/s/w.html" | wc -l)" ] &&
+		grep -q 'class="mark"' "$tmp/dom.html" || bad "chromium rendered other charts than the page's"
+else
+	echo "the page not loaded in a browser: $why"
+fi
 exit $wh_fail

@@ -50,6 +50,29 @@ wh_dump() {
 	wh_sql "SELECT host, metric, key, t_ms, value FROM gpu_usage ORDER BY host, metric, key, t_ms"
 }
 
+# The HTML page (wh_html.c) of the series, checked by wh_html_check.py:
+# well formed, every chart with data marks, the planted regression in the
+# regressions section (its 4 slow traces in red, its bar in red) and the
+# fleet's top kernel, unchanged, not; one job's page (--html - is stdout)
+# without regressions; a job without traces gives a page that says so.
+wh_html() {
+	local dir=$1 rc unchanged check
+	check=$(dirname "${BASH_SOURCE[0]}")/wh_html_check.py
+	"$DYNO" warehouse report --html "$dir/w.html" --db "$WH_DB" >"$dir/out" 2>"$dir/err"; rc=$?
+	[ $rc -eq 0 ] && grep -q "^dyno warehouse report: wrote $dir/w.html" "$dir/err" || bad "html: exit $rc: $(cat "$dir/err")"
+	"$DYNO" warehouse report --db "$WH_DB" --format json --limit 3 >"$dir/top.json" || bad "html: top kernels: exit $?"
+	unchanged=$(python3 -c 'import json,sys; print([r["kernel"] for r in json.load(open(sys.argv[1]))["rows"] if r["kernel"] != sys.argv[2]][0])' \
+		"$dir/top.json" "$WH_SLOW") || bad "html: no unchanged top kernel: $(cat "$dir/top.json")"
+	python3 "$check" "$dir/w.html" full "$WH_SLOW" 4 "$unchanged" >"$dir/out" || bad "html: $(cat "$dir/out")"
+	"$DYNO" warehouse report --html - --job jobT --db "$WH_DB" >"$dir/jobT.html" 2>"$dir/err" || bad "html --job: $(cat "$dir/err")"
+	python3 "$check" "$dir/jobT.html" job jobT >"$dir/out" || bad "html --job: $(cat "$dir/out")"
+	"$DYNO" warehouse report --html - --job nosuch --db "$WH_DB" >"$dir/none.html" 2>"$dir/err" || bad "html no job: $(cat "$dir/err")"
+	python3 "$check" "$dir/none.html" empty >"$dir/out" && grep -q 'holds no trace of job nosuch' "$dir/none.html" ||
+		bad "html no job: $(cat "$dir/out")"
+	"$DYNO" warehouse report --html "$dir/x.html" --by-type --db "$WH_DB" >"$dir/out" 2>"$dir/err"; rc=$?
+	[ $rc -eq 2 ] && [ ! -e "$dir/x.html" ] || bad "html with --by-type: exit $rc"
+}
+
 wh_suite() {
 	local dir=$1 rc n
 	local out=$dir/out err=$dir/err
@@ -93,7 +116,7 @@ wh_suite() {
 	"$DYNO" warehouse report --regressions --threshold 1.3 --min-z 3 --db "$WH_DB" --format csv >"$out"
 	[ "$(tail -n +2 "$out" | cut -d, -f1 | sort -u)" = "$WH_SLOW" ] || bad "regressions at 1.3: $(cat "$out")"
 	# only the first 16 traces: nothing regressed
-	"$DYNO" warehouse report --regressions --job jobS --since 1 --db "$WH_DB" --format csv >"$out"
+	"$DYNO" warehouse report --regressions --job jobS --since 1 --db "$WH_DB" --format csv >"$out" 2>"$err" || bad "regressions --since 1: exit $?: $(cat "$err")"
 	[ "$(tail -n +2 "$out" | wc -l)" = 0 ] || bad "regressions with no history: $(cat "$out")"
 
 	# top kernels: the fleet's sums
@@ -116,6 +139,8 @@ wh_suite() {
 	grep -q ',failed,' "$out" || bad "job trend: the failed trace is missing"
 	"$DYNO" warehouse report --jobs --db "$WH_DB" --format csv >"$out" || bad "jobs: exit $?"
 	grep -q '^jobS,20,1,' "$out" && grep -q '^jobT,7,1,.*,1$' "$out" || bad "jobs: $(cat "$out")"
+
+	wh_html "$dir"
 
 	# a database that refuses a write: a clear error, no half-written trace
 	wh_refuse_on

@@ -16,11 +16,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	struct trig_file f;
 	struct buf err = BUF_INIT, a = BUF_INIT, b = BUF_INIT;
 	if (trig_file_parse("fuzz", (const char *)d, n, 16, &f, &err)) {
-		trig_file_text(f.defs, f.n, f.next_fire, &a);
+		trig_file_text(&f, &a);
 		struct trig_file g;
 		if (!trig_file_parse("again", a.data, a.len, 16, &g, &err))
 			abort(); /* what we write, we must read */
-		trig_file_text(g.defs, g.n, g.next_fire, &b);
+		trig_file_text(&g, &b);
 		if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
 			abort();
 		trig_file_free(&g);

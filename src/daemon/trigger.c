@@ -30,8 +30,10 @@ struct batch_ctx {
 struct tjob {
 	char job[TRIG_JOB_MAX + 1];
 	int64_t seen_s, last_fire_s;
+	int64_t last_fire_ms; /* wall clock of the last firing: kept in the file */
 	bool fired;
 };
+_Static_assert(TRIG_JOBS_PER_TRIGGER == TRIG_JOBS_KEPT, "the file keeps the jobs a trigger remembers");
 
 struct trig {
 	struct trig_def d;
@@ -58,20 +60,39 @@ struct triggers {
 	size_t nbatches;
 };
 
+static struct trig *find(struct triggers *T, const char *id);
+static struct tjob *tjob_get(struct triggers *T, struct trig *g, const char *job);
+
 /* ---------------- persistence ---------------- */
 
 static bool save(struct triggers *T, struct buf *err)
 {
 	if (!T->file)
 		return true;
-	struct trig_def *defs = xcalloc(T->n ? T->n : 1, sizeof *defs);
+	struct trig_file f = {.n = T->n, .next_fire = T->next_fire};
+	size_t nlast = 0;
 	for (size_t i = 0; i < T->n; i++)
-		defs[i] = T->t[i].d; /* shallow: written, not freed */
+		nlast += T->t[i].njobs;
+	f.defs = xcalloc(T->n ? T->n : 1, sizeof *f.defs);
+	f.last = xcalloc(nlast ? nlast : 1, sizeof *f.last);
+	for (size_t i = 0; i < T->n; i++) {
+		f.defs[i] = T->t[i].d; /* shallow: written, not freed */
+		for (size_t k = 0; k < T->t[i].njobs; k++) {
+			const struct tjob *j = &T->t[i].jobs[k];
+			if (!j->fired)
+				continue;
+			struct trig_last *l = &f.last[f.nlast++];
+			memcpy(l->id, T->t[i].d.id, sizeof l->id);
+			memcpy(l->job, j->job, sizeof l->job);
+			l->time_ms = j->last_fire_ms;
+		}
+	}
 	struct buf text = BUF_INIT;
-	trig_file_text(defs, T->n, T->next_fire, &text);
+	trig_file_text(&f, &text);
 	bool ok = trig_file_save(T->file, &text, err);
 	buf_free(&text);
-	free(defs);
+	free(f.defs);
+	free(f.last);
 	return ok;
 }
 
@@ -110,7 +131,20 @@ struct triggers *triggers_start(struct ev_loop *l, const struct trigger_flags *f
 		}
 		T->n = tf.n;
 		T->next_fire = tf.next_fire;
+		/* the rate limits' state: a firing t ms ago is a firing t/1000 s
+		 * before this tick clock's 0 (a time ahead of now counts as now) */
+		int64_t now_ms = clock_wall_ns() / NS_PER_MS;
+		for (size_t i = 0; i < tf.nlast; i++) {
+			struct trig *g = find(T, tf.last[i].id);
+			if (!g)
+				continue;
+			struct tjob *j = tjob_get(T, g, tf.last[i].job);
+			j->fired = true;
+			j->last_fire_ms = tf.last[i].time_ms;
+			j->last_fire_s = now_ms > tf.last[i].time_ms ? -((now_ms - tf.last[i].time_ms) / 1000) : 0;
+		}
 		free(tf.defs); /* the definitions moved */
+		free(tf.last);
 		log_info("triggers: %zu from %s", T->n, T->file);
 	}
 	return T;
@@ -338,12 +372,13 @@ static void fire(struct triggers *T, struct trig *g, struct tjob *j, const char 
 		 int64_t sample_ns, struct jw *out)
 {
 	uint64_t seq = T->next_fire++;
+	int64_t wall = clock_wall_ns();
 	j->fired = true;
 	j->last_fire_s = T->clock_s;
+	j->last_fire_ms = wall / NS_PER_MS;
 	g->fired++;
 	struct buf rec = BUF_INIT, cfg = BUF_INIT, req = BUF_INIT, ans = BUF_INIT;
 	char iso[40];
-	int64_t wall = clock_wall_ns();
 	clock_fmt_iso8601(iso, sizeof iso, wall);
 	struct jw w;
 	jw_init(&w, &rec);

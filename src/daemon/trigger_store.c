@@ -224,7 +224,50 @@ void trig_file_free(struct trig_file *f)
 	for (size_t i = 0; i < f->n; i++)
 		trig_def_free(&f->defs[i]);
 	free(f->defs);
+	free(f->last);
 	memset(f, 0, sizeof *f);
+}
+
+/* "last_fired": its entries into f (after the definitions); false with the
+ * reason in err.  An entry of a trigger not in the file is dropped (the
+ * file is ours; a hand edit that removed a trigger leaves its state). */
+static bool parse_last(const char *name, const struct json_value *a, struct trig_file *f, struct buf *err)
+{
+	if (a->type != JV_ARRAY) {
+		buf_printf(err, "trigger file %s: \"last_fired\": an array was expected", name);
+		return false;
+	}
+	if (a->len > (f->n ? f->n : 1) * TRIG_JOBS_KEPT) {
+		buf_printf(err, "trigger file %s: \"last_fired\": %u entries, more than %d per trigger", name, a->len,
+			   TRIG_JOBS_KEPT);
+		return false;
+	}
+	f->last = xcalloc(a->len ? a->len : 1, sizeof *f->last);
+	for (uint32_t i = 0; i < a->len; i++) {
+		const struct json_value *e = &a->u.items[i];
+		const char *id = NULL, *job = NULL;
+		size_t idn = 0, jobn = 0;
+		int64_t ms = -1;
+		if (e->type != JV_OBJECT || e->len != 3 || !json_get_str(e, "id", &id, &idn) ||
+		    !json_get_str(e, "job", &job, &jobn) || !json_get_i64(e, "time_ms", &ms) || ms < 0 ||
+		    idn > TRIG_ID_MAX || jobn > TRIG_JOB_MAX || memchr(id, 0, idn) || memchr(job, 0, jobn)) {
+			buf_printf(err,
+				   "trigger file %s: \"last_fired\" entry %u: {\"id\":NAME,\"job\":ID,\"time_ms\":N >= 0} "
+				   "was expected",
+				   name, i);
+			return false;
+		}
+		bool ours = false;
+		for (size_t k = 0; k < f->n && !ours; k++)
+			ours = strlen(f->defs[k].id) == idn && memcmp(f->defs[k].id, id, idn) == 0;
+		if (!ours)
+			continue;
+		struct trig_last *l = &f->last[f->nlast++];
+		memcpy(l->id, id, idn);
+		memcpy(l->job, job, jobn);
+		l->time_ms = ms;
+	}
+	return true;
 }
 
 bool trig_file_parse(const char *name, const char *text, size_t len, size_t max, struct trig_file *f,
@@ -272,6 +315,9 @@ bool trig_file_parse(const char *name, const char *text, size_t len, size_t max,
 			buf_free(&why);
 		}
 	}
+	const struct json_value *last = root->type == JV_OBJECT ? json_get(root, "last_fired") : NULL;
+	if (ok && last)
+		ok = parse_last(name, last, f, err);
 	json_doc_free(&doc);
 	if (!ok)
 		trig_file_free(f);
@@ -309,18 +355,30 @@ bool trig_file_load(const char *path, size_t max, struct trig_file *f, struct bu
 	return ok;
 }
 
-void trig_file_text(const struct trig_def *defs, size_t n, uint64_t next_fire, struct buf *out)
+void trig_file_text(const struct trig_file *f, struct buf *out)
 {
 	struct jw w;
 	jw_init(&w, out);
 	jw_obj_begin(&w);
 	jw_key(&w, "version"), jw_i64(&w, 1);
-	jw_key(&w, "next_fire"), jw_u64(&w, next_fire);
+	jw_key(&w, "next_fire"), jw_u64(&w, f->next_fire);
 	jw_key(&w, "triggers");
 	jw_arr_begin(&w);
-	for (size_t i = 0; i < n; i++)
-		trig_def_write(&defs[i], &w);
+	for (size_t i = 0; i < f->n; i++)
+		trig_def_write(&f->defs[i], &w);
 	jw_arr_end(&w);
+	if (f->nlast) {
+		jw_key(&w, "last_fired");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < f->nlast; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "id"), jw_str(&w, f->last[i].id);
+			jw_key(&w, "job"), jw_str(&w, f->last[i].job);
+			jw_key(&w, "time_ms"), jw_i64(&w, f->last[i].time_ms);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+	}
 	jw_obj_end(&w);
 	buf_putc(out, '\n');
 }

@@ -6,7 +6,12 @@
  * field), written whole to a temporary file, synced and renamed over the
  * old one, so a crash leaves the old file or the new one, never half.
  *
- * File: {"version":1,"next_fire":N,"triggers":[<definition>,...]}
+ * File: {"version":1,"next_fire":N,"triggers":[<definition>,...],
+ *        "last_fired":[{"id":"NAME","job":"ID","time_ms":N},...]}
+ * "last_fired" (optional) is the rate limits' state: when each trigger last
+ * fired for each job (Unix ms), so a restart does not let a trigger fire
+ * again sooner than its min_interval_s allows; entries of triggers that
+ * are not in the file are dropped.
  * Definition (unknown members are refused, so a typo is not silently a
  * trigger that never fires):
  *   {"id":"NAME","when":"KEY OP NUM for DUR" | "every_s":N (or neither:
@@ -64,10 +69,20 @@ void trig_def_free(struct trig_def *d);
 /* The definition as an object (the canonical "when" text). */
 void trig_def_write(const struct trig_def *d, struct jw *w);
 
+/* When a trigger last fired for a job (the rate limit across restarts). */
+struct trig_last {
+	char id[TRIG_ID_MAX + 1];
+	char job[TRIG_JOB_MAX + 1];
+	int64_t time_ms; /* Unix ms */
+};
+#define TRIG_JOBS_KEPT 64 /* jobs whose state one trigger keeps (trigger.h TRIG_JOBS_PER_TRIGGER) */
+
 struct trig_file {
 	struct trig_def *defs;
 	size_t n;
 	uint64_t next_fire;
+	struct trig_last *last; /* of triggers in defs only */
+	size_t nlast;
 };
 
 /* Parse the file's text (name is used in messages).  False with the
@@ -77,7 +92,7 @@ bool trig_file_parse(const char *name, const char *text, size_t len, size_t max,
 /* Read path: a missing file is an empty set; anything else unreadable, not
  * a regular file, over TRIG_FILE_MAX_BYTES or malformed is an error. */
 bool trig_file_load(const char *path, size_t max, struct trig_file *f, struct buf *err);
-void trig_file_text(const struct trig_def *defs, size_t n, uint64_t next_fire, struct buf *out);
+void trig_file_text(const struct trig_file *f, struct buf *out);
 /* Write atomically (PATH.tmp, fsync, rename, fsync of the directory). */
 bool trig_file_save(const char *path, const struct buf *text, struct buf *err);
 void trig_file_free(struct trig_file *f);

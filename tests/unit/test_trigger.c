@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/frame.h"
@@ -239,14 +240,14 @@ TEST(trigger_file_boundary)
 	CHECK_INT(f.n, 2);
 	CHECK_INT(f.next_fire, 7);
 	/* written, read back: the same text */
-	trig_file_text(f.defs, f.n, f.next_fire, &text);
+	trig_file_text(&f, &text);
 	char path[4096];
 	snprintf(path, sizeof path, "%s/triggers.json", test_tmpdir());
 	REQUIRE(trig_file_save(path, &text, &err));
 	struct trig_file g;
 	REQUIRE(trig_file_load(path, 8, &g, &err));
 	struct buf again = BUF_INIT;
-	trig_file_text(g.defs, g.n, g.next_fire, &again);
+	trig_file_text(&g, &again);
 	CHECK_STR(again.data, text.data);
 	/* no temporary left behind */
 	char tmp[4200];
@@ -504,7 +505,8 @@ TEST(trigger_file_survives_restart)
 	tick(&r, "cpu_iowait", 40);
 	CHECK_INT(firings(&r, "keep"), 1);
 	rig_stop(&r);
-	/* restarted: the trigger is back, the firing numbers go on */
+	/* restarted: the trigger is back with its rate limit (300 s, not over:
+	 * the condition holds but nothing fires), the firing numbers go on */
 	rig_start(&r, path);
 	call(&r, "listTriggers", "{}", &resp);
 	CHECK(strstr(resp.data, "\"id\":\"keep\",\"when\":\"cpu_iowait > 30 for 2s\"") != NULL);
@@ -512,7 +514,13 @@ TEST(trigger_file_survives_restart)
 	poll_proc(&r, 0, 5);
 	tick(&r, "cpu_iowait", 40);
 	tick(&r, "cpu_iowait", 40);
-	CHECK(strstr(poll_proc(&r, 0, 5), "X=1") != NULL);
+	CHECK_STR(poll_proc(&r, 0, 5), "");
+	CHECK_INT(firings(&r, "keep"), 0);
+	call(&r, "listTriggers", "{}", &resp);
+	CHECK(strstr(resp.data, "\"fired\":0,\"held_s\":2,\"last_value\":40,\"rate_limited\":1}") != NULL);
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"after\",\"config\":\"Y={fire}\",\"min_interval_s\":0}}", &resp);
+	call(&r, "fireTrigger", "{\"id\":\"after\"}", &resp);
+	CHECK(strstr(poll_proc(&r, 0, 5), "Y=1") != NULL);
 	rig_stop(&r);
 	/* a damaged file: the daemon does not start (it would overwrite it) */
 	FILE *f = fopen(path, "w");
@@ -527,6 +535,58 @@ TEST(trigger_file_survives_restart)
 	CHECK(triggers_start(NULL, &gf, tr, NULL, &err) == NULL);
 	CHECK(strstr(err.data, "trig.json: byte 50") != NULL);
 	tracing_stop(tr);
+	buf_free(&err);
+	buf_free(&resp);
+}
+
+/* The rate limits' state in a hand-written file: a firing an hour ago
+ * (limit 300 s) lets the trigger fire; one 10 s ago does not; an entry of a
+ * trigger not in the file is dropped; a bad entry stops the start. */
+TEST(trigger_rate_limit_from_file)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/trig_last.json", test_tmpdir());
+	int64_t now_ms = clock_wall_ns() / NS_PER_MS;
+	FILE *f = fopen(path, "w");
+	REQUIRE(f);
+	fprintf(f,
+		"{\"version\":1,\"next_fire\":4,\"triggers\":["
+		"{\"id\":\"old\",\"when\":\"a > 1 for 1s\",\"config\":\"A={fire}\",\"job\":\"0\"},"
+		"{\"id\":\"recent\",\"when\":\"a > 1 for 1s\",\"config\":\"R={fire}\",\"job\":\"0\"}],"
+		"\"last_fired\":[{\"id\":\"old\",\"job\":\"0\",\"time_ms\":%lld},"
+		"{\"id\":\"recent\",\"job\":\"0\",\"time_ms\":%lld},"
+		"{\"id\":\"removed\",\"job\":\"0\",\"time_ms\":1}]}\n",
+		(long long)(now_ms - 3600 * 1000), (long long)(now_ms - 10 * 1000));
+	fclose(f);
+	struct rig r;
+	rig_start(&r, path);
+	struct buf resp = BUF_INIT;
+	poll_proc(&r, 0, 5);
+	tick(&r, "a", 2);
+	CHECK_INT(firings(&r, "old"), 1);
+	CHECK_INT(firings(&r, "recent"), 0);
+	CHECK(strstr(poll_proc(&r, 0, 5), "A=4") != NULL);
+	rig_stop(&r);
+	/* written back: both triggers' state, the removed one's gone */
+	struct trig_file tf;
+	struct buf err = BUF_INIT;
+	REQUIRE(trig_file_load(path, 8, &tf, &err));
+	CHECK_INT(tf.nlast, 2);
+	for (size_t i = 0; i < tf.nlast; i++) {
+		CHECK(strcmp(tf.last[i].id, "removed") != 0);
+		if (strcmp(tf.last[i].id, "old") == 0)
+			CHECK(tf.last[i].time_ms >= now_ms);
+		else
+			CHECK_INT(tf.last[i].time_ms, now_ms - 10 * 1000);
+	}
+	trig_file_free(&tf);
+	CHECK(!file_parse("{\"version\":1,\"triggers\":[{\"id\":\"a\",\"config\":\"X=1\"}],"
+			  "\"last_fired\":[{\"id\":\"a\",\"job\":\"0\",\"time_ms\":-1}]}",
+			  8, &tf, &err) &&
+	      strstr(err.data, "\"last_fired\" entry 0"));
+	CHECK(!file_parse("{\"version\":1,\"triggers\":[],\"last_fired\":{}}", 8, &tf, &err) &&
+	      strstr(err.data, "an array was expected"));
 	buf_free(&err);
 	buf_free(&resp);
 }

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool obj = valid && d.root->type == JV_OBJECT;
 		if (valid)
 			json_doc_free(&d);
-		rpc_body_with_token(&out, req, rn, z);
+		net_body_with_token(&out, req, rn, z);
 		if (obj) {
 			if (!json_parse(out.data, out.len, &d, &je) || !json_get(d.root, "token"))
 				abort();

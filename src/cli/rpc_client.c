@@ -311,7 +311,7 @@ static void start_one(struct fanout *f, struct conn *c)
 	buf_init(&c->out);
 	buf_put_u32(&c->out, 0); /* the length, once the body is there */
 	if (f->token)
-		rpc_body_with_token(&c->out, j->req, j->req_len, f->token);
+		net_body_with_token(&c->out, j->req, j->req_len, f->token);
 	else
 		buf_append(&c->out, j->req, j->req_len);
 	uint32_t len = (uint32_t)(c->out.len - 4);
@@ -461,24 +461,4 @@ size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_client_opt
 	for (size_t i = 0; i < n; i++)
 		failed += jobs[i].status != RPC_OK;
 	return failed;
-}
-
-void rpc_body_with_token(struct buf *out, const char *req, size_t n, const char *token)
-{
-	const char *brace = memchr(req, '{', n);
-	if (!brace) {
-		buf_append(out, req, n);
-		return;
-	}
-	size_t head = (size_t)(brace + 1 - req);
-	buf_append(out, req, head);
-	buf_puts(out, "\"token\":");
-	json_escape(out, token, strlen(token));
-	/* a comma unless the object is empty */
-	size_t k = head;
-	while (k < n && (req[k] == ' ' || req[k] == '\t' || req[k] == '\n' || req[k] == '\r'))
-		k++;
-	if (k < n && req[k] != '}')
-		buf_putc(out, ',');
-	buf_append(out, req + head, n - head);
 }

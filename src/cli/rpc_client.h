@@ -75,9 +75,5 @@ size_t rpc_call_many(struct rpc_job *jobs, size_t n, const struct rpc_client_opt
 void rpc_job_init(struct rpc_job *j, const char *host, const char *port, const char *req, size_t req_len);
 void rpc_job_free(struct rpc_job *j);
 const char *rpc_status_name(enum rpc_status s);
-/* The request body req with "token":TOKEN inserted as the first member of
- * its object, appended to out (req unchanged when it has no '{').
- * Exposed for tests and the fuzzer. */
-void rpc_body_with_token(struct buf *out, const char *req, size_t n, const char *token);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "json.h"
 
 static int listen_on(int family, const struct sockaddr *sa, socklen_t len, bool dual, int backlog,
 		     struct buf *err)
@@ -112,6 +113,26 @@ const char *net_addr_str(const struct sockaddr *sa, socklen_t len, char *out, si
 		snprintf(out, cap, "(unknown address family %d)", sa->sa_family);
 	}
 	return out;
+}
+
+void net_body_with_token(struct buf *out, const char *req, size_t n, const char *token)
+{
+	const char *brace = memchr(req, '{', n);
+	if (!brace) {
+		buf_append(out, req, n);
+		return;
+	}
+	size_t head = (size_t)(brace + 1 - req);
+	buf_append(out, req, head);
+	buf_puts(out, "\"token\":");
+	json_escape(out, token, strlen(token));
+	/* a comma unless the object is empty */
+	size_t k = head;
+	while (k < n && (req[k] == ' ' || req[k] == '\t' || req[k] == '\n' || req[k] == '\r'))
+		k++;
+	if (k < n && req[k] != '}')
+		buf_putc(out, ',');
+	buf_append(out, req + head, n - head);
 }
 
 /* ---- frames ---- */

@@ -41,6 +41,12 @@ int net_listen_tcp(const char *addr, int port, int backlog, int *bound_port, str
  * addresses are shown as IPv4. */
 const char *net_addr_str(const struct sockaddr *sa, socklen_t len, char *out, size_t cap);
 
+/* The request body req with "token":TOKEN inserted as the first member of
+ * its object, appended to out (req unchanged when it has no '{'): how dyno
+ * (--token-file) and the daemon's trigger peers (--trigger_peer_token_file)
+ * give a daemon its --rpc_token_file secret. */
+void net_body_with_token(struct buf *out, const char *req, size_t n, const char *token);
+
 /* ---- frames: int32 native length + body ---- */
 
 enum net_frame_status {

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "daemon/gpusnoop_rpc.h"
 #include "daemon/registry.h"
 #include "daemon/tracing.h"
@@ -292,17 +293,15 @@ static void ask_peers(struct triggers *T, const struct trig *g, uint64_t seq, co
 		return;
 	}
 	/* the on-demand request with its function name, as dyno sends it, and
-	 * the token when there is one (as dyno's --token-file: "token" beside
-	 * "fn") */
-	buf_puts(&body, "{\"fn\":\"setKinetOnDemandRequest\",");
-	if (T->peer_token) {
-		struct jw tw;
-		jw_init(&tw, &body);
-		buf_puts(&body, "\"token\":");
-		jw_str(&tw, T->peer_token);
-		buf_putc(&body, ',');
-	}
-	buf_append(&body, req->data + 1, req->len - 1);
+	 * the token when there is one, as dyno's --token-file adds it */
+	struct buf plain = BUF_INIT;
+	buf_puts(&plain, "{\"fn\":\"setKinetOnDemandRequest\",");
+	buf_append(&plain, req->data + 1, req->len - 1);
+	if (T->peer_token)
+		net_body_with_token(&body, plain.data, plain.len, T->peer_token);
+	else
+		buf_append(&body, plain.data, plain.len);
+	buf_free(&plain);
 	struct batch_ctx *c = xcalloc(1, sizeof *c);
 	c->T = T;
 	c->seq = seq;

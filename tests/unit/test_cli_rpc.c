@@ -512,13 +512,13 @@ TEST(cli_dispatcher_option_order)
 TEST(cli_token_goes_first_into_every_request)
 {
 	struct buf b = BUF_INIT;
-	rpc_body_with_token(&b, "{\"fn\":\"getStatus\"}", 18, "s3cret\"\\x");
+	net_body_with_token(&b, "{\"fn\":\"getStatus\"}", 18, "s3cret\"\\x");
 	CHECK_STR(b.data, "{\"token\":\"s3cret\\\"\\\\x\",\"fn\":\"getStatus\"}");
 	buf_reset(&b);
-	rpc_body_with_token(&b, "\n{\n    \"fn\": \"x\"\n}", 18, "abcdefgh"); /* upstream's pretty form */
+	net_body_with_token(&b, "\n{\n    \"fn\": \"x\"\n}", 18, "abcdefgh"); /* upstream's pretty form */
 	CHECK_STR(b.data, "\n{\"token\":\"abcdefgh\",\n    \"fn\": \"x\"\n}");
 	buf_reset(&b);
-	rpc_body_with_token(&b, "{ }", 3, "abcdefgh");
+	net_body_with_token(&b, "{ }", 3, "abcdefgh");
 	CHECK_STR(b.data, "{\"token\":\"abcdefgh\" }");
 	buf_free(&b);
 

@@ -148,7 +148,8 @@ void atable_fmt_float(struct buf *out, double v)
 	}
 	/* integral values (most times in µs): no digit search */
 	if (v == floor(v) && fabs(v) < 1e15) {
-		buf_printf(out, "%.0f.0", v);
+		buf_put_i64(out, (int64_t)v); /* exact: |v| < 2^53 */
+		buf_append(out, ".0", 2);
 		return;
 	}
 	/* shortest round-trip digits: if 15 significant digits read back,
@@ -225,10 +226,10 @@ static void cell_text(const struct atable *t, size_t r, size_t c, bool display, 
 {
 	const union acell *x = &t->cells[r * t->ncols + c];
 	switch (t->cols[c].type) {
-	case ACOL_INT: buf_printf(out, "%lld", (long long)x->i); break;
+	case ACOL_INT: buf_put_i64(out, x->i); break;
 	case ACOL_FLOAT:
 		if (t->cols[c].int_text && x->f == floor(x->f) && fabs(x->f) < 9e15)
-			buf_printf(out, "%lld", (long long)x->f);
+			buf_put_i64(out, (int64_t)x->f);
 		else if (display)
 			atable_fmt_display(out, x->f);
 		else

@@ -35,6 +35,10 @@ void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(print
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 /* Append a little-endian (native) 32-bit integer, as the RPC framing needs. */
 void buf_put_u32(struct buf *b, uint32_t v);
+/* Append v in decimal, as printf's %llu / %lld would, without printf: the
+ * writers of big tables and traces call these once per number. */
+void buf_put_u64(struct buf *b, uint64_t v);
+void buf_put_i64(struct buf *b, int64_t v);
 /* Set the length (must be <= len) and keep the NUL terminator. */
 void buf_truncate(struct buf *b, size_t len);
 /* Forget the contents, keep the memory. */

@@ -126,13 +126,13 @@ void jw_str(struct jw *w, const char *s) { jw_strn(w, s, strlen(s)); }
 void jw_i64(struct jw *w, int64_t v)
 {
 	pre(w);
-	buf_printf(w->b, "%lld", (long long)v);
+	buf_put_i64(w->b, v);
 }
 
 void jw_u64(struct jw *w, uint64_t v)
 {
 	pre(w);
-	buf_printf(w->b, "%llu", (unsigned long long)v);
+	buf_put_u64(w->b, v);
 }
 
 void jw_f64(struct jw *w, double v)

@@ -47,6 +47,40 @@ TEST(buf_grows_and_stays_terminated)
 	free(s);
 }
 
+/* The decimal appenders print what printf prints, at every digit count and
+ * at both ends of the ranges (INT64_MIN has no positive counterpart). */
+TEST(buf_put_decimal_matches_printf)
+{
+	struct buf b = BUF_INIT;
+	char want[32];
+	int64_t s[] = {0, 1, -1, 9, 10, 99, 100, -100, 12345678, -987654321012LL, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+		buf_reset(&b);
+		buf_put_i64(&b, s[i]);
+		snprintf(want, sizeof want, "%lld", (long long)s[i]);
+		CHECK_STR(b.data, want);
+	}
+	/* every power of ten and its neighbours, unsigned up to UINT64_MAX */
+	for (uint64_t p = 1;; p *= 10) {
+		for (uint64_t v = p - 1; v <= p + 1; v++) {
+			buf_reset(&b);
+			buf_put_u64(&b, v);
+			snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+			CHECK_STR(b.data, want);
+			CHECK(b.len == strlen(want));
+		}
+		if (p > UINT64_MAX / 10)
+			break;
+	}
+	buf_reset(&b);
+	buf_put_u64(&b, UINT64_MAX);
+	CHECK_STR(b.data, "18446744073709551615");
+	buf_puts(&b, ",");
+	buf_put_i64(&b, -42); /* appends, like every buf_put */
+	CHECK_STR(b.data, "18446744073709551615,-42");
+	buf_free(&b);
+}
+
 static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
 {
 	for (size_t i = 0; i < n; i++)

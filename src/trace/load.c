@@ -699,9 +699,11 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	struct trace_rank *r = trace_rank_new(name);
 	trace_parser_init(&p, r, opts);
 	struct json_reader *jr = &p.jr;
-	/* a plain file can be read again to locate an error: no line counting */
-	bool plain_file = !trace_source_is_gzip(src) && trace_source_file_size(src) > 0;
-	unsigned jflags = JSON_LENIENT_UTF8 | (plain_file ? JSON_NO_LINES : 0);
+	/* a file opened by path (plain or gzip) can be read again to locate
+	 * an error (load_error.c): no line counting; stdin's copy in memory
+	 * counts them */
+	bool rereadable = trace_source_file_size(src) > 0;
+	unsigned jflags = JSON_LENIENT_UTF8 | (rereadable ? JSON_NO_LINES : 0);
 	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
 	struct trace_split *sp = NULL;
 	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
@@ -828,7 +830,7 @@ broken:
 		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
 	if (rest_src)
 		jr->err.offset += rest_adjust, jr->err.line = 0;
-	if (jr->err.line == 0 && plain_file)
+	if (jr->err.line == 0 && rereadable)
 		trace_error_locate(name, &jr->err);
 	if (r->n > 0) {
 		struct buf m = BUF_INIT;
@@ -874,7 +876,7 @@ done:
 fail:
 	if (rest_src)
 		jr->err.offset += rest_adjust, jr->err.line = 0;
-	if (jr->err.line == 0 && plain_file)
+	if (jr->err.line == 0 && rereadable)
 		trace_error_locate(name, &jr->err);
 	trace_error_format(err, name, &jr->err);
 fail_quiet:

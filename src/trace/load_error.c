@@ -2,32 +2,34 @@
  * load_error.c - where the loader's errors are and how they read: "FILE:
  * byte N (line L, column C): what".
  *
- * The parse of a plain file skips line counting (the core reader's
- * JSON_NO_LINES saves a pass over every byte); when an error is reported,
- * its line and column are found here by reading the file again up to the
- * error, with the reader's SSE2 newline count.  Costs one read of the file
- * up to the error, only when there is one.
+ * The parse of a file opened by path (plain or gzip) skips line counting
+ * (the core reader's JSON_NO_LINES saves a pass over every byte of text,
+ * on the parser's thread, which is the one a load waits for); when an
+ * error is reported, its line and column are found here by reading the
+ * file again up to the error, through a source of its own (a gzip file is
+ * inflated again), with the reader's SSE2 newline count.  Costs one read of
+ * the text up to the error, only when there is one.
  */
-#include <fcntl.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "trace/load_internal.h"
+#include "trace/source.h"
 
-/* The parse of a plain file does not count lines (JSON_NO_LINES): errors
- * are rare and a re-read from the page cache is fast.  Leaves je as it is
- * if the file cannot be read. */
+/* Leaves je as it is if the file cannot be read up to the error (it
+ * changed, or the error is a read error before that point). */
 void trace_error_locate(const char *path, struct json_error *je)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char msg[256];
+	struct trace_source *src = trace_source_open(path, false, msg, sizeof msg);
+	if (!src)
 		return;
 	char *b = xmalloc(1u << 20);
 	uint64_t pos = 0, lines = 0, after_nl = 0;
 	bool ok = true;
 	while (pos < je->offset) {
 		size_t want = je->offset - pos < (1u << 20) ? (size_t)(je->offset - pos) : (1u << 20);
-		ssize_t n = read(fd, b, want);
+		const char *why;
+		ssize_t n = trace_source_read(src, b, want, &why);
 		if (n <= 0) {
 			ok = false;
 			break;
@@ -39,7 +41,7 @@ void trace_error_locate(const char *path, struct json_error *je)
 		pos += (uint64_t)n;
 	}
 	free(b);
-	close(fd);
+	trace_source_close(src);
 	if (ok) {
 		je->line = lines + 1;
 		je->column = je->offset - after_nl + 1;

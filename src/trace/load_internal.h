@@ -109,6 +109,10 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 /* The byte where the helper started: the main parser's guess is right when
  * an element of traceEvents starts exactly there. */
 uint64_t trace_split_offset(const struct trace_split *sp);
+/* The guess itself: the offset of the first "{" after "}" "," with a
+ * newline among the whitespace, at or after size / 2 (0: none in 4 MiB).
+ * Exposed for the tests. */
+uint64_t trace_split_find(const char *path, uint64_t size);
 /* The guess was right and the main parser, with `base` elements read, is
  * there: wait for the helper and append its rows, flows, counters and
  * counts to p's rank; *nevents = the elements it read.  Returns true when
@@ -128,8 +132,9 @@ bool trace_split_resume(struct json_reader *jr);
 
 /* ---- load_error.c: the loader's error messages ---- */
 
-/* Line and column of je's offset in the plain file path, found by reading
- * it again (the parse of a plain file does not count lines). */
+/* Line and column of je's offset in the file path (plain or gzip), found
+ * by reading it again (the parse of a file opened by path does not count
+ * lines). */
 void trace_error_locate(const char *path, struct json_error *je);
 /* "NAME: byte N (line L, column C): what" (without line and column when
  * they are not known) into err. */

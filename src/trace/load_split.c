@@ -31,6 +31,7 @@
 
 #define SPLIT_MIN_BYTES (32u << 20)
 #define SPLIT_SCAN_BYTES (4u << 20)
+#define SPLIT_SCAN_CHUNK (64u << 10)
 #define SPLIT_PREFIX "{\"_\":["
 
 struct trace_split {
@@ -50,32 +51,50 @@ struct trace_split {
 	char errmsg[400];   /* "FILE: byte N: what" */
 };
 
-static uint64_t find_split(const char *path, uint64_t size)
+static bool split_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* The first "}" "," "{" with a newline in its whitespace at or after the
+ * middle of the file, looked for in 64 KiB reads (a boundary is almost
+ * always within the first few hundred bytes; the whole scan stops after
+ * SPLIT_SCAN_BYTES).  A pattern cut by the end of a read is looked at again
+ * from its "}" in the next one.  0: none found. */
+uint64_t trace_split_find(const char *path, uint64_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	char *b = xmalloc(SPLIT_SCAN_BYTES);
-	uint64_t from = size / 2;
-	ssize_t n = pread(fd, b, SPLIT_SCAN_BYTES, (off_t)from);
-	close(fd);
-	uint64_t found = 0;
-	for (ssize_t i = 0; n > 0 && i < n && !found; i++) {
-		if (b[i] != '}')
-			continue;
-		ssize_t j = i + 1;
-		bool nl = false;
-		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
-			nl |= b[j++] == '\n';
-		if (j >= n || b[j] != ',')
-			continue;
-		j++;
-		while (j < n && (b[j] == ' ' || b[j] == '\t' || b[j] == '\r' || b[j] == '\n'))
-			nl |= b[j++] == '\n';
-		if (j < n && b[j] == '{' && nl)
-			found = from + (uint64_t)j;
+	char *b = xmalloc(SPLIT_SCAN_CHUNK);
+	uint64_t from = size / 2, pos = from, found = 0;
+	while (!found && pos - from < SPLIT_SCAN_BYTES) {
+		ssize_t n = pread(fd, b, SPLIT_SCAN_CHUNK, (off_t)pos);
+		if (n <= 0)
+			break;
+		uint64_t next = pos + (uint64_t)n;
+		for (ssize_t i = 0; i < n && !found; i++) {
+			if (b[i] != '}')
+				continue;
+			ssize_t j = i + 1;
+			bool nl = false, comma = false;
+			while (j < n && split_ws(b[j]))
+				nl |= b[j++] == '\n';
+			if (j < n && b[j] == ',') {
+				comma = true;
+				j++;
+				while (j < n && split_ws(b[j]))
+					nl |= b[j++] == '\n';
+			}
+			if (j >= n) { /* cut by the end of this read */
+				if (n == (ssize_t)SPLIT_SCAN_CHUNK && i > 0)
+					next = pos + (uint64_t)i;
+				break;
+			}
+			if (comma && nl && b[j] == '{')
+				found = pos + (uint64_t)j;
+		}
+		pos = next;
 	}
 	free(b);
+	close(fd);
 	return found;
 }
 
@@ -91,7 +110,8 @@ static void *split_worker(void *arg)
 	}
 	struct trace_parser *p = &sp->hp;
 	struct json_reader *jr = &p->jr;
-	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8);
+	/* its errors give the byte offset only: no line counting */
+	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
 	enum json_tok t = json_next(jr);
 	uint32_t index = 0;
 	while (t == JSON_ARR_BEGIN) {
@@ -133,7 +153,7 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 {
 	if (size < SPLIT_MIN_BYTES)
 		return NULL;
-	uint64_t S = find_split(path, size);
+	uint64_t S = trace_split_find(path, size);
 	if (!S)
 		return NULL;
 	struct trace_split *sp = xcalloc(1, sizeof *sp);

@@ -17,6 +17,7 @@
 #include "../lib/trace_compare.h"
 #include "test.h"
 #include "test_trace_util.h"
+#include "trace/load_internal.h"
 #include "trace/model.h"
 #include "trace/source.h"
 
@@ -655,6 +656,53 @@ static void same_load(const char *path, bool expect_truncated, unsigned threads)
 {
 	same_load_opts(path, expect_truncated, threads, false);
 	same_load_opts(path, expect_truncated, threads, true);
+}
+
+/* The split guess reads 64 KiB at a time from the middle: a boundary whose
+ * whitespace runs past the end of a read is found from its "}" in the
+ * next read, a run longer than a read is skipped, and "}" "{" without the
+ * comma, or without a newline, is not a boundary. */
+TEST(trace_split_guess_across_reads)
+{
+	struct buf b = BUF_INIT;
+	/* [0, 1000): filler; the middle is at 1000 (size 2000 -> 1000) */
+	for (int i = 0; i < 1000; i++)
+		buf_putc(&b, 'x');
+	size_t size_half = b.len;
+	buf_puts(&b, "}{} ,{");                 /* no newline, no comma: neither counts */
+	for (int i = 0; i < 60000; i++)         /* cut by the first read's end (64 KiB from 1000) */
+		buf_putc(&b, i % 2 ? ' ' : 'y');
+	size_t cut_close = b.len;
+	buf_puts(&b, "}");
+	for (int i = 0; i < 6000; i++)
+		buf_putc(&b, ' ');
+	buf_puts(&b, "\n,  {");
+	size_t want = b.len - 1;
+	char *p = write_tmp("split_guess.json", b.data, b.len);
+	CHECK(cut_close + 1 + 6000 > size_half + (64u << 10)); /* the pattern does cross the read's end */
+	CHECK_INT(trace_split_find(p, 2 * size_half), want);
+	free(p);
+
+	/* whitespace longer than one read after the only "}": no guess, no hang */
+	buf_reset(&b);
+	for (int i = 0; i < 1000; i++)
+		buf_putc(&b, 'x');
+	buf_puts(&b, "}");
+	for (int i = 0; i < 200000; i++)
+		buf_putc(&b, i % 100 ? ' ' : '\n');
+	buf_puts(&b, ",{");
+	p = write_tmp("split_guess_ws.json", b.data, b.len);
+	CHECK_INT(trace_split_find(p, 2000), 0);
+	free(p);
+	/* the same pattern within one read */
+	buf_reset(&b);
+	for (int i = 0; i < 1000; i++)
+		buf_putc(&b, 'x');
+	buf_puts(&b, "}\r\n\t,\n{");
+	p = write_tmp("split_guess_one.json", b.data, b.len);
+	CHECK_INT(trace_split_find(p, 2000), b.len - 1);
+	free(p);
+	buf_free(&b);
 }
 
 TEST(trace_two_thread_parse_equals_one)

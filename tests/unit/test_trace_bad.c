@@ -874,11 +874,11 @@ TEST(trace_shared_correlation_is_not_quadratic)
 	buf_free(&err);
 }
 
-/* A plain file is parsed without counting lines (JSON_NO_LINES); an error
- * deep inside it still names the right line and column (found by reading
- * the file again), in the warning of a truncated load and in the error of
- * a failed one. */
-TEST(trace_error_line_deep_in_plain_file)
+/* A file, plain or gzip, is parsed without counting lines (JSON_NO_LINES);
+ * an error deep inside it still names the right line and column (found by
+ * reading the file again, inflating a gzip one again), in the warning of a
+ * truncated load and in the error of a failed one. */
+TEST(trace_error_line_deep_in_file)
 {
 	struct buf doc = BUF_INIT;
 	buf_puts(&doc, "{\n  \"traceEvents\": [\n");
@@ -913,6 +913,16 @@ TEST(trace_error_line_deep_in_plain_file)
 	if (!strstr(r->stats.truncated_msg, want))
 		test_fail(__FILE__, __LINE__, "warning \"%s\", want \"%s\"", r->stats.truncated_msg, want);
 	trace_rank_free(r);
+	struct buf gz = BUF_INIT;
+	gzip_mem(doc.data, doc.len, &gz);
+	char *gzpath = write_tmp("deep.json.gz", gz.data, gz.len);
+	r = trace_rank_load(gzpath, &o, &err);
+	REQUIRE(r);
+	CHECK(r->stats.truncated);
+	CHECK_INT(r->n, 30000);
+	if (!strstr(r->stats.truncated_msg, want))
+		test_fail(__FILE__, __LINE__, "gzip warning \"%s\", want \"%s\"", r->stats.truncated_msg, want);
+	trace_rank_free(r);
 	/* the same bad byte before any event: the error itself */
 	struct buf doc2 = BUF_INIT;
 	buf_append(&doc2, doc.data, 20); /* "{\n  \"traceEvents\": [" */
@@ -929,6 +939,16 @@ TEST(trace_error_line_deep_in_plain_file)
 	snprintf(want, sizeof want, "byte %zu (line %d, column 2):", bad2, 2 + 200000);
 	if (!strstr(err.data, want))
 		test_fail(__FILE__, __LINE__, "error \"%s\", want \"%s\"", err.data, want);
+	buf_reset(&gz);
+	gzip_mem(doc2.data, doc2.len, &gz);
+	free(gzpath);
+	gzpath = write_tmp("deep2.json.gz", gz.data, gz.len);
+	buf_reset(&err);
+	CHECK(trace_rank_load(gzpath, &o, &err) == NULL);
+	if (!strstr(err.data, want) || !strstr(err.data, "deep2.json.gz"))
+		test_fail(__FILE__, __LINE__, "gzip error \"%s\", want \"%s\"", err.data, want);
+	free(gzpath);
+	buf_free(&gz);
 	buf_free(&err);
 	buf_free(&path);
 	buf_free(&doc);

@@ -29,7 +29,7 @@
 #include "trace/load_internal.h"
 #include "trace/source.h"
 
-#define SPLIT_MIN_BYTES (32u << 20)
+#define SPLIT_MIN_BYTES (8u << 20)
 #define SPLIT_SCAN_BYTES (4u << 20)
 #define SPLIT_SCAN_CHUNK (64u << 10)
 #define SPLIT_PREFIX "{\"_\":["

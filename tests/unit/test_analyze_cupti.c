@@ -308,14 +308,14 @@ TEST(analyze_cupti_bad)
 	atable_free(out[0]);
 }
 
-/* A plain trace big enough for the two-thread parse (32 MiB): the helper's
+/* A plain trace big enough for the two-thread parse (8 MiB): the helper's
  * profiler args are merged like its counters (keys re-interned, event ids
  * shifted), so the result is the one-thread load's. */
 TEST(analyze_cupti_two_thread_parse)
 {
 	struct buf b = BUF_INIT;
 	buf_puts(&b, "{\"traceEvents\": [\n");
-	int nev = 150000;
+	int nev = 40000;
 	for (int i = 0; i < nev; i++)
 		buf_printf(&b,
 			   "%s  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"k%d\", \"pid\": 0, "
@@ -323,7 +323,7 @@ TEST(analyze_cupti_two_thread_parse)
 			   "\"padding_counter_with_a_long_name_%d\": %d, \"text\": \"not a counter, not kept, %0100d\"}}",
 			   i ? ",\n" : "", i % 7, 1000 + i * 10, i, i, i % 3, i, 0);
 	buf_puts(&b, "\n]}\n");
-	REQUIRE(b.len > (32u << 20));
+	REQUIRE(b.len > (8u << 20));
 	char path[] = "/tmp/dyno-cupti-XXXXXX.json";
 	int fd = mkstemps(path, 5);
 	REQUIRE(fd >= 0);

@@ -52,12 +52,12 @@ static inline bool trace_is_step_name(const char *s)
 
 /* ---- load.c: one file, for set.c ---- */
 
-/* trace_rank_load, choosing whether one big plain file may be parsed by two
- * threads (set.c forbids it when every core already loads a rank). */
-struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, bool allow_split,
+/* trace_rank_load, saying how many threads one big plain file may be parsed
+ * by (set.c gives each file its share of the cores; 1: one thread). */
+struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, unsigned split_threads,
 				      struct buf *err);
 
-/* ---- load.c: the parser, for the two-thread parse (load_split.c) ---- */
+/* ---- load.c: the parser, for the parse by several threads (load_split.c) ---- */
 
 struct trace_cval {
 	uint32_t key;
@@ -99,28 +99,39 @@ bool trace_parser_event(struct trace_parser *p, enum json_tok t, uint32_t index)
  * how many it took (0: json_next() must read the next element). */
 uint32_t trace_parser_fast_batch(struct trace_parser *p, uint32_t index, uint64_t stop_at);
 
-/* ---- load_split.c: the two-thread parse of one big plain file ---- */
+/* ---- load_split.c: the parse of one big plain file by several threads ---- */
 
 struct trace_split;
-/* When the plain file path of `size` bytes is big enough and a split point
- * is found in its middle, a helper thread starts parsing from there; else
- * NULL. */
-struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size);
-/* The byte where the helper started: the main parser's guess is right when
- * an element of traceEvents starts exactly there. */
-uint64_t trace_split_offset(const struct trace_split *sp);
-/* The guess itself: the offset of the first "{" after "}" "," with a
- * newline among the whitespace, at or after size / 2 (0: none in 4 MiB).
- * Exposed for the tests. */
-uint64_t trace_split_find(const char *path, uint64_t size);
-/* The guess was right and the main parser, with `base` elements read, is
- * there: wait for the helper and append its rows, flows, counters and
- * counts to p's rank; *nevents = the elements it read.  Returns true when
- * it reached the "]" closing traceEvents (at byte *end_off), false when the
- * input broke off first (its message in p->r->stats.truncated_msg). */
+/* When the plain file path of `size` bytes is big enough and threads >= 2:
+ * up to threads - 1 helper threads start parsing from split points found
+ * in the file (load_split.c); else NULL. */
+struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size,
+				      unsigned threads);
+/* The first split point (the main parser's part ends there at the latest). */
+uint64_t trace_split_first_offset(const struct trace_split *sp);
+/* The split point the main parser looks for next (UINT64_MAX: none left):
+ * its fast path stops before it. */
+uint64_t trace_split_next_offset(const struct trace_split *sp);
+/* The main parser read token t starting at byte off, at or past the next
+ * split point: true when off is exactly a split point and t starts an
+ * object (the guess was right: join there); split points passed inside an
+ * element are dropped, their helpers stopped. */
+bool trace_split_at(struct trace_split *sp, uint64_t off, enum json_tok t);
+/* The guess the main parser stands on was right, with `base` elements
+ * read: wait for that part's helper and append its rows, flows, counters
+ * and counts to p's rank, then those of the part it stopped at, and so on;
+ * *nevents = the elements they read.  Returns true when the last one reached
+ * the "]" closing traceEvents (at byte *end_off), false when the input broke
+ * off first (its message in p->r->stats.truncated_msg). */
 bool trace_split_join(struct trace_parser *p, struct trace_split *sp, uint32_t base, uint32_t *nevents,
 		      uint64_t *end_off);
-/* Stops the helper if it still runs, and frees it (NULL is fine). */
+/* How many parts the rank was parsed in: 1 + the helpers joined. */
+unsigned trace_split_parts(const struct trace_split *sp);
+/* The guess itself: the offset of the first "{" after "}" "," with a
+ * newline among the whitespace, at or after byte from (0: none in 4 MiB).
+ * Exposed for the tests. */
+uint64_t trace_split_find(const char *path, uint64_t from);
+/* Stops the helpers that still run, and frees them (NULL is fine). */
 void trace_split_free(struct trace_split *sp);
 /* After a join that reached end_off: the rest of the file for a fresh
  * reader, behind a prefix that trace_split_resume() reads back into the

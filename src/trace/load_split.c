@@ -1,19 +1,25 @@
 /*
- * load_split.c - the two-thread parse of one big plain .json file.
+ * load_split.c - the parse of one big plain .json file by several threads.
  *
- * A second thread parses the second half of traceEvents while this one
- * parses the first.  The split point S is found by a text scan: "}" "," "{"
- * with a newline among the whitespace between them.  JSON strings cannot
- * hold a raw newline, so that is an element boundary of *some* array of
- * objects; the main parser confirms it is one of traceEvents when it gets
- * there (an element starting exactly at S).  If not, the helper's work is
- * thrown away and the main parser simply goes on: correctness never depends
- * on the guess.  The helper reads "[" + the file from S, stops at the "]"
- * that closes traceEvents, and the main parser then continues after that
- * "]" with a fresh reader fed "{"_":[" + the rest of the file.
+ * With n parts, n - 1 helper threads each parse from a split point S_k
+ * (k = 1 .. n-1, near k/n of the file) while this thread parses from the
+ * start.  A split point is found by a text scan: "}" "," "{" with a newline
+ * among the whitespace between them.  JSON strings cannot hold a raw
+ * newline, so that is an element boundary of *some* array of objects; it is
+ * confirmed as one of traceEvents by the parser that gets there: the one
+ * before it lands on an element starting exactly at S_k.  Every parser
+ * (this one and each helper) stops at the first later split point it lands
+ * on exactly, or at the "]" closing traceEvents, or at an error; a split
+ * point it passes inside an element is not a boundary, and the part that
+ * started there is thrown away.  So the parts joined form a chain from the
+ * start: this one, then the part it stopped at, then the part that one
+ * stopped at, ... to the one that reached the "]"; correctness never
+ * depends on the guesses.  A helper reads "[" + the file from its S; after
+ * the chain the main parser continues after the "]" with a fresh reader
+ * fed "{"_":[" + the rest of the file.
  *
- * Costs: a 4 MiB read to find the split point, the helper's columns until
- * they are merged (column by column, freed as they go), one pass over the
+ * Costs: 64 KiB reads to find each split point, each helper's columns until
+ * they are merged (column by column, freed as they go), one pass over each
  * helper's string table to map its ids into the main parser's.
  */
 #include <fcntl.h>
@@ -29,14 +35,23 @@
 #include "trace/load_internal.h"
 #include "trace/source.h"
 
-#define SPLIT_MIN_BYTES (8u << 20)
+#define SPLIT_MIN_BYTES (8u << 20)   /* a file smaller is parsed by one thread */
+#define SPLIT_PART_BYTES (4u << 20)  /* and each part is at least this big */
+#define SPLIT_MAX_PARTS 16
 #define SPLIT_SCAN_BYTES (4u << 20)
 #define SPLIT_SCAN_CHUNK (64u << 10)
 #define SPLIT_PREFIX "{\"_\":["
 
-struct trace_split {
-	const char *path;
-	const struct trace_load_opts *opts;
+/* How a parser's part ended. */
+enum part_end {
+	PART_FAILED, /* broke off (errmsg) */
+	PART_END,    /* at the "]" closing traceEvents (end_off) */
+	PART_NEXT,   /* exactly at the split point of part `next` */
+};
+
+struct split_part {
+	struct trace_split *sp;
+	unsigned k;
 	uint64_t S;
 	pthread_t th;
 	bool started;
@@ -45,26 +60,35 @@ struct trace_split {
 	struct trace_parser hp;
 	bool any_float_ts, any_nonint_time;
 	uint32_t nevents;
-	bool reached_end;   /* saw the "]" closing traceEvents */
-	uint64_t end_off;   /* absolute offset of that "]" */
-	bool failed;
-	char errmsg[400];   /* "FILE: byte N: what" */
+	enum part_end how;
+	unsigned next;      /* PART_NEXT: that part */
+	uint64_t end_off;   /* PART_END: absolute offset of the "]" */
+	struct json_error err; /* PART_FAILED: what, at which byte of the file */
+};
+
+struct trace_split {
+	const char *path;
+	const struct trace_load_opts *opts;
+	unsigned n;         /* parts, this thread's part 0 included */
+	unsigned cand;      /* the main parser's next candidate part (n: none) */
+	unsigned joined;    /* parts merged into the main parser's rank */
+	struct split_part part[SPLIT_MAX_PARTS]; /* [0] unused: the main parser */
 };
 
 static bool split_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-/* The first "}" "," "{" with a newline in its whitespace at or after the
- * middle of the file, looked for in 64 KiB reads (a boundary is almost
- * always within the first few hundred bytes; the whole scan stops after
- * SPLIT_SCAN_BYTES).  A pattern cut by the end of a read is looked at again
- * from its "}" in the next one.  0: none found. */
-uint64_t trace_split_find(const char *path, uint64_t size)
+/* The first "}" "," "{" with a newline in its whitespace at or after byte
+ * from, looked for in 64 KiB reads (a boundary is almost always within the
+ * first few hundred bytes; the whole scan stops after SPLIT_SCAN_BYTES).  A
+ * pattern cut by the end of a read is looked at again from its "}" in the
+ * next one.  0: none found. */
+uint64_t trace_split_find(const char *path, uint64_t from)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	char *b = xmalloc(SPLIT_SCAN_CHUNK);
-	uint64_t from = size / 2, pos = from, found = 0;
+	uint64_t pos = from, found = 0;
 	while (!found && pos - from < SPLIT_SCAN_BYTES) {
 		ssize_t n = pread(fd, b, SPLIT_SCAN_CHUNK, (off_t)pos);
 		if (n <= 0)
@@ -98,101 +122,173 @@ uint64_t trace_split_find(const char *path, uint64_t size)
 	return found;
 }
 
+/* Where a parser at `off` (a byte of the file, the start of a token it just
+ * read) stands with respect to the split points of the parts from *cand on:
+ * those it has passed are skipped (*cand moves on); returns true when off is
+ * exactly the split point of part *cand and the token starts an object,
+ * i.e. the parser stops there. */
+static bool at_split(const struct trace_split *sp, unsigned *cand, uint64_t off, enum json_tok t)
+{
+	while (*cand < sp->n && off > sp->part[*cand].S)
+		(*cand)++;
+	return *cand < sp->n && off == sp->part[*cand].S && t == JSON_OBJ_BEGIN;
+}
+
+/* The byte before which a parser's fast path stops: the next split point. */
+static uint64_t stop_of(const struct trace_split *sp, unsigned cand)
+{
+	return cand < sp->n ? sp->part[cand].S : UINT64_MAX;
+}
+
 static void *split_worker(void *arg)
 {
-	struct trace_split *sp = arg;
-	char msg[300];
-	struct trace_source *src = trace_source_open_range(sp->path, sp->S, "[", msg, sizeof msg);
-	if (!src) {
-		sp->failed = true;
-		snprintf(sp->errmsg, sizeof sp->errmsg, "%s", msg);
+	struct split_part *pt = arg;
+	struct trace_split *sp = pt->sp;
+	pt->how = PART_FAILED;
+	/* "{"_":[" in front of byte S: the element at S is where the main
+	 * parser's would be, at the same depth, so an error's message reads
+	 * as the one-thread parse's */
+	struct trace_source *src = trace_source_open_range(sp->path, pt->S, SPLIT_PREFIX, pt->err.msg,
+							   sizeof pt->err.msg);
+	if (!src)
 		return NULL;
-	}
-	struct trace_parser *p = &sp->hp;
+	struct trace_parser *p = &pt->hp;
 	struct json_reader *jr = &p->jr;
-	/* its errors give the byte offset only: no line counting */
+	/* no line counting: an error's line is found once, at the join */
 	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
+	/* byte x of the file is the reader's x - S + strlen(prefix) */
+	const uint64_t shift = pt->S - (sizeof SPLIT_PREFIX - 1);
+	unsigned cand = pt->k + 1;
 	enum json_tok t = json_next(jr);
+	if (t == JSON_OBJ_BEGIN && json_next(jr) == JSON_KEY)
+		t = json_next(jr);
 	uint32_t index = 0;
 	while (t == JSON_ARR_BEGIN) {
-		if ((index & 1023) == 0 && atomic_load(&sp->abort))
+		if ((index & 1023) == 0 && atomic_load(&pt->abort))
 			break;
-		uint32_t took = trace_parser_fast_batch(p, index, UINT64_MAX);
+		uint64_t stop = stop_of(sp, cand);
+		uint32_t took = trace_parser_fast_batch(p, index, stop == UINT64_MAX ? stop : stop - shift);
 		if (took) {
 			index += took;
 			continue;
 		}
 		t = json_next(jr);
 		if (t == JSON_ARR_END) {
-			sp->reached_end = true;
-			sp->end_off = sp->S + json_tok_offset(jr) - 1;
+			pt->how = PART_END;
+			pt->end_off = shift + json_tok_offset(jr);
+			break;
+		}
+		if (t != JSON_ERROR && at_split(sp, &cand, shift + json_tok_offset(jr), t)) {
+			pt->how = PART_NEXT;
+			pt->next = cand;
 			break;
 		}
 		if (t == JSON_ERROR || !trace_parser_event(p, t, index)) {
 			if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
 				json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
-			sp->failed = true;
-			snprintf(sp->errmsg, sizeof sp->errmsg, "%s: byte %llu: %s", sp->path,
-				 (unsigned long long)(sp->S + jr->err.offset - 1), jr->err.msg);
+			pt->err = jr->err;
+			pt->err.offset += shift;
+			pt->err.line = pt->err.column = 0;
 			break;
 		}
 		index++;
 		t = JSON_ARR_BEGIN;
 	}
-	sp->nevents = index;
-	sp->any_float_ts = p->any_float_ts;
-	sp->any_nonint_time = p->any_nonint_time;
-	sp->h->stats.replaced_utf8 = jr->replaced;
-	sp->h->skipped_min_ts = p->skipped_min_ts;
+	pt->nevents = index;
+	pt->any_float_ts = p->any_float_ts;
+	pt->any_nonint_time = p->any_nonint_time;
+	pt->h->stats.replaced_utf8 = jr->replaced;
+	pt->h->skipped_min_ts = p->skipped_min_ts;
 	trace_parser_free(p);
 	trace_source_close(src);
 	return NULL;
 }
 
-struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size)
+struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size,
+				      unsigned threads)
 {
-	if (size < SPLIT_MIN_BYTES)
+	if (size < SPLIT_MIN_BYTES || threads < 2)
 		return NULL;
-	uint64_t S = trace_split_find(path, size);
-	if (!S)
-		return NULL;
+	uint64_t n = size / SPLIT_PART_BYTES;
+	if (n > threads)
+		n = threads;
+	if (n > SPLIT_MAX_PARTS)
+		n = SPLIT_MAX_PARTS;
 	struct trace_split *sp = xcalloc(1, sizeof *sp);
 	sp->path = path;
 	sp->opts = opts;
-	sp->S = S;
-	atomic_init(&sp->abort, false);
-	sp->h = trace_rank_new(path);
-	trace_parser_init(&sp->hp, sp->h, opts); /* first: it says which optional columns the rank keeps */
-	trace_columns_reserve(sp->h, size - S);
-	sp->hp.mid_file = true;
-	if (pthread_create(&sp->th, NULL, split_worker, sp) != 0) {
-		trace_parser_free(&sp->hp);
-		trace_rank_free(sp->h);
+	sp->n = 1;
+	/* the split points, ascending and apart (a guess that falls on or
+	 * before the previous one is dropped) */
+	for (uint64_t k = 1; k < n; k++) {
+		uint64_t S = trace_split_find(path, size / n * k);
+		if (S && S > sp->part[sp->n - 1].S)
+			sp->part[sp->n++].S = S;
+	}
+	if (sp->n < 2) {
 		free(sp);
 		return NULL;
 	}
-	sp->started = true;
+	for (unsigned k = 1; k < sp->n; k++) {
+		struct split_part *pt = &sp->part[k];
+		pt->sp = sp;
+		pt->k = k;
+		atomic_init(&pt->abort, false);
+		pt->h = trace_rank_new(path);
+		trace_parser_init(&pt->hp, pt->h, opts); /* first: it says which optional columns the rank keeps */
+		trace_columns_reserve(pt->h, (k + 1 < sp->n ? sp->part[k + 1].S : size) - pt->S);
+		pt->hp.mid_file = true;
+		if (pthread_create(&pt->th, NULL, split_worker, pt) != 0) {
+			/* every part is needed (a chain may stop at any of
+			 * them): no thread, no split; n stays as the running
+			 * helpers read it */
+			trace_parser_free(&pt->hp);
+			trace_rank_free(pt->h);
+			pt->h = NULL;
+			trace_split_free(sp);
+			return NULL;
+		}
+		pt->started = true;
+	}
+	sp->cand = 1;
 	return sp;
 }
 
-static void split_stop(struct trace_split *sp, bool abort)
+static void part_stop(struct split_part *pt, bool abort)
 {
-	if (!sp || !sp->started)
+	if (!pt->started)
 		return;
 	if (abort)
-		atomic_store(&sp->abort, true);
-	pthread_join(sp->th, NULL);
-	sp->started = false;
+		atomic_store(&pt->abort, true);
+	pthread_join(pt->th, NULL);
+	pt->started = false;
 }
 
-uint64_t trace_split_offset(const struct trace_split *sp) { return sp->S; }
+uint64_t trace_split_first_offset(const struct trace_split *sp) { return sp->part[1].S; }
+
+uint64_t trace_split_next_offset(const struct trace_split *sp) { return stop_of(sp, sp->cand); }
+
+bool trace_split_at(struct trace_split *sp, uint64_t off, enum json_tok t)
+{
+	unsigned before = sp->cand;
+	bool at = at_split(sp, &sp->cand, off, t);
+	/* parts passed inside an element are thrown away now: their threads
+	 * stop early, their cores go to the others */
+	for (unsigned k = before; k < sp->cand && k < sp->n; k++)
+		part_stop(&sp->part[k], true);
+	return at;
+}
+
+unsigned trace_split_parts(const struct trace_split *sp) { return sp->joined + 1; }
 
 void trace_split_free(struct trace_split *sp)
 {
 	if (!sp)
 		return;
-	split_stop(sp, true);
-	trace_rank_free(sp->h);
+	for (unsigned k = 1; k < sp->n; k++) {
+		part_stop(&sp->part[k], true);
+		trace_rank_free(sp->part[k].h);
+	}
 	free(sp);
 }
 
@@ -245,8 +341,8 @@ static void merge_column(void *ctx, size_t c)
 	*src = NULL;
 }
 
-/* Append the helper's rows (event ids shifted by base) to r. */
-static void split_merge(struct trace_parser *p, struct trace_split *sp, uint32_t base)
+/* Append a helper's rows (event ids shifted by base) to r. */
+static void split_merge(struct trace_parser *p, struct split_part *sp, uint32_t base)
 {
 	struct trace_rank *r = p->r, *h = sp->h;
 	uint32_t *map = xmalloc((h->strs.n ? h->strs.n : 1) * sizeof *map);
@@ -331,13 +427,37 @@ static void split_merge(struct trace_parser *p, struct trace_split *sp, uint32_t
 bool trace_split_join(struct trace_parser *p, struct trace_split *sp, uint32_t base, uint32_t *nevents,
 		      uint64_t *end_off)
 {
-	split_stop(sp, false);
-	split_merge(p, sp, base);
-	*nevents = sp->nevents;
-	*end_off = sp->end_off;
-	if (!sp->reached_end)
-		snprintf(p->r->stats.truncated_msg, sizeof p->r->stats.truncated_msg, "%.199s", sp->errmsg);
-	return sp->reached_end;
+	uint32_t total = 0;
+	for (unsigned k = sp->cand;;) {
+		struct split_part *pt = &sp->part[k];
+		part_stop(pt, false);
+		split_merge(p, pt, base + total);
+		total += pt->nevents;
+		sp->joined++;
+		if (pt->how == PART_NEXT) {
+			/* the parts it passed inside an element are not boundaries */
+			for (unsigned m = k + 1; m < pt->next; m++)
+				part_stop(&sp->part[m], true);
+			k = pt->next;
+			continue;
+		}
+		*nevents = total;
+		*end_off = pt->end_off;
+		if (pt->how == PART_FAILED) {
+			/* worded and placed as the one-thread parse's */
+			struct buf m = BUF_INIT;
+			if (pt->err.offset > 0) {
+				trace_error_locate(sp->path, &pt->err);
+				trace_error_format(&m, sp->path, &pt->err);
+			} else { /* the file could not be opened again */
+				buf_puts(&m, pt->err.msg);
+			}
+			snprintf(p->r->stats.truncated_msg, sizeof p->r->stats.truncated_msg, "%s", m.data);
+			buf_free(&m);
+		}
+		sp->cand = sp->n;
+		return pt->how == PART_END;
+	}
 }
 
 struct trace_source *trace_split_rest(const char *path, uint64_t end_off, uint64_t *adjust, char *errbuf,

@@ -56,7 +56,7 @@ static int str_cmp(const void *a, const void *b)
 struct job {
 	char **paths;
 	const struct trace_load_opts *opts;
-	bool allow_split;
+	unsigned split_threads; /* threads one file's parse may use */
 	struct trace_rank **out;
 	struct buf *errs;
 };
@@ -88,7 +88,7 @@ static void load_one(void *ctx, size_t i)
 	if (strcmp(j->paths[i], "-") == 0)
 		j->out[i] = load_stdin(j->opts, &j->errs[i]);
 	else
-		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->allow_split, &j->errs[i]);
+		j->out[i] = trace_rank_load_ex(j->paths[i], j->opts, j->split_threads, &j->errs[i]);
 	if (j->out[i])
 		j->out[i]->load_s = (double)(clock_mono_ns() - t0) / 1e9;
 }
@@ -284,8 +284,8 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 	for (size_t i = 0; i < np; i++)
 		buf_init(&j.errs[i]);
 	int cores = par_threads(opts->threads);
-	/* spare cores: a big file may use two threads */
-	j.allow_split = cores >= 2 && np * 2 <= (size_t)cores;
+	/* spare cores: a big file may use its share of them */
+	j.split_threads = np < (size_t)cores ? (unsigned)((size_t)cores / np) : 1;
 	par_for(np, cores, load_one, &j); /* min(files, cores) threads */
 
 	int rc = 0;

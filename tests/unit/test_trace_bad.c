@@ -653,6 +653,33 @@ static void same_load_opts(const char *path, bool expect_truncated, unsigned thr
 	buf_free(&err);
 }
 
+/* Loads path with one thread and with `threads`: the same rows; the second
+ * parsed in want_parts parts (0: any number up to threads). */
+static void same_load_parts(const char *path, bool expect_truncated, unsigned threads, unsigned want_parts)
+{
+	struct trace_load_opts o1 = {.threads = 1}, on = {.threads = (int)threads};
+	struct buf err = BUF_INIT, why = BUF_INIT;
+	struct trace_rank *a = trace_rank_load(path, &o1, &err);
+	struct trace_rank *b = trace_rank_load(path, &on, &err);
+	REQUIRE(a && b);
+	CHECK(a->n > 1000);
+	if (want_parts)
+		CHECK_INT(b->stats.parse_threads, want_parts);
+	CHECK(b->stats.parse_threads >= 1 && b->stats.parse_threads <= threads);
+	CHECK(b->stats.truncated == expect_truncated);
+	if (expect_truncated)
+		CHECK(strstr(b->stats.truncated_msg, path) != NULL);
+	a->stats.parse_threads = b->stats.parse_threads; /* the one difference meant */
+	bool same = trace_rank_same(a, b, &why);
+	if (!same)
+		fprintf(stderr, "  %u threads: %s\n", threads, why.data);
+	CHECK(same);
+	trace_rank_free(a);
+	trace_rank_free(b);
+	buf_free(&err);
+	buf_free(&why);
+}
+
 static void same_load(const char *path, bool expect_truncated, unsigned threads)
 {
 	same_load_opts(path, expect_truncated, threads, false);
@@ -681,7 +708,7 @@ TEST(trace_split_guess_across_reads)
 	size_t want = b.len - 1;
 	char *p = write_tmp("split_guess.json", b.data, b.len);
 	CHECK(cut_close + 1 + 6000 > size_half + (64u << 10)); /* the pattern does cross the read's end */
-	CHECK_INT(trace_split_find(p, 2 * size_half), want);
+	CHECK_INT(trace_split_find(p, size_half), want);
 	free(p);
 
 	/* whitespace longer than one read after the only "}": no guess, no hang */
@@ -693,7 +720,7 @@ TEST(trace_split_guess_across_reads)
 		buf_putc(&b, i % 100 ? ' ' : '\n');
 	buf_puts(&b, ",{");
 	p = write_tmp("split_guess_ws.json", b.data, b.len);
-	CHECK_INT(trace_split_find(p, 2000), 0);
+	CHECK_INT(trace_split_find(p, 1000), 0);
 	free(p);
 	/* the same pattern within one read */
 	buf_reset(&b);
@@ -701,7 +728,7 @@ TEST(trace_split_guess_across_reads)
 		buf_putc(&b, 'x');
 	buf_puts(&b, "}\r\n\t,\n{");
 	p = write_tmp("split_guess_one.json", b.data, b.len);
-	CHECK_INT(trace_split_find(p, 2000), b.len - 1);
+	CHECK_INT(trace_split_find(p, 1000), b.len - 1);
 	free(p);
 	buf_free(&b);
 }
@@ -786,6 +813,31 @@ TEST(trace_two_thread_parse_truncated)
 	free(p);
 	p = write_big("big_cut2.json", 0, 20); /* under 8 MiB: one thread */
 	same_load(p, true, 1);
+	free(p);
+}
+
+/* More threads, more parts: a 25 MB file is cut in at most 5 (4 MiB each
+ * at the least); the parts chain up whatever the guesses hit: real
+ * boundaries (plain events), nested arrays inside events (parts passed
+ * inside an element are dropped and the part before goes on to the next
+ * boundary it lands on), an array after traceEvents (no part joined), and
+ * a file that breaks off in its last part. */
+TEST(trace_parse_in_n_parts_equals_one)
+{
+	char *p = write_big("nparts.json", 0, 0);
+	same_load_parts(p, false, 3, 3);
+	same_load_parts(p, false, 4, 4);
+	same_load_parts(p, false, 8, 5);
+	free(p);
+	p = write_big("nparts_cut.json", 0, 80); /* 19.7 MB: 4 parts */
+	same_load_parts(p, true, 8, 4);
+	free(p);
+	p = write_big("nparts_nested.json", 1, 0);
+	for (unsigned t = 3; t <= 16; t += 5)
+		same_load_parts(p, false, t, 0);
+	free(p);
+	p = write_big("nparts_outside.json", 2, 0);
+	same_load_parts(p, false, 6, 1);
 	free(p);
 }
 

@@ -164,7 +164,9 @@ static void *split_worker(void *arg)
 		t = json_next(jr);
 	uint32_t index = 0;
 	while (t == JSON_ARR_BEGIN) {
-		if ((index & 1023) == 0 && atomic_load(&pt->abort))
+		/* once per batch of elements (or one slow-path element): a
+		 * dropped part gives its core back at once */
+		if (atomic_load_explicit(&pt->abort, memory_order_relaxed))
 			break;
 		uint64_t stop = stop_of(sp, cand);
 		uint32_t took = trace_parser_fast_batch(p, index, stop == UINT64_MAX ? stop : stop - shift);

@@ -209,9 +209,11 @@ static void *split_worker(void *arg)
 struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size,
 				      unsigned threads)
 {
-	if (size < SPLIT_MIN_BYTES || threads < 2)
+	uint64_t min_bytes = opts->split_min_bytes ? opts->split_min_bytes : SPLIT_MIN_BYTES;
+	uint64_t part_bytes = opts->split_part_bytes ? opts->split_part_bytes : SPLIT_PART_BYTES;
+	if (size < min_bytes || threads < 2)
 		return NULL;
-	uint64_t n = size / SPLIT_PART_BYTES;
+	uint64_t n = size / part_bytes;
 	if (n > threads)
 		n = threads;
 	if (n > SPLIT_MAX_PARTS)

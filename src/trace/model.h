@@ -366,6 +366,10 @@ struct trace_load_opts {
 	/* With launch_ops_only: a rank with cuda_profiler_range rows keeps
 	 * every operator (cupti reads their call stacks). */
 	bool keep_range_ops;
+	/* Tests and fuzzing: a plain file is parsed in parts from this many
+	 * bytes, each part at least split_part_bytes (0: 8 MiB and 4 MiB), so
+	 * that small inputs take the parse in parts (load_split.c). */
+	uint32_t split_min_bytes, split_part_bytes;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

@@ -243,12 +243,18 @@ static bool is_regressed(const struct atable *reg, const char *kernel)
 	return false;
 }
 
+/* The page's report of another kind (its filters, job and time range). */
+static struct atable *report_of(struct page *p, enum wh_report_kind kind)
+{
+	struct wh_report_opts o = *p->o;
+	o.kind = kind;
+	return wh_report(p->db, &o, p->err);
+}
+
 static int section_top(struct page *p, const struct atable *reg)
 {
 	html_heading(p->b, 2, "top-kernels", "Top kernels by fleet GPU time");
-	struct wh_report_opts o = *p->o;
-	o.kind = WH_REPORT_TOP_KERNELS;
-	struct atable *t = wh_report(p->db, &o, p->err);
+	struct atable *t = report_of(p, WH_REPORT_TOP_KERNELS);
 	if (!t)
 		return -1;
 	int ck = col_of(t, "kernel"), cg = col_of(t, "gpu_time_s");
@@ -277,9 +283,7 @@ static int section_top(struct page *p, const struct atable *reg)
 static int section_by_type(struct page *p)
 {
 	html_heading(p->b, 2, "by-type", "GPU time by kernel type over time");
-	struct wh_report_opts o = *p->o;
-	o.kind = WH_REPORT_BY_TYPE;
-	struct atable *t = wh_report(p->db, &o, p->err);
+	struct atable *t = report_of(p, WH_REPORT_BY_TYPE);
 	if (!t)
 		return -1;
 	int cb = col_of(t, "bucket_start"), ct = col_of(t, "kernel_type"), cg = col_of(t, "gpu_time_s");

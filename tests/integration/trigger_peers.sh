@@ -84,18 +84,23 @@ DLOG=$WORK/c.log IPCNAME=${IPCNAME}_c start_daemon --rpc_token_file="$WORK/token
 KIDS+=("$DPID")
 CPORT=$PORT
 PORT=$APORT
-"$DYNO" trigger add tok --port "$PORT" --job-id 0 --peers "127.0.0.1:$CPORT" --log-file "$WORK/t.json" \
-	--min-interval-s 0 >/dev/null || fail "add tok on A"
-"$DYNO" trigger fire tok --port "$PORT" >/dev/null || fail "fire tok on A"
-for _ in $(seq 100); do rpc '{"fn":"listTriggers"}' | grep -q '"why":"the peers of firing 1"' && break; sleep 0.05; done
+# fire_tok WHO FIRING: trigger "tok" on the daemon at $PORT, peer C, and wait
+# for the record of its FIRING-th firing's peers
+fire_tok() {
+	"$DYNO" trigger add tok --port "$PORT" --job-id 0 --peers "127.0.0.1:$CPORT" --log-file "$WORK/t.json" \
+		--min-interval-s 0 >/dev/null || fail "add tok on $1"
+	"$DYNO" trigger fire tok --port "$PORT" >/dev/null || fail "fire tok on $1"
+	for _ in $(seq 100); do
+		rpc '{"fn":"listTriggers"}' | grep -q "\"why\":\"the peers of firing $2\"" && break
+		sleep 0.05
+	done
+}
+fire_tok A 1
 rpc '{"fn":"listTriggers"}' | grep -q "{\"error\":\"unauthorized: [^}]*\"peer\":\"127.0.0.1:$CPORT\"}" ||
 	fail "a peer with a token answered a request without one: $(rpc '{"fn":"listTriggers"}')"
 DLOG=$WORK/a2.log IPCNAME=${IPCNAME}_a2 start_daemon --trigger_peer_token_file="$WORK/token"
 KIDS+=("$DPID")
-"$DYNO" trigger add tok --port "$PORT" --job-id 0 --peers "127.0.0.1:$CPORT" --log-file "$WORK/t.json" \
-	--min-interval-s 0 >/dev/null || fail "add tok on A2"
-"$DYNO" trigger fire tok --port "$PORT" >/dev/null || fail "fire tok on A2"
-for _ in $(seq 100); do rpc '{"fn":"listTriggers"}' | grep -q '"why":"the peers of firing 0"' && break; sleep 0.05; done
+fire_tok A2 0
 rpc '{"fn":"listTriggers"}' | grep -q "{\"busy\":0,\"matched\":0,\"triggered\":\[\],\"peer\":\"127.0.0.1:$CPORT\"}" ||
 	fail "the token did not reach the peer: $(rpc '{"fn":"listTriggers"}')"
 # a token file the daemon cannot use stops it at start, with the reason

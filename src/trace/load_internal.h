@@ -107,8 +107,6 @@ struct trace_split;
  * in the file (load_split.c); else NULL. */
 struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size,
 				      unsigned threads);
-/* The first split point (the main parser's part ends there at the latest). */
-uint64_t trace_split_first_offset(const struct trace_split *sp);
 /* The split point the main parser looks for next (UINT64_MAX: none left):
  * its fast path stops before it. */
 uint64_t trace_split_next_offset(const struct trace_split *sp);

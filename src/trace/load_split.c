@@ -268,8 +268,6 @@ static void part_stop(struct split_part *pt, bool abort)
 	pt->started = false;
 }
 
-uint64_t trace_split_first_offset(const struct trace_split *sp) { return sp->part[1].S; }
-
 uint64_t trace_split_next_offset(const struct trace_split *sp) { return stop_of(sp, sp->cand); }
 
 bool trace_split_at(struct trace_split *sp, uint64_t off, enum json_tok t)

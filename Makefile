@@ -36,7 +36,9 @@ LDFLAGS_ALL := $(SANFLAGS) -Wl,--as-needed $(LDFLAGS)
 # libbpf: the daemon's IPC socket filter (src/daemon/ipc_filter.c); with
 # --as-needed only programs that reach it depend on it
 BPF_LIBS := -lbpf -lelf -lz
-LIBS := -lz -lm -lpthread -ldl $(BPF_LIBS)
+# libisal: ISA-L's igzip inflates the .json.gz traces (src/trace/source.c);
+# zlib writes gzip (trace copies, trace-gen)
+LIBS := -lisal -lz -lm -lpthread -ldl $(BPF_LIBS)
 # dynolog runs forever on every host: libm is linked statically (it needs
 # one function) so its pages are not part of the daemon's resident set.
 DAEMON_LIBS := -lpthread -ldl -Wl,-Bstatic -lm -Wl,-Bdynamic $(BPF_LIBS)
@@ -118,7 +120,7 @@ $(O)/pic/%.o: %.c
 # engine's own symbols cannot clash with anything else in the process
 $(SHLIB): $(call picobj,$(LIB_SRC) $(CORE_SRC) $(TRACE_SRC)) src/lib/dynolite.map
 	$(CC) $(LDFLAGS_ALL) -shared -Wl,--version-script=src/lib/dynolite.map -Wl,-soname,libdynolite.so \
-		-o $@ $(call picobj,$(LIB_SRC) $(CORE_SRC) $(TRACE_SRC)) -lz -lm -lpthread -ldl
+		-o $@ $(call picobj,$(LIB_SRC) $(CORE_SRC) $(TRACE_SRC)) -lisal -lz -lm -lpthread -ldl
 
 $(LIBCORE): $(call obj,$(CORE_SRC))
 	@rm -f $@; ar rcs $@ $^

@@ -2,7 +2,10 @@
  * source.c - plain/gzip byte sources for the trace loader (see source.h).
  *
  * Layering: raw bytes come from an fd or a memory block; gz_fill()
- * inflates them (handling concatenated gzip members, as gzip/zcat do); a
+ * inflates them (handling concatenated gzip members, as gzip/zcat do)
+ * with ISA-L's igzip: on trace JSON it inflates, CRC included, about 3x as
+ * fast as zlib (trace_diff/control, 35 MB: 7 ms against 23-25 ms), CPU a
+ * load of many .json.gz ranks on few cores spends on every file; a
  * threaded gzip source runs gz_fill() in a producer thread into a ring of
  * RING blocks, and trace_source_read() copies out of the ring.  Errors
  * (truncated stream, corrupt data, read failure) are reported once, with
@@ -19,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include "core/buf.h"
 
@@ -45,7 +48,7 @@ struct trace_source {
 	/* gzip */
 	bool gz;
 	bool gz_started, gz_done;
-	z_stream zs;
+	struct inflate_state *is; /* 87 kB: allocated for gzip sources only */
 	char errmsg[256];
 	bool failed;
 	/* threaded ring */
@@ -93,60 +96,99 @@ static ssize_t raw_read(struct trace_source *s, void *dst, size_t cap)
 	}
 }
 
+/* ISA-L's word for an inflate error. */
+static const char *isal_what(int rc)
+{
+	switch (rc) {
+	case ISAL_INVALID_BLOCK: return "invalid deflate block";
+	case ISAL_INVALID_SYMBOL: return "invalid code in the deflate data";
+	case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+	case ISAL_INVALID_WRAPPER: return "invalid gzip header";
+	case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
+	case ISAL_INCORRECT_CHECKSUM: return "the gzip trailer's CRC-32 or length does not match the data";
+	default: return "inflate failed";
+	}
+}
+
+/* A gzip member starts here: a fresh state that reads its header and checks
+ * its trailer (CRC-32 and length). */
+static void gz_member(struct trace_source *s)
+{
+	struct inflate_state *st = s->is;
+	uint8_t *in = st->next_in, *out = st->next_out;
+	uint32_t avail_in = st->avail_in, avail_out = st->avail_out;
+	isal_inflate_init(st);
+	st->crc_flag = ISAL_GZIP;
+	st->next_in = in;
+	st->avail_in = avail_in;
+	st->next_out = out;
+	st->avail_out = avail_out;
+}
+
 /* Inflate up to cap bytes into dst.  Returns the count, 0 at the end, -1 on
  * an error (s->errmsg). */
 static ssize_t gz_fill(struct trace_source *s, char *dst, size_t cap)
 {
 	if (s->failed)
 		return -1;
-	s->zs.next_out = (unsigned char *)dst;
-	s->zs.avail_out = (uInt)cap;
-	while (s->zs.avail_out > 0 && !s->gz_done) {
-		if (s->zs.avail_in == 0 && !s->raw_eof) {
+	struct inflate_state *st = s->is;
+	st->next_out = (uint8_t *)dst;
+	st->avail_out = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
+	const uint32_t want = st->avail_out;
+	while (st->avail_out > 0 && !s->gz_done) {
+		if (st->avail_in == 0 && !s->raw_eof) {
 			ssize_t n = raw_read(s, s->in, INBUF);
 			if (n < 0)
 				return -1;
 			if (n == 0)
 				s->raw_eof = true;
-			s->zs.next_in = s->in;
-			s->zs.avail_in = (uInt)n;
+			st->next_in = s->in;
+			st->avail_in = (uint32_t)n;
 		}
 		if (!s->gz_started) {
 			/* a new member must start with the magic; anything else
 			 * (or nothing) ends the stream: trailing garbage is
 			 * ignored like gzip does */
-			if (s->zs.avail_in == 0 || s->zs.next_in[0] != 0x1f) {
+			if (st->avail_in == 0 || st->next_in[0] != 0x1f) {
 				s->gz_done = true;
 				break;
 			}
 			s->gz_started = true;
+			gz_member(s);
 		}
-		int rc = inflate(&s->zs, Z_NO_FLUSH);
-		if (rc == Z_STREAM_END) {
-			s->gz_started = false;
-			inflateReset(&s->zs);
+		uint32_t in_before = st->avail_in, out_before = st->avail_out;
+		int rc = isal_inflate(st);
+		if (rc == ISAL_DECOMP_OK) {
+			if (st->block_state == ISAL_BLOCK_FINISH) {
+				s->gz_started = false; /* trailer checked: a next member? */
+				continue;
+			}
+			/* input there, room there, nothing taken or given: stop
+			 * rather than spin (a defect of the inflater, never seen) */
+			if (in_before && st->avail_in == in_before && st->avail_out == out_before) {
+				rc = ISAL_INVALID_BLOCK;
+				goto bad;
+			}
+			/* all the input taken, room left, the member not done */
+			if (st->avail_in == 0 && s->raw_eof && st->avail_out > 0) {
+				snprintf(s->errmsg, sizeof s->errmsg,
+					 "gzip stream truncated (compressed input ended at byte %llu)",
+					 (unsigned long long)s->raw_off);
+				goto fail;
+			}
 			continue;
 		}
-		if (rc == Z_OK)
-			continue;
-		if (rc == Z_BUF_ERROR && s->zs.avail_in == 0) {
-			if (!s->raw_eof)
-				continue; /* needs more input */
-			snprintf(s->errmsg, sizeof s->errmsg,
-				 "gzip stream truncated (compressed input ended at byte %llu)",
-				 (unsigned long long)s->raw_off);
-			goto fail;
-		}
-		uint64_t at = s->raw_off - s->zs.avail_in;
+	bad:;
+		uint64_t at = s->raw_off - st->avail_in;
 		snprintf(s->errmsg, sizeof s->errmsg, "gzip data error at compressed byte %llu: %s",
-			 (unsigned long long)at, s->zs.msg ? s->zs.msg : zError(rc));
+			 (unsigned long long)at, isal_what(rc));
 		goto fail;
 	}
-	return (ssize_t)(cap - s->zs.avail_out);
+	return (ssize_t)(want - st->avail_out);
 fail:
 	/* hand out what was inflated before the error; the next call fails */
 	s->failed = true;
-	return cap - s->zs.avail_out ? (ssize_t)(cap - s->zs.avail_out) : -1;
+	return want - st->avail_out ? (ssize_t)(want - st->avail_out) : -1;
 }
 
 static void *producer(void *arg)
@@ -191,8 +233,8 @@ static bool setup_gzip(struct trace_source *s, bool threaded)
 {
 	s->gz = true;
 	s->in = xmalloc(INBUF);
-	if (inflateInit2(&s->zs, 15 + 16) != Z_OK)
-		return false;
+	s->is = xcalloc(1, sizeof *s->is);
+	isal_inflate_init(s->is);
 	if (threaded) {
 		for (int i = 0; i < RING; i++)
 			s->ring[i].data = xmalloc(BLOCK);
@@ -306,8 +348,7 @@ void trace_source_close(struct trace_source *s)
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv);
 	}
-	if (s->gz)
-		inflateEnd(&s->zs);
+	free(s->is);
 	free(s->in);
 	if (s->fd >= 0)
 		close(s->fd);

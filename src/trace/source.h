@@ -4,7 +4,7 @@
  * through one json_read_fn so the JSON pull reader never sees the
  * difference and never needs the whole decompressed text in memory.
  *
- * For a gzip file, inflate runs in a second thread that fills a small ring
+ * For a gzip file, inflate (ISA-L) runs in a second thread that fills a small ring
  * of blocks while the parser consumes the previous ones, so a .json.gz
  * loads at about the speed of the slower of the two (zcat vs parse), not
  * their sum.

@@ -7,7 +7,9 @@
  * still agree: both fail with the same message, or both give the same
  * model (rows, strings, stats, the truncation's message).  Correctness of
  * the parse in parts never depends on its guesses; this is where that is
- * checked on arbitrary input.
+ * checked on arbitrary input.  The last byte can also ask for the input
+ * gzipped (each part's helper then inflates the file from its start and
+ * finds its split point itself), and that gzip cut short.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,9 +18,27 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../tests/lib/trace_compare.h"
 #include "trace/model.h"
+
+/* data as one gzip member (zlib level 1), in *out (malloc'ed); 0: failed */
+static size_t gzip_of(const uint8_t *data, size_t size, uint8_t **out)
+{
+	z_stream z = {0};
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return 0;
+	size_t cap = deflateBound(&z, size) + 64;
+	*out = malloc(cap);
+	z.next_in = (Bytef *)data;
+	z.avail_in = (uInt)size;
+	z.next_out = *out;
+	z.avail_out = (uInt)cap;
+	size_t n = deflate(&z, Z_FINISH) == Z_STREAM_END ? z.total_out : 0;
+	deflateEnd(&z);
+	return n;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -27,14 +47,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd = memfd_create("fuzz_trace_split", MFD_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	for (size_t off = 0; off < size;) {
-		ssize_t n = write(fd, data + off, size - off);
+	const uint8_t *file = data;
+	size_t file_size = size;
+	uint8_t *gz = NULL;
+	if (size && (data[size - 1] & 4)) {
+		file_size = gzip_of(data, size, &gz);
+		if (!file_size) {
+			free(gz);
+			close(fd);
+			return 0;
+		}
+		if (data[size - 1] & 8) /* cut: no trailer, its size hint is noise */
+			file_size = file_size * data[0] / 256;
+		file = gz;
+	}
+	for (size_t off = 0; off < file_size;) {
+		ssize_t n = write(fd, file + off, file_size - off);
 		if (n <= 0) {
+			free(gz);
 			close(fd);
 			return 0;
 		}
 		off += (size_t)n;
 	}
+	free(gz);
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	struct trace_load_opts one = {.threads = 1};

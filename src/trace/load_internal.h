@@ -99,14 +99,16 @@ bool trace_parser_event(struct trace_parser *p, enum json_tok t, uint32_t index)
  * how many it took (0: json_next() must read the next element). */
 uint32_t trace_parser_fast_batch(struct trace_parser *p, uint32_t index, uint64_t stop_at);
 
-/* ---- load_split.c: the parse of one big plain file by several threads ---- */
+/* ---- load_split.c: the parse of one big file by several threads ---- */
 
 struct trace_split;
-/* When the plain file path of `size` bytes is big enough and threads >= 2:
- * up to threads - 1 helper threads start parsing from split points found
- * in the file (load_split.c); else NULL. */
+/* When the file path with `size` bytes of text is big enough and threads
+ * >= 2: up to threads - 1 helper threads start parsing from split points
+ * found in the text (load_split.c); gz: the file is gzip (size is then the
+ * text size its trailer gives), each helper inflates it from the start.
+ * Else NULL. */
 struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size,
-				      unsigned threads);
+				      unsigned threads, bool gz);
 /* The split point the main parser looks for next (UINT64_MAX: none left):
  * its fast path stops before it. */
 uint64_t trace_split_next_offset(const struct trace_split *sp);
@@ -131,11 +133,11 @@ unsigned trace_split_parts(const struct trace_split *sp);
 uint64_t trace_split_find(const char *path, uint64_t from);
 /* Stops the helpers that still run, and frees them (NULL is fine). */
 void trace_split_free(struct trace_split *sp);
-/* After a join that reached end_off: the rest of the file for a fresh
- * reader, behind a prefix that trace_split_resume() reads back into the
- * top-level object; *adjust turns the new reader's offsets into the
- * file's.  NULL with a message in errbuf on failure. */
-struct trace_source *trace_split_rest(const char *path, uint64_t end_off, uint64_t *adjust, char *errbuf,
+/* After a join that reached end_off (before trace_split_free): the rest of
+ * the text for a fresh reader, behind a prefix that trace_split_resume()
+ * reads back into the top-level object; *adjust turns the new reader's
+ * offsets into the file's.  NULL with a message in errbuf on failure. */
+struct trace_source *trace_split_rest(struct trace_split *sp, uint64_t end_off, uint64_t *adjust, char *errbuf,
 				      size_t errlen);
 bool trace_split_resume(struct json_reader *jr);
 

@@ -1,5 +1,6 @@
 /*
- * load_split.c - the parse of one big plain .json file by several threads.
+ * load_split.c - the parse of one big .json or .json.gz file by several
+ * threads.
  *
  * With n parts, n - 1 helper threads each parse from a split point S_k
  * (k = 1 .. n-1, near k/n of the file) while this thread parses from the
@@ -18,9 +19,22 @@
  * the chain the main parser continues after the "]" with a fresh reader
  * fed "{"_":[" + the rest of the file.
  *
+ * A .json.gz cannot be read from the middle: each helper inflates the
+ * file from its start in its own thread, drops the text before a byte
+ * `from` and looks for its split point after it, in [from, the next
+ * part's from); it publishes the point (or that there is none) before it
+ * parses, and a parser that reaches a `from` whose point is not known yet
+ * waits for it (it never has to with inflate ~5x faster than the parse).
+ * Inflating the text before `from` costs a helper ~1/5 of parsing it, so
+ * the parts are cut shorter towards the end (split_gz_froms), every part
+ * finishing about together.  The text after the "]" of traceEvents, which
+ * the main parser reads again, is kept by the helper that reaches it (up
+ * to REST_MAX bytes; more is inflated again).
+ *
  * Costs: 64 KiB reads to find each split point, each helper's columns until
  * they are merged (column by column, freed as they go), one pass over each
- * helper's string table to map its ids into the main parser's.
+ * helper's string table to map its ids into the main parser's; for gzip,
+ * each helper's inflate of the text before its part.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,6 +55,13 @@
 #define SPLIT_SCAN_BYTES (4u << 20)
 #define SPLIT_SCAN_CHUNK (64u << 10)
 #define SPLIT_PREFIX "{\"_\":["
+#define REST_MAX (4u << 20) /* gzip: the text after traceEvents a helper keeps */
+/* A gzip part's split point before its helper has found it, and none. */
+#define S_PENDING (UINT64_MAX - 1)
+#define S_NONE UINT64_MAX
+/* Inflating a byte of text against parsing it (ISA-L ~5 GB/s, parse ~1):
+ * only shapes the gzip parts, never correctness. */
+#define GZ_INFLATE_SHARE 0.25
 
 /* How a parser's part ended. */
 enum part_end {
@@ -52,7 +73,11 @@ enum part_end {
 struct split_part {
 	struct trace_split *sp;
 	unsigned k;
-	uint64_t S;
+	/* the split point: set before the thread starts (plain), or
+	 * published by the helper (gzip: S_PENDING until then, S_NONE when
+	 * there is none in [from, limit)) */
+	_Atomic uint64_t S;
+	uint64_t from, limit;
 	pthread_t th;
 	bool started;
 	atomic_bool abort;
@@ -64,24 +89,60 @@ struct split_part {
 	unsigned next;      /* PART_NEXT: that part */
 	uint64_t end_off;   /* PART_END: absolute offset of the "]" */
 	struct json_error err; /* PART_FAILED: what, at which byte of the file */
+	char *rest;            /* gzip, PART_END: the text from end_off to the end */
+	size_t rest_len;
 };
 
 struct trace_split {
 	const char *path;
 	const struct trace_load_opts *opts;
+	bool gz;
+	pthread_mutex_t mu; /* gzip: a published split point wakes the waiters */
+	pthread_cond_t cv;
 	unsigned n;         /* parts, this thread's part 0 included */
 	unsigned cand;      /* the main parser's next candidate part (n: none) */
 	unsigned joined;    /* parts merged into the main parser's rank */
+	unsigned end_part;  /* after the join: the part that ended it */
 	struct split_part part[SPLIT_MAX_PARTS]; /* [0] unused: the main parser */
 };
 
 static bool split_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-/* The first "}" "," "{" with a newline in its whitespace at or after byte
- * from, looked for in 64 KiB reads (a boundary is almost always within the
- * first few hundred bytes; the whole scan stops after SPLIT_SCAN_BYTES).  A
- * pattern cut by the end of a read is looked at again from its "}" in the
- * next one.  0: none found. */
+/* The split pattern in b[0, n): "}" "," "{" with a newline in the
+ * whitespace between them.  Returns the index of the "{", or -1 with *more
+ * the index from which to look again once more bytes follow b[n) (a
+ * pattern cut by the end; n when there is none to finish). */
+static ssize_t split_scan(const char *b, size_t n, size_t *more)
+{
+	*more = n;
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] != '}')
+			continue;
+		size_t j = i + 1;
+		bool nl = false, comma = false;
+		while (j < n && split_ws(b[j]))
+			nl |= b[j++] == '\n';
+		if (j < n && b[j] == ',') {
+			comma = true;
+			j++;
+			while (j < n && split_ws(b[j]))
+				nl |= b[j++] == '\n';
+		}
+		if (j >= n) { /* cut by the end */
+			*more = i;
+			return -1;
+		}
+		if (comma && nl && b[j] == '{')
+			return (ssize_t)j;
+	}
+	return -1;
+}
+
+/* The first split pattern at or after byte from of a plain file, looked
+ * for in 64 KiB reads (a boundary is almost always within the first few
+ * hundred bytes; the whole scan stops after SPLIT_SCAN_BYTES).  A pattern
+ * cut by the end of a read is looked at again from its "}" in the next
+ * one.  0: none found. */
 uint64_t trace_split_find(const char *path, uint64_t from)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -93,51 +154,165 @@ uint64_t trace_split_find(const char *path, uint64_t from)
 		ssize_t n = pread(fd, b, SPLIT_SCAN_CHUNK, (off_t)pos);
 		if (n <= 0)
 			break;
-		uint64_t next = pos + (uint64_t)n;
-		for (ssize_t i = 0; i < n && !found; i++) {
-			if (b[i] != '}')
-				continue;
-			ssize_t j = i + 1;
-			bool nl = false, comma = false;
-			while (j < n && split_ws(b[j]))
-				nl |= b[j++] == '\n';
-			if (j < n && b[j] == ',') {
-				comma = true;
-				j++;
-				while (j < n && split_ws(b[j]))
-					nl |= b[j++] == '\n';
-			}
-			if (j >= n) { /* cut by the end of this read */
-				if (n == (ssize_t)SPLIT_SCAN_CHUNK && i > 0)
-					next = pos + (uint64_t)i;
-				break;
-			}
-			if (comma && nl && b[j] == '{')
-				found = pos + (uint64_t)j;
-		}
-		pos = next;
+		size_t more;
+		ssize_t j = split_scan(b, (size_t)n, &more);
+		if (j >= 0)
+			found = pos + (uint64_t)j;
+		else if (more == 0 || n < (ssize_t)SPLIT_SCAN_CHUNK)
+			pos += (uint64_t)n; /* (a cut at 0: the next read from past it) */
+		else
+			pos += more;
 	}
 	free(b);
 	close(fd);
 	return found;
 }
 
-/* Where a parser at `off` (a byte of the file, the start of a token it just
- * read) stands with respect to the split points of the parts from *cand on:
- * those it has passed are skipped (*cand moves on); returns true when off is
- * exactly the split point of part *cand and the token starts an object,
- * i.e. the parser stops there. */
-static bool at_split(const struct trace_split *sp, unsigned *cand, uint64_t off, enum json_tok t)
+/* ---- gzip: a helper's own reader, from its split point ---- */
+
+/* The helper's inflate, the prefix, then the text from S that the scan had
+ * read already, then the rest of the stream. */
+struct gz_part_src {
+	struct trace_source *src;
+	char *buf; /* scan buffer: [pos, len) is text from S on */
+	size_t pos, len;
+	size_t prefix_pos;
+};
+
+static ssize_t gz_part_read(void *ctx, char *dst, size_t cap, const char **err)
 {
-	while (*cand < sp->n && off > sp->part[*cand].S)
-		(*cand)++;
-	return *cand < sp->n && off == sp->part[*cand].S && t == JSON_OBJ_BEGIN;
+	struct gz_part_src *g = ctx;
+	static const char prefix[] = SPLIT_PREFIX;
+	if (g->prefix_pos < sizeof prefix - 1) {
+		size_t n = sizeof prefix - 1 - g->prefix_pos;
+		n = n < cap ? n : cap;
+		memcpy(dst, prefix + g->prefix_pos, n);
+		g->prefix_pos += n;
+		return (ssize_t)n;
+	}
+	if (g->pos < g->len) {
+		size_t n = g->len - g->pos < cap ? g->len - g->pos : cap;
+		memcpy(dst, g->buf + g->pos, n);
+		g->pos += n;
+		return (ssize_t)n;
+	}
+	return trace_source_read(g->src, dst, cap, err);
 }
 
-/* The byte before which a parser's fast path stops: the next split point. */
+/* Inflate the file to pt->from and look for the split point before
+ * pt->limit; publish it (S_NONE: none, or the file could not be read so
+ * far) and wake the parsers waiting for it.  On success g reads from it. */
+static bool gz_part_open(struct split_part *pt, struct gz_part_src *g)
+{
+	struct trace_split *sp = pt->sp;
+	uint64_t S = S_NONE;
+	g->src = trace_source_open_range(sp->path, pt->from, "", pt->err.msg, sizeof pt->err.msg);
+	g->buf = xmalloc(SPLIT_SCAN_CHUNK);
+	uint64_t pos = pt->from; /* the file offset of g->buf[0] */
+	size_t have = 0;          /* bytes in g->buf */
+	const char *emsg = NULL;
+	while (g->src && S == S_NONE && pos + have < pt->limit) {
+		ssize_t n = trace_source_read(g->src, g->buf + have, SPLIT_SCAN_CHUNK - have, &emsg);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		size_t more;
+		ssize_t j = split_scan(g->buf, have, &more);
+		if (j >= 0) {
+			if (pos + (uint64_t)j < pt->limit) {
+				S = pos + (uint64_t)j;
+				g->pos = (size_t)j;
+				g->len = have;
+			}
+			break;
+		}
+		/* keep a cut pattern's start; the rest of the buffer goes */
+		if (more == 0 && have == SPLIT_SCAN_CHUNK)
+			more = have; /* a "}" at 0 and 64 KiB of whitespace: no boundary here */
+		memmove(g->buf, g->buf + more, have - more);
+		pos += more;
+		have -= more;
+	}
+	pthread_mutex_lock(&sp->mu);
+	atomic_store_explicit(&pt->S, S, memory_order_release);
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	return S != S_NONE;
+}
+
+/* Part k's split point as a parser standing at byte off needs it: known,
+ * or (gzip) not yet published: then `from`, a lower bound, while off is
+ * before it, else wait for the helper to publish it. */
+static uint64_t split_point(struct trace_split *sp, unsigned k, uint64_t off)
+{
+	struct split_part *pt = &sp->part[k];
+	uint64_t S = atomic_load_explicit(&pt->S, memory_order_acquire);
+	if (S != S_PENDING)
+		return S;
+	if (off < pt->from)
+		return pt->from;
+	pthread_mutex_lock(&sp->mu);
+	while ((S = atomic_load_explicit(&pt->S, memory_order_acquire)) == S_PENDING)
+		pthread_cond_wait(&sp->cv, &sp->mu);
+	pthread_mutex_unlock(&sp->mu);
+	return S;
+}
+
+/* Where a parser at `off` (a byte of the file, the start of a token it just
+ * read) stands with respect to the split points of the parts from *cand on:
+ * those it has passed, and those without one, are skipped (*cand moves on);
+ * returns true when off is exactly the split point of part *cand and the
+ * token starts an object, i.e. the parser stops there. */
+static bool at_split(struct trace_split *sp, unsigned *cand, uint64_t off, enum json_tok t)
+{
+	for (; *cand < sp->n; (*cand)++) {
+		uint64_t S = split_point(sp, *cand, off);
+		if (S != S_NONE && off <= S)
+			return off == S && t == JSON_OBJ_BEGIN;
+	}
+	return false;
+}
+
+/* The byte before which a parser's fast path stops: the next split point
+ * (or, not known yet, the byte from which it must be waited for). */
 static uint64_t stop_of(const struct trace_split *sp, unsigned cand)
 {
-	return cand < sp->n ? sp->part[cand].S : UINT64_MAX;
+	for (; cand < sp->n; cand++) {
+		uint64_t S = atomic_load_explicit(&sp->part[cand].S, memory_order_acquire);
+		if (S != S_NONE)
+			return S == S_PENDING ? sp->part[cand].from : S;
+	}
+	return UINT64_MAX;
+}
+
+/* gzip, at the "]" closing traceEvents (the reader's token): the text from
+ * it to the end, for the main parser to read after the join, when it is
+ * at most REST_MAX bytes and reads without an error (else pt->rest stays
+ * NULL and the main parser inflates the file again to get there). */
+static void keep_rest(struct split_part *pt, struct json_reader *jr, struct gz_part_src *g)
+{
+	size_t cap = (size_t)(jr->end - jr->tstart) + (64u << 10), len = (size_t)(jr->end - jr->tstart);
+	if (len > REST_MAX)
+		return;
+	char *b = xmalloc(cap);
+	memcpy(b, jr->tstart, len);
+	for (;;) {
+		if (cap - len < (64u << 10)) {
+			cap *= 2;
+			b = xrealloc(b, cap);
+		}
+		const char *emsg = NULL;
+		ssize_t n = gz_part_read(g, b + len, cap - len, &emsg);
+		if (n == 0)
+			break;
+		if (n < 0 || len + (size_t)n > REST_MAX) {
+			free(b);
+			return;
+		}
+		len += (size_t)n;
+	}
+	pt->rest = b;
+	pt->rest_len = len;
 }
 
 static void *split_worker(void *arg)
@@ -148,16 +323,28 @@ static void *split_worker(void *arg)
 	/* "{"_":[" in front of byte S: the element at S is where the main
 	 * parser's would be, at the same depth, so an error's message reads
 	 * as the one-thread parse's */
-	struct trace_source *src = trace_source_open_range(sp->path, pt->S, SPLIT_PREFIX, pt->err.msg,
-							   sizeof pt->err.msg);
-	if (!src)
-		return NULL;
+	struct trace_source *src = NULL;
+	struct gz_part_src g = {0};
+	if (sp->gz) {
+		if (!gz_part_open(pt, &g)) {
+			trace_source_close(g.src);
+			free(g.buf);
+			return NULL; /* no split point: the part is never joined */
+		}
+	} else {
+		src = trace_source_open_range(sp->path, pt->S, SPLIT_PREFIX, pt->err.msg, sizeof pt->err.msg);
+		if (!src)
+			return NULL;
+	}
 	struct trace_parser *p = &pt->hp;
 	struct json_reader *jr = &p->jr;
 	/* no line counting: an error's line is found once, at the join */
-	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
+	if (sp->gz)
+		json_reader_init_stream(jr, gz_part_read, &g, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
+	else
+		json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
 	/* byte x of the file is the reader's x - S + strlen(prefix) */
-	const uint64_t shift = pt->S - (sizeof SPLIT_PREFIX - 1);
+	const uint64_t shift = atomic_load(&pt->S) - (sizeof SPLIT_PREFIX - 1);
 	unsigned cand = pt->k + 1;
 	enum json_tok t = json_next(jr);
 	if (t == JSON_OBJ_BEGIN && json_next(jr) == JSON_KEY)
@@ -178,6 +365,8 @@ static void *split_worker(void *arg)
 		if (t == JSON_ARR_END) {
 			pt->how = PART_END;
 			pt->end_off = shift + json_tok_offset(jr);
+			if (sp->gz)
+				keep_rest(pt, jr, &g);
 			break;
 		}
 		if (t != JSON_ERROR && at_split(sp, &cand, shift + json_tok_offset(jr), t)) {
@@ -203,11 +392,31 @@ static void *split_worker(void *arg)
 	pt->h->skipped_min_ts = p->skipped_min_ts;
 	trace_parser_free(p);
 	trace_source_close(src);
+	trace_source_close(g.src);
+	free(g.buf);
 	return NULL;
 }
 
+/* gzip: the first byte of each part k >= 1 (from[k]), for n parts of a
+ * text of about size bytes.  Every parser inflates in its own thread
+ * (GZ_INFLATE_SHARE r of a parse), the helpers also everything before
+ * their part first: part k ends at T = r from[k] + (1 + r) len[k], the
+ * same T for all, which gives from[k] = size (1 - a^k) / (1 - a^n) with
+ * a = 1 / (1 + r): shorter parts towards the end. */
+static void split_gz_froms(uint64_t size, unsigned n, uint64_t *from)
+{
+	const double a = 1 / (1 + GZ_INFLATE_SHARE);
+	double an = 1, ak = 1;
+	for (unsigned k = 0; k < n; k++)
+		an *= a;
+	for (unsigned k = 1; k < n; k++) {
+		ak *= a;
+		from[k] = (uint64_t)((double)size * (1 - ak) / (1 - an));
+	}
+}
+
 struct trace_split *trace_split_start(const char *path, const struct trace_load_opts *opts, uint64_t size,
-				      unsigned threads)
+				      unsigned threads, bool gz)
 {
 	uint64_t min_bytes = opts->split_min_bytes ? opts->split_min_bytes : SPLIT_MIN_BYTES;
 	uint64_t part_bytes = opts->split_part_bytes ? opts->split_part_bytes : SPLIT_PART_BYTES;
@@ -218,20 +427,46 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 		n = threads;
 	if (n > SPLIT_MAX_PARTS)
 		n = SPLIT_MAX_PARTS;
+	if (n < 2)
+		return NULL;
 	struct trace_split *sp = xcalloc(1, sizeof *sp);
 	sp->path = path;
 	sp->opts = opts;
+	sp->gz = gz;
 	sp->n = 1;
-	/* the split points, ascending and apart (a guess that falls on or
-	 * before the previous one is dropped) */
-	for (uint64_t k = 1; k < n; k++) {
-		uint64_t S = trace_split_find(path, size / n * k);
-		if (S && S > sp->part[sp->n - 1].S)
-			sp->part[sp->n++].S = S;
-	}
-	if (sp->n < 2) {
-		free(sp);
-		return NULL;
+	uint64_t end[SPLIT_MAX_PARTS]; /* the text each part's columns are sized for ends about here */
+	if (gz) {
+		/* the split points are found by the helpers (a byte from is
+		 * known at once; S is published later) */
+		uint64_t from[SPLIT_MAX_PARTS];
+		split_gz_froms(size, (unsigned)n, from);
+		for (unsigned k = 1; k < n; k++) {
+			struct split_part *pt = &sp->part[k];
+			pt->from = from[k];
+			pt->limit = k + 1 < n ? from[k + 1] : from[k] + SPLIT_SCAN_BYTES;
+			atomic_init(&pt->S, S_PENDING);
+			end[k] = k + 1 < n ? from[k + 1] : size;
+		}
+		sp->n = (unsigned)n;
+		pthread_mutex_init(&sp->mu, NULL);
+		pthread_cond_init(&sp->cv, NULL);
+	} else {
+		/* the split points, ascending and apart (a guess that falls on
+		 * or before the previous one is dropped) */
+		for (uint64_t k = 1; k < n; k++) {
+			uint64_t S = trace_split_find(path, size / n * k);
+			if (S && S > atomic_load(&sp->part[sp->n - 1].S)) {
+				atomic_init(&sp->part[sp->n].S, S);
+				sp->part[sp->n].from = S;
+				sp->n++;
+			}
+		}
+		if (sp->n < 2) {
+			free(sp);
+			return NULL;
+		}
+		for (unsigned k = 1; k < sp->n; k++)
+			end[k] = k + 1 < sp->n ? sp->part[k + 1].from : size;
 	}
 	for (unsigned k = 1; k < sp->n; k++) {
 		struct split_part *pt = &sp->part[k];
@@ -240,15 +475,24 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 		atomic_init(&pt->abort, false);
 		pt->h = trace_rank_new(path);
 		trace_parser_init(&pt->hp, pt->h, opts); /* first: it says which optional columns the rank keeps */
-		trace_columns_reserve(pt->h, (k + 1 < sp->n ? sp->part[k + 1].S : size) - pt->S);
+		trace_columns_reserve(pt->h, end[k] - pt->from);
 		pt->hp.mid_file = true;
 		if (pthread_create(&pt->th, NULL, split_worker, pt) != 0) {
 			/* every part is needed (a chain may stop at any of
 			 * them): no thread, no split; n stays as the running
-			 * helpers read it */
+			 * helpers read it, and a gzip part that will never be
+			 * looked for has no split point, so that none of them
+			 * waits for it */
 			trace_parser_free(&pt->hp);
 			trace_rank_free(pt->h);
 			pt->h = NULL;
+			if (gz) {
+				pthread_mutex_lock(&sp->mu);
+				for (unsigned m = k; m < sp->n; m++)
+					atomic_store(&sp->part[m].S, S_NONE);
+				pthread_cond_broadcast(&sp->cv);
+				pthread_mutex_unlock(&sp->mu);
+			}
 			trace_split_free(sp);
 			return NULL;
 		}
@@ -290,6 +534,11 @@ void trace_split_free(struct trace_split *sp)
 	for (unsigned k = 1; k < sp->n; k++) {
 		part_stop(&sp->part[k], true);
 		trace_rank_free(sp->part[k].h);
+		free(sp->part[k].rest);
+	}
+	if (sp->gz) {
+		pthread_mutex_destroy(&sp->mu);
+		pthread_cond_destroy(&sp->cv);
 	}
 	free(sp);
 }
@@ -445,6 +694,7 @@ bool trace_split_join(struct trace_parser *p, struct trace_split *sp, uint32_t b
 		}
 		*nevents = total;
 		*end_off = pt->end_off;
+		sp->end_part = k;
 		if (pt->how == PART_FAILED) {
 			/* worded and placed as the one-thread parse's */
 			struct buf m = BUF_INIT;
@@ -462,13 +712,19 @@ bool trace_split_join(struct trace_parser *p, struct trace_split *sp, uint32_t b
 	}
 }
 
-struct trace_source *trace_split_rest(const char *path, uint64_t end_off, uint64_t *adjust, char *errbuf,
+struct trace_source *trace_split_rest(struct trace_split *sp, uint64_t end_off, uint64_t *adjust, char *errbuf,
 				      size_t errlen)
 {
 	/* the new reader counts the prefix, which stands in front of the
 	 * "]": its error offsets move back by the prefix to be the file's */
-	*adjust = end_off - (sizeof SPLIT_PREFIX - 2);
-	return trace_source_open_range(path, end_off, SPLIT_PREFIX, errbuf, errlen);
+	*adjust = end_off - (sizeof SPLIT_PREFIX - 1);
+	struct split_part *pt = &sp->part[sp->end_part];
+	if (pt->rest) { /* gzip: kept by the helper that got there */
+		struct trace_source *s = trace_source_mem_prefix(pt->rest, pt->rest_len, SPLIT_PREFIX);
+		pt->rest = NULL;
+		return s;
+	}
+	return trace_source_open_range(sp->path, end_off, SPLIT_PREFIX, errbuf, errlen);
 }
 
 bool trace_split_resume(struct json_reader *jr)

@@ -21,9 +21,16 @@ struct trace_source;
 
 /* Open a file.  NULL with a message in errbuf on failure. */
 struct trace_source *trace_source_open(const char *path, bool threaded, char *errbuf, size_t errlen);
-/* A plain (not gzip) file read from byte offset, preceded by the bytes of
- * prefix (copied): lets a second JSON reader start in the middle of a
- * document, e.g. "[" + the second half of traceEvents. */
+/* A gzip source opened without its thread, nothing read from it yet:
+ * start the thread now (the trace loader decides after the open whether
+ * the file is parsed in parts, where every part inflates in its own
+ * parser's thread).  Anything else: nothing. */
+void trace_source_start_thread(struct trace_source *s);
+/* A file's text from byte offset, preceded by the bytes of prefix (copied,
+ * at most 15): lets a second JSON reader start in the middle of a
+ * document, e.g. "[" + the second half of traceEvents.  A gzip file is
+ * inflated from its start, in the caller's thread, and its first offset
+ * bytes dropped; an error on the way is reported by the reads. */
 struct trace_source *trace_source_open_range(const char *path, uint64_t offset, const char *prefix,
 					     char *errbuf, size_t errlen);
 /* Size of the file behind a source opened from a path (0 for memory). */
@@ -38,6 +45,9 @@ uint64_t trace_source_text_size_hint(const struct trace_source *s);
 
 /* A memory block (not copied; must outlive the source). */
 struct trace_source *trace_source_mem(const void *data, size_t len);
+/* A block of text (never inflated), taken over (freed with the source),
+ * behind prefix (copied, at most 15 bytes). */
+struct trace_source *trace_source_mem_prefix(char *data, size_t len, const char *prefix);
 void trace_source_close(struct trace_source *s);
 
 /* The json_read_fn: ctx is the struct trace_source. */

@@ -711,10 +711,12 @@ static char *write_big(const char *name, int kind, size_t cut_pct)
 			   i % 50, 1000 + i * 20 + 6, i, i % 101, i);
 	}
 	buf_puts(&b, "\n],\n\"deviceProperties\": [");
-	if (kind == 2)
+	if (kind == 2 || kind == 3) /* 3: 40000 events, then this */
 		for (int i = 0; i < 300000; i++)
 			buf_printf(&b, "%s\n  {\"id\": %d, \"name\": \"gpu%0100d\"}", i ? "," : "", i, i);
-	buf_puts(&b, "],\n\"traceName\": \"x\"}\n");
+	/* 4: a broken value after traceEvents (an error the main parser
+	 * meets after the join, in a fresh reader) */
+	buf_puts(&b, kind == 4 ? "],\n\"traceName\": x}\n" : "],\n\"traceName\": \"x\"}\n");
 	size_t len = cut_pct ? b.len * cut_pct / 100 : b.len;
 	char *path = write_tmp(name, b.data, len);
 	buf_free(&b);
@@ -938,6 +940,92 @@ TEST(trace_parse_in_n_parts_equals_one)
 	p = write_big("nparts_outside.json", 2, 0);
 	same_load_parts(p, false, 6, 1);
 	free(p);
+	/* the message of an error after traceEvents names the same byte (it
+	 * was one byte off, found by fuzz_trace_split) */
+	p = write_big("nparts_after.json", 4, 0);
+	same_load_parts(p, true, 4, 4);
+	free(p);
+}
+
+/* write_big's file gzipped, then cut at cut_pct of the compressed bytes
+ * (the trailer is gone: its size hint is noise), or with 64 bytes damaged
+ * at bad_pct (the trailer intact: the damage falls in a helper's part). */
+static char *write_big_gz(const char *plain_path, const char *name, size_t cut_pct, size_t bad_pct)
+{
+	FILE *f = fopen(plain_path, "rb");
+	REQUIRE(f);
+	struct buf b = BUF_INIT, gz = BUF_INIT;
+	char tmp[65536];
+	size_t n;
+	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
+		buf_append(&b, tmp, n);
+	fclose(f);
+	gzip_mem(b.data, b.len, &gz);
+	for (size_t i = gz.len * bad_pct / 100; bad_pct && i < gz.len * bad_pct / 100 + 64; i++)
+		gz.data[i] ^= 0x5a;
+	char *path = write_tmp(name, gz.data, cut_pct ? gz.len * cut_pct / 100 : gz.len);
+	buf_free(&b);
+	buf_free(&gz);
+	return path;
+}
+
+/* A .json.gz in parts: each helper inflates the file from its start to
+ * its part (load_split.c).  The same model as one thread on every kind of
+ * file above, a stream cut inside a later part included (the same
+ * message), and the text after traceEvents both kept by the helper and
+ * too big to keep (kind 2: 30 MB of deviceProperties). */
+TEST(trace_gzip_parse_in_parts_equals_one)
+{
+	char *p = write_big("gzparts.json", 0, 0);
+	char *g = write_big_gz(p, "gzparts.json.gz", 0, 0);
+	struct trace_load_opts o4 = {.threads = 4};
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = trace_rank_load(g, &o4, &err);
+	REQUIRE(r);
+	CHECK(r->stats.parse_threads >= 3); /* the parts did run */
+	trace_rank_free(r);
+	same_load_parts(g, false, 2, 2);
+	same_load_parts(g, false, 5, 0);
+	free(g);
+	g = write_big_gz(p, "gzparts_cut.json.gz", 85, 0);
+	same_load_parts(g, true, 4, 0);
+	free(g);
+	g = write_big_gz(p, "gzparts_bad.json.gz", 0, 85);
+	r = trace_rank_load(g, &o4, &err);
+	REQUIRE(r);
+	CHECK(r->stats.parse_threads >= 2 && r->stats.truncated);
+	trace_rank_free(r);
+	same_load_parts(g, true, 4, 0);
+	free(g);
+	free(p);
+	p = write_big("gzparts_nested.json", 1, 0);
+	g = write_big_gz(p, "gzparts_nested.json.gz", 0, 0);
+	same_load_parts(g, false, 6, 0);
+	free(g);
+	free(p);
+	p = write_big("gzparts_outside.json", 2, 0);
+	g = write_big_gz(p, "gzparts_outside.json.gz", 0, 0);
+	same_load_parts(g, false, 3, 0);
+	free(g);
+	free(p);
+	/* 30 MB after traceEvents, which are in parts: more than a helper
+	 * keeps, so the main parser inflates the file again up to there */
+	p = write_big("gzparts_rest.json", 3, 0);
+	g = write_big_gz(p, "gzparts_rest.json.gz", 0, 0);
+	r = trace_rank_load(g, &o4, &err);
+	REQUIRE(r);
+	CHECK(r->stats.parse_threads >= 2 && !r->stats.truncated);
+	CHECK_INT(r->rank, 2);
+	trace_rank_free(r);
+	same_load_parts(g, false, 4, 0);
+	free(g);
+	free(p);
+	p = write_big("gzparts_after.json", 4, 0);
+	g = write_big_gz(p, "gzparts_after.json.gz", 0, 0);
+	same_load_parts(g, true, 3, 0);
+	free(g);
+	free(p);
+	buf_free(&err);
 }
 
 TEST(trace_two_thread_parse_bad_guess)

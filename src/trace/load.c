@@ -837,8 +837,13 @@ broken:
 	/* the stream broke off or became invalid: keep what was read */
 	if (jr->tok != JSON_ERROR && jr->err.msg[0] == 0)
 		json_fail_at(jr, json_tok_offset(jr), "unexpected token in a trace event");
-	if (rest_src)
+	if (rest_src) {
+		/* once: a load with no rows goes on to fail, which adjusts too
+		 * (an error after the end of a split parse's document was put
+		 * twice as far, found by fuzz_trace_split) */
 		jr->err.offset += rest_adjust, jr->err.line = 0;
+		rest_adjust = 0;
+	}
 	if (jr->err.line == 0 && rereadable)
 		trace_error_locate(name, &jr->err);
 	if (r->n > 0) {

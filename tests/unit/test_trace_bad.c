@@ -1028,6 +1028,42 @@ TEST(trace_gzip_parse_in_parts_equals_one)
 	buf_free(&err);
 }
 
+/* A parse in parts whose rank has no rows (only instant events) and whose
+ * document has a stray "}" after its end: the load fails with the same
+ * message, at the same byte, as one thread's (it was put twice as far:
+ * the offset of the reader after traceEvents was moved to the file's
+ * twice; found by fuzz_trace_split). */
+TEST(trace_split_error_after_document_without_rows)
+{
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "{\"traceEvents\": [\n");
+	for (int i = 0; i < 3000; i++)
+		buf_printf(&b, "%s  {\"ph\": \"i\", \"name\": \"mark\", \"pid\": 1, \"tid\": 1, \"ts\": %d}",
+			   i ? ",\n" : "", i);
+	buf_puts(&b, "\n]}\n}\n");
+	const size_t stray = b.len - 2;
+	struct buf gz = BUF_INIT;
+	gzip_mem(b.data, b.len, &gz);
+	char *paths[2] = {write_tmp("rowless.json", b.data, b.len), write_tmp("rowless.json.gz", gz.data, gz.len)};
+	for (int k = 0; k < 2; k++) {
+		struct trace_load_opts one = {.threads = 1},
+				       parts = {.threads = 4, .split_min_bytes = 2, .split_part_bytes = 1};
+		struct buf e1 = BUF_INIT, e2 = BUF_INIT, want = BUF_INIT;
+		CHECK(trace_rank_load(paths[k], &one, &e1) == NULL);
+		CHECK(trace_rank_load(paths[k], &parts, &e2) == NULL);
+		buf_printf(&want, "%s: byte %zu (line 3003, column 1): unexpected data after the end of the document",
+			   paths[k], stray);
+		CHECK_STR(e1.data, want.data);
+		CHECK_STR(e2.data, want.data);
+		buf_free(&e1);
+		buf_free(&e2);
+		buf_free(&want);
+		free(paths[k]);
+	}
+	buf_free(&b);
+	buf_free(&gz);
+}
+
 TEST(trace_two_thread_parse_bad_guess)
 {
 	char *p = write_big("nested.json", 1, 0);

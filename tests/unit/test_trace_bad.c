@@ -272,6 +272,30 @@ static void kernels_trace(struct buf *b, int n, int names)
 	buf_puts(b, "]}");
 }
 
+/* A damaged file that still loads: all n events, the load marked
+ * truncated, its message naming the file (and byte) and the damage. */
+static void load_damaged(const char *path, size_t n, const char *where, const char *what)
+{
+	struct buf e = BUF_INIT;
+	struct trace_rank *r = trace_rank_load(path, NULL, &e);
+	REQUIRE(r);
+	CHECK_INT(r->n, n);
+	CHECK(r->stats.truncated);
+	CHECK(strstr(r->stats.truncated_msg, where) != NULL);
+	CHECK(strstr(r->stats.truncated_msg, what) != NULL);
+	trace_rank_free(r);
+	buf_free(&e);
+}
+
+/* A gzip file that does not load at all: the error names it and gzip. */
+static void load_refused(const char *path, const char *name)
+{
+	struct buf e = BUF_INIT;
+	CHECK(trace_rank_load(path, NULL, &e) == NULL);
+	CHECK(strstr(e.data, name) && strstr(e.data, "gzip"));
+	buf_free(&e);
+}
+
 TEST(trace_gzip_truncated_and_corrupt)
 {
 	/* a trace big enough that the cut falls inside the event list */
@@ -312,10 +336,7 @@ TEST(trace_gzip_truncated_and_corrupt)
 	}
 	/* gzip header only */
 	char *hdr = write_tmp("hdr.json.gz", gz.data, 10);
-	buf_reset(&err);
-	r = trace_rank_load(hdr, NULL, &err);
-	CHECK(r == NULL);
-	CHECK(strstr(err.data, "hdr.json.gz") && strstr(err.data, "gzip"));
+	load_refused(hdr, "hdr.json.gz");
 	free(full);
 	free(cut);
 	free(bad);
@@ -389,30 +410,17 @@ TEST(trace_gzip_headers_members_trailers)
 	/* the last member's CRC-32 off by one bit */
 	gz.data[whole - 8] ^= 1;
 	char *crc = write_tmp("crc.json.gz", gz.data, whole);
-	r = trace_rank_load(crc, NULL, &e);
-	REQUIRE(r);
-	CHECK_INT(r->n, 6000);
-	CHECK(r->stats.truncated);
-	CHECK(strstr(r->stats.truncated_msg, "crc.json.gz: byte ") != NULL);
-	CHECK(strstr(r->stats.truncated_msg, "CRC-32 or length does not match") != NULL);
-	trace_rank_free(r);
+	load_damaged(crc, 6000, "crc.json.gz: byte ", "CRC-32 or length does not match");
 	gz.data[whole - 8] ^= 1;
 
 	/* cut inside the last trailer: the text is whole, the check is not */
 	char *cut = write_tmp("cut_trailer.json.gz", gz.data, whole - 3);
-	r = trace_rank_load(cut, NULL, &e);
-	REQUIRE(r);
-	CHECK_INT(r->n, 6000);
-	CHECK(r->stats.truncated);
-	CHECK(strstr(r->stats.truncated_msg, "gzip stream truncated") != NULL);
-	trace_rank_free(r);
+	load_damaged(cut, 6000, "cut_trailer.json.gz: byte ", "gzip stream truncated");
 
 	/* the first member's header CRC-16 wrong: its header is refused */
 	gz.data[10 + 8 + 11 + 18] ^= 1;
 	char *hdr = write_tmp("hcrc.json.gz", gz.data, whole);
-	r = trace_rank_load(hdr, NULL, &e);
-	CHECK(r == NULL);
-	CHECK(strstr(e.data, "hcrc.json.gz") && strstr(e.data, "gzip"));
+	load_refused(hdr, "hcrc.json.gz");
 	free(ok);
 	free(crc);
 	free(cut);
@@ -473,15 +481,9 @@ TEST(trace_source_text_size_hint)
 	REQUIRE(s);
 	CHECK_INT(trace_source_text_size_hint(s), (uint64_t)m1.len * 64);
 	trace_source_close(s);
-	r = trace_rank_load(liar, NULL, &e);
-	REQUIRE(r);
-	CHECK_INT(r->n, 5000);
 	/* the trailer is checked after the last event: every event kept,
 	 * and the damage named */
-	CHECK(r->stats.truncated);
-	CHECK(strstr(r->stats.truncated_msg, "hint3.json.gz: byte ") != NULL);
-	CHECK(strstr(r->stats.truncated_msg, "trailer's CRC-32 or length does not match") != NULL);
-	trace_rank_free(r);
+	load_damaged(liar, 5000, "hint3.json.gz: byte ", "trailer's CRC-32 or length does not match");
 	free(liar);
 
 	/* a big file whose trailer wrapped past 4 GiB: 16 bytes recorded for
@@ -974,58 +976,51 @@ static char *write_big_gz(const char *plain_path, const char *name, size_t cut_p
  * file above, a stream cut inside a later part included (the same
  * message), and the text after traceEvents both kept by the helper and
  * too big to keep (kind 2: 30 MB of deviceProperties). */
+/* One gzip case: write_big's file of that kind gzipped (cut / damaged as
+ * write_big_gz says), loaded in up to `threads` parts: at least min_parts
+ * of them joined (0: not checked) and the same model and message as one
+ * thread's. */
+static void gz_parts_case(const char *name, int kind, size_t cut_pct, size_t bad_pct, unsigned threads,
+			  bool truncated, unsigned min_parts)
+{
+	struct buf plain = BUF_INIT, gzname = BUF_INIT, err = BUF_INIT;
+	buf_printf(&plain, "%s.json", name);
+	buf_printf(&gzname, "%s.json.gz", name);
+	char *p = write_big(plain.data, kind, 0);
+	char *g = write_big_gz(p, gzname.data, cut_pct, bad_pct);
+	if (min_parts) {
+		struct trace_load_opts o = {.threads = (int)threads};
+		struct trace_rank *r = trace_rank_load(g, &o, &err);
+		REQUIRE(r);
+		CHECK(r->stats.parse_threads >= min_parts);
+		CHECK(r->stats.truncated == truncated);
+		trace_rank_free(r);
+	}
+	same_load_parts(g, truncated, threads, 0);
+	free(g);
+	free(p);
+	buf_free(&plain);
+	buf_free(&gzname);
+	buf_free(&err);
+}
+
+/* A .json.gz in parts: each helper inflates the file from its start to
+ * its part (load_split.c).  The same model as one thread on every kind of
+ * file above: a stream cut short (its trailer gone, the size hint noise),
+ * damaged inside a later part, events with nested arrays of objects, an
+ * array after traceEvents, 30 MB after traceEvents (more than a helper
+ * keeps: the main parser inflates the file again up to there) and a broken
+ * value there. */
 TEST(trace_gzip_parse_in_parts_equals_one)
 {
-	char *p = write_big("gzparts.json", 0, 0);
-	char *g = write_big_gz(p, "gzparts.json.gz", 0, 0);
-	struct trace_load_opts o4 = {.threads = 4};
-	struct buf err = BUF_INIT;
-	struct trace_rank *r = trace_rank_load(g, &o4, &err);
-	REQUIRE(r);
-	CHECK(r->stats.parse_threads >= 3); /* the parts did run */
-	trace_rank_free(r);
-	same_load_parts(g, false, 2, 2);
-	same_load_parts(g, false, 5, 0);
-	free(g);
-	g = write_big_gz(p, "gzparts_cut.json.gz", 85, 0);
-	same_load_parts(g, true, 4, 0);
-	free(g);
-	g = write_big_gz(p, "gzparts_bad.json.gz", 0, 85);
-	r = trace_rank_load(g, &o4, &err);
-	REQUIRE(r);
-	CHECK(r->stats.parse_threads >= 2 && r->stats.truncated);
-	trace_rank_free(r);
-	same_load_parts(g, true, 4, 0);
-	free(g);
-	free(p);
-	p = write_big("gzparts_nested.json", 1, 0);
-	g = write_big_gz(p, "gzparts_nested.json.gz", 0, 0);
-	same_load_parts(g, false, 6, 0);
-	free(g);
-	free(p);
-	p = write_big("gzparts_outside.json", 2, 0);
-	g = write_big_gz(p, "gzparts_outside.json.gz", 0, 0);
-	same_load_parts(g, false, 3, 0);
-	free(g);
-	free(p);
-	/* 30 MB after traceEvents, which are in parts: more than a helper
-	 * keeps, so the main parser inflates the file again up to there */
-	p = write_big("gzparts_rest.json", 3, 0);
-	g = write_big_gz(p, "gzparts_rest.json.gz", 0, 0);
-	r = trace_rank_load(g, &o4, &err);
-	REQUIRE(r);
-	CHECK(r->stats.parse_threads >= 2 && !r->stats.truncated);
-	CHECK_INT(r->rank, 2);
-	trace_rank_free(r);
-	same_load_parts(g, false, 4, 0);
-	free(g);
-	free(p);
-	p = write_big("gzparts_after.json", 4, 0);
-	g = write_big_gz(p, "gzparts_after.json.gz", 0, 0);
-	same_load_parts(g, true, 3, 0);
-	free(g);
-	free(p);
-	buf_free(&err);
+	gz_parts_case("gzparts", 0, 0, 0, 4, false, 3);
+	gz_parts_case("gzparts2", 0, 0, 0, 2, false, 2);
+	gz_parts_case("gzparts_cut", 0, 85, 0, 4, true, 0);
+	gz_parts_case("gzparts_bad", 0, 0, 85, 4, true, 2);
+	gz_parts_case("gzparts_nested", 1, 0, 0, 6, false, 0);
+	gz_parts_case("gzparts_outside", 2, 0, 0, 3, false, 0);
+	gz_parts_case("gzparts_rest", 3, 0, 0, 4, false, 2);
+	gz_parts_case("gzparts_after", 4, 0, 0, 3, true, 2);
 }
 
 /* A parse in parts whose rank has no rows (only instant events) and whose

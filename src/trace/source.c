@@ -285,7 +285,7 @@ struct trace_source *trace_source_open(const char *path, bool threaded, char *er
 	return s;
 }
 
-/* The prefix a range source hands out first (at most 15 bytes kept). */
+/* The prefix a range source hands out first (at most 16 bytes kept). */
 static void set_prefix(struct trace_source *s, const char *prefix)
 {
 	s->prefix_len = strlen(prefix) < sizeof s->prefix ? strlen(prefix) : sizeof s->prefix;
@@ -296,8 +296,9 @@ struct trace_source *trace_source_open_range(const char *path, uint64_t offset, 
 					     char *errbuf, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	unsigned char magic[2];
-	if (fd < 0 || pread(fd, magic, 2, 0) < 0) {
+	unsigned char magic[2] = {0, 0};
+	ssize_t got = fd < 0 ? -1 : pread(fd, magic, 2, 0);
+	if (got < 0) {
 		snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -305,7 +306,7 @@ struct trace_source *trace_source_open_range(const char *path, uint64_t offset, 
 	}
 	struct trace_source *s = src_new();
 	s->fd = fd;
-	if (magic[0] == 0x1f && magic[1] == 0x8b) {
+	if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
 		/* no seeking in a deflate stream: inflate the text before
 		 * offset and drop it (ISA-L: ~0.2 ms a MB); an error or the end
 		 * on the way stays with the source, for its reads to report */

@@ -27,7 +27,7 @@ struct trace_source *trace_source_open(const char *path, bool threaded, char *er
  * parser's thread).  Anything else: nothing. */
 void trace_source_start_thread(struct trace_source *s);
 /* A file's text from byte offset, preceded by the bytes of prefix (copied,
- * at most 15): lets a second JSON reader start in the middle of a
+ * at most 16): lets a second JSON reader start in the middle of a
  * document, e.g. "[" + the second half of traceEvents.  A gzip file is
  * inflated from its start, in the caller's thread, and its first offset
  * bytes dropped; an error on the way is reported by the reads. */
@@ -46,7 +46,7 @@ uint64_t trace_source_text_size_hint(const struct trace_source *s);
 /* A memory block (not copied; must outlive the source). */
 struct trace_source *trace_source_mem(const void *data, size_t len);
 /* A block of text (never inflated), taken over (freed with the source),
- * behind prefix (copied, at most 15 bytes). */
+ * behind prefix (copied, at most 16 bytes). */
 struct trace_source *trace_source_mem_prefix(char *data, size_t len, const char *prefix);
 void trace_source_close(struct trace_source *s);
 

@@ -55,6 +55,7 @@
 #define SPLIT_SCAN_BYTES (4u << 20)
 #define SPLIT_SCAN_CHUNK (64u << 10)
 #define SPLIT_PREFIX "{\"_\":["
+#define PREFIX_LEN (sizeof SPLIT_PREFIX - 1)
 #define REST_MAX (4u << 20) /* gzip: the text after traceEvents a helper keeps */
 /* A gzip part's split point before its helper has found it, and none. */
 #define S_PENDING (UINT64_MAX - 1)
@@ -170,26 +171,17 @@ uint64_t trace_split_find(const char *path, uint64_t from)
 
 /* ---- gzip: a helper's own reader, from its split point ---- */
 
-/* The helper's inflate, the prefix, then the text from S that the scan had
- * read already, then the rest of the stream. */
+/* The helper's inflate: what its scan read (the prefix, then the text from
+ * S on), then the rest of the stream. */
 struct gz_part_src {
 	struct trace_source *src;
-	char *buf; /* scan buffer: [pos, len) is text from S on */
+	char *buf; /* PREFIX_LEN bytes of room, then the scan's text; [pos, len) is to read */
 	size_t pos, len;
-	size_t prefix_pos;
 };
 
 static ssize_t gz_part_read(void *ctx, char *dst, size_t cap, const char **err)
 {
 	struct gz_part_src *g = ctx;
-	static const char prefix[] = SPLIT_PREFIX;
-	if (g->prefix_pos < sizeof prefix - 1) {
-		size_t n = sizeof prefix - 1 - g->prefix_pos;
-		n = n < cap ? n : cap;
-		memcpy(dst, prefix + g->prefix_pos, n);
-		g->prefix_pos += n;
-		return (ssize_t)n;
-	}
 	if (g->pos < g->len) {
 		size_t n = g->len - g->pos < cap ? g->len - g->pos : cap;
 		memcpy(dst, g->buf + g->pos, n);
@@ -207,29 +199,33 @@ static bool gz_part_open(struct split_part *pt, struct gz_part_src *g)
 	struct trace_split *sp = pt->sp;
 	uint64_t S = S_NONE;
 	g->src = trace_source_open_range(sp->path, pt->from, "", pt->err.msg, sizeof pt->err.msg);
-	g->buf = xmalloc(SPLIT_SCAN_CHUNK);
-	uint64_t pos = pt->from; /* the file offset of g->buf[0] */
-	size_t have = 0;          /* bytes in g->buf */
+	g->buf = xmalloc(PREFIX_LEN + SPLIT_SCAN_CHUNK);
+	char *scan = g->buf + PREFIX_LEN;
+	uint64_t pos = pt->from; /* the file offset of scan[0] */
+	size_t have = 0;          /* bytes in scan */
 	const char *emsg = NULL;
 	while (g->src && S == S_NONE && pos + have < pt->limit) {
-		ssize_t n = trace_source_read(g->src, g->buf + have, SPLIT_SCAN_CHUNK - have, &emsg);
+		ssize_t n = trace_source_read(g->src, scan + have, SPLIT_SCAN_CHUNK - have, &emsg);
 		if (n <= 0)
 			break;
 		have += (size_t)n;
 		size_t more;
-		ssize_t j = split_scan(g->buf, have, &more);
+		ssize_t j = split_scan(scan, have, &more);
 		if (j >= 0) {
 			if (pos + (uint64_t)j < pt->limit) {
+				/* the prefix goes just before S (over text the
+				 * scan is done with, or the room in front) */
 				S = pos + (uint64_t)j;
+				memcpy(scan + j - PREFIX_LEN, SPLIT_PREFIX, PREFIX_LEN);
 				g->pos = (size_t)j;
-				g->len = have;
+				g->len = PREFIX_LEN + have;
 			}
 			break;
 		}
 		/* keep a cut pattern's start; the rest of the buffer goes */
 		if (more == 0 && have == SPLIT_SCAN_CHUNK)
 			more = have; /* a "}" at 0 and 64 KiB of whitespace: no boundary here */
-		memmove(g->buf, g->buf + more, have - more);
+		memmove(scan, scan + more, have - more);
 		pos += more;
 		have -= more;
 	}
@@ -325,26 +321,28 @@ static void *split_worker(void *arg)
 	 * as the one-thread parse's */
 	struct trace_source *src = NULL;
 	struct gz_part_src g = {0};
+	json_read_fn read = trace_source_read;
+	void *rctx;
 	if (sp->gz) {
 		if (!gz_part_open(pt, &g)) {
 			trace_source_close(g.src);
 			free(g.buf);
 			return NULL; /* no split point: the part is never joined */
 		}
+		read = gz_part_read;
+		rctx = &g;
 	} else {
 		src = trace_source_open_range(sp->path, pt->S, SPLIT_PREFIX, pt->err.msg, sizeof pt->err.msg);
 		if (!src)
 			return NULL;
+		rctx = src;
 	}
 	struct trace_parser *p = &pt->hp;
 	struct json_reader *jr = &p->jr;
 	/* no line counting: an error's line is found once, at the join */
-	if (sp->gz)
-		json_reader_init_stream(jr, gz_part_read, &g, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
-	else
-		json_reader_init_stream(jr, trace_source_read, src, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
+	json_reader_init_stream(jr, read, rctx, 1u << 20, JSON_LENIENT_UTF8 | JSON_NO_LINES);
 	/* byte x of the file is the reader's x - S + strlen(prefix) */
-	const uint64_t shift = atomic_load(&pt->S) - (sizeof SPLIT_PREFIX - 1);
+	const uint64_t shift = atomic_load(&pt->S) - PREFIX_LEN;
 	unsigned cand = pt->k + 1;
 	enum json_tok t = json_next(jr);
 	if (t == JSON_OBJ_BEGIN && json_next(jr) == JSON_KEY)
@@ -717,7 +715,7 @@ struct trace_source *trace_split_rest(struct trace_split *sp, uint64_t end_off, 
 {
 	/* the new reader counts the prefix, which stands in front of the
 	 * "]": its error offsets move back by the prefix to be the file's */
-	*adjust = end_off - (sizeof SPLIT_PREFIX - 1);
+	*adjust = end_off - PREFIX_LEN;
 	struct split_part *pt = &sp->part[sp->end_part];
 	if (pt->rest) { /* gzip: kept by the helper that got there */
 		struct trace_source *s = trace_source_mem_prefix(pt->rest, pt->rest_len, SPLIT_PREFIX);

@@ -63,18 +63,24 @@ struct trace_source {
 	bool prod_done, stop;
 };
 
+/* What is left of the prefix, up to cap bytes of it; 0 once it is out. */
+static size_t take_prefix(struct trace_source *s, void *dst, size_t cap)
+{
+	size_t n = s->prefix_len - s->prefix_pos;
+	if (n > cap)
+		n = cap;
+	memcpy(dst, s->prefix + s->prefix_pos, n);
+	s->prefix_pos += n;
+	return n;
+}
+
 /* The prefix (text), then the file or memory bytes; a gzip source's prefix
  * comes before its inflated text instead (trace_source_read). */
 static ssize_t raw_read(struct trace_source *s, void *dst, size_t cap)
 {
-	if (!s->gz && s->prefix_pos < s->prefix_len) {
-		size_t n = s->prefix_len - s->prefix_pos;
-		if (n > cap)
-			n = cap;
-		memcpy(dst, s->prefix + s->prefix_pos, n);
-		s->prefix_pos += n;
-		return (ssize_t)n;
-	}
+	size_t np = s->gz ? 0 : take_prefix(s, dst, cap);
+	if (np)
+		return (ssize_t)np;
 	if (s->mem) {
 		size_t n = s->mem_len - s->mem_pos;
 		if (n > cap)
@@ -407,9 +413,7 @@ ssize_t trace_source_read(void *ctx, char *dst, size_t cap, const char **err)
 	struct trace_source *s = ctx;
 	ssize_t n;
 	if (s->gz && s->prefix_pos < s->prefix_len) {
-		n = (ssize_t)(s->prefix_len - s->prefix_pos < cap ? s->prefix_len - s->prefix_pos : cap);
-		memcpy(dst, s->prefix + s->prefix_pos, (size_t)n);
-		s->prefix_pos += (size_t)n;
+		n = (ssize_t)take_prefix(s, dst, cap);
 	} else if (!s->gz) {
 		n = raw_read(s, dst, cap);
 	} else if (!s->threaded) {

@@ -708,9 +708,9 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	struct trace_split *sp = NULL;
 	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
 	uint64_t rest_adjust = 0;
+	const uint64_t text_size = trace_source_text_size_hint(src);
 	if (split_threads >= 2 && rereadable)
-		sp = trace_split_start(name, opts, trace_source_text_size_hint(src), split_threads,
-				       trace_source_is_gzip(src));
+		sp = trace_split_start(name, opts, text_size, split_threads, trace_source_is_gzip(src));
 	/* one parser: it gets an inflate thread (in parts, each parser
 	 * inflates its own part: one thread per core, not two) */
 	if (!sp && rereadable)
@@ -723,7 +723,6 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	 * operators come first, the kernels later), so room for its own part
 	 * only made the join grow every column on small pages (trace_diff/
 	 * control: the join 3.5-4.7 ms -> 1.0-2.1 ms, 240 fewer page faults) */
-	uint64_t text_size = trace_source_text_size_hint(src);
 	if (text_size > 0)
 		trace_columns_reserve(r, text_size);
 

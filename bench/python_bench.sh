@@ -8,7 +8,7 @@
 # and python's own baseline (importing dynolite, numpy and pandas) so the
 # ratio can be read as engine + interpreter.  Never fails on speed.
 #
-#   bench/python_bench.sh [BUILD_DIR]       (env: MB, REPS (default 3), BASE)
+#   bench/python_bench.sh [BUILD_DIR]       (env: MB, REPS (default 3), BASE, PYTHON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 O=${1:-${O:-build}}
@@ -17,8 +17,9 @@ MB=${MB:-1000}
 REPS=${REPS:-3}
 BASE=${BASE:-$TESTDATA/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz}
 GEN=$O/bench/trace_gen DYNO=$O/dyno LIB=$PWD/$O/libdynolite.so
+PY=${PYTHON:-/usr/bin/python3} # the python whose pandas is measured (Debian's by default)
 [ -x "$GEN" ] && [ -x "$DYNO" ] && [ -e "$LIB" ] || { echo "build first: make" >&2; exit 1; }
-/usr/bin/python3 -c 'import pandas' 2>/dev/null || { echo "python3-pandas missing (scripts/install-deps.sh)" >&2; exit 1; }
+"$PY" -c 'import pandas' 2>/dev/null || { echo "python3-pandas missing (scripts/install-deps.sh)" >&2; exit 1; }
 TMP=$(mktemp -d /tmp/dyno-python-bench.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export DYNOLITE_LIB=$LIB PYTHONPATH=$PWD/python PYTHONDONTWRITEBYTECODE=1
@@ -56,11 +57,11 @@ import dynolite, numpy, pandas
 PY
 CLI= PYR= IMP= CALLS=
 for ((i = 0; i < REPS; i++)); do
-	c=$(/usr/bin/python3 "$TMP/calls.py")
+	c=$("$PY" "$TMP/calls.py")
 	if [ -z "$CALLS" ] || awk -v a="$c" -v b="$CALLS" 'BEGIN {exit !(a < b)}'; then CALLS=$c; fi
 	CLI=$(best "$CLI" "$(one_run "$DYNO" analyze temporal "$TMP/t.json" -q)")
-	PYR=$(best "$PYR" "$(one_run /usr/bin/python3 "$TMP/hta.py")")
-	IMP=$(best "$IMP" "$(one_run /usr/bin/python3 "$TMP/imports.py")")
+	PYR=$(best "$PYR" "$(one_run "$PY" "$TMP/hta.py")")
+	IMP=$(best "$IMP" "$(one_run "$PY" "$TMP/imports.py")")
 done
 read -r cs cm <<<"$CLI"
 read -r ps pm <<<"$PYR"

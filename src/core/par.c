@@ -6,7 +6,10 @@
 #include "core/par.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -29,12 +32,82 @@ static void *par_worker(void *arg)
 	}
 }
 
+int par_cgroup_quota_cores(const char *cgroup_file, const char *root)
+{
+	FILE *f = fopen(cgroup_file, "r");
+	if (!f)
+		return 0;
+	char line[4096], path[4096] = "";
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "0::", 3) == 0) { /* the cgroup v2 line */
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof path, "%s", line + 3);
+			break;
+		}
+	fclose(f);
+	if (path[0] != '/')
+		return 0;
+	/* A quota may be set on any ancestor (a pod's, a slice's): the smallest
+	 * counts.  Inside a cgroup namespace the path is "/" and only what the
+	 * namespace shows can be read. */
+	int best = 0;
+	for (;;) {
+		char file[8300];
+		snprintf(file, sizeof file, "%s%s/cpu.max", root, strcmp(path, "/") == 0 ? "" : path);
+		FILE *m = fopen(file, "r");
+		if (m) {
+			char q[32] = "";
+			unsigned long long quota, period;
+			/* "max 100000" (no quota) or "QUOTA PERIOD" in microseconds */
+			if (fscanf(m, "%31s %llu", q, &period) == 2 && strcmp(q, "max") != 0 &&
+			    sscanf(q, "%llu", &quota) == 1 && quota > 0 && period > 0) {
+				unsigned long long c = (quota + period - 1) / period;
+				if (c > 1024)
+					c = 1024;
+				if (best == 0 || (int)c < best)
+					best = (int)c;
+			}
+			fclose(m);
+		}
+		char *slash = strrchr(path, '/');
+		if (!slash || strcmp(path, "/") == 0)
+			break;
+		if (slash == path)
+			path[1] = 0; /* up to the root */
+		else
+			*slash = 0;
+	}
+	return best;
+}
+
+static int cores_once(void)
+{
+	int c = 0;
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		c = CPU_COUNT(&set);
+	if (c < 1) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		c = n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+	}
+	int q = par_cgroup_quota_cores("/proc/self/cgroup", "/sys/fs/cgroup");
+	return q > 0 && q < c ? q : c;
+}
+
+int par_cores(void)
+{
+	static int cores; /* atomic: every thread computes the same value */
+	int c = __atomic_load_n(&cores, __ATOMIC_RELAXED);
+	if (c == 0) {
+		c = cores_once();
+		__atomic_store_n(&cores, c, __ATOMIC_RELAXED);
+	}
+	return c;
+}
+
 int par_threads(int threads)
 {
-	if (threads > 0)
-		return threads;
-	long c = sysconf(_SC_NPROCESSORS_ONLN);
-	return c < 1 ? 1 : c > 1024 ? 1024 : (int)c;
+	return threads > 0 ? threads : par_cores();
 }
 
 void par_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx)

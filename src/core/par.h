@@ -13,12 +13,25 @@
 #include <stddef.h>
 
 /* Call fn(ctx, i) once for every i in [0, n), on min(n, threads) threads
- * (threads <= 0: the number of online cores), the calling thread included.
+ * (threads <= 0: par_cores()), the calling thread included.
  * Tasks are taken in ascending i, so put the longest first.  If a thread
  * cannot be started, the others (at least the caller) do its share. */
 void par_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx);
 
-/* threads <= 0 -> online cores (at least 1). */
+/* threads <= 0 -> par_cores(). */
 int par_threads(int threads);
+
+/* The cores this process may use, at least 1: its CPU affinity (taskset,
+ * a cpuset), lowered to a cgroup v2 CPU quota (cpu.max, rounded up) of its
+ * cgroup or an ancestor where one is set, as `nproc` and container-aware
+ * runtimes count them.  The online count only where the affinity cannot be
+ * read.  Read once per process. */
+int par_cores(void);
+
+/* The quota part of par_cores(), for tests: the cgroup v2 path in
+ * CGROUP_FILE (a /proc/PID/cgroup), looked up under ROOT (the cgroup2
+ * mount); the smallest ceil(quota / period) of that cgroup and its
+ * ancestors, or 0 where none sets a quota or nothing can be read. */
+int par_cgroup_quota_cores(const char *cgroup_file, const char *root);
 
 #endif

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/par.h"
 #include "trace/columns.h"
 #include "trace/load_internal.h"
 #include "trace/model.h"
@@ -918,7 +919,7 @@ struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_
 
 struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opts *opts, struct buf *err)
 {
-	int threads = opts && opts->threads > 0 ? opts->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = par_threads(opts ? opts->threads : 0);
 	return trace_rank_load_ex(path, opts, threads > 0 ? (unsigned)threads : 1, err);
 }
 

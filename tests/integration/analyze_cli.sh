@@ -116,6 +116,15 @@ cmp -s "$T/j1" "$T/jt" || { echo "FAIL: --timings changed stdout"; fail=1; }
 for want in "timings (wall seconds):" "rank 0: " "rank 1: " "set finish" "analyses " "launch, rank 1: " "total "; do
 	grep -qF "$want" "$T/timings" || { echo "FAIL: --timings output lacks '$want'"; cat "$T/timings"; fail=1; }
 done
+# the default thread count is the cores this process may run on (its
+# affinity, as nproc counts), not the machine's: pinned to one core, one
+# thread (a 16-core host pinned to 2 had started 16 gzip parsers; a CPU
+# quota lowers it too, which nproc does not count: tests/unit)
+if command -v taskset >/dev/null; then
+	taskset -c "$(taskset -pc $$ | sed 's/.*: *//; s/[-,].*//')" \
+		"$DYNO" analyze summary "$D2" -q --timings >/dev/null 2>"$T/pinned" || { echo "FAIL: pinned summary"; fail=1; }
+	grep -q "^  analyses .* (1 thread)$" "$T/pinned" || { echo "FAIL: pinned to one core, not one thread"; cat "$T/pinned"; fail=1; }
+fi
 
 # bad input: clear messages, exit 1 (load) or 2 (usage)
 "$DYNO" analyze temporal /nonexistent.json 2>"$T/e1"; rc=$?

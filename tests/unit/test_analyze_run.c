@@ -9,8 +9,11 @@
  * the analysis table is the same whatever the thread count.
  */
 #include <math.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyze/run.h"
 #include "core/par.h"
@@ -114,6 +117,60 @@ TEST(par_for_runs_each_task_once)
 			CHECK_INT(hits[i], 1);
 	}
 	par_for(0, 2, count_task, hits); /* nothing to do */
+}
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char p[1024];
+	snprintf(p, sizeof p, "%s/%s", dir, rel);
+	mkdir(dir, 0755);
+	for (char *s = p + strlen(dir) + 1; (s = strchr(s, '/')); s++) {
+		*s = 0;
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	FILE *f = fopen(p, "w");
+	REQUIRE(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A CPU quota anywhere on the way up counts, the smallest wins, "max" is
+ * none; a cgroup v1 file (no "0::" line) or nothing to read gives 0. */
+TEST(par_cgroup_quota_cores_reads_cpu_max_up_the_tree)
+{
+	char root[1024], cg[1024];
+	snprintf(root, sizeof root, "%s/cg", test_tmpdir());
+	snprintf(cg, sizeof cg, "%s/self-cgroup", test_tmpdir());
+	put(test_tmpdir(), "self-cgroup", "1:name=systemd:/x\n0::/kubepods/pod1/ctr\n");
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 0); /* no cpu.max anywhere */
+	put(root, "cpu.max", "max 100000\n");
+	put(root, "kubepods/pod1/ctr/cpu.max", "max 100000\n");
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 0);
+	put(root, "kubepods/pod1/cpu.max", "250000 100000\n"); /* 2.5 CPUs: 3 threads */
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 3);
+	put(root, "kubepods/cpu.max", "50000 100000\n"); /* half a CPU above it */
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 1);
+	put(root, "kubepods/pod1/ctr/cpu.max", "garbage\n");
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 1);
+	put(test_tmpdir(), "self-cgroup", "4:cpu,cpuacct:/kubepods\n"); /* cgroup v1 only */
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 0);
+	put(test_tmpdir(), "self-cgroup", "0::/\n"); /* a cgroup namespace: its root */
+	put(root, "cpu.max", "400000 100000\n");
+	CHECK_INT(par_cgroup_quota_cores(cg, root), 4);
+	CHECK_INT(par_cgroup_quota_cores("/nonexistent/cgroup", root), 0);
+}
+
+/* par_cores() counts the affinity mask, not the machine's online CPUs: a
+ * process pinned to fewer cores (taskset, a cpuset) starts no more threads. */
+TEST(par_cores_follows_the_affinity_mask)
+{
+	cpu_set_t set;
+	REQUIRE(sched_getaffinity(0, sizeof set, &set) == 0);
+	int c = par_cores();
+	CHECK(c >= 1 && c <= CPU_COUNT(&set));
+	CHECK_INT(par_threads(0), c);
+	CHECK_INT(par_threads(3), 3);
 }
 
 static void render(struct buf *b, const struct atable *t)

@@ -157,17 +157,44 @@ TEST(gpu_flops_arithmetic_by_hand)
 	a.sm_mhz = 1500;
 	REQUIRE(gpu_flops_estimate(&m, &a, &o));
 	CHECK_NEAR(o.flops, 412.5e12, 1e-12);
-	/* TF32 (FP16 share .01/.31 < 0.1), at 2000 MHz:
-	 * .4*500*1 + .01*100*2 + .3*50*2 = 200 + 2 + 30 = 232 TF; 232 / 500 */
+	/* no TF32 guess (an H200 BF16 training loop had an idle FP16 pipe and
+	 * a busy FP32 one, which an earlier rule took for TF32): the FP16 rate,
+	 * at 2000 MHz .4*1000*1 + .01*100*2 + .3*50*2 = 400 + 2 + 30 = 432 TF */
 	struct gpu_flops_in b = {.tensor = .4, .fp16 = .01, .fp32 = .3, .fp64 = 0, .sm_mhz = 2000};
 	REQUIRE(gpu_flops_estimate(&m, &b, &o));
-	CHECK_INT(o.tensor_as, GPU_PIPE_TENSOR_TF32);
-	CHECK_NEAR(o.flops, 232e12, 1e-12);
-	CHECK_NEAR(o.peak_ratio, 0.464, 1e-12);
-	/* no TF32 on the model (V100): the FP16 tensor rate, .4*1000 + 2 + 30 = 432 TF */
-	REQUIRE(gpu_flops_estimate(&v100, &b, &o));
 	CHECK_INT(o.tensor_as, GPU_PIPE_TENSOR_FP16);
 	CHECK_NEAR(o.flops, 432e12, 1e-12);
+	CHECK_NEAR(o.peak_ratio, 0.432, 1e-12);
+	REQUIRE(gpu_flops_estimate(&v100, &b, &o)); /* a model without TF32 alike */
+	CHECK_NEAR(o.flops, 432e12, 1e-12);
+	/* GPM's split: HMMA at the FP16 rate, DFMA at the FP64 tensor rate, IMMA
+	 * none, the any-tensor figure unused; at 1000 MHz
+	 * .5*1000*.5 + .2*60 + .1*50 = 250 + 12 + 5 = 267 TF; 267 / 1000 */
+	struct gpu_flops_in sp = {.tensor = .9, .fp32 = .1, .sm_mhz = 1000, .split = true, .hmma = .5, .dfma = .2,
+				  .imma = .3};
+	REQUIRE(gpu_flops_estimate(&m, &sp, &o));
+	CHECK_INT(o.tensor_as, GPU_PIPE_TENSOR_FP16);
+	CHECK_NEAR(o.flops, 267e12, 1e-12);
+	CHECK_NEAR(o.peak_ratio, 0.267, 1e-12);
+	/* a DGEMM as the H200 showed it: DFMA busy, the FP64 pipe nearly idle
+	 * (.0005 < FP32 .003, so without the split it counted at the FP16 rate,
+	 * 8x high): .9*60 + .003*50 + .0005*25 = 54.1625 TF; / 60 */
+	struct gpu_flops_in dg = {.tensor = .9, .fp32 = .003, .fp64 = .0005, .sm_mhz = 1000, .split = true, .dfma = .9};
+	REQUIRE(gpu_flops_estimate(&m, &dg, &o));
+	CHECK_INT(o.tensor_as, GPU_PIPE_TENSOR_FP64);
+	CHECK_NEAR(o.flops, 54.1625e12, 1e-12);
+	CHECK_NEAR(o.peak_ratio, 54.1625 / 60, 1e-12);
+	dg.split = false;
+	REQUIRE(gpu_flops_estimate(&m, &dg, &o));
+	CHECK_NEAR(o.flops, 450.1625e12, 1e-12);
+	/* integer tensor work only (an INT8 GEMM): no FLOPs */
+	struct gpu_flops_in i8 = {.tensor = .8, .sm_mhz = 1000, .split = true, .imma = .8};
+	REQUIRE(gpu_flops_estimate(&m, &i8, &o));
+	CHECK(o.flops == 0);
+	/* a split value out of range: absent */
+	struct gpu_flops_in bs = sp;
+	bs.imma = 1.5;
+	CHECK(!gpu_flops_estimate(&m, &bs, &o));
 	/* FP64 tensor (FP64 .2 > FP16 + FP32 .1), 1000 MHz: .5*60 + .1*50 + .2*25 = 40 TF; 40 / 60 */
 	struct gpu_flops_in c = {.tensor = .5, .fp16 = 0, .fp32 = .1, .fp64 = .2, .sm_mhz = 1000};
 	REQUIRE(gpu_flops_estimate(&m, &c, &o));
@@ -233,6 +260,25 @@ TEST(gpu_flops_from_frame_keys)
 	CHECK_NEAR(f.vals[7].v.f, 275e12, 1e-12);
 	CHECK_STR(frame_key(&f, &f.vals[8]), "gpu_flops_peak_pct.1");
 	CHECK_NEAR(f.vals[8].v.f, 27.5, 1e-12);
+	frame_free(&f);
+	/* GPM's split keys, when both HMMA and DFMA are there, replace the
+	 * any-tensor figure: .3*1000*.5 + .2*100 + .1*50 = 175 TF */
+	frame_init(&f);
+	frame_float(&f, "tensorcore_active.1", .5);
+	frame_float(&f, "tensor_hmma_active.1", .3);
+	frame_float(&f, "fp16_active.1", .2);
+	frame_float(&f, "fp32_active.1", .1);
+	frame_float(&f, "fp64_active.1", 0);
+	frame_uint(&f, "gpu_frequency_mhz.1", 1000);
+	size_t n0 = f.n;
+	REQUIRE(gpu_flops_put(&f, 0, "1", &m)); /* HMMA alone: no split */
+	CHECK_NEAR(f.vals[n0].v.f, 275e12, 1e-12);
+	f.n = n0;
+	frame_float(&f, "tensor_dfma_active.1", 0);
+	n0 = f.n;
+	REQUIRE(gpu_flops_put(&f, 0, "1", &m));
+	CHECK_STR(frame_key(&f, &f.vals[n0]), "gpu_flops.1");
+	CHECK_NEAR(f.vals[n0].v.f, 175e12, 1e-12);
 	frame_free(&f);
 }
 

@@ -7,12 +7,18 @@
  * PIPE_*_ACTIVE fields, which GPM's pipe utilizations mirror), and the
  * table's peaks already count an FMA as 2 FLOPs, so no factor is applied
  * here.  NVIDIA says pipe activity cannot be converted to FLOPs exactly
- * (NVIDIA/DCGM issue 164): this is an estimate.  The tensor pipe's
- * activity does not say which precision ran; the FP16/FP32 activity ratio
- * picks one (GPU_FLOPS_TF32_FP16_SHARE; FP64 tensor when the FP64 pipe is
- * busier than FP16 and FP32 together).  FP8 is never chosen: nothing in
- * the activities tells it from FP16, so an FP8 workload is counted at the
- * FP16 rate (half its FLOPs).  Cost: arithmetic only.
+ * (NVIDIA/DCGM issue 164): this is an estimate.  GPM splits the tensor
+ * activity by instruction family: HMMA counts at the FP16/BF16 rate, DFMA
+ * at the FP64 tensor rate, IMMA (integer) as no FLOPs.  HMMA does not say
+ * which precision ran: TF32 runs at half the FP16 rate and FP8 at twice
+ * it, so those are counted 2x high and 2x low; measured on an H200
+ * (docs/metrics.md), FP16/BF16 GEMMs and a BF16 training loop came within
+ * -16 %..+11 %, FP64 and FP32 GEMMs within 3 %.  Without the split (DCGM's
+ * default fields) all tensor activity counts at the FP16 rate, at the FP64
+ * tensor rate where the FP64 pipe is busier than FP16 and FP32 together.
+ * An earlier rule took TF32 when the FP16 pipe was idle and FP32 busy: on
+ * the H200 a BF16 training loop looked exactly so (PyTorch computes BF16
+ * element-wise work in FP32), which halved its FLOPs.  Cost: arithmetic only.
  */
 #include "daemon/collect/gpu_flops.h"
 
@@ -42,18 +48,26 @@ bool gpu_flops_estimate(const struct gpu_model *m, const struct gpu_flops_in *in
 	if (!m || !isfinite(in->sm_mhz) || in->sm_mhz <= 0 || in->sm_mhz > 100000 || !ratio_ok(in->tensor) ||
 	    !ratio_ok(in->fp16) || !ratio_ok(in->fp32) || !ratio_ok(in->fp64))
 		return false;
+	if (in->split && (!ratio_ok(in->hmma) || !ratio_ok(in->dfma) || !ratio_ok(in->imma)))
+		return false;
+	/* the tensor terms: GPM's split, or all of it at one rate */
 	enum gpu_pipe t = GPU_PIPE_TENSOR_FP16;
-	double mixed = in->fp16 + in->fp32;
-	if (in->fp64 > 0 && in->fp64 > mixed && m->pipe[GPU_PIPE_TENSOR_FP64].have)
+	double t_act = in->tensor, dmma = 0;
+	if (in->split) {
+		t_act = in->hmma;
+		dmma = in->dfma;
+	} else if (in->fp64 > 0 && in->fp64 > in->fp16 + in->fp32 && m->pipe[GPU_PIPE_TENSOR_FP64].have) {
 		t = GPU_PIPE_TENSOR_FP64;
-	else if (in->fp32 > 0 && in->fp16 < GPU_FLOPS_TF32_FP16_SHARE * mixed && m->pipe[GPU_PIPE_TENSOR_TF32].have)
-		t = GPU_PIPE_TENSOR_TF32;
+	}
 	const struct {
 		enum gpu_pipe p;
 		double act;
-	} use[4] = {{t, in->tensor}, {GPU_PIPE_FP16, in->fp16}, {GPU_PIPE_FP32, in->fp32}, {GPU_PIPE_FP64, in->fp64}};
+	} use[5] = {{t, t_act}, {GPU_PIPE_TENSOR_FP64, dmma}, {GPU_PIPE_FP16, in->fp16}, {GPU_PIPE_FP32, in->fp32},
+		    {GPU_PIPE_FP64, in->fp64}};
 	double sum = 0, best = -1, ref = 0;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
+		if (use[i].act == 0 && i == 1)
+			continue; /* no DMMA term: V100 has no FP64 tensor row, and needs none */
 		const struct gpu_peak *pk = &m->pipe[use[i].p];
 		if (!pk->have)
 			return false; /* the table guarantees these; a caller's hand-made model may not */
@@ -68,7 +82,9 @@ bool gpu_flops_estimate(const struct gpu_model *m, const struct gpu_flops_in *in
 	}
 	out->flops = sum;
 	out->peak_ratio = ref > 0 ? sum / ref : 0;
-	out->tensor_as = t;
+	out->tensor_as = in->split && in->dfma * m->pipe[GPU_PIPE_TENSOR_FP64].flops > in->hmma * m->pipe[t].flops
+				 ? GPU_PIPE_TENSOR_FP64
+				 : t;
 	return true;
 }
 
@@ -91,6 +107,11 @@ bool gpu_flops_put(struct frame *f, size_t from, const char *suffix, const struc
 {
 	struct gpu_flops_in in;
 	struct gpu_flops_out o;
+	memset(&in, 0, sizeof in);
+	in.split = find(f, from, "tensor_hmma_active", suffix, &in.hmma) &&
+		   find(f, from, "tensor_dfma_active", suffix, &in.dfma);
+	if (in.split && !find(f, from, "tensor_imma_active", suffix, &in.imma))
+		in.imma = 0; /* only range-checked: integer work is not FLOPs */
 	if (!m || !find(f, from, "tensorcore_active", suffix, &in.tensor) || !find(f, from, "fp16_active", suffix, &in.fp16) ||
 	    !find(f, from, "fp32_active", suffix, &in.fp32) || !find(f, from, "fp64_active", suffix, &in.fp64) ||
 	    !find(f, from, "gpu_frequency_mhz", suffix, &in.sm_mhz) || !gpu_flops_estimate(m, &in, &o))

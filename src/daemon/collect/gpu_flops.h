@@ -3,7 +3,9 @@
  * its SM clock and its model's peaks (gpu_peaks.h), shared by the GPU
  * backends (NVML/GPM, DCGM): both put upstream's keys (tensorcore_active,
  * fp16_active, fp32_active, fp64_active, gpu_frequency_mhz) in the frame,
- * and gpu_flops_put() reads them back and adds the estimate (at the
+ * GPM also the tensor split (tensor_hmma_active, tensor_dfma_active,
+ * tensor_imma_active), and gpu_flops_put() reads them back and adds the
+ * estimate (at the
  * resolution gpu_round_sig4 gives it).  The rules
  * (and what they cannot see) are in docs/metrics.md "FLOPs/s estimate".
  * Cost: a few comparisons and a scan of the device's frame values per tick.
@@ -18,20 +20,20 @@
 #include "daemon/frame.h"
 #include "daemon/metric.h"
 
-/* The tensor pipe is taken as TF32 when the FP16 pipe's activity is below
- * this share of the FP16 + FP32 activity (a TF32 model's element-wise work
- * runs in FP32, a mixed-precision one's largely in FP16/BF16). */
-#define GPU_FLOPS_TF32_FP16_SHARE 0.1
-
 struct gpu_flops_in {
 	double tensor, fp16, fp32, fp64; /* pipe activity, ratios 0..1 */
 	double sm_mhz;                   /* current SM clock */
+	/* GPM's split of the tensor activity by instruction family (HMMA:
+	 * FP16/BF16/TF32/FP8, DFMA: FP64, IMMA: integer), where the backend
+	 * has it (split); then tensor is not used */
+	bool split;
+	double hmma, dfma, imma;
 };
 
 struct gpu_flops_out {
 	double flops;          /* FLOP/s */
 	double peak_ratio;     /* flops / the quoted peak of the pipe that contributes most */
-	enum gpu_pipe tensor_as; /* the precision the tensor pipe was taken as */
+	enum gpu_pipe tensor_as; /* the tensor precision that contributes most (FP16 or FP64) */
 };
 
 /* The estimate; false (absent) without a model, with a clock or an

@@ -89,7 +89,8 @@ GPUSNOOP  := $(O)/gpusnoop
 SHLIB     := $(O)/libdynolite.so
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
 SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
-	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices
+	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/libc10_cuda-fake-static.so \
+	$(O)/libc10_cuda-fake-static-stripped.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices
 # the integration tests' programs: tests/tools/<name>.c -> $(O)/<name with dashes>
 TEST_TOOLS := $(O)/trace-check
 
@@ -139,8 +140,8 @@ $(DYNOLOG): $(call obj,src/daemon/main.c) $(LIBDAEMON) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS)
 $(DYNO): $(call obj,src/cli/dyno.c) $(LIBCLI) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
-$(UNIT): $(call obj,$(TEST_SRC) $(GPUSNOOP_LIB_SRC)) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+$(UNIT): $(call obj,$(TEST_SRC) $(GPUSNOOP_LIB_SRC) src/gpusnoop/symbolize.c) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $(LIBCORE)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -ldw
 $(O)/trace-check: $(O)/obj/tests/tools/trace_check.o $(LIBTEST) $(LIBTRACE) $(LIBCORE)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 $(TOOLS): $(O)/%: $(O)/obj/src/tools/%.o $(LIBDAEMON) $(LIBCORE)
@@ -177,6 +178,11 @@ $(O)/libtorch_cuda-fake-stripped.so: $(O)/libtorch_cuda-fake.so
 # PyTorch's caching allocator by its C++ symbols, over the stand-in runtime
 $(O)/libc10_cuda-fake.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+# ... with the tensor deleter static (PyTorch 2.11's wheel), and that stripped
+$(O)/libc10_cuda-fake-static.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -DFAKE_STATIC_DELETER -shared -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/libc10_cuda-fake-static-stripped.so: $(O)/libc10_cuda-fake-static.so
+	strip --strip-all -o $@ $<
 $(O)/gpusnoop-devices: tests/gpusnoop/devices.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c

@@ -127,7 +127,7 @@ static int stack_of(void *ctx, int32_t id, uint64_t *ips, int max)
 	int k = 0;
 	while (k < max && k < 64 && v[k])
 		ips[k] = v[k], k++;
-	return k;
+	return sym_plausible_frames(ips, k);
 }
 
 /* the per-CPU call counters, summed */

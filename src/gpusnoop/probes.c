@@ -63,7 +63,10 @@ const struct probe_def probe_defs[FN_COUNT] = {
 	 * device, size, stream) is what those call (nested: counted once);
 	 * const allocate and an int device are the 2.0-2.2 signatures.  With
 	 * PYTORCH_NO_CUDA_MEMORY_CACHING the deleter is uncached_delete, a
-	 * static function: only in an unstripped .symtab.
+	 * static function: only in an unstripped .symtab.  So is
+	 * local_raw_delete in newer builds (PyTorch 2.11's wheel: static,
+	 * mangled with an L for internal linkage; the exported name found
+	 * nothing on a real H200 run, and every tensor looked never freed).
 	 */
 	{FN_TORCH_ALLOCATE, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_ALLOCATE, SPACE_TORCH, 0, 2, COOKIE_TORCH | DEVSRC_NONE),
 	 "NativeCachingAllocator::allocate", {C10N NCA "8allocateEm", C10NK NCA "8allocateEm"}},
@@ -72,7 +75,7 @@ const struct probe_def probe_defs[FN_COUNT] = {
 	{FN_TORCH_RAW_ALLOC, GROUP_TORCH, PROG_ALLOC, true, COOKIE(FN_TORCH_RAW_ALLOC, SPACE_TORCH, RET, 1, COOKIE_TORCH | DEVSRC_NONE),
 	 "NativeCachingAllocator::raw_alloc", {C10N NCA "9raw_allocEm"}},
 	{FN_TORCH_LOCAL_RAW_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_LOCAL_RAW_DELETE, SPACE_TORCH, 0, 0, 0),
-	 "local_raw_delete", {C10N "16local_raw_deleteEPv"}},
+	 "local_raw_delete", {C10N "16local_raw_deleteEPv", C10N "L16local_raw_deleteEPv"}},
 	{FN_TORCH_RAW_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_RAW_DELETE, SPACE_TORCH, 1, 0, 0),
 	 "NativeCachingAllocator::raw_delete", {C10N NCA "10raw_deleteEPv"}},
 	{FN_TORCH_UNCACHED_DELETE, GROUP_TORCH, PROG_FREE, false, COOKIE(FN_TORCH_UNCACHED_DELETE, SPACE_TORCH, 0, 0, 0),
@@ -207,7 +210,7 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 			for (int a = 0; probe_defs[k].syms[a]; a++)
 				names[nn] = probe_defs[k].syms[a], owner[nn++] = k;
 	uint64_t offs[FN_COUNT * PROBE_MAX_NAMES];
-	bool seen[FN_COUNT] = {0};
+	bool seen[FN_COUNT] = {0}, dropped[FN_COUNT] = {0};
 	s->nfound = s->nfiles = 0;
 	s->found_groups = 0;
 	s->nstripped = 0;
@@ -246,6 +249,38 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 				   " a CUDA runtime linked into it cannot be found without its symbols\n",
 				   f->path);
 	}
+	/* Tensors go back through local_raw_delete alone.  Without it (a
+	 * stripped build where it is static) every tensor block would look
+	 * never freed, so the tensor path (allocate, and malloc nested in it)
+	 * is not probed either; raw_alloc/raw_delete pair by themselves and
+	 * stay, and the CUDA calls under the cache are watched as ever. */
+	if ((groups & GROUP_TORCH) && !seen[FN_TORCH_LOCAL_RAW_DELETE] &&
+	    (seen[FN_TORCH_ALLOCATE] || seen[FN_TORCH_MALLOC])) {
+		static const uint32_t drop[] = {FN_TORCH_ALLOCATE, FN_TORCH_MALLOC};
+		for (int i = 0; i < s->n; i++) {
+			struct probe_file *f = &s->f[i];
+			int had = f->nfound;
+			for (size_t d = 0; d < sizeof drop / sizeof drop[0]; d++)
+				if (f->off[drop[d]]) {
+					f->off[drop[d]] = 0;
+					f->nfound--;
+					s->nfound--;
+				}
+			if (had > 0 && f->nfound == 0)
+				s->nfiles--;
+		}
+		seen[FN_TORCH_ALLOCATE] = seen[FN_TORCH_MALLOC] = false;
+		dropped[FN_TORCH_ALLOCATE] = dropped[FN_TORCH_MALLOC] = true;
+		buf_printf(&s->warnings,
+			   "gpusnoop: warning: --torch: PyTorch's tensor deleter (local_raw_delete) is in no mapped file (static"
+			   " in newer builds, and this one has no .symtab): tensor blocks would all look never freed, so"
+			   " NativeCachingAllocator::allocate and ::malloc are not probed; raw_alloc/raw_delete and the CUDA"
+			   " calls under the cache are\n");
+		s->found_groups &= ~(unsigned)GROUP_TORCH;
+		for (uint32_t k = 0; k < FN_COUNT; k++)
+			if (seen[k] && probe_defs[k].group == GROUP_TORCH)
+				s->found_groups |= GROUP_TORCH;
+	}
 	/* a group asked for but not (wholly) found: say what is missing */
 	static const struct {
 		unsigned group;
@@ -256,7 +291,7 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 			continue;
 		struct buf miss = BUF_INIT;
 		for (uint32_t k = 0; k < FN_COUNT; k++)
-			if (probe_defs[k].group == gname[g].group && !seen[k])
+			if (probe_defs[k].group == gname[g].group && !seen[k] && !dropped[k])
 				buf_printf(&miss, "%s%s", miss.len ? ", " : "", probe_defs[k].name);
 		if (miss.len && !(s->found_groups & gname[g].group))
 			buf_printf(&s->warnings, "gpusnoop: warning: %s: none of its functions found in any mapped file (%s)\n",

@@ -70,8 +70,15 @@ void sym_lookup(struct symbolizer *s, uint64_t addr, bool return_addr, struct sy
 	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, a);
 	if (!m)
 		return;
-	Dwarf_Addr start;
-	out->module = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	Dwarf_Addr start, end;
+	const char *module = dwfl_module_info(m, NULL, &start, &end, NULL, NULL, NULL, NULL);
+	/* elfutils (0.188) gives the last module for any address above it: a
+	 * frame of garbage (a frame-pointer walk through code built without
+	 * them, as PyTorch's) then read "ld-linux-x86-64.so.2+0x63805c27b31f01"
+	 * on a real H200 run.  Outside the module's range it is no module. */
+	if (a < start || a >= end)
+		return;
+	out->module = module;
 	out->module_offset = addr - start;
 	GElf_Off off = 0;
 	GElf_Sym sym;
@@ -122,4 +129,12 @@ void sym_close(struct symbolizer *s)
 			free(r);
 		}
 	free(s);
+}
+
+int sym_plausible_frames(const uint64_t *ips, int k)
+{
+	int n = 0;
+	while (n < k && ips[n] != 0 && ips[n] < (1ull << 47))
+		n++;
+	return n;
 }

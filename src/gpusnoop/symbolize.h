@@ -36,4 +36,11 @@ struct symbolizer *sym_open(pid_t pid);
 void sym_lookup(struct symbolizer *s, uint64_t addr, bool return_addr, struct sym_frame *out);
 void sym_close(struct symbolizer *s);
 
+/* How many of a stack's first k addresses to show: up to the first that no
+ * user code can be at (0, or at or above 2^47, the top of the address space
+ * a process gets unless it asks for 5-level paging's).  A frame-pointer walk
+ * through code built without them (PyTorch on a real H200) goes on from
+ * there with stack addresses and data: 0x6400000006ff01, 0xc7481b74ff8548. */
+int sym_plausible_frames(const uint64_t *ips, int k);
+
 #endif

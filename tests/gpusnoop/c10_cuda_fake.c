@@ -58,7 +58,16 @@ void NCA(6mallocEPPvamP11CUstream_st)(struct native_allocator *self, void **out,
 struct data_ptr NCA(8allocateEm)(struct native_allocator *self, size_t size);
 void *NCA(9raw_allocEm)(struct native_allocator *self, size_t size);
 void NCA(10raw_deleteEPv)(struct native_allocator *self, void *p);
-void _ZN3c104cuda20CUDACachingAllocator6Native16local_raw_deleteEPv(void *p);
+/* the tensor deleter: exported, or (FAKE_STATIC_DELETER) static as in newer
+ * PyTorch builds, where the compiler mangles it with an L (internal linkage)
+ * and only .symtab has it */
+#ifdef FAKE_STATIC_DELETER
+#define LOCAL_RAW_DELETE _ZN3c104cuda20CUDACachingAllocator6NativeL16local_raw_deleteEPv
+static
+#else
+#define LOCAL_RAW_DELETE _ZN3c104cuda20CUDACachingAllocator6Native16local_raw_deleteEPv
+#endif
+void LOCAL_RAW_DELETE(void *p);
 
 /* a free block that fits, else a new one from the segment (512-byte rounded) */
 void NCA(6mallocEPPvamP11CUstream_st)(struct native_allocator *self, void **out, signed char device, size_t size,
@@ -90,7 +99,10 @@ static void block_free(struct native_allocator *self, void *p)
 			self->blocks[i].live = 0;
 }
 
-void _ZN3c104cuda20CUDACachingAllocator6Native16local_raw_deleteEPv(void *p)
+#ifdef FAKE_STATIC_DELETER
+static
+#endif
+void LOCAL_RAW_DELETE(void *p)
 {
 	block_free(&ALLOC, p);
 }
@@ -109,7 +121,7 @@ struct data_ptr NCA(8allocateEm)(struct native_allocator *self, size_t size)
 		d.deleter = _ZN3c104cuda20CUDACachingAllocator6NativeL15uncached_deleteEPv;
 	} else {
 		NCA(6mallocEPPvamP11CUstream_st)(self, &d.data, 0, size, NULL);
-		d.deleter = _ZN3c104cuda20CUDACachingAllocator6Native16local_raw_deleteEPv;
+		d.deleter = LOCAL_RAW_DELETE;
 	}
 	d.ctx = d.data;
 	return d;

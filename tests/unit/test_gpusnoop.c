@@ -4,7 +4,7 @@
  * address differs from its file offset, then corrupted field by field; its
  * table as .dynsym or as .symtab), the ledger (allocations, frees, lost
  * frees, invalid records, grouping by stack), the sync table, --events and
- * the kernel's uprobe check.  The probes themselves:
+ * the kernel's uprobe check, the symbolizer's module ranges.  The probes themselves:
  * tests/integration/gpusnoop_*.sh.
  */
 #include <dlfcn.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpusnoop/elfsym.h"
+#include "gpusnoop/symbolize.h"
 #include "gpusnoop/calls.h"
 #include "gpusnoop/demangle.h"
 #include "gpusnoop/ledger.h"
@@ -414,4 +415,39 @@ TEST(gpusnoop_demangle)
 	REQUIRE(d);
 	CHECK_STR(d, "f()");
 	free(d);
+}
+
+/* An address in no mapping is no module: elfutils gives the last module
+ * for any address above it, which named garbage frames (a frame-pointer
+ * walk through PyTorch, on a real H200) "ld-linux-x86-64.so.2+0x6380...". */
+TEST(gpusnoop_symbolizer_outside_every_module)
+{
+	struct symbolizer *s = sym_open(getpid());
+	REQUIRE(s);
+	struct sym_frame fr;
+	sym_lookup(s, (uint64_t)(uintptr_t)&test_gpusnoop_symbolizer_outside_every_module, false, &fr);
+	REQUIRE(fr.module != NULL); /* this test's own code: the unit-test binary */
+	CHECK(strstr(fr.module, "unit-tests") != NULL);
+	CHECK(fr.function && strstr(fr.function, "symbolizer_outside_every_module"));
+	const uint64_t bad[] = {0x00ff000000000000ull, 0x0063805c27b31f01ull + 0x7f0000000000ull, 0xffffffffff600000ull, 0x1000};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		sym_lookup(s, bad[i], true, &fr);
+		CHECK(fr.module == NULL && fr.function == NULL && fr.module_offset == 0);
+	}
+	sym_close(s);
+}
+
+/* A stack is cut at the first address no user code can be at. */
+TEST(gpusnoop_stack_cut_at_implausible_frames)
+{
+	const uint64_t h200[] = {0x7f0fc457746cull, 0x7f0fabad035full, 0x7f0fabad0aaaull, 0x6400000006ff01ull,
+				 0xc7481b74ff8548ull};
+	CHECK_INT(sym_plausible_frames(h200, 5), 3);
+	const uint64_t ok[] = {0x401000, 0x7ffffffff000ull};
+	CHECK_INT(sym_plausible_frames(ok, 2), 2);
+	const uint64_t zero[] = {0x401000, 0, 0x401000};
+	CHECK_INT(sym_plausible_frames(zero, 3), 1);
+	const uint64_t top[] = {0x800000000000ull};
+	CHECK_INT(sym_plausible_frames(top, 1), 0);
+	CHECK_INT(sym_plausible_frames(h200, 0), 0);
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# gpu_host.sh [BUILD] - the checks only a real GPU host can run, as one
+# time-boxed script of about 3 minutes (the lent GPU machines give a session
+# 15 minutes in all: carry the build and its libraries, run this once).
+# Needs an NVIDIA driver (libnvidia-ml.so.1) and a python3 with PyTorch on
+# CUDA; elsewhere it prints "unavailable" and exits 0.  Sections:
+#   1. the daemon's cost with the real NVML beside a host-only one: peak RSS
+#      and CPU per 1-second tick;
+#   2. the FLOPs/s estimate against GEMMs of known FLOPs (gpu_host/calib.py
+#      reads GPM itself); the daemon's published gpu_flops averaged over
+#      each phase, and its ratio to the real rate;
+#   3. on-demand tracing of an unmodified PyTorch (gpu_host/work.py, with
+#      KINETO_USE_DAEMON=1 SLURM_JOB_ID=777) through our daemon:
+#      registration, `dyno gputrace --job-id 777`, the trace Kineto writes,
+#      `dyno analyze summary` and `critical-path` on it;
+#   4. gpusnoop --torch on that PyTorch (its caching allocator on): the kept
+#      tensors must be the only tensor leaks.
+# Outputs (the trace, the daemon's JSON) go to $OUT (default: a temporary
+# directory, printed).  Figures of one run: docs/metrics.md, docs/gpusnoop.md
+# and docs/testing.md ("Checked on real hardware").  Not a test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+O=${1:-${O:-build}}
+B=$PWD/$O
+PY=${PYTHON:-python3}
+NVML=$(ldconfig -p 2>/dev/null | awk '/libnvidia-ml\.so\.1 /{print $NF; exit}')
+[ -n "$NVML" ] || NVML=$(find /usr/local/nvidia /usr/lib /usr/lib64 /lib -name libnvidia-ml.so.1 2>/dev/null | head -1)
+if [ -z "$NVML" ]; then echo "gpu_host: unavailable here: no NVIDIA driver (libnvidia-ml.so.1)"; exit 0; fi
+if ! "$PY" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+	echo "gpu_host: unavailable here: $PY has no PyTorch with CUDA"; exit 0
+fi
+for x in dyno dynolog gpusnoop; do [ -x "$B/$x" ] || { echo "build first: make ($B/$x)" >&2; exit 1; }; done
+OUT=${OUT:-$(mktemp -d /tmp/dyno-gpu-host.XXXXXX)}
+T=$(mktemp -d /tmp/dyno-gpu-host-run.XXXXXX)
+PIDS=()
+trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+export PYTHONUNBUFFERED=1
+sec() { echo; echo "=== $(date +%T) $*"; }
+echo "gpu_host: NVML $NVML; outputs in $OUT; $(nproc) cores"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+"$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
+
+# cost PID LABEL TICKS: peak RSS and CPU per tick of a daemon
+cost() {
+	local clk ut st
+	clk=$(getconf CLK_TCK)
+	read -r ut st < <(awk '{print $14, $15}' "/proc/$1/stat")
+	printf '%-34s peak RSS %6d kB, CPU %.3f s = %.2f ms per tick\n' "$2" "$(awk '/VmHWM/ {print $2}' "/proc/$1/status")" \
+		"$(awk -v u="$ut" -v s="$st" -v c="$clk" 'BEGIN {print (u + s) / c}')" \
+		"$(awk -v u="$ut" -v s="$st" -v c="$clk" -v n="$3" 'BEGIN {print 1000 * (u + s) / c / n}')"
+}
+wait_ready() { # LOG PID: until the workload printed "ready"
+	for _ in $(seq 240); do grep -q '^ready' "$1" && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.5; done
+	return 1
+}
+
+sec "1. daemon cost: NVML at 1 s ticks beside a host-only daemon, 20 s"
+"$B/dynolog" --port=0 --kernel_monitor_reporting_interval_s=1 --json_log_file=/dev/null >"$T/h.log" 2>&1 &
+H=$!
+PIDS+=($H)
+"$B/dynolog" --port=0 --kernel_monitor_reporting_interval_s=1 --enable_gpu_monitor --dcgm_reporting_interval_s=1 \
+	--nvml_library="$NVML" --json_format=jsonl --json_log_file="$OUT/metrics.jsonl" >"$T/g.log" 2>&1 &
+G=$! GS=$(date +%s)
+PIDS+=($G)
+sleep 20
+cost $H "host-only daemon" 20
+cost $G "daemon with the NVML collector" 20
+grep -E 'GPU monitor|peak table' "$T/g.log"
+
+sec "2. FLOPs/s: GPM against GEMMs of known FLOPs, the daemon's estimate beside"
+timeout 200 "$PY" bench/gpu_host/calib.py "$NVML" | tee "$T/calib.txt"
+cost $G "the same, GEMMs running" "$(($(date +%s) - GS))"
+kill -TERM $H $G 2>/dev/null
+wait $H $G 2>/dev/null
+# the daemon's gpu_flops.0 averaged over each phase
+"$PY" - "$T/calib.txt" "$OUT/metrics.jsonl" <<'PY'
+import json, sys, datetime
+pts = []
+for line in open(sys.argv[2]):
+    try:
+        d = json.loads(line)
+        t = datetime.datetime.fromisoformat(d["time"].replace("Z", "+00:00")).timestamp()
+    except Exception:
+        continue
+    if "gpu_flops.0" in d.get("data", {}):
+        pts.append((t, d["data"]["gpu_flops.0"]))
+print("%-12s %12s %16s %8s" % ("phase", "real TFLOP/s", "daemon TFLOP/s", "ratio"))
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 6 or f[0] != "phase":
+        continue
+    a, b, real = float(f[2]), float(f[3]), float(f[5])
+    # a tick at t publishes [t - 1 s, t]: the ticks wholly inside the phase
+    v = [x for t, x in pts if a + 1 <= t <= b + 0.1]
+    est = sum(v) / len(v) / 1e12 if v else float("nan")
+    print("%-12s %12.1f %16.1f %8s" % (f[1], real, est, "%.2f" % (est / real) if v and real > 0 else "-"))
+PY
+
+sec "3. on-demand trace of PyTorch through our daemon (job 777)"
+# Kineto asks for the endpoint "dynolog": this must be the host's only daemon serving it
+"$B/dynolog" --enable_ipc_monitor --port=17799 --kernel_monitor_reporting_interval_s=60 --json_log_file=/dev/null \
+	>"$T/d.log" 2>&1 &
+D=$!
+PIDS+=($D)
+sleep 0.5
+KINETO_USE_DAEMON=1 SLURM_JOB_ID=777 "$PY" bench/gpu_host/work.py 60 >"$T/w.log" 2>&1 &
+W=$!
+PIDS+=($W)
+wait_ready "$T/w.log" $W || { echo "the workload did not start:"; tail -5 "$T/w.log"; }
+WP=$(awk '/^ready/ {print $2; exit}' "$T/w.log")
+sleep 6
+"$B/dyno" --port 17799 status | tail -n +3
+"$B/dyno" --port 17799 gputrace --job-id 777 --log-file "$T/od.json" --duration-ms 1000 | tail -3
+for _ in $(seq 75); do ls "$T"/od_*.json >/dev/null 2>&1 && break; sleep 1; done # Kineto renames NAME.tmp when done
+TR=$(ls "$T"/od_*.json 2>/dev/null | head -1)
+if [ -n "$TR" ]; then
+	gzip -c "$TR" >"$OUT/ondemand_trace.json.gz"
+	timeout 60 "$B/dyno" analyze summary "$TR" -q 2>&1 | head -40
+	timeout 60 "$B/dyno" analyze critical-path "$TR" 2>&1 | tail -4
+else
+	echo "NO on-demand trace written:"; tail -5 "$T/d.log"
+fi
+
+sec "4. gpusnoop --torch on that PyTorch, 6 s (the kept 4 MiB tensors are the only tensor leaks)"
+[ -n "$WP" ] && "$B/dyno" gpusnoop --pid "$WP" --events mem,sync --torch --duration 6 >"$OUT/gpusnoop.txt" 2>"$T/s.err"
+cat "$T/s.err"
+grep -E '^(seen|lost|never freed)' "$OUT/gpusnoop.txt"
+grep -E '^[0-9]+ bytes in [0-9]+ allocations \(torch\)' "$OUT/gpusnoop.txt" | head -5
+kill $W 2>/dev/null
+echo
+echo "gpu_host: done; outputs in $OUT"

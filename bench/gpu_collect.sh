@@ -50,8 +50,9 @@ kb() { awk -v k="$2:" '$1 == k {print $2}' /proc/"$1"/status; }
 		printf 'clock_sm %d 1980\nclock_mem %d 2619\ntemp %d R60~70\n' "$i" "$i" "$i"
 		printf 'pcie_tx %d R0~40000\npcie_rx %d R0~40000\n' "$i" "$i"
 		printf 'ecc_corr %d 0\necc_uncorr %d 0\nthrottle %d 4\n' "$i" "$i" "$i"
-		# GPM (%, MiB/s): graphics, SM active, occupancy, integer, tensor, DRAM, FP64, FP32, FP16, NVLink
-		for m in 1:R92~98 2:R80~90 3:R40~50 4:R7~13 5:R45~65 10:R50~70 11:0 12:R9~15 13:R5~11 \
+		# GPM (%, MiB/s): graphics, SM active, occupancy, integer, tensor (any; DFMA, HMMA, IMMA),
+		# DRAM, FP64, FP32, FP16, NVLink
+		for m in 1:R92~98 2:R80~90 3:R40~50 4:R7~13 5:R45~65 6:0 7:R45~65 9:0 10:R50~70 11:0 12:R9~15 13:R5~11 \
 			60:R30000~70000 61:R30000~70000; do
 			printf 'gpm %d %s %s\n' "$i" "${m%%:*}" "${m#*:}"
 		done

@@ -919,8 +919,7 @@ struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_
 
 struct trace_rank *trace_rank_load(const char *path, const struct trace_load_opts *opts, struct buf *err)
 {
-	int threads = par_threads(opts ? opts->threads : 0);
-	return trace_rank_load_ex(path, opts, threads > 0 ? (unsigned)threads : 1, err);
+	return trace_rank_load_ex(path, opts, (unsigned)par_threads(opts ? opts->threads : 0), err); /* >= 1 */
 }
 
 struct trace_rank *trace_rank_load_mem(const char *name, const void *data, size_t len,

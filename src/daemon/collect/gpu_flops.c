@@ -59,15 +59,23 @@ bool gpu_flops_estimate(const struct gpu_model *m, const struct gpu_flops_in *in
 	} else if (in->fp64 > 0 && in->fp64 > in->fp16 + in->fp32 && m->pipe[GPU_PIPE_TENSOR_FP64].have) {
 		t = GPU_PIPE_TENSOR_FP64;
 	}
-	const struct {
+	/* the tensor terms first (a DMMA term only where DFMA ran: V100 has no
+	 * FP64 tensor row, and needs none), then the plain pipes */
+	struct term {
 		enum gpu_pipe p;
 		double act;
-	} use[5] = {{t, t_act}, {GPU_PIPE_TENSOR_FP64, dmma}, {GPU_PIPE_FP16, in->fp16}, {GPU_PIPE_FP32, in->fp32},
-		    {GPU_PIPE_FP64, in->fp64}};
-	double sum = 0, best = -1, ref = 0;
-	for (int i = 0; i < 5; i++) {
-		if (use[i].act == 0 && i == 1)
-			continue; /* no DMMA term: V100 has no FP64 tensor row, and needs none */
+	} use[5];
+	int n = 0;
+	use[n++] = (struct term){t, t_act};
+	if (dmma > 0)
+		use[n++] = (struct term){GPU_PIPE_TENSOR_FP64, dmma};
+	const int ntensor = n;
+	use[n++] = (struct term){GPU_PIPE_FP16, in->fp16};
+	use[n++] = (struct term){GPU_PIPE_FP32, in->fp32};
+	use[n++] = (struct term){GPU_PIPE_FP64, in->fp64};
+	double sum = 0, best = -1, ref = 0, tbest = -1;
+	out->tensor_as = t;
+	for (int i = 0; i < n; i++) {
 		const struct gpu_peak *pk = &m->pipe[use[i].p];
 		if (!pk->have)
 			return false; /* the table guarantees these; a caller's hand-made model may not */
@@ -79,12 +87,13 @@ bool gpu_flops_estimate(const struct gpu_model *m, const struct gpu_flops_in *in
 			best = f;
 			ref = pk->flops;
 		}
+		if (i < ntensor && f > tbest) {
+			tbest = f;
+			out->tensor_as = use[i].p;
+		}
 	}
 	out->flops = sum;
 	out->peak_ratio = ref > 0 ? sum / ref : 0;
-	out->tensor_as = in->split && in->dfma * m->pipe[GPU_PIPE_TENSOR_FP64].flops > in->hmma * m->pipe[t].flops
-				 ? GPU_PIPE_TENSOR_FP64
-				 : t;
 	return true;
 }
 
@@ -110,8 +119,8 @@ bool gpu_flops_put(struct frame *f, size_t from, const char *suffix, const struc
 	memset(&in, 0, sizeof in);
 	in.split = find(f, from, "tensor_hmma_active", suffix, &in.hmma) &&
 		   find(f, from, "tensor_dfma_active", suffix, &in.dfma);
-	if (in.split && !find(f, from, "tensor_imma_active", suffix, &in.imma))
-		in.imma = 0; /* only range-checked: integer work is not FLOPs */
+	if (in.split) /* IMMA is only range-checked (integer work is not FLOPs); absent, it stays 0 */
+		(void)find(f, from, "tensor_imma_active", suffix, &in.imma);
 	if (!m || !find(f, from, "tensorcore_active", suffix, &in.tensor) || !find(f, from, "fp16_active", suffix, &in.fp16) ||
 	    !find(f, from, "fp32_active", suffix, &in.fp32) || !find(f, from, "fp64_active", suffix, &in.fp64) ||
 	    !find(f, from, "gpu_frequency_mhz", suffix, &in.sm_mhz) || !gpu_flops_estimate(m, &in, &o))

@@ -33,7 +33,7 @@ struct gpu_flops_in {
 struct gpu_flops_out {
 	double flops;          /* FLOP/s */
 	double peak_ratio;     /* flops / the quoted peak of the pipe that contributes most */
-	enum gpu_pipe tensor_as; /* the tensor precision that contributes most (FP16 or FP64) */
+	enum gpu_pipe tensor_as; /* the tensor term that contributes most FLOP/s (FP16 or FP64 rate) */
 };
 
 /* The estimate; false (absent) without a model, with a clock or an

@@ -339,9 +339,10 @@ int patterns_write_trace(const struct trace_rank *r, const struct atable *t, con
 /* counters.c: the tables of one rank, in this order: queue_length_summary,
  * queue_length_time_series_rank<r>, time_blocked_on_full_queue,
  * memory_bw_summary, memory_bw_time_series_rank<r> (HTA's augmented
- * counters; max_queue_length HTA 1024). */
+ * counters; max_queue_length HTA 1024).  Without series, the two series
+ * tables are NULL and not built (the summaries are the same). */
 enum { COUNTERS_NTABLES = 5 };
-void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, struct atable **out);
+void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, bool series, struct atable **out);
 
 /* cupti.c: cupti_counters_<r>, one table per selected rank (HTA's
  * get_cupti_counter_data_with_operators; needs a load with

@@ -326,7 +326,9 @@ static double trace_duration(const struct trace_rank *r)
 	return r->n ? hi - lo : NAN;
 }
 
-static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable **out)
+/* series: also the queue length time series table (19k rows on a 35 MB
+ * trace; summary shows only the summaries) */
+static void queue_tables(const struct trace_rank *r, int64_t maxq, bool series, struct atable **out)
 {
 	struct queue_point *p;
 	bool mismatch;
@@ -337,8 +339,9 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable
 					    NULL};
 	char title[96];
 	snprintf(title, sizeof title, "Queue length time series, rank %d", r->rank);
-	struct atable *s = out[T_QSERIES] = atable_new(name, title, scols);
-	atable_int_text(s, 1);
+	struct atable *s = out[T_QSERIES] = series ? atable_new(name, title, scols) : NULL;
+	if (s)
+		atable_int_text(s, 1);
 	struct atable *sum = out[T_QSUM] = atable_new(counters_tables[T_QSUM].csv, "Queue length per stream", qsum_cols);
 	static const char *const bcols[] = {"rank:i", "stream:i", "duration_at_max_queue_length:f",
 					    "relative_duration_at_max_queue_length:f", NULL};
@@ -361,6 +364,8 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable
 				if (b < n && p[b].stream == p[a].stream)
 					d += p[b].ts - p[i].ts;
 			}
+			if (!s)
+				continue;
 			size_t row = atable_add_row(s);
 			atable_set_i(s, row, 0, p[i].idx);
 			atable_set_f(s, row, 1, p[i].ts);
@@ -391,7 +396,8 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable
 	if (!n) {
 		atable_note(sum, "rank %d: no kernel launch with its GPU activity in the trace: queue length unavailable",
 			    r->rank);
-		atable_note(s, "rank %d: no kernel launch with its GPU activity: no queue length series", r->rank);
+		if (s)
+			atable_note(s, "rank %d: no kernel launch with its GPU activity: no queue length series", r->rank);
 	} else if (mismatch) {
 		atable_note(sum, "rank %d: launches and GPU activities do not pair one to one (HTA stops on this)",
 			    r->rank);
@@ -400,7 +406,7 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, struct atable
 	free(p);
 }
 
-static void bw_tables(const struct trace_rank *r, struct atable **out)
+static void bw_tables(const struct trace_rank *r, bool series, struct atable **out)
 {
 	struct bw_point *p;
 	char **types;
@@ -410,7 +416,7 @@ static void bw_tables(const struct trace_rank *r, struct atable **out)
 	snprintf(name, sizeof name, "%s%d", counters_tables[T_BWSERIES].csv, r->rank);
 	snprintf(title, sizeof title, "Memory bandwidth time series, rank %d (GB/s)", r->rank);
 	static const char *const scols[] = {"event_index:i", "ts:f", "pid:i", "name:s", "memory_bw_gbps:f", NULL};
-	struct atable *s = out[T_BWSERIES] = atable_new(name, title, scols);
+	struct atable *s = out[T_BWSERIES] = series ? atable_new(name, title, scols) : NULL;
 	struct atable *sum = out[T_BWSUM] =
 		atable_new(counters_tables[T_BWSUM].csv, "Memory bandwidth per memory type (GB/s)", bwsum_cols);
 	double *v = xmalloc((2 * n + 1) * sizeof *v); /* values, then scratch */
@@ -418,12 +424,14 @@ static void bw_tables(const struct trace_rank *r, struct atable **out)
 		size_t b = a, nv = 0;
 		while (b < n && p[b].type == p[a].type) {
 			size_t i = b++;
-			size_t row = atable_add_row(s);
-			atable_set_i(s, row, 0, p[i].n);
-			atable_set_f(s, row, 1, p[i].ts);
-			atable_set_i(s, row, 2, p[i].pid);
-			atable_set_s(s, row, 3, types[p[i].type]);
-			atable_set_f(s, row, 4, p[i].gbps);
+			if (s) {
+				size_t row = atable_add_row(s);
+				atable_set_i(s, row, 0, p[i].n);
+				atable_set_f(s, row, 1, p[i].ts);
+				atable_set_i(s, row, 2, p[i].pid);
+				atable_set_s(s, row, 3, types[p[i].type]);
+				atable_set_f(s, row, 4, p[i].gbps);
+			}
 			if (p[i].gbps > 0)
 				v[nv++] = p[i].gbps;
 		}
@@ -438,7 +446,8 @@ static void bw_tables(const struct trace_rank *r, struct atable **out)
 	}
 	if (!n) {
 		atable_note(sum, "rank %d: no memcpy/memset on a GPU stream: memory bandwidth unavailable", r->rank);
-		atable_note(s, "rank %d: no memcpy/memset: no memory bandwidth series", r->rank);
+		if (s)
+			atable_note(s, "rank %d: no memcpy/memset: no memory bandwidth series", r->rank);
 	} else if (!sum->nrows) {
 		atable_note(sum, "rank %d: the trace gives no memcpy/memset bandwidth (all 0): memory bandwidth "
 				 "unavailable",
@@ -451,10 +460,10 @@ static void bw_tables(const struct trace_rank *r, struct atable **out)
 	free(p);
 }
 
-void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, struct atable **out)
+void analyze_counters_rank(const struct trace_rank *r, int64_t max_queue_length, bool series, struct atable **out)
 {
-	queue_tables(r, max_queue_length, out);
-	bw_tables(r, out);
+	queue_tables(r, max_queue_length, series, out);
+	bw_tables(r, series, out);
 }
 
 /* ---- the `counters` row of the analysis table ---- */
@@ -491,7 +500,9 @@ static void counters_rank(const struct analysis_ctx *c, const struct trace_set *
 		atable_note(out[T_BWSUM], "no selected rank in the trace: memory bandwidth unavailable");
 		return;
 	}
-	analyze_counters_rank(view->ranks[0], o->max_queue_length, out);
+	/* the series tables only where they are wanted (shown or --csv-dir):
+	 * both are wanted or neither (one rule, series_shown) */
+	analyze_counters_rank(view->ranks[0], o->max_queue_length, c->want[T_QSERIES] || c->want[T_BWSERIES], out);
 }
 
 /* The file of rank r when several ranks are written: ".rank<r>" before the

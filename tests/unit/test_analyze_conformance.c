@@ -361,8 +361,25 @@ static void counters_case(const struct tt_case *c, const struct trace_set *set, 
 	struct atable *all[COUNTERS_NTABLES] = {0};
 	bool any_series = false;
 	for (size_t k = 0; k < set->nranks; k++) {
-		struct atable *one[COUNTERS_NTABLES];
-		analyze_counters_rank(set->ranks[k], 1024, one);
+		struct atable *one[COUNTERS_NTABLES], *lean[COUNTERS_NTABLES];
+		analyze_counters_rank(set->ranks[k], 1024, true, one);
+		/* without the series (summary): those two not built, the
+		 * summaries and their notes the same */
+		analyze_counters_rank(set->ranks[k], 1024, false, lean);
+		CHECK(lean[1] == NULL && lean[4] == NULL);
+		for (size_t t = 0; t < COUNTERS_NTABLES; t++) {
+			if (t == 1 || t == 4)
+				continue;
+			struct buf a = BUF_INIT, b = BUF_INIT;
+			atable_render(one[t], AFMT_CSV, &a);
+			atable_render_notes(one[t], &a);
+			atable_render(lean[t], AFMT_CSV, &b);
+			atable_render_notes(lean[t], &b);
+			CHECK_STR(a.data ? a.data : "", b.data ? b.data : "");
+			buf_free(&a);
+			buf_free(&b);
+			atable_free(lean[t]);
+		}
 		for (size_t t = 0; t < COUNTERS_NTABLES; t++) {
 			if (t == 1 || t == 4) { /* the per-rank series */
 				char file[96];

@@ -39,6 +39,8 @@ void xalloc_huge_pages(size_t min_bytes)
 	}
 }
 
+bool xalloc_huge_pages_on(void) { return huge_min != 0; }
+
 /* The size to ask malloc for so that the block's mapping is a whole number of
  * huge pages: the kernel places such an anonymous mapping on a 2 MiB boundary
  * and fills it with 2 MiB pages.  64 bytes leave room for malloc's header

@@ -12,6 +12,7 @@
 #define DYNO_BUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,5 +73,7 @@ char *xstrndup(const char *s, size_t n);
  * it (big blocks mapped on their own, one arena, no trimming below 64 MiB);
  * 0 turns the advice off (the default) but leaves malloc's tuning as it is. */
 void xalloc_huge_pages(size_t min_bytes);
+/* Whether that advice is on. */
+bool xalloc_huge_pages_on(void);
 
 #endif

@@ -81,5 +81,15 @@ static inline void trace_columns_need(struct trace_rank *r, size_t need)
 void trace_columns_reserve(struct trace_rank *r, uint64_t bytes);
 /* Free every column; n and cap become 0. */
 void trace_columns_free(struct trace_rank *r);
+/* Column c to room for `rows` rows, its rows [0, r->n) kept (realloc, or
+ * out of the arena into a block of its own when the arena's room is too
+ * small; a smaller size keeps the arena's room).  Tasks of one par_for may
+ * resize different columns of r at once. */
+void trace_col_resize(struct trace_rank *r, size_t c, size_t rows);
+/* Free column c (NULL after); likewise safe for different columns at once. */
+void trace_col_release(struct trace_rank *r, size_t c);
+/* Whether a reservation may put the columns in an arena now (huge pages
+ * on, not under AddressSanitizer); for tests. */
+bool trace_columns_arena_possible(void);
 
 #endif

@@ -567,8 +567,8 @@ static void merge_column(void *ctx, size_t c)
 	size_t n0 = r->n, total = r->n + h->n, size = trace_columns[c].size;
 	if (!trace_col_kept(r, c)) /* an optional column this load does not keep */
 		return;
+	trace_col_resize(r, c, total);
 	void **dst = trace_col(r, c), **src = trace_col(h, c);
-	*dst = xrealloc(*dst, total * size);
 #define APPEND(col, expr)                                                                            \
 	for (size_t i = 0; i < h->n; i++)                                                            \
 		r->col[n0 + i] = (expr)
@@ -586,8 +586,7 @@ static void merge_column(void *ctx, size_t c)
 			memcpy((char *)*dst + n0 * size, *src, h->n * size);
 	}
 #undef APPEND
-	free(*src);
-	*src = NULL;
+	trace_col_release(h, c);
 }
 
 /* Append a helper's rows (event ids shifted by base) to r. */

@@ -222,6 +222,12 @@ struct trace_rank {
 	uint32_t *idx;       /* position in traceEvents */
 	int32_t *link;       /* row of the CPU<->GPU partner, -1 = none */
 	int32_t *iteration;  /* ProfilerStep N, TRACE_ITER_NONE, TRACE_ITER_NAN */
+	/* columns.c: a mid-size load's columns lie in one block on huge pages
+	 * (NULL: each column is its own allocation) */
+	void *col_arena;
+	size_t col_arena_len;  /* bytes mapped */
+	size_t col_arena_cap;  /* rows each column has there */
+	uint32_t col_in_arena; /* bit c: column c lies there (atomic) */
 
 	/* ---- derived ---- */
 	int32_t *iterations; /* distinct ProfilerStep numbers, ascending */

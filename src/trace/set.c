@@ -439,7 +439,7 @@ static void gather_group(void *ctx, size_t gi)
 		else
 			GATHER(uint8_t);
 		if (n > r->cap)
-			*col = xrealloc(*col, n * size);
+			trace_col_resize(r, c, n);
 		memcpy(*col, scratch, n * size);
 	}
 	free(scratch);

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "core/buf.h"
+#include "trace/columns.h"
 #include "../lib/trace_compare.h"
 #include "test.h"
 #include "test_trace_util.h"
@@ -1224,4 +1225,95 @@ TEST(trace_error_line_deep_in_file)
 	buf_free(&path);
 	buf_free(&doc);
 	buf_free(&doc2);
+}
+
+/* The column arena (columns.c): a mid-size reservation puts every column
+ * in one block; shrinking keeps its room; growing past it moves a column
+ * (or, through trace_columns_grow, all of them) into blocks of their own
+ * with their rows; the last column out or freed unmaps the block. */
+TEST(trace_column_arena_moves_and_frees)
+{
+	xalloc_huge_pages(2u << 20);
+	bool possible = trace_columns_arena_possible();
+	struct trace_rank *r = trace_rank_new("arena");
+	trace_columns_reserve(r, 40u << 20); /* ~82k rows and half again: 12 MB */
+	CHECK_INT(r->cap, possible ? 122880 : 131072);
+	CHECK((r->col_arena != NULL) == possible);
+	r->n = 100000;
+	for (size_t i = 0; i < r->n; i++) {
+		r->ts[i] = (double)i;
+		r->dur[i] = 0.5 * (double)i;
+		r->name[i] = (uint32_t)(i * 3);
+		r->kind[i] = (uint8_t)i;
+	}
+	trace_col_resize(r, TRACE_COL_LINK, 10); /* smaller: the room stays */
+	trace_col_resize(r, TRACE_COL_DUR, 300000); /* this one leaves */
+	CHECK((r->col_in_arena >> TRACE_COL_LINK & 1) == possible);
+	CHECK_INT(r->col_in_arena >> TRACE_COL_DUR & 1, 0);
+	CHECK((r->col_arena != NULL) == possible);
+	r->dur[299999] = 1; /* its new room */
+	trace_columns_grow(r, 200000); /* all leave, the block goes */
+	CHECK(r->col_arena == NULL);
+	CHECK_INT(r->col_in_arena, 0);
+	size_t bad = 0;
+	for (size_t i = 0; i < r->n; i++)
+		bad += r->ts[i] != (double)i || r->dur[i] != 0.5 * (double)i || r->name[i] != (uint32_t)(i * 3) ||
+		       r->kind[i] != (uint8_t)i;
+	CHECK_INT(bad, 0);
+	trace_rank_free(r);
+
+	r = trace_rank_new("arena2");
+	trace_columns_reserve(r, 40u << 20);
+	r->n = 1000;
+	for (size_t c = 0; c < TRACE_NCOLS; c++)
+		if (trace_col_kept(r, c))
+			trace_col_release(r, c); /* the last one unmaps it */
+	CHECK(r->col_arena == NULL);
+	CHECK(r->ts == NULL && r->iteration == NULL);
+	trace_rank_free(r);
+
+	/* too small for an arena (under 4 MiB), or columns big enough for huge
+	 * pages of their own (2 MiB each): none */
+	r = trace_rank_new("small");
+	trace_columns_reserve(r, 4u << 20);
+	CHECK(r->col_arena == NULL);
+	trace_rank_free(r);
+	r = trace_rank_new("big");
+	trace_columns_reserve(r, 200u << 20);
+	CHECK(r->col_arena == NULL);
+	trace_rank_free(r);
+	xalloc_huge_pages(0);
+}
+
+/* Loads with the columns in an arena give the model of loads without:
+ * one thread and parts, the arena kept to the end (55 MB of text, 120k
+ * rows) or left mid-parse (25 MB, more rows than the reservation), the
+ * launch-op step's compaction included. */
+TEST(trace_column_arena_same_model)
+{
+	char *paths[2] = {write_big("arena_kept.json", 3, 0), write_big("arena_left.json", 0, 0)};
+	for (int k = 0; k < 2; k++)
+		for (int t = 1; t <= 4; t += 3)
+			for (int lo = 0; lo < 2; lo++) {
+				struct trace_load_opts o = {.threads = t, .launch_ops_only = lo};
+				struct buf err = BUF_INIT, why = BUF_INIT;
+				struct trace_rank *a = trace_rank_load(paths[k], &o, &err);
+				xalloc_huge_pages(2u << 20);
+				struct trace_rank *b = trace_rank_load(paths[k], &o, &err);
+				if (k == 0 && t == 1 && !lo && trace_columns_arena_possible())
+					CHECK(b->col_arena != NULL); /* kept to the end */
+				xalloc_huge_pages(0);
+				REQUIRE(a && b);
+				bool same = trace_rank_same(a, b, &why);
+				if (!same)
+					fprintf(stderr, "  %s, %d threads, launch_ops_only %d: %s\n", paths[k], t, lo,
+						why.data);
+				CHECK(same);
+				trace_rank_free(a);
+				trace_rank_free(b);
+				buf_free(&err);
+				buf_free(&why);
+			}
+	free(paths[0]);
+	free(paths[1]);
 }

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,49 @@ static void *par_worker(void *arg)
 			return NULL;
 		j->fn(j->ctx, i);
 	}
+}
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	cpu_set_t all; /* the creator's affinity, restored first */
+	bool reset;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	free(p);
+	if (s.reset)
+		(void)sched_setaffinity(0, sizeof s.all, &s.all); /* this thread only */
+	return s.fn(s.arg);
+}
+
+int par_thread_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	struct thread_start *s = xmalloc(sizeof *s);
+	s->fn = fn;
+	s->arg = arg;
+	s->reset = false;
+	pthread_attr_t at, *pa = NULL;
+	int cpu = sched_getcpu();
+	if (cpu >= 0 && cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof s->all, &s->all) == 0 &&
+	    CPU_ISSET(cpu, &s->all) && CPU_COUNT(&s->all) > 1 && pthread_attr_init(&at) == 0) {
+		cpu_set_t away = s->all;
+		CPU_CLR(cpu, &away);
+		if (pthread_attr_setaffinity_np(&at, sizeof away, &away) == 0) {
+			pa = &at;
+			s->reset = true;
+		} else {
+			pthread_attr_destroy(&at);
+		}
+	}
+	int rc = pthread_create(th, pa, thread_trampoline, s);
+	if (pa)
+		pthread_attr_destroy(pa);
+	if (rc != 0)
+		free(s);
+	return rc;
 }
 
 int par_cgroup_quota_cores(const char *cgroup_file, const char *root)
@@ -124,7 +168,7 @@ void par_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx)
 	pthread_t *th = xcalloc(nt, sizeof *th);
 	size_t started = 0;
 	for (size_t t = 1; t < nt; t++) {
-		if (pthread_create(&th[t], NULL, par_worker, &j) != 0)
+		if (par_thread_start(&th[t], par_worker, &j) != 0)
 			break;
 		started = t;
 	}

@@ -475,7 +475,7 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 		trace_parser_init(&pt->hp, pt->h, opts); /* first: it says which optional columns the rank keeps */
 		trace_columns_reserve(pt->h, end[k] - pt->from);
 		pt->hp.mid_file = true;
-		if (pthread_create(&pt->th, NULL, split_worker, pt) != 0) {
+		if (par_thread_start(&pt->th, split_worker, pt) != 0) {
 			/* every part is needed (a chain may stop at any of
 			 * them): no thread, no split; n stays as the running
 			 * helpers read it, and a gzip part that will never be

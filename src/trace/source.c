@@ -25,6 +25,7 @@
 #include <isa-l/igzip_lib.h>
 
 #include "core/buf.h"
+#include "core/par.h"
 
 #define INBUF (256u << 10)
 #define BLOCK (1u << 20)
@@ -246,7 +247,7 @@ void trace_source_start_thread(struct trace_source *s)
 		s->ring[i].data = xmalloc(BLOCK);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	if (pthread_create(&s->thread, NULL, producer, s) != 0) {
+	if (par_thread_start(&s->thread, producer, s) != 0) {
 		for (int i = 0; i < RING; i++)
 			free(s->ring[i].data);
 		pthread_mutex_destroy(&s->mu);

@@ -9,6 +9,7 @@
  * the analysis table is the same whatever the thread count.
  */
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,52 @@ TEST(par_cores_follows_the_affinity_mask)
 	CHECK(c >= 1 && c <= CPU_COUNT(&set));
 	CHECK_INT(par_threads(0), c);
 	CHECK_INT(par_threads(3), 3);
+}
+
+struct start_seen {
+	int ran;
+	cpu_set_t mask; /* the thread's affinity when its function ran */
+};
+
+static void *note_start(void *arg)
+{
+	struct start_seen *s = arg;
+	s->ran++;
+	if (sched_getaffinity(0, sizeof s->mask, &s->mask) != 0)
+		CPU_ZERO(&s->mask);
+	return arg;
+}
+
+/* par_thread_start runs the function with its argument and hands the
+ * thread the creator's whole affinity back (it is only created away from
+ * the creator's core); a creator on one core gets a plain thread on it. */
+TEST(par_thread_start_restores_the_affinity)
+{
+	cpu_set_t all;
+	REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+	for (int k = 0; k < 5; k++) {
+		struct start_seen s = {0};
+		pthread_t th;
+		void *ret = NULL;
+		REQUIRE(par_thread_start(&th, note_start, &s) == 0);
+		REQUIRE(pthread_join(th, &ret) == 0);
+		CHECK(ret == &s);
+		CHECK_INT(s.ran, 1);
+		CHECK(CPU_EQUAL(&s.mask, &all));
+	}
+	int cpu = sched_getcpu();
+	REQUIRE(cpu >= 0);
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+	struct start_seen s = {0};
+	pthread_t th;
+	REQUIRE(par_thread_start(&th, note_start, &s) == 0);
+	REQUIRE(pthread_join(th, NULL) == 0);
+	CHECK_INT(s.ran, 1);
+	CHECK(CPU_EQUAL(&s.mask, &one));
+	REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
 }
 
 static void render(struct buf *b, const struct atable *t)

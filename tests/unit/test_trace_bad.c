@@ -1022,6 +1022,16 @@ TEST(trace_gzip_parse_in_parts_equals_one)
 	gz_parts_case("gzparts_outside", 2, 0, 0, 3, false, 0);
 	gz_parts_case("gzparts_rest", 3, 0, 0, 4, false, 2);
 	gz_parts_case("gzparts_after", 4, 0, 0, 3, true, 2);
+	/* two parts, the case of a 2-core machine: every kind again, and the
+	 * stream cut or damaged in the main parser's part */
+	gz_parts_case("gz2_cut", 0, 85, 0, 2, true, 0);
+	gz_parts_case("gz2_cut_early", 0, 30, 0, 2, true, 0);
+	gz_parts_case("gz2_bad", 0, 0, 85, 2, true, 2);
+	gz_parts_case("gz2_bad_early", 0, 0, 30, 2, true, 0);
+	gz_parts_case("gz2_nested", 1, 0, 0, 2, false, 0);
+	gz_parts_case("gz2_outside", 2, 0, 0, 2, false, 0);
+	gz_parts_case("gz2_rest", 3, 0, 0, 2, false, 0);
+	gz_parts_case("gz2_after", 4, 0, 0, 2, true, 2);
 }
 
 /* A parse in parts whose rank has no rows (only instant events) and whose

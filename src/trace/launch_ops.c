@@ -78,23 +78,30 @@ size_t trace_launch_ops(const struct trace_rank *r, bool kernel_only, uint32_t *
 			   : strcmp(s, "cudaLaunchKernel") == 0 || strcmp(s, "cudaLaunchKernelExC") == 0 ? 2
 												       : 0;
 	}
+	/* which rows are operators and launches: computed without a branch
+	 * per row (the two kinds alternate with the runtime rows, and a test
+	 * per row would be mispredicted half the time), appended by writing
+	 * every row and advancing past the ones that count (one slot spare) */
+	uint8_t *is_op = xmalloc(r->n ? r->n : 1);
 	size_t no = 0, nl = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		uint8_t w = what[r->name[i]];
-		if (w == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
-			no++;
-		else if (w == 2 && (!kernel_only || (r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)))
-			nl++;
+		bool o = (w == 1) & (r->kind[i] == TRACE_CAT_CPU_OP);
+		bool l = w == 2;
+		if (kernel_only && l) /* launches only: rare enough to test */
+			l = r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL;
+		is_op[i] = (uint8_t)(o | (uint8_t)l << 1);
+		no += o;
+		nl += l;
 	}
-	uint32_t *ops = xmalloc((no ? no : 1) * sizeof *ops), *ls = xmalloc((nl ? nl : 1) * sizeof *ls);
+	uint32_t *ops = xmalloc((no + 1) * sizeof *ops), *ls = xmalloc((nl + 1) * sizeof *ls);
 	no = nl = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		uint8_t w = what[r->name[i]];
-		if (w == 1 && r->kind[i] == TRACE_CAT_CPU_OP)
-			ops[no++] = (uint32_t)i;
-		else if (w == 2 && (!kernel_only || (r->link[i] >= 0 && r->kind[r->link[i]] == TRACE_CAT_KERNEL)))
-			ls[nl++] = (uint32_t)i;
+		ops[no] = ls[nl] = (uint32_t)i;
+		no += is_op[i] & 1;
+		nl += is_op[i] >> 1;
 	}
+	free(is_op);
 	free(what);
 	uint64_t *key = xmalloc((no > nl ? no : nl ? nl : 1) * sizeof *key);
 	sort_by_thread_ts(r, ops, key, no);
@@ -155,7 +162,8 @@ size_t trace_launch_ops(const struct trace_rank *r, bool kernel_only, uint32_t *
  * stream, no correlation, not event 0, which HTA's lookups can hit). */
 static bool droppable(const struct trace_rank *r, size_t i)
 {
-	return r->kind[i] == TRACE_CAT_CPU_OP && r->stream[i] == -1 && r->correlation[i] == -1 && r->idx[i] != 0;
+	/* & not &&: no branch per row */
+	return (r->kind[i] == TRACE_CAT_CPU_OP) & (r->stream[i] == -1) & (r->correlation[i] == -1) & (r->idx[i] != 0);
 }
 
 struct compact_job {
@@ -214,7 +222,7 @@ void trace_rank_keep_launch_ops(struct trace_rank *r, const struct trace_load_op
 	uint32_t hip_api = trace_strtab_find(&r->strs, "hipLaunchKernel", 15);
 	uint8_t *keep = xmalloc(r->n);
 	for (size_t i = 0; i < r->n; i++)
-		keep[i] = !droppable(r, i) || r->name[i] == cuda_api || r->name[i] == hip_api;
+		keep[i] = !droppable(r, i) | (r->name[i] == cuda_api) | (r->name[i] == hip_api);
 	uint32_t *ls;
 	int32_t *op;
 	size_t nl = trace_launch_ops(r, false, &ls, &op);
@@ -236,14 +244,19 @@ void trace_rank_keep_launch_ops(struct trace_rank *r, const struct trace_load_op
 		if (step[r->name[i]] && r->ts[i] > last_step && !trace_row_corr_gpu(r, i, ev_sync, ctx_sync))
 			last_step = r->ts[i];
 	free(step);
+	/* the first row of the greatest ts among the dropped (and among the
+	 * dropped before last_step): selects, not branches, as above */
 	size_t latest = SIZE_MAX, latest_before = SIZE_MAX;
+	double best = 0, best_before = 0;
 	for (size_t i = 0; i < r->n; i++) {
-		if (keep[i])
-			continue;
-		if (latest == SIZE_MAX || r->ts[i] > r->ts[latest])
-			latest = i;
-		if (r->ts[i] < last_step && (latest_before == SIZE_MAX || r->ts[i] > r->ts[latest_before]))
-			latest_before = i;
+		double t = r->ts[i];
+		bool d = !keep[i];
+		bool a = d & ((latest == SIZE_MAX) | (t > best));
+		bool b = d & (t < last_step) & ((latest_before == SIZE_MAX) | (t > best_before));
+		latest = a ? i : latest;
+		best = a ? t : best;
+		latest_before = b ? i : latest_before;
+		best_before = b ? t : best_before;
 	}
 	if (latest != SIZE_MAX)
 		keep[latest] = 1;
@@ -258,8 +271,8 @@ void trace_rank_keep_launch_ops(struct trace_rank *r, const struct trace_load_op
 	for (size_t i = 0; i < r->n; i++) {
 		src[n] = (uint32_t)i;
 		n += keep[i];
-		if (!keep[i] && r->ts[i] < min_ts)
-			min_ts = r->ts[i];
+		double t = keep[i] ? min_ts : r->ts[i];
+		min_ts = t < min_ts ? t : min_ts;
 	}
 	free(keep);
 	r->stats.skipped_cpu_ops += r->n - n;

@@ -48,14 +48,14 @@ void trace_rank_link(struct trace_rank *r)
 	}
 	if (m == 0)
 		return;
-	uint64_t *key = xmalloc(m * sizeof *key);
-	uint32_t *row = xmalloc(m * sizeof *row);
+	uint64_t *key = xmalloc((m + 1) * sizeof *key);
+	uint32_t *row = xmalloc((m + 1) * sizeof *row);
 	size_t k = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->correlation[i] != -1) {
-			key[k] = rsort_key_i64(r->correlation[i]);
-			row[k++] = (uint32_t)i;
-		}
+	for (size_t i = 0; i < r->n; i++) { /* no branch per row: one slot spare */
+		key[k] = rsort_key_i64(r->correlation[i]);
+		row[k] = (uint32_t)i;
+		k += r->correlation[i] != -1;
+	}
 	rsort_kv(key, row, m);
 	for (size_t a = 0; a < m;) {
 		size_t b = a + 1;

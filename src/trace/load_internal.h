@@ -40,7 +40,8 @@ void trace_rank_keep_launch_ops(struct trace_rank *r, const struct trace_load_op
  * the per-row test is two compares. */
 static inline bool trace_row_corr_gpu(const struct trace_rank *r, size_t i, uint32_t ev_sync, uint32_t ctx_sync)
 {
-	return (r->stream[i] >= 0 && r->correlation[i] >= 0) || r->name[i] == ev_sync || r->name[i] == ctx_sync;
+	/* & and |, not && and ||: no branch (CPU and GPU rows alternate) */
+	return ((r->stream[i] >= 0) & (r->correlation[i] >= 0)) | (r->name[i] == ev_sync) | (r->name[i] == ctx_sync);
 }
 
 /* "ProfilerStep#N" exactly at the start (HTA's ^ProfilerStep#(\d+)): the

@@ -370,16 +370,18 @@ static void count_matches(const struct trace_rank *r, const bool *gpu, double la
 	size_t m = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		mult[i] = 0;
-		m += gpu[i] || r->ts[i] < last_start;
+		m += gpu[i] | (r->ts[i] < last_start);
 	}
-	uint64_t *key = xmalloc((m ? m : 1) * sizeof *key);
-	uint32_t *row = xmalloc((m ? m : 1) * sizeof *row);
+	/* appended by advancing past the rows that count, no branch per row
+	 * (one slot spare) */
+	uint64_t *key = xmalloc((m + 1) * sizeof *key);
+	uint32_t *row = xmalloc((m + 1) * sizeof *row);
 	size_t k = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (gpu[i] || r->ts[i] < last_start) {
-			key[k] = rsort_key_i64(r->correlation[i]);
-			row[k++] = (uint32_t)i;
-		}
+	for (size_t i = 0; i < r->n; i++) {
+		key[k] = rsort_key_i64(r->correlation[i]);
+		row[k] = (uint32_t)i;
+		k += gpu[i] | (r->ts[i] < last_start);
+	}
 	rsort_kv(key, row, m);
 	for (size_t a = 0; a < m;) {
 		size_t b = a + 1, ncpu = 0;
@@ -475,8 +477,7 @@ static size_t last_step_rows(struct trace_rank *r, uint32_t **src_out)
 	}
 	size_t nkeep_cpu = 0;
 	for (size_t i = 0; i < r->n; i++)
-		if (!gpu[i] && r->ts[i] < last_start)
-			nkeep_cpu++;
+		nkeep_cpu += !gpu[i] & (r->ts[i] < last_start);
 	/* count kept CPU rows per correlation, then the copies of each GPU row */
 	size_t out_n = nkeep_cpu;
 	uint32_t *mult = xmalloc((r->n ? r->n : 1) * sizeof *mult);
@@ -500,14 +501,15 @@ static size_t last_step_rows(struct trace_rank *r, uint32_t **src_out)
 		out_n += cnt;
 	}
 	/* source row of every output row */
-	uint32_t *src = xmalloc((out_n ? out_n : 1) * sizeof *src);
+	uint32_t *src = xmalloc((out_n + 1) * sizeof *src);
 	size_t o = 0;
 	for (size_t i = 0; i < r->n; i++)
 		for (uint32_t k = 0; k < mult[i]; k++)
 			src[o++] = (uint32_t)i;
-	for (size_t i = 0; i < r->n; i++)
-		if (!gpu[i] && r->ts[i] < last_start)
-			src[o++] = (uint32_t)i;
+	for (size_t i = 0; i < r->n; i++) {
+		src[o] = (uint32_t)i;
+		o += !gpu[i] & (r->ts[i] < last_start);
+	}
 	free(mult);
 	free(gpu);
 	*src_out = src;

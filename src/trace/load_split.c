@@ -118,13 +118,14 @@ struct trace_split {
  * with nothing to do until the other is done: it faults those pages in
  * meanwhile (blocks of the heap touched, then freed: the heap keeps them,
  * M_TRIM_THRESHOLD), in steps of 256 KiB, until *stop, within the shared
- * budget sp->warm (32 bytes per row of the reservation; none unless
- * xalloc_huge_pages tuned malloc).  Only moves work into a wait; never
+ * budget sp->warm (32 bytes per row of the reservation, at most WARM_MAX;
+ * none unless xalloc_huge_pages tuned malloc).  Only moves work into a wait; never
  * correctness.  On trace_diff/control the helper, done ~1 ms before the
  * main parser, faults in ~450 pages there, and the steps after the parse
  * take ~5 faults instead of ~460.
  */
 #define WARM_STEP ((size_t)256 << 10)
+#define WARM_MAX ((size_t)16 << 20) /* what it may add to the peak RSS */
 static void warm_heap(struct trace_split *sp, const atomic_bool *stop)
 {
 	void *blk[64];
@@ -542,7 +543,8 @@ struct trace_split *trace_split_start(const char *path, const struct trace_load_
 	atomic_init(&sp->joining, false);
 	/* only with malloc tuned by xalloc_huge_pages (dyno analyze): blocks
 	 * this size on the heap, and the heap kept when they are freed */
-	atomic_init(&sp->warm, xalloc_huge_pages_on() ? (size_t)(size / 512) * 32 : 0);
+	size_t warm = (size_t)(size / 512) * 32;
+	atomic_init(&sp->warm, !xalloc_huge_pages_on() ? 0 : warm < WARM_MAX ? warm : WARM_MAX);
 	return sp;
 }
 

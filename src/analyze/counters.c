@@ -397,7 +397,8 @@ static void queue_tables(const struct trace_rank *r, int64_t maxq, bool series, 
 		atable_note(sum, "rank %d: no kernel launch with its GPU activity in the trace: queue length unavailable",
 			    r->rank);
 		if (s)
-			atable_note(s, "rank %d: no kernel launch with its GPU activity: no queue length series", r->rank);
+			atable_note(s, "rank %d: no kernel launch with its GPU activity: no queue length series",
+				    r->rank);
 	} else if (mismatch) {
 		atable_note(sum, "rank %d: launches and GPU activities do not pair one to one (HTA stops on this)",
 			    r->rank);

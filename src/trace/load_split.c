@@ -119,8 +119,8 @@ struct trace_split {
  * meanwhile (blocks of the heap touched, then freed: the heap keeps them,
  * M_TRIM_THRESHOLD), in steps of 256 KiB, until *stop, within the shared
  * budget sp->warm (32 bytes per row of the reservation, at most WARM_MAX;
- * none unless xalloc_huge_pages tuned malloc).  Only moves work into a wait; never
- * correctness.  On trace_diff/control the helper, done ~1 ms before the
+ * none unless xalloc_huge_pages tuned malloc).  Only moves work into a
+ * wait; never correctness.  On trace_diff/control the helper, done ~1 ms before the
  * main parser, faults in ~450 pages there, and the steps after the parse
  * take ~5 faults instead of ~460.
  */
@@ -351,9 +351,8 @@ static void keep_rest(struct split_part *pt, struct json_reader *jr, struct gz_p
 	pt->rest_len = len;
 }
 
-static void *split_worker(void *arg)
+static void part_parse(struct split_part *pt)
 {
-	struct split_part *pt = arg;
 	struct trace_split *sp = pt->sp;
 	pt->how = PART_FAILED;
 	/* "{"_":[" in front of byte S: the element at S is where the main
@@ -367,14 +366,14 @@ static void *split_worker(void *arg)
 		if (!gz_part_open(pt, &g)) {
 			trace_source_close(g.src);
 			free(g.buf);
-			return NULL; /* no split point: the part is never joined */
+			return; /* no split point: the part is never joined */
 		}
 		read = gz_part_read;
 		rctx = &g;
 	} else {
 		src = trace_source_open_range(sp->path, pt->S, SPLIT_PREFIX, pt->err.msg, sizeof pt->err.msg);
 		if (!src)
-			return NULL;
+			return;
 		rctx = src;
 	}
 	struct trace_parser *p = &pt->hp;
@@ -432,8 +431,15 @@ static void *split_worker(void *arg)
 	trace_source_close(src);
 	trace_source_close(g.src);
 	free(g.buf);
+}
+
+static void *split_worker(void *arg)
+{
+	struct split_part *pt = arg;
+	part_parse(pt);
+	/* done, whichever way: a main parser at the join stops warming */
 	atomic_store(&pt->done, true);
-	warm_heap(sp, &sp->joining);
+	warm_heap(pt->sp, &pt->sp->joining);
 	return NULL;
 }
 

@@ -10,6 +10,7 @@
 #ifndef DYNO_CORE_PAR_H
 #define DYNO_CORE_PAR_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* Call fn(ctx, i) once for every i in [0, n), on min(n, threads) threads
@@ -27,7 +28,6 @@ void par_for(size_t n, int threads, void (*fn)(void *ctx, size_t i), void *ctx);
  * creator parses on meanwhile, so the whole split waited for it).  Where
  * the caller's core or affinity cannot be read, or it has one core, a
  * plain pthread_create. */
-#include <pthread.h>
 int par_thread_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 /* threads <= 0 -> par_cores(). */

@@ -7,17 +7,18 @@
  * instead of doubling and copying it; past the estimate they double, which
  * for blocks this big is an mremap that moves pages without copying.
  *
- * A mid-size load (17-64 MB of text: every column under 2 MiB, all of them
+ * A mid-size load (15-89 MB of text: every column under 2 MiB, all of them
  * together 4 MiB or more) gets its columns in one block on transparent huge
  * pages, the arena, where dyno analyze turned huge pages on.  Each column
  * alone would be too small for a huge page of its own and would fill on
  * 4 KiB pages, and on a virtual machine each such fault costs ~2 us: on the
  * 35 MB trace_diff/control, ~1,900 faults (~4 ms) for the columns of one
- * parse, plus freeing as many pages at exit; the arena takes 7 faults and
- * zeroes 14 MB (~1.5 ms).  A column leaves the arena (for a block of its
- * own) when it must grow past the arena's room; shrinking a column there
- * keeps its room (a load this size is not what the memory limits are
- * about); the block is unmapped when its last column leaves or is freed.
+ * parse, plus freeing as many pages at exit; the arena (the estimate of
+ * rows and half again) takes 5 faults and zeroes 10 MB (~1.1 ms).  A
+ * column leaves the arena (for a block of its own) when it must grow past
+ * the arena's room; shrinking a column there keeps its room (a load this
+ * size is not what the memory limits are about); the block is unmapped
+ * when its last column leaves or is freed.
  * Not under AddressSanitizer, which checks each column as its own block.
  */
 #include <stdlib.h>
@@ -182,7 +183,7 @@ void trace_columns_reserve(struct trace_rank *r, uint64_t bytes)
 		rows = 1u << 26;
 	/* an arena is all touched (every huge page holds some column's rows),
 	 * so it is sized to the estimate and half as much again rather than
-	 * to the next power of two: 12 MB instead of 14 on trace_diff/control
+	 * to the next power of two: 10 MB instead of 13 on trace_diff/control
 	 * (466 bytes a row there) */
 	if (r->cap == 0 && arena_new(r, (size_t)(rows + rows / 2 + 63) & ~(size_t)63))
 		return;

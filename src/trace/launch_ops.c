@@ -175,9 +175,10 @@ struct compact_job {
 /* Column c's kept rows moved down to rows 0..n (src[i] >= i: in place,
  * front to back), as whole 1-, 4- or 8-byte values (doubles by their
  * bits), then the column shrunk to n rows, which gives the dropped rows'
- * pages back (not in a column arena: columns.c).  A gather through the index list, not a test per row: kept
- * and dropped rows alternate, and the branch would be mispredicted about
- * every other row, 15 times over (1 ms of a 35 MB trace's 75k rows). */
+ * pages back (not in a column arena: columns.c).  A gather through the
+ * index list, not a test per row: kept and dropped rows alternate, and the
+ * branch would be mispredicted about every other row, 15 times over (1 ms
+ * of a 35 MB trace's 75k rows). */
 static void compact_column(void *ctx, size_t c)
 {
 	const struct compact_job *j = ctx;

@@ -156,6 +156,24 @@ void trace_col_release(struct trace_rank *r, size_t c)
 	*col = NULL;
 }
 
+void trace_col_gather(void *dst, const void *col, size_t size, const uint32_t *idx, size_t n)
+{
+#define GATHER(T)                                                                                    \
+	do {                                                                                         \
+		const T *from = col;                                                                 \
+		T *to = dst;                                                                         \
+		for (size_t i = 0; i < n; i++)                                                       \
+			to[i] = from[idx[i]];                                                        \
+	} while (0)
+	if (size == 8)
+		GATHER(uint64_t);
+	else if (size == 4)
+		GATHER(uint32_t);
+	else
+		GATHER(uint8_t);
+#undef GATHER
+}
+
 void trace_columns_grow(struct trace_rank *r, size_t need)
 {
 	if (need <= r->cap)

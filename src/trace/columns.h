@@ -88,6 +88,10 @@ void trace_columns_free(struct trace_rank *r);
 void trace_col_resize(struct trace_rank *r, size_t c, size_t rows);
 /* Free column c (NULL after); likewise safe for different columns at once. */
 void trace_col_release(struct trace_rank *r, size_t c);
+/* dst[i] = col[idx[i]] for i < n, as whole values of `size` bytes (1, 4 or
+ * 8: doubles by their bits).  dst may be col itself when idx is ascending
+ * with idx[i] >= i (rows moved down in place). */
+void trace_col_gather(void *dst, const void *col, size_t size, const uint32_t *idx, size_t n);
 /* Whether a reservation may put the columns in an arena now (huge pages
  * on, not under AddressSanitizer); for tests. */
 bool trace_columns_arena_possible(void);

@@ -185,21 +185,8 @@ static void compact_column(void *ctx, size_t c)
 	struct trace_rank *r = j->r;
 	if (!trace_col_kept(r, c))
 		return; /* an optional column this load did not ask for: NULL */
-	void **col = trace_col(r, c);
-	size_t size = trace_columns[c].size;
-#define GATHER(T)                                                                                    \
-	do {                                                                                         \
-		T *d = *col;                                                                         \
-		for (size_t i = 0; i < j->n; i++)                                                    \
-			d[i] = d[j->src[i]];                                                         \
-	} while (0)
-	if (size == 8)
-		GATHER(uint64_t);
-	else if (size == 4)
-		GATHER(uint32_t);
-	else
-		GATHER(uint8_t);
-#undef GATHER
+	void *col = *trace_col(r, c);
+	trace_col_gather(col, col, trace_columns[c].size, j->src, j->n);
 	trace_col_resize(r, c, j->n);
 }
 

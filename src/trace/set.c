@@ -410,14 +410,6 @@ struct gather_job {
 	size_t ngroups;
 };
 
-#define GATHER(T)                                                                                    \
-	do {                                                                                         \
-		const T *from = *col;                                                                \
-		T *to = scratch;                                                                     \
-		for (size_t j = 0; j < n; j++)                                                       \
-			to[j] = from[src[j]];                                                        \
-	} while (0)
-
 /* Columns c with c % ngroups == gi (alternate columns: the groups carry
  * about the same bytes), through one scratch array; groups touch disjoint
  * columns of the rank, so they can run on different threads.  Rows are
@@ -434,19 +426,13 @@ static void gather_group(void *ctx, size_t gi)
 			continue;
 		void **col = trace_col(r, c);
 		size_t size = trace_columns[c].size;
-		if (size == 8)
-			GATHER(uint64_t);
-		else if (size == 4)
-			GATHER(uint32_t);
-		else
-			GATHER(uint8_t);
+		trace_col_gather(scratch, *col, size, src, n);
 		if (n > r->cap)
 			trace_col_resize(r, c, n);
 		memcpy(*col, scratch, n * size);
 	}
 	free(scratch);
 }
-#undef GATHER
 
 /* HTA 1.3 on one rank: the CPU rows before the last step start and the GPU
  * rows a kept CPU row launched (once per such row), GPU rows first; returns

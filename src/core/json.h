@@ -114,6 +114,10 @@ void json_reader_init_mem(struct json_reader *r, const char *data, size_t len, u
 /* chunk: bytes requested per read (0 = 1 MiB). */
 void json_reader_init_stream(struct json_reader *r, json_read_fn fn, void *ctx, size_t chunk,
 			     unsigned flags);
+/* A streaming reader over a new source, as json_reader_init_stream makes
+ * it, keeping the window buffer (its pages already faulted in), the depth
+ * limit and the scratch buffer. */
+void json_reader_restart_stream(struct json_reader *r, json_read_fn fn, void *ctx, unsigned flags);
 void json_reader_free(struct json_reader *r);
 void json_reader_set_max_depth(struct json_reader *r, uint32_t depth);
 

@@ -787,9 +787,10 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 							goto fail_quiet;
 						}
 						p.r->stats.replaced_utf8 += jr->replaced;
-						json_reader_free(jr);
-						json_reader_init_stream(jr, trace_source_read, rest_src, 1u << 20,
-									JSON_LENIENT_UTF8 | JSON_NO_LINES);
+						/* the same window buffer: a new one would be a
+						 * fresh huge page zeroed for, as a rule, the "}" */
+						json_reader_restart_stream(jr, trace_source_read, rest_src,
+									   JSON_LENIENT_UTF8 | JSON_NO_LINES);
 						if (!trace_split_resume(jr))
 							goto broken;
 						break;

@@ -455,6 +455,44 @@ TEST(json_stream_positions_after_refill)
 	buf_free(&doc);
 }
 
+/* A reader restarted over a second source reads it as a fresh one would:
+ * offsets and lines from 0, no state (depth, a half-read token, an error)
+ * carried over, the depth limit kept; and the window of a full chunk is
+ * used to all but its last 64 bytes, never past them. */
+TEST(json_stream_restart)
+{
+	struct buf a = BUF_INIT;
+	buf_puts(&a, "{\"k\": [");
+	for (int i = 0; i < 20000; i++)
+		buf_printf(&a, "%s\"value %d\"", i ? ", " : "", i);
+	buf_puts(&a, "], \"tail\": tr"); /* cut inside a token */
+	struct json_reader r;
+	struct chunk_src sa = {a.data, a.len, 4096};
+	json_reader_init_stream(&r, chunk_read, &sa, 4096, 0);
+	json_reader_set_max_depth(&r, 3);
+	enum json_tok t;
+	while ((t = json_next(&r)) != JSON_ERROR && t != JSON_EOF)
+		;
+	CHECK(t == JSON_ERROR);
+	CHECK(r.cap == 2 * 4096 - 64);
+	const char *b = "\n[1, {\"x\": \"y\"}]";
+	struct chunk_src sb = {b, strlen(b), 3};
+	json_reader_restart_stream(&r, chunk_read, &sb, 0);
+	struct buf got = BUF_INIT;
+	render(&r, &got);
+	CHECK_STR(got.data, "[ n:1 { k:x s:y } ] EOF");
+	buf_free(&got);
+	/* the depth limit (3) is still there: a fourth level fails, on line 1 */
+	const char *c = "[[[[1]]]]";
+	struct chunk_src sc = {c, strlen(c), 2};
+	json_reader_restart_stream(&r, chunk_read, &sc, 0);
+	render(&r, &got);
+	CHECK(strncmp(got.data, "[ [ [ ERR@3:1:4 ", 16) == 0);
+	buf_free(&got);
+	json_reader_free(&r);
+	buf_free(&a);
+}
+
 static bool gunzip(const char *path, struct buf *out)
 {
 	gzFile g = gzopen(path, "rb");

@@ -705,13 +705,15 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	 * counts them */
 	bool rereadable = trace_source_file_size(src) > 0;
 	unsigned jflags = JSON_LENIENT_UTF8 | (rereadable ? JSON_NO_LINES : 0);
-	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
 	struct trace_split *sp = NULL;
 	struct trace_source *rest_src = NULL; /* after a split: the file after traceEvents */
 	uint64_t rest_adjust = 0;
 	const uint64_t text_size = trace_source_text_size_hint(src);
 	if (split_threads >= 2 && rereadable)
 		sp = trace_split_start(name, opts, text_size, split_threads, trace_source_is_gzip(src));
+	/* the window after the helpers are off: its first huge page is zeroed
+	 * here (~0.2 ms), which a helper need not wait for */
+	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
 	/* one parser: it gets an inflate thread (in parts, each parser
 	 * inflates its own part: one thread per core, not two) */
 	if (!sp && rereadable)

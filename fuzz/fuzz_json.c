@@ -1,9 +1,11 @@
 /*
  * fuzz_json.c - libFuzzer target for the JSON reader, DOM and writer.
  *
- * For each input: tokenize it from memory and as a stream with a chunk size
- * taken from the first byte, and require the same tokens and the same error
- * offset (a differential check of the refill logic); then build the DOM,
+ * For each input: tokenize it from memory, as a stream with a chunk size
+ * taken from the first byte, and through a borrowed window that grows in
+ * place to a length the second byte picks and is streamed past it, and
+ * require the same tokens and the same error offset (a differential check
+ * of the refill logic); then build the DOM,
  * and when that succeeds, write it back with the writer and require that
  * the output parses.  Any crash, hang, leak or sanitizer report is a bug.
  */
@@ -29,6 +31,16 @@ static ssize_t rd(void *ctx, char *dst, size_t cap, const char **err)
 	s->p += n;
 	s->left -= n;
 	return (ssize_t)n;
+}
+
+struct grow {
+	size_t limit, step;
+};
+
+static size_t grow_by(void *ctx, size_t have)
+{
+	const struct grow *g = ctx;
+	return have + g->step < g->limit ? have + g->step : g->limit;
 }
 
 static uint64_t digest(struct json_reader *r, uint64_t *err_off)
@@ -72,6 +84,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_reader_free(&r);
 	if (h1 != h2 || e1 != e2)
 		abort(); /* memory and stream modes disagree */
+
+	/* a borrowed window (json_reader_init_borrow) growing `chunk` bytes at
+	 * a time to a limit the second byte picks, then the stream from there */
+	struct grow g = {size > 1 ? size * data[1] / 255 : 0, chunk};
+	struct src rest = {data + g.limit, size - g.limit, chunk};
+	json_reader_init_borrow(&r, (const char *)data, grow_by, &g, rd, &rest, chunk, flags);
+	uint64_t h3 = digest(&r, &e2);
+	json_reader_free(&r);
+	if (h1 != h3 || e1 != e2)
+		abort(); /* memory and borrowed modes disagree */
 
 	struct json_doc doc;
 	struct json_error err;

@@ -80,6 +80,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		one.skip_cpu_ops = parts.skip_cpu_ops = true;
 	if (size && (data[size - 1] & 2))
 		one.tokenizer_only = parts.tokenizer_only = true;
+	/* a .json.gz in two parts sharing the text before the helper's */
+	if (size && (data[size - 1] & 16)) {
+		parts.threads = 2;
+		parts.gz_share_always = true;
+	}
 	struct buf e1 = BUF_INIT, e2 = BUF_INIT, why = BUF_INIT;
 	struct trace_rank *a = trace_rank_load(path, &one, &e1);
 	struct trace_rank *b = trace_rank_load(path, &parts, &e2);

@@ -153,6 +153,18 @@ void json_reader_init_mem(struct json_reader *r, const char *data, size_t len, u
 	r->eof = true;
 }
 
+/* A stream reader's window: two chunks, of which all but the last 64 bytes
+ * are used.  With huge pages on (buf.h), 2 MiB is a mapping of two huge
+ * pages (malloc's header comes first) and filling the block to its end
+ * would fault in the second, zeroing 2 MiB (~0.3 ms) for the last 16
+ * bytes; refill() needs a chunk of room past what is live, and what is
+ * live is as a rule one token's tail. */
+static void own_window(struct json_reader *r)
+{
+	r->own = xmalloc(r->chunk * 2);
+	r->cap = r->chunk * 2 - (r->chunk >= 4096 ? 64 : 0);
+}
+
 void json_reader_init_stream(struct json_reader *r, json_read_fn fn, void *ctx, size_t chunk,
 			     unsigned flags)
 {
@@ -160,15 +172,20 @@ void json_reader_init_stream(struct json_reader *r, json_read_fn fn, void *ctx, 
 	r->read = fn;
 	r->rctx = ctx;
 	r->chunk = chunk ? chunk : (size_t)1 << 20;
-	/* two chunks, of which all but the last 64 bytes are used: with huge
-	 * pages on (buf.h), 2 MiB is a mapping of two huge pages (malloc's
-	 * header comes first) and filling the block to its end would fault in
-	 * the second, zeroing 2 MiB (~0.3 ms) for the last 16 bytes; refill()
-	 * needs a chunk of room past what is live, and what is live is as a
-	 * rule one token's tail */
-	r->own = xmalloc(r->chunk * 2);
-	r->cap = r->chunk * 2 - (r->chunk >= 4096 ? 64 : 0);
+	own_window(r);
 	r->base = r->p = r->end = r->tstart = r->own;
+}
+
+void json_reader_init_borrow(struct json_reader *r, const char *text, json_grow_fn grow, void *gctx,
+			     json_read_fn fn, void *ctx, size_t chunk, unsigned flags)
+{
+	init_common(r, flags);
+	r->read = fn;
+	r->rctx = ctx;
+	r->chunk = chunk ? chunk : (size_t)1 << 20;
+	r->grow = grow;
+	r->gctx = gctx;
+	r->base = r->p = r->end = r->tstart = text;
 }
 
 void json_reader_restart_stream(struct json_reader *r, json_read_fn fn, void *ctx, unsigned flags)
@@ -191,6 +208,13 @@ void json_reader_restart_stream(struct json_reader *r, json_read_fn fn, void *ct
 	r->chunk = chunk;
 	r->cap = cap;
 	r->own = own;
+	if (!r->own) { /* a borrowed window's reader that never needed one */
+		/* a small one: as a rule what comes is the "}" after a trace's
+		 * traceEvents, and a 2 MiB window would be a huge page zeroed
+		 * (~0.2 ms) for it */
+		r->chunk = (size_t)64 << 10;
+		own_window(r);
+	}
 	r->base = r->p = r->end = r->tstart = r->own;
 }
 
@@ -227,6 +251,30 @@ static ssize_t refill_ex(struct json_reader *r, const char **keep, bool soft)
 	if (r->eof)
 		return 0;
 	const char *k = *keep;
+	if (r->grow) {
+		/* a borrowed window grows in place: nothing moves, nothing is
+		 * dropped (a token too long fails as in a window of our own) */
+		if ((size_t)(r->end - k) >= JSON_MAX_TOKEN) {
+			if (!soft)
+				fail(r, k, "token longer than %zu bytes", JSON_MAX_TOKEN);
+			return -1;
+		}
+		size_t have = (size_t)(r->end - r->base);
+		size_t now = r->grow(r->gctx, have);
+		if (now > have) {
+			r->end = r->base + now;
+			return (ssize_t)(now - have);
+		}
+		/* it will not grow: a window of our own from here on, with
+		 * room for the live tail, which the code below moves in, and a
+		 * chunk */
+		r->grow = NULL;
+		own_window(r);
+		if (r->cap < (size_t)(r->end - k) + r->chunk) {
+			r->cap = (size_t)(r->end - k) + r->chunk;
+			r->own = xrealloc(r->own, r->cap);
+		}
+	}
 	size_t drop = (size_t)(k - r->base);
 	if (drop && !(r->flags & JSON_NO_LINES)) {
 		const char *lastnl;
@@ -244,7 +292,7 @@ static ssize_t refill_ex(struct json_reader *r, const char **keep, bool soft)
 		return -1;
 	}
 	size_t p_off = (size_t)(r->p - k), t_off = r->tstart >= k ? (size_t)(r->tstart - k) : 0;
-	if (drop)
+	if (k != r->own) /* dropped bytes, or the borrowed window left */
 		memmove(r->own, k, live);
 	r->base_off += drop;
 	if (r->cap - live < r->chunk) {

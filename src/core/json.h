@@ -56,6 +56,10 @@ struct json_error {
 /* Read callback for streaming input: fill up to cap bytes, return the count,
  * 0 at end of input, -1 on error (then set *err to a message). */
 typedef ssize_t (*json_read_fn)(void *ctx, char *dst, size_t cap, const char **err);
+/* A text being written by another thread: waits until it is longer than
+ * `have` bytes and returns its length, or returns `have` once it will not
+ * grow any more. */
+typedef size_t (*json_grow_fn)(void *ctx, size_t have);
 
 enum {
 	/* Replace invalid UTF-8 and lone surrogate escapes by U+FFFD and count
@@ -87,6 +91,10 @@ struct json_reader {
 	/* streaming */
 	json_read_fn read;
 	void *rctx;
+	/* borrowed window (json_reader_init_borrow): grows in place while
+	 * grow is set */
+	json_grow_fn grow;
+	void *gctx;
 	char *own; /* owned window buffer (streaming only) */
 	size_t cap, chunk;
 	bool eof;
@@ -114,6 +122,14 @@ void json_reader_init_mem(struct json_reader *r, const char *data, size_t len, u
 /* chunk: bytes requested per read (0 = 1 MiB). */
 void json_reader_init_stream(struct json_reader *r, json_read_fn fn, void *ctx, size_t chunk,
 			     unsigned flags);
+/* A streaming reader whose window is, at first, a text another thread is
+ * still writing: read in place (neither copied nor moved) as far as
+ * grow(gctx, ...) lets it grow, then, past its end, through fn like
+ * json_reader_init_stream's reader (fn must then give the bytes after it).
+ * Offsets count from text[0].  text must stay until the reader is freed or
+ * has gone past it. */
+void json_reader_init_borrow(struct json_reader *r, const char *text, json_grow_fn grow, void *gctx,
+			     json_read_fn fn, void *ctx, size_t chunk, unsigned flags);
 /* A streaming reader over a new source, as json_reader_init_stream makes
  * it, keeping the window buffer (its pages already faulted in), the depth
  * limit and the scratch buffer. */

@@ -690,6 +690,28 @@ void trace_parser_free(struct trace_parser *p)
 	p->is_step = NULL;
 }
 
+/* A reader past the end of a share (the helper's inflated text before its
+ * part; rare: see load_split.c): the source from where the share ends,
+ * reached by inflating it again from the start. */
+struct share_rest {
+	struct trace_share *share;
+	struct trace_source *src;
+	bool there;
+};
+
+static ssize_t share_read(void *ctx, char *dst, size_t cap, const char **err)
+{
+	struct share_rest *s = ctx;
+	for (size_t left = trace_share_len(s->share); !s->there && left > 0;) {
+		ssize_t n = trace_source_read(s->src, dst, left < cap ? left : cap, err);
+		if (n <= 0) /* the share held all there was, or the error is here */
+			return n;
+		left -= (size_t)n;
+	}
+	s->there = true;
+	return trace_source_read(s->src, dst, cap, err);
+}
+
 static struct trace_rank *load_from(const char *name, struct trace_source *src,
 				    const struct trace_load_opts *opts, unsigned split_threads, struct buf *err)
 {
@@ -712,8 +734,16 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	if (split_threads >= 2 && rereadable)
 		sp = trace_split_start(name, opts, text_size, split_threads, trace_source_is_gzip(src));
 	/* the window after the helpers are off: its first huge page is zeroed
-	 * here (~0.2 ms), which a helper need not wait for */
-	json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
+	 * here (~0.2 ms), which a helper need not wait for.  With a share,
+	 * the window is the text the helper inflates (read in place), then,
+	 * past it, src again from the start (share_read) */
+	struct trace_share *share = trace_split_take_share(sp);
+	struct share_rest sr = {share, src, false};
+	if (share)
+		json_reader_init_borrow(jr, trace_share_text(share), trace_share_grow, share, share_read, &sr,
+					1u << 20, jflags);
+	else
+		json_reader_init_stream(jr, trace_source_read, src, 1u << 20, jflags);
 	/* one parser: it gets an inflate thread (in parts, each parser
 	 * inflates its own part: one thread per core, not two) */
 	if (!sp && rereadable)
@@ -869,6 +899,9 @@ done:
 		r->stats.parse_threads = 1;
 	r->stats.replaced_utf8 += jr->replaced;
 	trace_parser_free(&p);
+	if (share)
+		r->stats.shared_text = trace_share_len(share);
+	trace_share_free(share);
 	trace_source_close(rest_src);
 	r->skipped_min_ts = p.skipped_min_ts;
 
@@ -899,6 +932,7 @@ fail:
 fail_quiet:
 	trace_split_free(sp);
 	trace_parser_free(&p);
+	trace_share_free(share);
 	trace_source_close(rest_src);
 	trace_rank_free(r);
 	return NULL;

@@ -134,6 +134,18 @@ unsigned trace_split_parts(const struct trace_split *sp);
 uint64_t trace_split_find(const char *path, uint64_t from);
 /* Stops the helpers that still run, and frees them (NULL is fine). */
 void trace_split_free(struct trace_split *sp);
+/* gzip in two parts: the text before the helper's part, which the helper
+ * inflates into a block the main parser reads in place (load_split.c);
+ * NULL when there is none.  The caller owns it from here (it outlives the
+ * split: trace_share_free after the reader), the helper writes it. */
+struct trace_share;
+struct trace_share *trace_split_take_share(struct trace_split *sp);
+const char *trace_share_text(const struct trace_share *sh);
+/* a json_grow_fn over the share */
+size_t trace_share_grow(void *share, size_t have);
+/* its length (final once trace_share_grow gave no more) */
+size_t trace_share_len(struct trace_share *sh);
+void trace_share_free(struct trace_share *sh);
 /* After a join that reached end_off (before trace_split_free): the rest of
  * the text for a fresh reader, behind a prefix that trace_split_resume()
  * reads back into the top-level object; *adjust turns the new reader's

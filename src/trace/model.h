@@ -144,6 +144,8 @@ struct trace_load_stats {
 	uint64_t replaced_utf8;       /* invalid UTF-8 replaced by U+FFFD */
 	uint64_t skipped_cpu_ops;     /* rows dropped by trace_load_opts.skip_cpu_ops */
 	uint32_t parse_threads;       /* 2 when a big plain file was parsed in two halves */
+	uint64_t shared_text;         /* .json.gz in two parts: bytes of text the helper
+				       * inflated for this parser too (load_split.c) */
 	uint64_t dup_correlation_capped; /* GPU row copies the filter's join left out (a
 					  * correlation shared by more than 16 CPU rows) */
 	uint64_t fast_path_events;    /* elements decoded by the fast path (load_fast.c);
@@ -376,6 +378,9 @@ struct trace_load_opts {
 	 * bytes, each part at least split_part_bytes (0: 8 MiB and 4 MiB), so
 	 * that small inputs take the parse in parts (load_split.c). */
 	uint32_t split_min_bytes, split_part_bytes;
+	/* Tests and fuzzing: a .json.gz in two parts shares the text before
+	 * the helper's part (load_split.c) even where huge pages are off. */
+	bool gz_share_always;
 };
 
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the

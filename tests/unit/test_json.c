@@ -70,7 +70,21 @@ static void render(struct json_reader *r, struct buf *out)
 	buf_puts(out, "EOF");
 }
 
-/* Parse doc in memory and streamed; check they agree; return the memory result. */
+/* A borrowed window (json_reader_init_borrow) that grows `step` bytes a
+ * call up to `limit`, where it stops growing. */
+struct grow_src {
+	size_t limit, step;
+};
+
+static size_t grow_step(void *ctx, size_t have)
+{
+	const struct grow_src *g = ctx;
+	return have + g->step < g->limit ? have + g->step : g->limit;
+}
+
+/* Parse doc in memory, streamed, and borrowed in place (growing, then
+ * streamed from where the borrowed part ends: at 0, at a third and at the
+ * end of the document); check they agree; return the memory result. */
 static char *tokens_n(const char *doc, size_t n, unsigned flags)
 {
 	struct buf mem = BUF_INIT;
@@ -89,6 +103,19 @@ static char *tokens_n(const char *doc, size_t n, unsigned flags)
 			test_fail(__FILE__, __LINE__, "stream (chunk %zu) differs from memory:\n  mem:    %s\n  stream: %s",
 				  chunks[i], mem.data, st.data);
 		buf_free(&st);
+		const size_t limits[] = {0, n / 3, n};
+		for (size_t l = 0; l < 3; l++) {
+			struct grow_src g = {limits[l], chunks[i]};
+			struct chunk_src rest = {doc + limits[l], n - limits[l], chunks[i]};
+			json_reader_init_borrow(&r, doc, grow_step, &g, chunk_read, &rest, chunks[i], flags);
+			render(&r, &st);
+			json_reader_free(&r);
+			if (strcmp(st.data, mem.data) != 0)
+				test_fail(__FILE__, __LINE__,
+					  "borrowed (step %zu, to %zu) differs from memory:\n  mem:      %s\n  borrowed: %s",
+					  chunks[i], limits[l], mem.data, st.data);
+			buf_free(&st);
+		}
 	}
 	return buf_detach(&mem, NULL);
 }

@@ -977,6 +977,30 @@ static char *write_big_gz(const char *plain_path, const char *name, size_t cut_p
  * file above, a stream cut inside a later part included (the same
  * message), and the text after traceEvents both kept by the helper and
  * too big to keep (kind 2: 30 MB of deviceProperties). */
+/* Two parts sharing the text before the helper's part (load_split.c: the
+ * helper inflates it once, the main parser reads it in place and, past it,
+ * inflates the file again itself): the same model and message as one
+ * thread's, and the share was there. */
+static void same_load_shared(const char *path, bool expect_truncated)
+{
+	struct trace_load_opts o1 = {.threads = 1}, o2 = {.threads = 2, .gz_share_always = true};
+	struct buf err = BUF_INIT, why = BUF_INIT;
+	struct trace_rank *a = trace_rank_load(path, &o1, &err);
+	struct trace_rank *b = trace_rank_load(path, &o2, &err);
+	REQUIRE(a && b);
+	CHECK(b->stats.shared_text > 0);
+	CHECK(b->stats.truncated == expect_truncated);
+	a->stats.parse_threads = b->stats.parse_threads; /* the one difference meant */
+	bool same = trace_rank_same(a, b, &why);
+	if (!same)
+		fprintf(stderr, "  shared: %s\n", why.data);
+	CHECK(same);
+	trace_rank_free(a);
+	trace_rank_free(b);
+	buf_free(&err);
+	buf_free(&why);
+}
+
 /* One gzip case: write_big's file of that kind gzipped (cut / damaged as
  * write_big_gz says), loaded in up to `threads` parts: at least min_parts
  * of them joined (0: not checked) and the same model and message as one
@@ -998,6 +1022,8 @@ static void gz_parts_case(const char *name, int kind, size_t cut_pct, size_t bad
 		trace_rank_free(r);
 	}
 	same_load_parts(g, truncated, threads, 0);
+	if (threads == 2)
+		same_load_shared(g, truncated);
 	free(g);
 	free(p);
 	buf_free(&plain);

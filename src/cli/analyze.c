@@ -90,8 +90,12 @@ static void print_timings(const struct trace_set *set, const struct analyze_resu
 	fprintf(stderr, "  load %.3f (ranks in parallel; then the set steps)\n", load_s);
 	for (size_t k = 0; k < set->nranks; k++) {
 		const struct trace_rank *r = set->ranks[k];
-		fprintf(stderr, "    rank %d: %.3f = parse %.3f (%u thread%s) + finish %.3f  %s\n", r->rank, r->load_s,
-			r->load_s - r->finish_s, r->stats.parse_threads, r->stats.parse_threads == 1 ? "" : "s",
+		char shared[64] = "";
+		if (r->stats.shared_text) /* load_split.c: the text before the helper's part */
+			snprintf(shared, sizeof shared, "; the first %.1f MB inflated once for both",
+				 (double)r->stats.shared_text / 1e6);
+		fprintf(stderr, "    rank %d: %.3f = parse %.3f (%u thread%s%s) + finish %.3f  %s\n", r->rank, r->load_s,
+			r->load_s - r->finish_s, r->stats.parse_threads, r->stats.parse_threads == 1 ? "" : "s", shared,
 			r->finish_s, r->path);
 	}
 	fprintf(stderr, "    set finish (alignment, last-step filter%s): %.3f\n", set->filtered ? "" : " not applied",

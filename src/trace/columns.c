@@ -7,8 +7,8 @@
  * instead of doubling and copying it; past the estimate they double, which
  * for blocks this big is an mremap that moves pages without copying.
  *
- * A mid-size load (15-89 MB of text: every column under 2 MiB, all of them
- * together 4 MiB or more) gets its columns in one block on transparent huge
+ * A mid-size load (7-89 MB of text: every column under 2 MiB, all of them
+ * together 2 MiB or more) gets its columns in one block on transparent huge
  * pages, the arena, where dyno analyze turned huge pages on.  Each column
  * alone would be too small for a huge page of its own and would fill on
  * 4 KiB pages, and on a virtual machine each such fault costs ~2 us: on the
@@ -28,7 +28,11 @@
 #include "trace/columns.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
-#define ARENA_MIN ((size_t)4 << 20)
+/* Even at one huge page the arena wins: zeroing 2 MiB (~0.2 ms) against
+ * ~2 us a 4 KiB fault for as many columns' pages as the rows reach (the
+ * helper's part of a .json.gz in two parts, ~10 MB of text on
+ * trace_diff/control: ~580 faults on small pages). */
+#define ARENA_MIN ((size_t)2 << 20)
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ARENA_ALLOWED 0

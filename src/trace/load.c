@@ -696,19 +696,23 @@ void trace_parser_free(struct trace_parser *p)
 struct share_rest {
 	struct trace_share *share;
 	struct trace_source *src;
-	bool there;
+	bool started;
+	size_t skip; /* bytes of src still to drop: the share's (final by the first call) */
 };
 
 static ssize_t share_read(void *ctx, char *dst, size_t cap, const char **err)
 {
 	struct share_rest *s = ctx;
-	for (size_t left = trace_share_len(s->share); !s->there && left > 0;) {
-		ssize_t n = trace_source_read(s->src, dst, left < cap ? left : cap, err);
+	if (!s->started) {
+		s->skip = trace_share_len(s->share);
+		s->started = true;
+	}
+	while (s->skip > 0) {
+		ssize_t n = trace_source_read(s->src, dst, s->skip < cap ? s->skip : cap, err);
 		if (n <= 0) /* the share held all there was, or the error is here */
 			return n;
-		left -= (size_t)n;
+		s->skip -= (size_t)n;
 	}
-	s->there = true;
 	return trace_source_read(s->src, dst, cap, err);
 }
 
@@ -738,7 +742,7 @@ static struct trace_rank *load_from(const char *name, struct trace_source *src,
 	 * the window is the text the helper inflates (read in place), then,
 	 * past it, src again from the start (share_read) */
 	struct trace_share *share = trace_split_take_share(sp);
-	struct share_rest sr = {share, src, false};
+	struct share_rest sr = {share, src, false, 0};
 	if (share)
 		json_reader_init_borrow(jr, trace_share_text(share), trace_share_grow, share, share_read, &sr,
 					1u << 20, jflags);

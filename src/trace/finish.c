@@ -36,7 +36,9 @@ static inline int corr_side(const struct trace_rank *r, size_t i, uint32_t ev_sy
  * radix sort; then each run of one correlation is a group: its CPU rows
  * link to the group's last GPU row and its GPU rows to the last CPU row
  * (HTA's dictionary lookups, where the last row of a key wins).  Linear
- * after the sort, whatever the ids look like. */
+ * after the sort, whatever the ids look like.  Also says whether every
+ * correlation has at most one CPU row (link_one_cpu: then a GPU row's link
+ * is the only CPU row of its id, which the last-step filter uses). */
 void trace_rank_link(struct trace_rank *r)
 {
 	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);
@@ -46,6 +48,7 @@ void trace_rank_link(struct trace_rank *r)
 		r->link[i] = -1;
 		m += r->correlation[i] != -1;
 	}
+	r->link_one_cpu = true;
 	if (m == 0)
 		return;
 	uint64_t *key = xmalloc((m + 1) * sizeof *key);
@@ -62,8 +65,14 @@ void trace_rank_link(struct trace_rank *r)
 		while (b < m && key[b] == key[a])
 			b++;
 		int32_t last[3] = {-1, -1, -1}; /* by side: 1 CPU, 2 GPU */
-		for (size_t j = a; j < b; j++)
-			last[corr_side(r, row[j], ev_sync, ctx_sync)] = (int32_t)row[j];
+		size_t ncpu = 0;
+		for (size_t j = a; j < b; j++) {
+			int side = corr_side(r, row[j], ev_sync, ctx_sync);
+			last[side] = (int32_t)row[j];
+			ncpu += side == 1;
+		}
+		if (ncpu > 1)
+			r->link_one_cpu = false;
 		if (last[1] >= 0 && last[2] >= 0)
 			for (size_t j = a; j < b; j++)
 				r->link[row[j]] = last[3 - corr_side(r, row[j], ev_sync, ctx_sync)];

@@ -232,6 +232,7 @@ struct trace_rank {
 	uint32_t col_in_arena; /* bit c: column c lies there (atomic) */
 
 	/* ---- derived ---- */
+	bool link_one_cpu;   /* trace_rank_link: no correlation id has two CPU rows */
 	int32_t *iterations; /* distinct ProfilerStep numbers, ascending */
 	size_t niterations;
 	double min_ts;       /* subtracted by the alignment (0 before it) */

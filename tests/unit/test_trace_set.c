@@ -74,3 +74,127 @@ TEST(trace_compare_sees_every_column)
 	buf_free(&err);
 	buf_free(&why);
 }
+
+/* The last-step filter counts, for each GPU row, the kept CPU rows of its
+ * correlation id: from the links when no id has two CPU rows
+ * (link_one_cpu, the usual case), else by sorting the rows by id.  Both
+ * ways give the same filtered rank: on real traces (Event/Context Sync
+ * rows without an id included) with the links' way forced off, and on a
+ * trace where one id has two CPU rows, where the flag is off by itself. */
+static void same_filter_both_ways(const char *path, const char *text, bool expect_one_cpu)
+{
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT, why = BUF_INIT;
+	struct trace_rank *a, *b;
+	if (text) {
+		a = trace_rank_load_mem(path, text, strlen(text), &o, &err);
+		b = trace_rank_load_mem(path, text, strlen(text), &o, &err);
+	} else {
+		a = trace_rank_load(path, &o, &err);
+		b = trace_rank_load(path, &o, &err);
+	}
+	REQUIRE(a && b);
+	CHECK(a->link_one_cpu == expect_one_cpu);
+	b->link_one_cpu = false; /* the sort's way */
+	struct trace_set sa, sb;
+	trace_set_from_rank(&sa, a, &o);
+	trace_set_from_rank(&sb, b, &o);
+	CHECK(sa.filtered && sb.filtered);
+	if (!trace_rank_same(a, b, &why))
+		test_fail(__FILE__, __LINE__, "%s: %s", path, why.data);
+	trace_set_free(&sa);
+	trace_set_free(&sb);
+	buf_free(&err);
+	buf_free(&why);
+}
+
+TEST(trace_last_step_filter_links_or_sort)
+{
+	static const char *const rel[] = {
+		/* the shared traces with two steps or more (the filter applies) */
+		"trace_filter/sampled_rank-0.json.gz",
+		"nccl_parser_config/nccl_data.json.gz", /* Event and Context Sync rows */
+		"ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+		"trace_compare/base/base.json.gz",
+		"amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+	};
+	for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), rel[i]);
+		same_filter_both_ways(path, NULL, true);
+	}
+	/* two steps; id 7 has two launches (CPU rows) and a kernel, id 8 one
+	 * launch before the last step and one after, id 9 a kernel and no
+	 * launch; a Context Sync row without an id and CPU rows without one */
+	const char *s =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":50},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":1,"
+		"\"args\":{\"correlation\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":8,\"dur\":1,"
+		"\"args\":{\"correlation\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k7\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":3,"
+		"\"args\":{\"stream\":7,\"correlation\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":1,"
+		"\"args\":{\"correlation\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":1,"
+		"\"args\":{\"correlation\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k8\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":3,"
+		"\"args\":{\"stream\":7,\"correlation\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k9\",\"pid\":0,\"tid\":7,\"ts\":45,\"dur\":3,"
+		"\"args\":{\"stream\":7,\"correlation\":9}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":48,\"dur\":1},"
+		"{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"Context Sync\",\"pid\":0,\"tid\":7,\"ts\":49,\"dur\":1,"
+		"\"args\":{\"stream\":7}}"
+		"]}";
+	same_filter_both_ways("two_launches_one_id.json", s, false);
+	/* the same without the second launch of ids 7 and 8: one CPU row per
+	 * id, so the links' way, with the Context Sync row (no id) kept once
+	 * for the kept CPU rows without one */
+	const char *t =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":50},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":1,"
+		"\"args\":{\"correlation\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k7\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":3,"
+		"\"args\":{\"stream\":7,\"correlation\":7}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":1,"
+		"\"args\":{\"correlation\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k8\",\"pid\":0,\"tid\":7,\"ts\":75,\"dur\":3,"
+		"\"args\":{\"stream\":7,\"correlation\":8}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k9\",\"pid\":0,\"tid\":7,\"ts\":45,\"dur\":3,"
+		"\"args\":{\"stream\":7,\"correlation\":9}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":48,\"dur\":1},"
+		"{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"Context Sync\",\"pid\":0,\"tid\":7,\"ts\":49,\"dur\":1,"
+		"\"args\":{\"stream\":7}}"
+		"]}";
+	same_filter_both_ways("one_launch_per_id.json", t, true);
+	/* and what it keeps: the kernel of the launch before the last step
+	 * (k7, once), not k8 (launched after) nor k9 (no launch); the Context
+	 * Sync row once; the CPU rows before the last step */
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT;
+	struct trace_rank *r = trace_rank_load_mem("one_launch_per_id.json", t, strlen(t), &o, &err);
+	REQUIRE(r);
+	struct trace_set set;
+	trace_set_from_rank(&set, r, &o);
+	size_t k7 = 0, k8 = 0, k9 = 0, sync = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const char *nm = trace_strtab_get(&r->strs, r->name[i]);
+		k7 += strcmp(nm, "k7") == 0;
+		k8 += strcmp(nm, "k8") == 0;
+		k9 += strcmp(nm, "k9") == 0;
+		sync += strcmp(nm, "Context Sync") == 0;
+	}
+	CHECK_INT(k7, 1);
+	CHECK_INT(k8, 0);
+	CHECK_INT(k9, 0);
+	CHECK_INT(sync, 1);
+	CHECK_INT(r->n, 6); /* ProfilerStep#1, aten::mm, the launch of 7, the sync call; k7; Context Sync */
+	trace_set_free(&set);
+	buf_free(&err);
+}

@@ -22,16 +22,6 @@
 #include "trace/model.h"
 #include "trace/source.h"
 
-#define EV_LAUNCH(ts, dur, corr)                                                                     \
-	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,"    \
-	"\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}}"
-#define EV_KERNEL(ts, dur, corr, name)                                                               \
-	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,"                  \
-	"\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"stream\":7,\"correlation\":" #corr "}}"
-#define EV_STEP(ts, dur, n)                                                                          \
-	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"pid\":1,"        \
-	"\"tid\":2,\"ts\":" #ts ",\"dur\":" #dur "}"
-
 static const char small_trace[] =
 	"{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":3},\"traceEvents\":["
 	"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"ts\":1000,\"args\":{\"name\":\"python\"}},"

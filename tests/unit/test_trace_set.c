@@ -9,6 +9,7 @@
 
 #include "../lib/trace_compare.h"
 #include "test.h"
+#include "test_trace_util.h"
 #include "trace/columns.h"
 #include "trace/model.h"
 
@@ -108,6 +109,18 @@ static void same_filter_both_ways(const char *path, const char *text, bool expec
 	buf_free(&why);
 }
 
+/* The made traces' rows besides the launches of ids 7 and 8 and their
+ * kernels: two steps (the last starts at 60), an operator, a kernel
+ * without a launch (id 9), a sync call and a Context Sync row without an
+ * id. */
+#define HEAD_ROWS EV_STEP(0, 50, 1) "," EV_STEP(60, 50, 2) "," \
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":2,\"ts\":5,\"dur\":5}"
+#define TAIL_ROWS EV_KERNEL(45, 3, 9, "k9") ","                                                   \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":2,"     \
+	"\"ts\":48,\"dur\":1},"                                                                     \
+	"{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"Context Sync\",\"pid\":0,\"tid\":7,"     \
+	"\"ts\":49,\"dur\":1,\"args\":{\"stream\":7}}"
+
 TEST(trace_last_step_filter_links_or_sort)
 {
 	static const char *const rel[] = {
@@ -126,52 +139,15 @@ TEST(trace_last_step_filter_links_or_sort)
 	/* two steps; id 7 has two launches (CPU rows) and a kernel, id 8 one
 	 * launch before the last step and one after, id 9 a kernel and no
 	 * launch; a Context Sync row without an id and CPU rows without one */
-	const char *s =
-		"{\"traceEvents\":["
-		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50},"
-		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":50},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":1,"
-		"\"args\":{\"correlation\":7}},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":8,\"dur\":1,"
-		"\"args\":{\"correlation\":7}},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k7\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":3,"
-		"\"args\":{\"stream\":7,\"correlation\":7}},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":30,\"dur\":1,"
-		"\"args\":{\"correlation\":8}},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":1,"
-		"\"args\":{\"correlation\":8}},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k8\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":3,"
-		"\"args\":{\"stream\":7,\"correlation\":8}},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k9\",\"pid\":0,\"tid\":7,\"ts\":45,\"dur\":3,"
-		"\"args\":{\"stream\":7,\"correlation\":9}},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":48,\"dur\":1},"
-		"{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"Context Sync\",\"pid\":0,\"tid\":7,\"ts\":49,\"dur\":1,"
-		"\"args\":{\"stream\":7}}"
-		"]}";
+	const char *s = "{\"traceEvents\":[" HEAD_ROWS "," EV_LAUNCH(6, 1, 7) "," EV_LAUNCH(8, 1, 7) ","
+			EV_KERNEL(20, 3, 7, "k7") "," EV_LAUNCH(30, 1, 8) "," EV_LAUNCH(70, 1, 8) ","
+			EV_KERNEL(40, 3, 8, "k8") "," TAIL_ROWS "]}";
 	same_filter_both_ways("two_launches_one_id.json", s, false);
 	/* the same without the second launch of ids 7 and 8: one CPU row per
 	 * id, so the links' way, with the Context Sync row (no id) kept once
 	 * for the kept CPU rows without one */
-	const char *t =
-		"{\"traceEvents\":["
-		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50},"
-		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":50},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":5},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":6,\"dur\":1,"
-		"\"args\":{\"correlation\":7}},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k7\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":3,"
-		"\"args\":{\"stream\":7,\"correlation\":7}},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":1,"
-		"\"args\":{\"correlation\":8}},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k8\",\"pid\":0,\"tid\":7,\"ts\":75,\"dur\":3,"
-		"\"args\":{\"stream\":7,\"correlation\":8}},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k9\",\"pid\":0,\"tid\":7,\"ts\":45,\"dur\":3,"
-		"\"args\":{\"stream\":7,\"correlation\":9}},"
-		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,\"ts\":48,\"dur\":1},"
-		"{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"Context Sync\",\"pid\":0,\"tid\":7,\"ts\":49,\"dur\":1,"
-		"\"args\":{\"stream\":7}}"
-		"]}";
+	const char *t = "{\"traceEvents\":[" HEAD_ROWS "," EV_LAUNCH(6, 1, 7) "," EV_KERNEL(20, 3, 7, "k7") ","
+			EV_LAUNCH(70, 1, 8) "," EV_KERNEL(75, 3, 8, "k8") "," TAIL_ROWS "]}";
 	same_filter_both_ways("one_launch_per_id.json", t, true);
 	/* and what it keeps: the kernel of the launch before the last step
 	 * (k7, once), not k8 (launched after) nor k9 (no launch); the Context

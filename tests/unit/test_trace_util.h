@@ -14,6 +14,18 @@
 #include "core/json.h"
 #include "test.h"
 
+/* Kineto events as JSON text, for made traces: a launch (CPU thread 1/2)
+ * and its kernel (stream 7), a ProfilerStep. */
+#define EV_LAUNCH(ts, dur, corr)                                                                     \
+	"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":2,"    \
+	"\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}}"
+#define EV_KERNEL(ts, dur, corr, name)                                                               \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,"                  \
+	"\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"stream\":7,\"correlation\":" #corr "}}"
+#define EV_STEP(ts, dur, n)                                                                          \
+	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"pid\":1,"        \
+	"\"tid\":2,\"ts\":" #ts ",\"dur\":" #dur "}"
+
 static inline bool tt_read_file(const char *path, struct buf *out)
 {
 	FILE *f = fopen(path, "rb");

@@ -132,15 +132,21 @@ uint64_t json_tok_offset(const struct json_reader *r)
 	return r->base_off + (uint64_t)(r->tstart - r->base);
 }
 
-static void init_common(struct json_reader *r, unsigned flags)
+/* A reader before its first token, with nothing allocated. */
+static void reset(struct json_reader *r, unsigned flags)
 {
 	memset(r, 0, sizeof *r);
 	r->flags = flags;
-	r->max_depth = JSON_DEFAULT_MAX_DEPTH;
-	r->stack = xmalloc(r->max_depth);
 	r->state = ST_TOP;
 	buf_init(&r->scratch);
 	r->sval = "";
+}
+
+static void init_common(struct json_reader *r, unsigned flags)
+{
+	reset(r, flags);
+	r->max_depth = JSON_DEFAULT_MAX_DEPTH;
+	r->stack = xmalloc(r->max_depth);
 }
 
 void json_reader_init_mem(struct json_reader *r, const char *data, size_t len, unsigned flags)
@@ -190,24 +196,17 @@ void json_reader_init_borrow(struct json_reader *r, const char *text, json_grow_
 
 void json_reader_restart_stream(struct json_reader *r, json_read_fn fn, void *ctx, unsigned flags)
 {
-	char *own = r->own;
-	size_t cap = r->cap, chunk = r->chunk;
-	uint8_t *stack = r->stack;
-	uint32_t max_depth = r->max_depth;
-	struct buf scratch = r->scratch;
-	memset(r, 0, sizeof *r);
-	r->flags = flags;
-	r->max_depth = max_depth;
-	r->stack = stack;
-	r->state = ST_TOP;
-	r->scratch = scratch;
+	const struct json_reader kept = *r; /* its buffers and depth limit */
+	reset(r, flags);
+	r->max_depth = kept.max_depth;
+	r->stack = kept.stack;
+	r->scratch = kept.scratch;
 	buf_reset(&r->scratch);
-	r->sval = "";
 	r->read = fn;
 	r->rctx = ctx;
-	r->chunk = chunk;
-	r->cap = cap;
-	r->own = own;
+	r->chunk = kept.chunk;
+	r->cap = kept.cap;
+	r->own = kept.own;
 	if (!r->own) { /* a borrowed window's reader that never needed one */
 		/* a small one: as a rule what comes is the "}" after a trace's
 		 * traceEvents, and a 2 MiB window would be a huge page zeroed

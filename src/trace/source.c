@@ -50,7 +50,7 @@ struct trace_source {
 	/* gzip */
 	bool gz;
 	bool gz_started, gz_done;
-	struct inflate_state *is; /* 87 kB: allocated for gzip sources only */
+	struct inflate_state *is; /* 87 kB: gzip sources only, at the first read */
 	char errmsg[256];
 	bool failed;
 	/* threaded ring */
@@ -141,6 +141,14 @@ static ssize_t gz_fill(struct trace_source *s, char *dst, size_t cap)
 {
 	if (s->failed)
 		return -1;
+	if (!s->is) {
+		/* on the first read, not at the open: a source that is never
+		 * read (a split parse's main source whose text the helper
+		 * inflates, load_split.c) allocates and zeroes nothing */
+		s->in = xmalloc(INBUF);
+		s->is = xcalloc(1, sizeof *s->is);
+		isal_inflate_init(s->is);
+	}
 	struct inflate_state *st = s->is;
 	st->next_out = (uint8_t *)dst;
 	st->avail_out = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
@@ -260,9 +268,6 @@ void trace_source_start_thread(struct trace_source *s)
 static bool setup_gzip(struct trace_source *s, bool threaded)
 {
 	s->gz = true;
-	s->in = xmalloc(INBUF);
-	s->is = xcalloc(1, sizeof *s->is);
-	isal_inflate_init(s->is);
 	if (threaded)
 		trace_source_start_thread(s);
 	return true;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "analyze/run.h"
 #include "core/par.h"
@@ -120,6 +122,102 @@ TEST(par_for_runs_each_task_once)
 			CHECK_INT(hits[i], 1);
 	}
 	par_for(0, 2, count_task, hits); /* nothing to do */
+}
+
+/* Each task's thread id: with the pool, the calls share its workers. */
+struct tid_log {
+	pid_t tid[64];
+	int n;
+	pthread_mutex_t mu;
+};
+
+static void tid_task(void *ctx, size_t i)
+{
+	(void)i;
+	struct tid_log *l = ctx;
+	pid_t me = gettid();
+	usleep(200); /* long enough for the worker to take a task */
+	pthread_mutex_lock(&l->mu);
+	bool seen = false;
+	for (int k = 0; k < l->n; k++)
+		seen |= l->tid[k] == me;
+	if (!seen && l->n < 64)
+		l->tid[l->n++] = me;
+	pthread_mutex_unlock(&l->mu);
+}
+
+TEST(par_for_keeps_its_workers_between_calls)
+{
+	struct tid_log l = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	for (int call = 0; call < 30; call++)
+		par_for(4, 2, tid_task, &l);
+	/* the caller and one worker, not a new thread per call (30 + 1) */
+	CHECK(l.n >= 1);
+	CHECK(l.n <= 2);
+}
+
+/* A task that runs a par_for of its own (the pool is taken: it starts
+ * threads of its own), from two threads at once. */
+struct nest {
+	int hits[8][33];
+};
+
+static void inner_task(void *ctx, size_t i)
+{
+	int *row = ctx;
+	__atomic_fetch_add(&row[i], 1, __ATOMIC_RELAXED);
+}
+
+static void outer_task(void *ctx, size_t i)
+{
+	struct nest *n = ctx;
+	par_for(33, 2, inner_task, n->hits[i]);
+}
+
+static void *nest_thread(void *arg)
+{
+	for (int k = 0; k < 20; k++)
+		par_for(8, 3, outer_task, arg);
+	return NULL;
+}
+
+TEST(par_for_nested_and_from_two_threads)
+{
+	struct nest a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, nest_thread, &a) == 0);
+	nest_thread(&b);
+	pthread_join(th, NULL);
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 33; j++) {
+			CHECK_INT(a.hits[i][j], 20);
+			CHECK_INT(b.hits[i][j], 20);
+		}
+}
+
+TEST(par_for_in_a_child_after_fork)
+{
+	int hits[64] = {0};
+	par_for(64, 2, count_task, hits); /* the parent's pool has a worker */
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		/* the worker is not copied: the child's pool starts empty */
+		int h[64] = {0};
+		par_for(64, 2, count_task, h);
+		for (int i = 0; i < 64; i++)
+			if (h[i] != 1)
+				_exit(1);
+		_exit(0);
+	}
+	int st = 0;
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+	for (int i = 0; i < 64; i++)
+		CHECK_INT(hits[i], 1);
 }
 
 static void put(const char *dir, const char *rel, const char *text)

@@ -258,26 +258,33 @@ static void csv_field(struct buf *out, const char *s, size_t n)
 	buf_putc(out, '"');
 }
 
-static void render_csv(const struct atable *t, struct buf *out)
+void atable_render_csv_rows(const struct atable *t, size_t from, size_t to, struct buf *out)
 {
-	for (size_t c = 0; c < t->ncols; c++) {
-		if (c)
-			buf_putc(out, ',');
-		csv_field(out, t->cols[c].name, strlen(t->cols[c].name));
-	}
-	buf_putc(out, '\n');
-	struct buf cell = BUF_INIT;
-	for (size_t r = 0; r < t->nrows; r++) {
+	if (from == 0) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			if (c)
 				buf_putc(out, ',');
-			buf_reset(&cell);
-			cell_text(t, r, c, false, &cell);
-			csv_field(out, cell.data, cell.len);
+			csv_field(out, t->cols[c].name, strlen(t->cols[c].name));
 		}
 		buf_putc(out, '\n');
 	}
-	buf_free(&cell);
+	if (to > t->nrows)
+		to = t->nrows;
+	/* numbers straight into out: their text never needs quotes (most
+	 * cells of the long tables are numbers) */
+	for (size_t r = from; r < to; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			if (c)
+				buf_putc(out, ',');
+			if (t->cols[c].type == ACOL_STR) {
+				const char *s = t->cells[r * t->ncols + c].s;
+				csv_field(out, s ? s : "", s ? strlen(s) : 0);
+			} else {
+				cell_text(t, r, c, false, out);
+			}
+		}
+		buf_putc(out, '\n');
+	}
 }
 
 /* Display width of UTF-8 text (code points; good enough for names). */
@@ -584,7 +591,7 @@ static void render_json(const struct atable *t, struct buf *out)
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out)
 {
 	switch (fmt) {
-	case AFMT_CSV: render_csv(t, out); break;
+	case AFMT_CSV: atable_render_csv_rows(t, 0, t->nrows, out); break;
 	case AFMT_JSON: render_json(t, out); break;
 	default: render_table(t, out); break;
 	}

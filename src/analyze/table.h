@@ -74,6 +74,10 @@ void atable_append(struct atable *dst, struct atable *src);
  * {"name":..., "columns":[...], "rows":[{...}], "notes":[...]}, with
  * "partial":true,"partial_reason":"..." after the name when partial. */
 void atable_render(const struct atable *t, enum aformat fmt, struct buf *out);
+/* The CSV text of rows [from, to) (to past the end: to the end), the
+ * header line first when from is 0: what atable_render gives for CSV, in
+ * pieces that can be made on several threads. */
+void atable_render_csv_rows(const struct atable *t, size_t from, size_t to, struct buf *out);
 /* The title and the notes only (no rows): the terminal view of a table
  * too long to read, such as one row per kernel launch. */
 void atable_render_notes(const struct atable *t, struct buf *out);

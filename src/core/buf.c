@@ -170,7 +170,7 @@ void buf_reserve(struct buf *b, size_t n)
 	b->cap = cap;
 }
 
-void buf_append(struct buf *b, const void *p, size_t n)
+void buf_append_grow(struct buf *b, const void *p, size_t n)
 {
 	if (!n)
 		return;
@@ -182,7 +182,7 @@ void buf_append(struct buf *b, const void *p, size_t n)
 
 void buf_puts(struct buf *b, const char *s) { buf_append(b, s, strlen(s)); }
 
-void buf_putc(struct buf *b, char c)
+void buf_putc_grow(struct buf *b, char c)
 {
 	buf_reserve(b, 1);
 	b->data[b->len++] = c;

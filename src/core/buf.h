@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct buf {
 	char *data; /* NUL-terminated when cap > 0; "" when empty */
@@ -29,9 +30,30 @@ void buf_init(struct buf *b);
 void buf_free(struct buf *b);
 /* Make room for at least n more bytes (plus the NUL). */
 void buf_reserve(struct buf *b, size_t n);
-void buf_append(struct buf *b, const void *p, size_t n);
+/* buf_append and buf_putc: inline while the bytes and the NUL fit (the
+ * writers of big tables and traces call them per field), else these. */
+void buf_append_grow(struct buf *b, const void *p, size_t n);
+void buf_putc_grow(struct buf *b, char c);
+static inline void buf_append(struct buf *b, const void *p, size_t n)
+{
+	if (n < b->cap - b->len) { /* cap 0 (nothing yet): never */
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = 0;
+		return;
+	}
+	buf_append_grow(b, p, n);
+}
+static inline void buf_putc(struct buf *b, char c)
+{
+	if (b->cap - b->len > 1) {
+		b->data[b->len++] = c;
+		b->data[b->len] = 0;
+		return;
+	}
+	buf_putc_grow(b, c);
+}
 void buf_puts(struct buf *b, const char *s);
-void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 /* Append a little-endian (native) 32-bit integer, as the RPC framing needs. */

@@ -58,6 +58,45 @@ TEST(analyze_table_display_text_is_rounded)
 	CHECK_STR(disp(NAN), "");
 }
 
+/* The CSV of a table made in runs of rows (as `dyno analyze` makes the
+ * CSV on stdout, on several threads) is the CSV made at once. */
+TEST(analyze_table_csv_rows_in_pieces)
+{
+	static const char *const cols[] = {"name:s", "n:i", "v:f", NULL};
+	struct atable *t = atable_new("demo", "Demo table", cols);
+	struct buf whole = BUF_INIT, pieces = BUF_INIT;
+	atable_render(t, AFMT_CSV, &whole);
+	atable_render_csv_rows(t, 0, 2048, &pieces);
+	CHECK_STR(pieces.data, "name,n,v\n"); /* no rows: the header */
+	CHECK_STR(whole.data, pieces.data);
+	char name[32];
+	for (int i = 0; i < 5000; i++) {
+		size_t r = atable_add_row(t);
+		snprintf(name, sizeof name, i % 3 ? "k%d" : "k<%d, \"q\">", i);
+		atable_set_s(t, r, 0, name);
+		atable_set_i(t, r, 1, i - 2500);
+		if (i % 7)
+			atable_set_f(t, r, 2, i / 3.0);
+	}
+	buf_reset(&whole);
+	atable_render(t, AFMT_CSV, &whole);
+	CHECK(strncmp(whole.data, "name,n,v\n\"k<0, \"\"q\"\">\",-2500,\nk1,-2499,0.3333333333333333\n", 56) == 0);
+	static const size_t run[] = {1, 7, 2048, 4999, 5000};
+	for (size_t k = 0; k < sizeof run / sizeof *run; k++) {
+		buf_reset(&pieces);
+		for (size_t from = 0; from == 0 || from < 5000; from += run[k])
+			atable_render_csv_rows(t, from, from + run[k], &pieces);
+		CHECK_INT(pieces.len, whole.len);
+		CHECK(memcmp(pieces.data, whole.data, whole.len) == 0);
+	}
+	buf_reset(&pieces);
+	atable_render_csv_rows(t, 4999, SIZE_MAX, &pieces); /* past the end: to the end */
+	CHECK_STR(pieces.data, "k4999,2499,1666.3333333333333\n");
+	buf_free(&whole);
+	buf_free(&pieces);
+	atable_free(t);
+}
+
 TEST(analyze_table_csv_json_table)
 {
 	static const char *const cols[] = {"name:s", "n:i", "v:f", "w:f", NULL};

@@ -11,6 +11,7 @@
 #include "test.h"
 #include "test_trace_util.h"
 #include "trace/columns.h"
+#include "trace/load_internal.h"
 #include "trace/model.h"
 
 static void same_set(const char *rel, bool expect_filtered, bool expect_warning)
@@ -173,4 +174,130 @@ TEST(trace_last_step_filter_links_or_sort)
 	CHECK_INT(r->n, 6); /* ProfilerStep#1, aten::mm, the launch of 7, the sync call; k7; Context Sync */
 	trace_set_free(&set);
 	buf_free(&err);
+}
+
+/* trace_rank_keep_rows renumbers the old links where that is what linking
+ * again gives, else links again: both ways equal on rows kept in the
+ * last-step filter's shape (GPU rows first), in order, with link targets
+ * dropped, with a row twice and out of order. */
+enum keep_shape { KEEP_GPU_FIRST, KEEP_EVEN_IDS, KEEP_EVERY_OTHER, KEEP_A_ROW_TWICE, KEEP_REVERSED };
+
+static size_t keep_shape_rows(const struct trace_rank *r, enum keep_shape k, uint32_t *src)
+{
+	uint32_t ev = trace_strtab_find(&r->strs, "Event Sync", 10), ctx = trace_strtab_find(&r->strs, "Context Sync", 12);
+	size_t n = 0;
+	switch (k) {
+	case KEEP_GPU_FIRST:
+		for (int pass = 1; pass >= 0; pass--)
+			for (size_t i = 0; i < r->n; i++)
+				if (trace_row_corr_gpu(r, i, ev, ctx) == (pass == 1))
+					src[n++] = (uint32_t)i;
+		break;
+	case KEEP_EVEN_IDS: /* both sides of an id go or stay together */
+		for (size_t i = 0; i < r->n; i++)
+			if (r->correlation[i] == -1 || r->correlation[i] % 2 == 0)
+				src[n++] = (uint32_t)i;
+		break;
+	case KEEP_EVERY_OTHER:
+		for (size_t i = 0; i < r->n; i += 2)
+			src[n++] = (uint32_t)i;
+		break;
+	case KEEP_A_ROW_TWICE:
+		for (size_t i = 0; i < r->n; i++)
+			src[n++] = (uint32_t)i;
+		for (size_t i = 0; i < r->n; i++)
+			if (r->link[i] >= 0) {
+				src[n++] = (uint32_t)i;
+				break;
+			}
+		break;
+	case KEEP_REVERSED:
+		for (size_t i = r->n; i-- > 0;)
+			src[n++] = (uint32_t)i;
+		break;
+	}
+	return n;
+}
+
+TEST(trace_keep_rows_links_renumbered_or_linked_again)
+{
+	static const char *const rel[] = {
+		"ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+		"nccl_parser_config/nccl_data.json.gz", /* Event and Context Sync rows */
+	};
+	for (size_t t = 0; t < sizeof rel / sizeof *rel; t++)
+		for (int k = KEEP_GPU_FIRST; k <= KEEP_REVERSED; k++) {
+			char path[1024];
+			snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), rel[t]);
+			struct trace_load_opts o = {.threads = 1};
+			struct buf err = BUF_INIT, why = BUF_INIT;
+			struct trace_rank *a = trace_rank_load(path, &o, &err), *b = trace_rank_load(path, &o, &err);
+			REQUIRE(a && b);
+			CHECK(a->link_one_cpu);
+			uint32_t *src = malloc((2 * a->n + 1) * sizeof *src);
+			size_t n = keep_shape_rows(a, (enum keep_shape)k, src);
+			CHECK(n > 100);
+			size_t linked = 0;
+			b->link_one_cpu = false; /* linked again */
+			trace_rank_keep_rows(a, src, n, 1);
+			trace_rank_keep_rows(b, src, n, 1);
+			for (size_t i = 0; i < a->n; i++)
+				linked += a->link[i] >= 0;
+			if (linked <= 10 && k != KEEP_EVERY_OTHER) /* that one keeps few pairs */
+				test_fail(__FILE__, __LINE__, "%s, shape %d: %zu linked", rel[t], k, linked);
+			if (!trace_rank_same(a, b, &why))
+				test_fail(__FILE__, __LINE__, "%s, shape %d: %s", rel[t], k, why.data);
+			free(src);
+			trace_rank_free(a);
+			trace_rank_free(b);
+			buf_free(&err);
+			buf_free(&why);
+		}
+	/* made: id 7 has one launch and two kernels; without the later kernel
+	 * (the launch's link) the launch links to the earlier one; id 8's
+	 * launch and kernel stay as they were */
+	const char *t = "{\"traceEvents\":[" EV_LAUNCH(6, 1, 7) "," EV_LAUNCH(9, 1, 8) "," EV_KERNEL(20, 3, 7, "k7a") ","
+			EV_KERNEL(30, 3, 7, "k7b") "," EV_KERNEL(40, 3, 8, "k8") "]}";
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT, why = BUF_INIT;
+	struct trace_rank *a = trace_rank_load_mem("two_kernels.json", t, strlen(t), &o, &err);
+	struct trace_rank *b = trace_rank_load_mem("two_kernels.json", t, strlen(t), &o, &err);
+	REQUIRE(a && b && a->n == 5);
+	uint32_t src[4];
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(trace_name(a, i), "k7b") != 0)
+			src[n++] = (uint32_t)i;
+	REQUIRE(n == 4);
+	b->link_one_cpu = false;
+	trace_rank_keep_rows(a, src, n, 1);
+	trace_rank_keep_rows(b, src, n, 1);
+	if (!trace_rank_same(a, b, &why))
+		test_fail(__FILE__, __LINE__, "two kernels of one id: %s", why.data);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->correlation[i] == 7 && a->kind[i] == TRACE_CAT_CUDA_RUNTIME) {
+			REQUIRE(a->link[i] >= 0);
+			CHECK_STR(trace_name(a, (size_t)a->link[i]), "k7a");
+		}
+	trace_rank_free(a);
+	trace_rank_free(b);
+	/* every row, in reverse: the last kernel of id 7 is now k7a */
+	a = trace_rank_load_mem("two_kernels.json", t, strlen(t), &o, &err);
+	b = trace_rank_load_mem("two_kernels.json", t, strlen(t), &o, &err);
+	REQUIRE(a && b);
+	uint32_t rev[5] = {4, 3, 2, 1, 0};
+	b->link_one_cpu = false;
+	trace_rank_keep_rows(a, rev, 5, 1);
+	trace_rank_keep_rows(b, rev, 5, 1);
+	if (!trace_rank_same(a, b, &why))
+		test_fail(__FILE__, __LINE__, "reversed: %s", why.data);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->correlation[i] == 7 && a->kind[i] == TRACE_CAT_CUDA_RUNTIME) {
+			REQUIRE(a->link[i] >= 0);
+			CHECK_STR(trace_name(a, (size_t)a->link[i]), "k7a");
+		}
+	trace_rank_free(a);
+	trace_rank_free(b);
+	buf_free(&err);
+	buf_free(&why);
 }

@@ -301,3 +301,98 @@ TEST(trace_keep_rows_links_renumbered_or_linked_again)
 	buf_free(&err);
 	buf_free(&why);
 }
+
+/* N of "ProfilerStep#N" (spaces allowed around '#'), -1 if none. */
+static long step_of(const char *s)
+{
+	const char *p = strstr(s, "ProfilerStep");
+	if (!p)
+		return -1;
+	p += 12;
+	while (*p == ' ')
+		p++;
+	if (*p++ != '#')
+		return -1;
+	while (*p == ' ')
+		p++;
+	return *p >= '0' && *p <= '9' ? strtol(p, NULL, 10) : -1;
+}
+
+/* Every CPU row's iteration by its definition: of the steps whose [ts, ts
+ * + dur) holds the row's ts, the last in trace order. */
+static void check_cpu_iterations(const struct trace_rank *r, const char *what)
+{
+	size_t *step = malloc((r->n ? r->n : 1) * sizeof *step), ns = 0;
+	for (size_t s = 0; s < r->n; s++)
+		if (step_of(trace_name(r, s)) >= 0)
+			step[ns++] = s; /* in trace order */
+	size_t bad = 0, in_step = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (!(r->stream[i] < 0 || (r->stream[i] == 0 && r->kind[i] == TRACE_CAT_CPU_OP)))
+			continue;
+		long want = -1;
+		for (size_t k = 0; k < ns; k++) {
+			size_t s = step[k];
+			if (r->ts[s] <= r->ts[i] && r->ts[i] < r->ts[s] + r->dur[s])
+				want = step_of(trace_name(r, s)); /* the last in trace order wins */
+		}
+		in_step += want >= 0;
+		bad += r->iteration[i] != (want >= 0 ? (int32_t)want : TRACE_ITER_NONE);
+	}
+	free(step);
+	if (bad)
+		test_fail(__FILE__, __LINE__, "%s: %zu CPU rows with another iteration", what, bad);
+	CHECK(in_step > 0);
+}
+
+#define STEP_AT(ts, dur, n)                                                                                  \
+	"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"pid\":1,\"tid\":2,\"ts\":" #ts \
+	",\"dur\":" #dur "},"
+#define CPU_AT(ts)                                                                                           \
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":2,\"ts\":" #ts ",\"dur\":1},"
+#define ROWS CPU_AT(-5) CPU_AT(0) CPU_AT(5) CPU_AT(15) CPU_AT(50) CPU_AT(55) CPU_AT(60) CPU_AT(65) CPU_AT(109) CPU_AT(110)
+
+/* The CPU rows' iterations (trace_rank_finish): steps apart (found by a
+ * binary search), overlapping, nested, starting together, of no length
+ * (the sweep), on made traces and the shared ones with steps. */
+TEST(trace_cpu_iterations_by_their_definition)
+{
+	static const char *const made[] = {
+		"{\"traceEvents\":[" STEP_AT(0, 50, 1) STEP_AT(60, 50, 2) ROWS "{}]}",   /* apart */
+		"{\"traceEvents\":[" STEP_AT(60, 50, 2) STEP_AT(0, 50, 1) ROWS "{}]}",   /* apart, out of order */
+		"{\"traceEvents\":[" STEP_AT(0, 70, 1) STEP_AT(60, 50, 2) ROWS "{}]}",   /* overlapping */
+		"{\"traceEvents\":[" STEP_AT(60, 50, 2) STEP_AT(0, 70, 1) ROWS "{}]}",   /* the same, #1 last */
+		"{\"traceEvents\":[" STEP_AT(0, 100, 1) STEP_AT(10, 10, 2) ROWS "{}]}",  /* nested */
+		"{\"traceEvents\":[" STEP_AT(0, 50, 3) STEP_AT(0, 0, 4) STEP_AT(50, 0, 5) ROWS "{}]}", /* no length */
+		"{\"traceEvents\":[" STEP_AT(0, 0, 4) STEP_AT(0, 50, 3) ROWS "{}]}",    /* together */
+	};
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT;
+	for (size_t k = 0; k < sizeof made / sizeof *made; k++) {
+		char what[32];
+		snprintf(what, sizeof what, "made trace %zu", k);
+		struct trace_rank *r = trace_rank_load_mem(what, made[k], strlen(made[k]), &o, &err);
+		if (!r)
+			test_fail(__FILE__, __LINE__, "%s: %s", what, err.data);
+		REQUIRE(r);
+		check_cpu_iterations(r, what);
+		trace_rank_free(r);
+	}
+	static const char *const shared[] = {
+		"trace_filter/sampled_rank-0.json.gz",
+		"nccl_parser_config/nccl_data.json.gz",
+		"trace_diff/control/control.json.gz",
+	};
+	for (size_t k = 0; k < sizeof shared / sizeof *shared; k++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), shared[k]);
+		struct trace_rank *r = trace_rank_load(path, &o, &err);
+		REQUIRE(r);
+		check_cpu_iterations(r, shared[k]);
+		trace_rank_free(r);
+	}
+	buf_free(&err);
+}
+#undef ROWS
+#undef CPU_AT
+#undef STEP_AT

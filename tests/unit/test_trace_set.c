@@ -396,3 +396,156 @@ TEST(trace_cpu_iterations_by_their_definition)
 #undef ROWS
 #undef CPU_AT
 #undef STEP_AT
+
+/* trace_rank_link from the table indexed by id (ids close together, as
+ * Kineto numbers them) and by sorting the rows (ids spread out) give the
+ * same links: each trace linked as loaded, then with every id multiplied
+ * (same order, spread out) and linked again. */
+static void same_links_both_ways(struct trace_rank *r, const char *what)
+{
+	int32_t *was = malloc((r->n ? r->n : 1) * sizeof *was);
+	memcpy(was, r->link, r->n * sizeof *was);
+	bool one_cpu = r->link_one_cpu;
+	size_t linked = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		linked += r->link[i] >= 0;
+		if (r->correlation[i] != -1)
+			r->correlation[i] *= 1000003;
+	}
+	trace_rank_link(r);
+	size_t bad = 0;
+	for (size_t i = 0; i < r->n; i++)
+		bad += r->link[i] != was[i];
+	if (bad || r->link_one_cpu != one_cpu)
+		test_fail(__FILE__, __LINE__, "%s: %zu links differ, one CPU row per id %d -> %d", what, bad, one_cpu,
+			  r->link_one_cpu);
+	CHECK(linked > 0);
+	free(was);
+}
+
+TEST(trace_link_by_id_table_or_sort)
+{
+	static const char *const rel[] = {
+		"trace_diff/control/control.json.gz",
+		"nccl_parser_config/nccl_data.json.gz", /* Event and Context Sync rows */
+		"amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+		"trace_filter/sampled_rank-0.json.gz",
+	};
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT;
+	for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), rel[i]);
+		struct trace_rank *r = trace_rank_load(path, &o, &err);
+		REQUIRE(r);
+		same_links_both_ways(r, rel[i]);
+		trace_rank_free(r);
+	}
+	/* id 7 has two launches and a kernel, id 8 a launch only, id 9 a
+	 * kernel only, id -5 a launch and a kernel (the smallest id: the
+	 * table's offset) */
+	const char *t = "{\"traceEvents\":[" EV_LAUNCH(6, 1, 7) "," EV_LAUNCH(8, 1, 7) "," EV_KERNEL(20, 3, 7, "k7") ","
+			EV_LAUNCH(30, 1, 8) "," EV_KERNEL(45, 3, 9, "k9") "," EV_LAUNCH(50, 1, -5) ","
+			EV_KERNEL(55, 3, -5, "k-5") "]}";
+	struct trace_rank *r = trace_rank_load_mem("ids.json", t, strlen(t), &o, &err);
+	REQUIRE(r);
+	CHECK(!r->link_one_cpu);
+	for (size_t i = 0; i < r->n; i++) {
+		const char *nm = trace_name(r, i);
+		if (r->correlation[i] == 7 && r->kind[i] == TRACE_CAT_CUDA_RUNTIME)
+			CHECK(r->link[i] >= 0 && strcmp(trace_name(r, (size_t)r->link[i]), "k7") == 0);
+		if (strcmp(nm, "k7") == 0) /* the last launch of its id */
+			CHECK(r->link[i] >= 0 && r->ts[r->link[i]] == 8);
+		if (r->correlation[i] == 8 || r->correlation[i] == 9)
+			CHECK_INT(r->link[i], -1);
+		/* a negative id is never the GPU side (HTA's rule): id -5's
+		 * two rows are both CPU rows, and link nothing */
+		if (r->correlation[i] == -5)
+			CHECK_INT(r->link[i], -1);
+	}
+	same_links_both_ways(r, "ids.json");
+	trace_rank_free(r);
+	buf_free(&err);
+}
+
+/* The count of kernels starting before the previous one of their stream
+ * ended, by its definition: each stream's kernels by (ts, end, row),
+ * consecutive ones compared. */
+static const struct trace_rank *ov_rank;
+static int ov_cmp(const void *a, const void *b)
+{
+	const struct trace_rank *r = ov_rank;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	double ex = r->ts[x] + r->dur[x], ey = r->ts[y] + r->dur[y];
+	if (r->stream[x] != r->stream[y])
+		return r->stream[x] < r->stream[y] ? -1 : 1;
+	if (r->ts[x] != r->ts[y])
+		return r->ts[x] < r->ts[y] ? -1 : 1;
+	if (ex != ey)
+		return ex < ey ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static size_t overlaps_by_definition(const struct trace_rank *r)
+{
+	size_t *k = malloc((r->n ? r->n : 1) * sizeof *k), n = 0, c = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (trace_is_idle_kernel(r, i))
+			k[n++] = i;
+	ov_rank = r;
+	qsort(k, n, sizeof *k, ov_cmp);
+	for (size_t j = 1; j < n; j++)
+		c += r->stream[k[j]] == r->stream[k[j - 1]] && r->ts[k[j]] < r->ts[k[j - 1]] + r->dur[k[j - 1]];
+	free(k);
+	return c;
+}
+
+#define KERN(stream, ts, dur)                                                                                \
+	"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":" #stream ",\"ts\":" #ts           \
+	",\"dur\":" #dur ",\"args\":{\"stream\":" #stream ",\"correlation\":1}},"
+
+/* In one pass when each stream's kernels are in (ts, end) order in the
+ * trace, else by sorting: the same count, on made traces (in order, out
+ * of order, equal starts, 300 streams) and the shared traces. */
+TEST(trace_stream_overlaps_by_their_definition)
+{
+	struct buf many = BUF_INIT;
+	buf_puts(&many, "{\"traceEvents\":[");
+	for (int s = 1; s <= 300; s++) /* more streams than the one pass's table has slots */
+		buf_printf(&many, KERN(%d, 10, 5) KERN(%d, 12, 5), s, s, s, s); /* one overlap each */
+	buf_puts(&many, "{}]}");
+	const char *made[] = {
+		"{\"traceEvents\":[" KERN(7, 0, 10) KERN(7, 5, 10) KERN(8, 0, 3) KERN(7, 20, 1) KERN(8, 3, 1) "{}]}",
+		"{\"traceEvents\":[" KERN(7, 5, 10) KERN(7, 0, 10) KERN(8, 0, 3) KERN(7, 20, 1) "{}]}", /* out of order */
+		"{\"traceEvents\":[" KERN(7, 0, 10) KERN(7, 0, 4) KERN(7, 2, 1) "{}]}",  /* a start twice, ends down */
+		"{\"traceEvents\":[" KERN(7, 0, 4) KERN(7, 0, 10) KERN(7, 2, 1) "{}]}",  /* ends up */
+		many.data,
+	};
+	static const size_t want[] = {1, 1, 2, 2, 300};
+	struct trace_load_opts o = {.threads = 1};
+	struct buf err = BUF_INIT;
+	for (size_t k = 0; k < sizeof made / sizeof *made; k++) {
+		struct trace_rank *r = trace_rank_load_mem("overlaps.json", made[k], strlen(made[k]), &o, &err);
+		REQUIRE(r);
+		if (r->stats.stream_overlaps != want[k] || overlaps_by_definition(r) != want[k])
+			test_fail(__FILE__, __LINE__, "made trace %zu: %zu overlaps counted, %zu by the definition, %zu wanted",
+				  k, (size_t)r->stats.stream_overlaps, overlaps_by_definition(r), want[k]);
+		trace_rank_free(r);
+	}
+	static const char *const shared[] = {
+		"amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+		"nccl_parser_config/nccl_data.json.gz",
+		"trace_diff/control/control.json.gz",
+	};
+	for (size_t k = 0; k < sizeof shared / sizeof *shared; k++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), shared[k]);
+		struct trace_rank *r = trace_rank_load(path, &o, &err);
+		REQUIRE(r);
+		CHECK_INT(r->stats.stream_overlaps, overlaps_by_definition(r));
+		trace_rank_free(r);
+	}
+	buf_free(&many);
+	buf_free(&err);
+}
+#undef KERN

@@ -220,6 +220,9 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 		      enum aformat *fmt, const struct analysis **only, int **sel_ranks, size_t *nsel,
 		      struct trace_select *rows)
 {
+	/* set first: the caller reads them whatever this returns */
+	*fmt = AFMT_TABLE;
+	*only = NULL;
 	if (o->iterations && trace_select_parse_iterations(o->iterations, rows) != 0) {
 		fprintf(stderr, "dyno analyze: bad --iterations '%s' (N or N-M with N <= M, e.g. 3-5)\n", o->iterations);
 		return 2;
@@ -229,7 +232,6 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 			o->time_range);
 		return 2;
 	}
-	*fmt = AFMT_TABLE;
 	if (strcmp(o->format, "csv") == 0)
 		*fmt = AFMT_CSV;
 	else if (strcmp(o->format, "json") == 0)
@@ -402,8 +404,8 @@ int cmd_analyze(int argc, char **argv)
 	 * where faults are costly (docs/analyze.md) */
 	if (!o.small_pages)
 		xalloc_huge_pages(2u << 20);
-	enum aformat fmt;
-	const struct analysis *only;
+	enum aformat fmt = AFMT_TABLE;
+	const struct analysis *only = NULL;
 	int *sel_ranks = NULL;
 	size_t nsel = 0;
 	/* an input right after a boolean option is more likely its value

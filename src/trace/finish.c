@@ -9,9 +9,11 @@
  *      attributed to are dropped (launch_ops.c);
  *   3. CPU<->GPU links: a GPU-side row (stream >= 0 and correlation >= 0,
  *      or an Event/Context Sync) pairs with the CPU-side row of the same
- *      correlation; with duplicates the last row wins, as in HTA;
+ *      correlation; with duplicates the last row wins, as in HTA (from a
+ *      table indexed by id, or a radix sort when the ids are spread out);
  *   4. iteration: CPU rows get the ProfilerStep containing their ts (the
- *      last such step in trace order), GPU rows their launcher's;
+ *      last such step in trace order: a binary search when the steps are
+ *      apart, else a heap sweep), GPU rows their launcher's;
  *   5. device type.
  */
 #include <math.h>
@@ -32,16 +34,9 @@ static inline int corr_side(const struct trace_rank *r, size_t i, uint32_t ev_sy
 	return trace_row_corr_gpu(r, i, ev_sync, ctx_sync) ? 2 : 1;
 }
 
-/* Rows with a correlation, sorted by (correlation, row) with a stable
- * radix sort; then each run of one correlation is a group: its CPU rows
- * link to the group's last GPU row and its GPU rows to the last CPU row
- * (HTA's dictionary lookups, where the last row of a key wins).  Linear
- * after the sort, whatever the ids look like.  Also says whether every
- * correlation has at most one CPU row (link_one_cpu: then a GPU row's link
- * is the only CPU row of its id, which the last-step filter uses). */
 /*
- * The same links from two tables indexed by correlation id minus the
- * smallest, when the ids span at most LINK_SPAN_PER_ROW times the rows
+ * trace_rank_link's links from two tables indexed by correlation id minus
+ * the smallest, when the ids span at most LINK_SPAN_PER_ROW times the rows
  * that have one (Kineto numbers them from a counter: trace_diff/control's
  * 34 K span ~92 K): the last CPU and the last GPU row of each id in one
  * pass in row order, the links in a second; no sort (0.27-0.44 ms for the
@@ -87,6 +82,15 @@ static bool link_by_id_table(struct trace_rank *r, size_t m, uint32_t ev_sync, u
 	return true;
 }
 
+/* Each correlation's rows are a group: its CPU rows link to the group's
+ * last GPU row and its GPU rows to the last CPU row (HTA's dictionary
+ * lookups, where the last row of a key wins).  From the tables above when
+ * the ids are close together; else the rows with a correlation sorted by
+ * (correlation, row) with a stable radix sort, each run of one id a group:
+ * linear after the sort, whatever the ids look like.  Also says whether
+ * every correlation has at most one CPU row (link_one_cpu: then a GPU
+ * row's link is the only CPU row of its id, which the last-step filter
+ * uses). */
 void trace_rank_link(struct trace_rank *r)
 {
 	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);

@@ -19,11 +19,14 @@
  *     all ranks, each rank keeps its CPU rows that start before the last
  *     step's start, and the GPU rows whose correlation matches a kept CPU
  *     row (once per match, like HTA's inner join); the table becomes the kept
- *     GPU rows followed by the kept CPU rows, and links are recomputed.  An
+ *     GPU rows followed by the kept CPU rows, and the links renumbered (or
+ *     recomputed when renumbering would not give the same; see
+ *     relink_renumbered).  An
  *     MTIA rank's rows are chosen by HTA's MTIA rule (filter_mtia.c); either
  *     way this file gathers the kept rows, walking the column table.
- * Costs: the loads dominate; the filter is a radix sort by correlation and
- * one gather of every column per rank, ranks on parallel threads.
+ * Costs: the loads dominate; the filter is a count per correlation (from
+ * the links, or a radix sort by correlation) and one gather of every
+ * column per rank, ranks on parallel threads.
  */
 #include <dirent.h>
 #include <errno.h>

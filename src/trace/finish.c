@@ -36,28 +36,21 @@ static inline int corr_side(const struct trace_rank *r, size_t i, uint32_t ev_sy
 
 /*
  * trace_rank_link's links from two tables indexed by correlation id minus
- * the smallest, when the ids span at most LINK_SPAN_PER_ROW times the rows
- * that have one (Kineto numbers them from a counter: trace_diff/control's
- * 34 K span ~92 K): the last CPU and the last GPU row of each id in one
+ * the smallest (lo; hi the largest), when the ids span at most
+ * LINK_SPAN_PER_ROW times the m rows that have one (Kineto numbers them
+ * from a counter: trace_diff/control's 34 K span ~92 K): the last CPU and the last GPU row of each id in one
  * pass in row order, the links in a second; no sort (0.27-0.44 ms for the
  * sort alone there, this VM in a slow spell).  Returns false, having
  * written nothing, when the ids are too spread out.
  */
 #define LINK_SPAN_PER_ROW 4
-static bool link_by_id_table(struct trace_rank *r, size_t m, uint32_t ev_sync, uint32_t ctx_sync)
+static bool link_by_id_table(struct trace_rank *r, size_t m, int64_t lo, int64_t hi, uint32_t ev_sync,
+			     uint32_t ctx_sync)
 {
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < r->n; i++) {
-		int64_t c = r->correlation[i];
-		if (c == -1)
-			continue;
-		lo = c < lo ? c : lo;
-		hi = c > hi ? c : hi;
-	}
 	uint64_t span = (uint64_t)hi - (uint64_t)lo + 1; /* mod 2^64: hi >= lo */
 	if (span == 0 || span > LINK_SPAN_PER_ROW * (uint64_t)m + 1024)
 		return false;
-	/* last[2 * id + side - 1]: the last row of that side, -1 none */
+	/* last[2 * id + side]: the last row of that side (0 CPU, 1 GPU), -1 none */
 	int32_t *last = xmalloc(2 * span * sizeof *last);
 	memset(last, 0xff, 2 * span * sizeof *last);
 	bool one_cpu = true;
@@ -96,12 +89,17 @@ void trace_rank_link(struct trace_rank *r)
 	uint32_t ev_sync = trace_strtab_find(&r->strs, "Event Sync", 10);
 	uint32_t ctx_sync = trace_strtab_find(&r->strs, "Context Sync", 12);
 	size_t m = 0;
+	int64_t lo = INT64_MAX, hi = INT64_MIN; /* the ids' range, for the table */
 	for (size_t i = 0; i < r->n; i++) {
+		int64_t c = r->correlation[i];
+		bool has = c != -1;
 		r->link[i] = -1;
-		m += r->correlation[i] != -1;
+		m += has;
+		lo = has && c < lo ? c : lo;
+		hi = has && c > hi ? c : hi;
 	}
 	r->link_one_cpu = true;
-	if (m == 0 || link_by_id_table(r, m, ev_sync, ctx_sync))
+	if (m == 0 || link_by_id_table(r, m, lo, hi, ev_sync, ctx_sync))
 		return;
 	uint64_t *key = xmalloc((m + 1) * sizeof *key);
 	uint32_t *row = xmalloc((m + 1) * sizeof *row);

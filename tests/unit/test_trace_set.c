@@ -14,6 +14,16 @@
 #include "trace/load_internal.h"
 #include "trace/model.h"
 
+/* The shared trace tests/data/traces/REL loaded alone, one thread (NULL:
+ * it could not be; err says why). */
+static struct trace_rank *load_shared(const char *rel, struct buf *err)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), rel);
+	struct trace_load_opts o = {.threads = 1};
+	return trace_rank_load(path, &o, err);
+}
+
 static void same_set(const char *rel, bool expect_filtered, bool expect_warning)
 {
 	char path[1024];
@@ -227,11 +237,8 @@ TEST(trace_keep_rows_links_renumbered_or_linked_again)
 	};
 	for (size_t t = 0; t < sizeof rel / sizeof *rel; t++)
 		for (int k = KEEP_GPU_FIRST; k <= KEEP_REVERSED; k++) {
-			char path[1024];
-			snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), rel[t]);
-			struct trace_load_opts o = {.threads = 1};
 			struct buf err = BUF_INIT, why = BUF_INIT;
-			struct trace_rank *a = trace_rank_load(path, &o, &err), *b = trace_rank_load(path, &o, &err);
+			struct trace_rank *a = load_shared(rel[t], &err), *b = load_shared(rel[t], &err);
 			REQUIRE(a && b);
 			CHECK(a->link_one_cpu);
 			uint32_t *src = malloc((2 * a->n + 1) * sizeof *src);
@@ -384,9 +391,7 @@ TEST(trace_cpu_iterations_by_their_definition)
 		"trace_diff/control/control.json.gz",
 	};
 	for (size_t k = 0; k < sizeof shared / sizeof *shared; k++) {
-		char path[1024];
-		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), shared[k]);
-		struct trace_rank *r = trace_rank_load(path, &o, &err);
+		struct trace_rank *r = load_shared(shared[k], &err);
 		REQUIRE(r);
 		check_cpu_iterations(r, shared[k]);
 		trace_rank_free(r);
@@ -434,9 +439,7 @@ TEST(trace_link_by_id_table_or_sort)
 	struct trace_load_opts o = {.threads = 1};
 	struct buf err = BUF_INIT;
 	for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-		char path[1024];
-		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), rel[i]);
-		struct trace_rank *r = trace_rank_load(path, &o, &err);
+		struct trace_rank *r = load_shared(rel[i], &err);
 		REQUIRE(r);
 		same_links_both_ways(r, rel[i]);
 		trace_rank_free(r);
@@ -538,9 +541,7 @@ TEST(trace_stream_overlaps_by_their_definition)
 		"trace_diff/control/control.json.gz",
 	};
 	for (size_t k = 0; k < sizeof shared / sizeof *shared; k++) {
-		char path[1024];
-		snprintf(path, sizeof path, "%s/traces/%s", test_data_dir(), shared[k]);
-		struct trace_rank *r = trace_rank_load(path, &o, &err);
+		struct trace_rank *r = load_shared(shared[k], &err);
 		REQUIRE(r);
 		CHECK_INT(r->stats.stream_overlaps, overlaps_by_definition(r));
 		trace_rank_free(r);

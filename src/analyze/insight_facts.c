@@ -7,7 +7,8 @@
  * per direction; and every collective kernel (name, occurrence, start) for
  * the cross-rank straggler rule; per computation kernel name the
  * time-weighted occupancy Kineto estimated (the loader's optional column).
- * A trace without ProfilerStep is one iteration (-1) spanning the trace.
+ * A trace without ProfilerStep has the steps of insight_steps.c (numbered
+ * 0, 1, ...), or is one iteration (-1) spanning the trace.
  * Cost: five linear passes over the rank's rows, a merge of its GPU
  * intervals, a sort of its collectives, four arrays by string id.
  */
@@ -143,7 +144,16 @@ static void add_sync_time(struct iter_acc *a, uint32_t name, double dur)
 
 static void iterations_table(const struct trace_rank *r, const struct ival *m, size_t nm, struct atable *t)
 {
-	size_t ni = r->niterations ? r->niterations : 1;
+	/* without ProfilerStep: the steps of insight_steps.c (optimizer
+	 * ranges, the kernel period, else the whole trace), rows by time (a
+	 * GPU row by its launch's) */
+	struct insight_step *steps = NULL;
+	enum insight_step_source src = INSIGHT_STEPS_WHOLE;
+	size_t nsteps = 0;
+	if (!r->niterations)
+		nsteps = insight_steps_find(r, &steps, &src);
+	bool derived = !r->niterations && src != INSIGHT_STEPS_WHOLE && nsteps;
+	size_t ni = r->niterations ? r->niterations : derived ? nsteps : 1;
 	struct iter_acc *acc = xcalloc(ni, sizeof *acc);
 	for (size_t k = 0; k < ni; k++) {
 		acc[k].s = INFINITY;
@@ -160,11 +170,20 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 			k = iter_index(r, r->iteration[i]);
 			if (k < 0)
 				continue;
+		} else if (derived) {
+			double at = trace_is_gpu(r, i) && r->link[i] >= 0 ? r->ts[r->link[i]] : r->ts[i];
+			long sk = insight_step_of(steps, nsteps, at);
+			if (sk < 0)
+				continue;
+			k = (int)sk;
 		}
 		struct iter_acc *a = &acc[k];
 		double end = r->ts[i] + r->dur[i];
 		const char *name = trace_name(r, i);
-		if (!r->niterations || (r->kind[i] == TRACE_CAT_USER_ANNOTATION && step_number(name) >= 0)) {
+		if (derived) {
+			a->s = steps[k].s;
+			a->e = steps[k].e;
+		} else if (!r->niterations || (r->kind[i] == TRACE_CAT_USER_ANNOTATION && step_number(name) >= 0)) {
 			/* the step's span (or the whole trace's) */
 			a->s = fmin(a->s, r->ts[i]);
 			a->e = fmax(a->e, end);
@@ -196,7 +215,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		}
 		size_t row = atable_add_row(t);
 		atable_set_i(t, row, IT_RANK, r->rank);
-		atable_set_i(t, row, IT_ITER, r->niterations ? r->iterations[k] : -1);
+		atable_set_i(t, row, IT_ITER, r->niterations ? r->iterations[k] : derived ? steps[k].id : -1);
 		atable_set_f(t, row, IT_START, a->s);
 		atable_set_f(t, row, IT_DUR, a->e - a->s);
 		atable_set_f(t, row, IT_GPU_BUSY, busy_in(m, nm, a->s, a->e));
@@ -213,6 +232,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		ival_list_free(&a->loader);
 	}
 	free(acc);
+	free(steps);
 }
 
 struct stream_acc {

@@ -40,7 +40,8 @@ static struct atable *findings_new(void)
 {
 	static const char *const cols[] = {"severity:s", "rule:s",  "rank:s",     "iteration:s", "stream:s",
 					   "where:s",    "metric:s", "value:f", "threshold:f", "evidence:s",
-					   "recommendation:s", NULL};
+					   "recommendation:s", "cost_ms_per_step:f", "cost_pct_of_step:f", "steps_from:s",
+					   NULL};
 	return atable_new("insights", "Insights", cols);
 }
 
@@ -70,6 +71,10 @@ void insight_add(struct insight_eval *e, const struct insight_finding *f)
 	atable_set_f(t, row, 8, f->threshold);
 	atable_set_s(t, row, 9, f->evidence);
 	atable_set_s(t, row, 10, e->rule->recommendation);
+	bool cost = f->cost_us > 0 && f->step_us > 0;
+	atable_set_f(t, row, INSIGHT_F_COST_MS, cost ? f->cost_us / 1e3 : NAN);
+	atable_set_f(t, row, INSIGHT_F_COST_PCT, cost ? 100 * f->cost_us / f->step_us : NAN);
+	atable_set_s(t, row, INSIGHT_F_STEPS_FROM, cost && f->steps_from ? f->steps_from : "");
 	e->fired++;
 }
 
@@ -172,6 +177,8 @@ static const struct analysis_table insight_tables[INSIGHT_NTABLES] = {
 	[INSIGHT_T_COLLECTIVES] = {.csv = "insight_collectives", .shown = never_shown},
 	[INSIGHT_T_OCCUPANCY] = {.csv = "insight_kernel_occupancy", .shown = never_shown},
 	[INSIGHT_T_SYNC_PATH] = {.csv = "insight_sync_path", .shown = never_shown},
+	[INSIGHT_T_WATERFALL] = {.csv = "insight_waterfall", .shown = never_shown},
+	[INSIGHT_T_CAUSES] = {.csv = "insight_idle_causes", .shown = never_shown},
 };
 
 static void insight_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
@@ -182,6 +189,9 @@ static void insight_rank(const struct analysis_ctx *c, const struct trace_set *v
 	insight_facts_rank(view->ranks[0], out);
 	out[INSIGHT_T_SYNC_PATH] = insight_sync_path_new();
 	insight_sync_path_rank(view->ranks[0], out[INSIGHT_T_ITERATIONS], o->cp_max_events, out[INSIGHT_T_SYNC_PATH]);
+	out[INSIGHT_T_WATERFALL] = insight_waterfall_new();
+	out[INSIGHT_T_CAUSES] = insight_causes_new();
+	insight_attrib_rank(view->ranks[0], out[INSIGHT_T_WATERFALL], out[INSIGHT_T_CAUSES]);
 }
 
 /* the readable view of the two tables (the terminal prints the notes) */
@@ -201,6 +211,9 @@ static void notes(struct atable *f, struct atable *r)
 			buf_printf(&b, ", %.60s...%s", where, where + wl - 30);
 		else if (wl)
 			buf_printf(&b, ", %s", where);
+		double ms = insight_f(f, i, INSIGHT_F_COST_MS);
+		if (isfinite(ms))
+			buf_printf(&b, " -- %.2f ms per step (%.1f%%)", ms, insight_f(f, i, INSIGHT_F_COST_PCT));
 		atable_note(f, "%s\n    %s\n    -> %s", b.data, insight_s(f, i, 9), insight_s(f, i, 10));
 		buf_free(&b);
 	}
@@ -210,21 +223,48 @@ static void notes(struct atable *f, struct atable *r)
 		atable_note(r, "%-20s %-14s %s", insight_s(r, i, 0), insight_s(r, i, 1), insight_s(r, i, 3));
 }
 
-/* the worst first; a rule's findings in the order it made them */
+static int sev_rank(const char *s)
+{
+	return strcmp(s, "high") == 0 ? 0 : strcmp(s, "medium") == 0 ? 1 : 2;
+}
+
+struct fsort {
+	const struct atable *t;
+	size_t row;
+};
+
+/* by the time they cost, the largest first; then those without a time
+ * cost, worst first; a rule's findings in the order it made them */
+static int finding_cmp(const void *a, const void *b)
+{
+	const struct fsort *x = a, *y = b;
+	double cx = insight_f(x->t, x->row, INSIGHT_F_COST_MS), cy = insight_f(y->t, y->row, INSIGHT_F_COST_MS);
+	bool hx = isfinite(cx), hy = isfinite(cy);
+	if (hx != hy)
+		return hx ? -1 : 1;
+	if (hx && cx != cy)
+		return cx > cy ? -1 : 1;
+	int sx = sev_rank(insight_s(x->t, x->row, 0)), sy = sev_rank(insight_s(y->t, y->row, 0));
+	if (sx != sy)
+		return sx - sy;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
 static void sort_findings(struct atable *t)
 {
 	size_t n = t->nrows, w = t->ncols;
 	if (n < 2)
 		return;
-	union acell *sorted = xmalloc((n ? n : 1) * w * sizeof *sorted);
-	size_t k = 0;
-	static const char *const order[] = {"high", "medium", "info"};
-	for (size_t s = 0; s < 3; s++)
-		for (size_t i = 0; i < n; i++)
-			if (strcmp(t->cells[i * w].s, order[s]) == 0)
-				memcpy(&sorted[k++ * w], &t->cells[i * w], w * sizeof *sorted);
+	struct fsort *o = xmalloc(n * sizeof *o);
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct fsort){t, i};
+	qsort(o, n, sizeof *o, finding_cmp);
+	union acell *sorted = xmalloc(n * w * sizeof *sorted);
+	for (size_t k = 0; k < n; k++)
+		memcpy(&sorted[k * w], &t->cells[o[k].row * w], w * sizeof *sorted);
 	memcpy(t->cells, sorted, n * w * sizeof *sorted);
 	free(sorted);
+	free(o);
 }
 
 static void insight_combine(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
@@ -237,6 +277,8 @@ static void insight_combine(const struct analysis_ctx *c, const struct trace_set
 				 : t == INSIGHT_T_MEMCPY   ? insight_memcpy_new()
 				 : t == INSIGHT_T_OCCUPANCY ? insight_occupancy_new()
 				 : t == INSIGHT_T_SYNC_PATH ? insight_sync_path_new()
+				 : t == INSIGHT_T_WATERFALL ? insight_waterfall_new()
+				 : t == INSIGHT_T_CAUSES    ? insight_causes_new()
 							   : insight_collectives_new();
 	out[INSIGHT_T_FINDINGS] = findings_new();
 	out[INSIGHT_T_RULES] = rules_new();

@@ -38,9 +38,13 @@ enum {
 	INSIGHT_T_COLLECTIVES, /* "insight_collectives": per rank, each collective kernel */
 	INSIGHT_T_OCCUPANCY,  /* "insight_kernel_occupancy": per rank and computation kernel name */
 	INSIGHT_T_SYNC_PATH,  /* "insight_sync_path": per rank, syncs on one iteration's critical path */
+	INSIGHT_T_WATERFALL,  /* "insight_waterfall": per rank and step, the step time by cause */
+	INSIGHT_T_CAUSES,     /* "insight_idle_causes": per rank, GPU idle time by cause, place, thread */
 	INSIGHT_NTABLES
 };
 
+/* Columns of the findings table past the first eleven (insights.c) */
+enum { INSIGHT_F_COST_MS = 11, INSIGHT_F_COST_PCT, INSIGHT_F_STEPS_FROM };
 /* Columns of the measurement tables (insight_facts.c fills them). */
 enum { IT_RANK, IT_ITER, IT_START, IT_DUR, IT_GPU_BUSY, IT_IDLE_START, IT_LOADER, IT_SYNC, IT_SYNC_CALLS,
        IT_ITEM_CALLS, IT_KERNELS, IT_SHORT_KERNELS, IT_TOP_SYNC };
@@ -48,6 +52,8 @@ enum { IS_RANK, IS_STREAM, IS_KERNELS, IS_SHORT, IS_KERNEL_TIME, IS_MEDIAN_DUR, 
 enum { IM_RANK, IM_DIR, IM_COPIES, IM_BIG, IM_BYTES, IM_TIME, IM_GBPS, IM_PAGEABLE };
 enum { IC_RANK, IC_NAME, IC_NTH, IC_ITER, IC_TS, IC_DUR };
 enum { IO_RANK, IO_NAME, IO_KERNELS, IO_TIME, IO_OCC, IO_OCC_TIME };
+enum { IW_RANK, IW_STEP, IW_FROM, IW_START, IW_DUR, IW_BUSY, IW_HOST_GAP, IW_LAUNCH, IW_SYNC, IW_COPY, IW_OTHER };
+enum { ICA_RANK, ICA_CAUSE, ICA_WHERE, ICA_DETAIL, ICA_TID, ICA_TIME, ICA_STEPS, ICA_PIECES };
 enum { ISP_RANK, ISP_ITER, ISP_STATUS, ISP_SPAN, ISP_SYNC, ISP_ON_PATH, ISP_CALLS, ISP_TOP, ISP_TEXT };
 
 /* A kernel shorter than this (µs) is "short" (launch overhead is ~5 µs). */
@@ -59,6 +65,40 @@ enum { ISP_RANK, ISP_ITER, ISP_STATUS, ISP_SPAN, ISP_SYNC, ISP_ON_PATH, ISP_CALL
  * computed on a rank of at most this many rows by default (insights'
  * --cp-max-events): it costs about a tenth of a load per million rows. */
 #define INSIGHT_CP_MAX_ROWS 1000000
+
+/* ---- steps (insight_steps.c) ---- */
+enum insight_step_source {
+	INSIGHT_STEPS_PROFILER,      /* ProfilerStep#N */
+	INSIGHT_STEPS_OPTIMIZER,     /* between the ends of Optimizer.step#... */
+	INSIGHT_STEPS_KERNEL_PERIOD, /* the period of the repeating kernel sequence */
+	INSIGHT_STEPS_WHOLE,         /* the whole trace as one span */
+};
+struct insight_step {
+	double s, e; /* µs */
+	int64_t id;  /* ProfilerStep number, else 0, 1, ... (-1: the whole trace) */
+};
+const char *insight_step_source_name(enum insight_step_source s);
+/* a rank's steps, ascending (*out: free it); 0 only for an empty rank */
+size_t insight_steps_find(const struct trace_rank *r, struct insight_step **out, enum insight_step_source *src);
+/* the step of v[0..n) that contains ts; -1: none */
+long insight_step_of(const struct insight_step *v, size_t n, double ts);
+/* "ProfilerStep#12" -> 12; -1: not a step */
+int64_t insight_profiler_step(const char *name);
+
+/* ---- the attribution of GPU idle time (insight_attrib.c) ---- */
+enum insight_cause {
+	INSIGHT_C_BUSY,     /* the GPU runs kernels, memsets, pinned copies */
+	INSIGHT_C_HOST_GAP, /* idle, the launching thread outside every operator */
+	INSIGHT_C_LAUNCH,   /* idle, the launching thread inside an operator */
+	INSIGHT_C_SYNC,     /* idle, the launching thread in a blocking sync */
+	INSIGHT_C_COPY,     /* a pageable copy runs or is staged by the host */
+	INSIGHT_C_OTHER,    /* idle, no launching thread known */
+	INSIGHT_NCAUSES
+};
+const char *insight_cause_name(enum insight_cause c);
+struct atable *insight_waterfall_new(void);
+struct atable *insight_causes_new(void);
+void insight_attrib_rank(const struct trace_rank *r, struct atable *waterfall, struct atable *causes);
 
 struct atable *insight_iterations_new(void);
 struct atable *insight_streams_new(void);
@@ -90,7 +130,20 @@ struct insight_finding {
 	double value;      /* the rule's metric, the number that triggered it */
 	double threshold;  /* where it fires */
 	const char *evidence; /* the numbers, one line */
+	/* what it costs (0: no time cost): the mean µs per typical step, the
+	 * step's µs, where the steps came from; findings are ranked by it */
+	double cost_us, step_us;
+	const char *steps_from;
 };
+
+/* A rank's waterfall (insight_waterfall rows) averaged over its typical
+ * steps (within 25% of the median step duration); -1: no step. */
+struct insight_wmean {
+	size_t nsteps, ntypical;
+	double median, step, part[INSIGHT_NCAUSES];
+	const char *from;
+};
+int insight_waterfall_mean(const struct atable *waterfall, int rank, struct insight_wmean *w);
 
 /* What a rule reads and writes. */
 struct insight_eval {

@@ -12,9 +12,10 @@
  *   pageable-copy     copies from/to pageable host memory
  *   gpu-bound         the GPU is busy through the step (info, top kernels)
  *
- * The cost of a part is its mean over the rank's typical steps: those
- * within 25% of the median step duration (a warm-up step or a stall is the
- * iteration-outliers rule's finding, and would skew the mean).  The places
+ * The cost of a part is its mean over the rank's typical steps: with four
+ * steps or more, those within 25% of the median step duration (a warm-up
+ * step or a stall is the iteration-outliers rule's finding, and would skew
+ * the mean); with fewer, all.  The places
  * are shares of the part over all steps.  Cost: a pass over the two
  * attribution tables per rule and rank.
  */
@@ -54,7 +55,7 @@ int insight_waterfall_mean(const struct atable *wf, int rank, struct insight_wme
 		if (insight_i(wf, i, IW_RANK) != rank)
 			continue;
 		double dur = insight_f(wf, i, IW_DUR);
-		if (fabs(dur - med) > TYPICAL_STEP * med)
+		if (n >= 4 && fabs(dur - med) > TYPICAL_STEP * med)
 			continue;
 		w->ntypical++;
 		w->step += dur;

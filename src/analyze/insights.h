@@ -137,7 +137,8 @@ struct insight_finding {
 };
 
 /* A rank's waterfall (insight_waterfall rows) averaged over its typical
- * steps (within 25% of the median step duration); -1: no step. */
+ * steps (of four or more: those within 25% of the median step duration);
+ * -1: no step. */
 struct insight_wmean {
 	size_t nsteps, ntypical;
 	double median, step, part[INSIGHT_NCAUSES];

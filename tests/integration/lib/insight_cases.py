@@ -96,11 +96,10 @@ def ns_steps_kept(doc):
     return steps(doc)[:-1]
 
 
-# ---- data starvation: a host-wait gap and a DataLoader op at each step start ----
-def case_data_starvation():
+# ---- host gap: a host-wait gap inside a DataLoader range at each step start ----
+def case_host_gap():
     rows, rules, _ = insights(NS)
-    check("data-starvation quiet on the clean trace", not found(rows, "data-starvation"),
-          rules["data-starvation"]["measured"])
+    check("host-gap quiet on the clean trace", not found(rows, "host-gap"), rules["host-gap"]["measured"])
     doc = load(NS)
     gap = 20000.0
     st = steps(doc)
@@ -113,18 +112,20 @@ def case_data_starvation():
                                    "ts": s["ts"] + 1, "dur": gap - 2, "args": {}})
     path = save(doc, "starve.json")
     rows, rules, _ = insights(path)
-    f = found(rows, "data-starvation", 0)
+    f = found(rows, "host-gap", 0)
     kept = ns_steps_kept(doc)
-    total = sum(s["dur"] for s in kept)
-    want = 100 * gap * len(kept) / total  # at least the inserted gaps
-    check("data-starvation fires on inserted host-wait gaps", len(f) == 1, json.dumps(rows)[:300])
+    mean = sum(s["dur"] for s in kept) / len(kept)
+    check("host-gap fires on inserted host-wait gaps", len(f) == 1, json.dumps(rows)[:300])
     if f:
-        v = f[0]["value"]
-        check("data-starvation number is the inserted gap's share", want - 0.5 <= v <= want + 3,
-              f"value {v}, inserted {want:.2f}%")
-        check("data-starvation names the data loader", "data-loader ops" in f[0]["evidence"] and
-              f[0]["where"] == "DataLoader", f[0]["evidence"])
-        check("data-starvation severity", f[0]["severity"] == ("high" if v >= 25 else "medium"), f[0]["severity"])
+        ms = f[0]["cost_ms_per_step"]
+        # the inserted gap, less what earlier steps' queued GPU work covers
+        check("host-gap costs the inserted gap per step", 0.8 * gap / 1e3 <= ms <= gap / 1e3 + 2,
+              f"{ms} ms per step, inserted {gap / 1e3} ms")
+        check("host-gap share = cost / mean step", abs(f[0]["cost_pct_of_step"] - 100 * ms * 1e3 / mean) < 5,
+              f"{f[0]['cost_pct_of_step']} vs {100 * ms * 1e3 / mean:.2f}")
+        check("host-gap names the data loader's range", "DataLoader" in f[0]["where"], f[0]["where"])
+        check("host-gap severity", f[0]["severity"] == ("high" if f[0]["value"] >= 25 else "medium"),
+              f[0]["severity"])
 
 
 # ---- sync points: a blocking device sync in every step ----
@@ -141,13 +142,14 @@ def insights_csv(path, table, *opts):
         return list(csv.DictReader(f))
 
 
-def add_syncs(doc, sync, tid=None, shift=True):
+def add_syncs(doc, sync, tid=None, shift=True, at=0.5):
     """a cudaDeviceSynchronize of sync us in the middle of every step, with
-    the GPU's Context Sync row Kineto writes for it; shift: everything after
+    the GPU's Context Sync row Kineto writes for it (at: that far into the
+    step); shift: everything after
     it moves by sync (the CPU and the GPU both wait there); tid: on that
     thread instead of the step's"""
     st = steps(doc)
-    mids = [s["ts"] + s["dur"] / 2 for s in st]
+    mids = [s["ts"] + s["dur"] * at for s in st]
     if shift:
         insert_gaps(doc, mids, sync)
     calls = []
@@ -170,50 +172,34 @@ def case_sync_points():
         rows, rules, _ = insights(base)
         check(f"sync-points quiet on the clean trace ({os.path.basename(base)})", not found(rows, "sync-points"),
               rules["sync-points"]["measured"])
-    # a launch-bound trace: the sync stalls the launches, so the critical
-    # path waits in it
-    doc = load(NCCL)
+    # the sync stalls the step: the GPU idles while the launching thread
+    # waits in it
+    doc = load(NS)
     sync = 15000.0
-    calls = add_syncs(doc, sync)
+    add_syncs(doc, sync, at=0.2)  # in the forward: its thread launches
     path = save(doc, "sync.json")
     rows, rules, _ = insights(path)
     f = found(rows, "sync-points", 0)
-    check("sync-points fires on device syncs that stall a launch-bound step", len(f) == 1,
-          rules["sync-points"]["measured"])
+    check("sync-points fires on device syncs that stall the step", len(f) == 1, rules["sync-points"]["measured"])
     sp = insights_csv(path, "insight_sync_path")
     check("insight_sync_path has the rank's critical path", len(sp) == 1 and sp[0]["status"] == "ok", str(sp))
-    if f and sp:
-        it = int(sp[0]["iteration"])
-        step = [s for s in steps(doc) if s["name"] == f"ProfilerStep#{it}"][0]
-        inside = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_runtime" and "Synchronize" in e["name"] and
-                  step["ts"] <= e["ts"] <= step["ts"] + step["dur"]]
-        want = sum(hta_dur(e) for e in inside if e in calls)
-        others = sum(hta_dur(e) for e in inside if e not in calls)  # the trace's own event syncs
-        on = float(sp[0]["sync_on_path(us)"])
-        check("sync-points: the whole inserted call is waited on the critical path", want <= on <= want + others,
-              f"{on} vs the call's {want} (+ up to {others} of the trace's own syncs)")
-        span = float(sp[0]["path_span(us)"])
-        check("sync-points value = sync on the path / the path's span",
-              abs(f[0]["value"] - 100 * on / span) < 0.01, f"{f[0]['value']} vs {on} / {span}")
-        check("sync-points names the call and the iteration", f[0]["where"] == "cudaDeviceSynchronize" and
-              f[0]["iteration"] == str(it) and "critical path" in f[0]["evidence"], json.dumps(f[0])[:300])
-    # no critical path (--cp-max-events 0): the CPU's blocking time, and why
-    rows, rules, _ = insights(path, "--cp-max-events", "0")
-    f = found(rows, "sync-points", 0)
-    kept = steps(doc)[:-1]
-    want = 100 * sum(hta_dur(c) for c in calls[:len(kept)]) / sum(hta_dur(s) for s in kept)
-    check("sync-points falls back to the CPU's blocking time", len(f) == 1 and abs(f[0]["value"] - want) < 0.1 and
-          "critical path is not used" in f[0]["evidence"] and "--cp-max-events" in f[0]["evidence"],
-          f"{f[0]['value'] if f else None} vs {want:.2f}: " + (f[0]["evidence"] if f else rules["sync-points"]["measured"]))
-    # syncs on a side thread: the CPU blocks there, off the critical path
+    if f:
+        # where the step's own thread launches next, the whole inserted
+        # call is sync wait (the edit stretches the other thread's rows
+        # too, so not in every step)
+        causes = insights_csv(path, "insight_idle_causes")
+        t = sum(float(r["time(us)"]) for r in causes if r["cause"] == "sync_wait")
+        check("sync-points: most inserted sync time is sync wait", t >= 0.9 * sync * 2, f"{t} us of 3 x {sync}")
+        ms = f[0]["cost_ms_per_step"]
+        check("sync-points cost = the sync wait per step", abs(ms * 1e3 - t / 3) < 1, f"{ms} vs {t / 3e3}")
+        check("sync-points names the call", f[0]["where"].startswith("cudaDeviceSynchronize"), f[0]["where"])
+    # syncs on a side thread: it launches nothing, the GPU does not wait on it
     doc = load(NS)
     add_syncs(doc, 10000.0, tid=424242, shift=False)
     path = save(doc, "sync_side.json")
     rows, rules, _ = insights(path)
-    m = rules["sync-points"]["measured"]
-    cpu = float(m.split("blocking syncs ")[1].split("%")[0])
-    check("sync-points quiet on syncs off the critical path (side thread)", not found(rows, "sync-points") and
-          cpu >= 5 and "none of its" in m, m)
+    check("sync-points quiet on syncs of a thread that launches nothing", not found(rows, "sync-points"),
+          rules["sync-points"]["measured"])
 
 
 # ---- iteration outliers: one step stretched ----
@@ -273,17 +259,10 @@ def case_cpu_bound_and_small():
     f = found(rows, "cpu-bound-launch", 0)
     check("cpu-bound-launch fires on shrunk kernels right behind their launches", len(f) == 1,
           rules["cpu-bound-launch"]["measured"])
-    # the numbers: medians of the kernels' and their launches' durations
-    launches = {e["args"]["correlation"]: e for e in doc["traceEvents"]
-                if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
-    pairs = [(launches[e["args"]["correlation"]]["dur"], e["dur"]) for e in doc["traceEvents"]
-             if e.get("cat") == "kernel" and e.get("args", {}).get("correlation") in launches]
-    want = statistics.median(k for _, k in pairs) / statistics.median(c for c, _ in pairs)
     if f:
-        # the launch table also holds memcpy/memset launches, and ns rounding
-        check("cpu-bound-launch ratio near the kernels' median / launches' median",
-              f[0]["value"] <= 2 and abs(f[0]["value"] - want) <= 0.35 * want, f"{f[0]['value']} vs {want:.3f}")
-        check("cpu-bound-launch names stream 7", f[0]["stream"] == "7", f[0]["stream"])
+        check("cpu-bound-launch costs most of the step", f[0]["cost_pct_of_step"] >= 25, str(f[0]["cost_pct_of_step"]))
+        check("cpu-bound-launch names an operator and the medians", f[0]["where"] and
+              "median kernel runs" in f[0]["evidence"], json.dumps(f[0])[:300])
     s = found(rows, "small-kernels", 0)
     check("small-kernels fires on shrunk kernels", len(s) == 1, rules["small-kernels"]["measured"])
     if s:
@@ -577,7 +556,7 @@ def case_host():
           rules["host-gpu"]["measured"])
 
 
-CASES = [case_data_starvation, case_sync_points, case_iteration_outliers, case_cpu_bound_and_small, case_memcpy,
+CASES = [case_host_gap, case_sync_points, case_iteration_outliers, case_cpu_bound_and_small, case_memcpy,
          case_top_kernels, case_low_occupancy, case_multi_rank, case_exposed_comm, case_host]
 for c in CASES:
     if not ONLY or c.__name__[5:] in ONLY:

@@ -3,13 +3,16 @@
  * microsecond of a step in which the GPU does no useful work, attributed
  * to what the host was doing, and the per-step waterfall
  *
- *     step = GPU busy + host gap + launch overhead + sync wait + copy wait
- *            + unattributed
+ *     step = GPU busy + exposed communication + host gap + launch overhead
+ *            + sync wait + copy wait + unattributed
  *
  * (exact: the parts partition the step's span).  Per rank:
  *
  *   - GPU busy: the union over all streams of kernels, memsets and copies
- *     other than those from or to pageable host memory;
+ *     other than communication kernels and copies from or to pageable host
+ *     memory;
+ *   - exposed communication: communication kernels (NCCL: HTA's kernel
+ *     type) running while nothing else runs;
  *   - copy wait: GPU time in which only pageable copies run, and idle time
  *     while the host is inside an operator that copies from or to pageable
  *     memory (Memcpy HtoD (Pageable -> Device): the CPU stages the bytes
@@ -48,8 +51,8 @@
 
 const char *insight_cause_name(enum insight_cause c)
 {
-	static const char *const names[INSIGHT_NCAUSES] = {"gpu_busy",  "host_gap",  "launch_overhead",
-							   "sync_wait", "copy_wait", "unattributed"};
+	static const char *const names[INSIGHT_NCAUSES] = {"gpu_busy",  "exposed_comm", "host_gap", "launch_overhead",
+							   "sync_wait", "copy_wait",    "unattributed"};
 	return (unsigned)c < INSIGHT_NCAUSES ? names[c] : "?";
 }
 
@@ -57,7 +60,7 @@ struct atable *insight_waterfall_new(void)
 {
 	static const char *const cols[] = {"rank:i",           "step:i",          "steps_from:s",
 					   "start(us):f",      "dur(us):f",       "gpu_busy(us):f",
-					   "host_gap(us):f",   "launch_overhead(us):f", "sync_wait(us):f",
+					   "exposed_comm(us):f", "host_gap(us):f",   "launch_overhead(us):f", "sync_wait(us):f",
 					   "copy_wait(us):f",  "unattributed(us):f", NULL};
 	return atable_new("insight_waterfall",
 			  "Per step: GPU busy and every idle microsecond by what the launching host thread did", cols);
@@ -397,6 +400,23 @@ static void attribute(const struct thread_line *l, int64_t tid, double a, double
 	}
 }
 
+/* the time of the merged intervals m[0..n) inside [s, e) */
+static double overlap(const struct ival *m, size_t n, double s, double e)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	double t = 0;
+	for (size_t i = lo; i < n && m[i].ts < e; i++)
+		t += fmin(m[i].end, e) - fmax(m[i].ts, s);
+	return t;
+}
+
 /* GPU rows by start (for "the next GPU activity at or after t") */
 static int gpu_cmp(const void *a, const void *b, void *arg)
 {
@@ -472,21 +492,26 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 		ng += is_gpu_work(r, i);
 	size_t *g = xmalloc((ng ? ng : 1) * sizeof *g);
 	struct ival *busy = xmalloc((ng ? ng : 1) * sizeof *busy), *pag = xmalloc((ng ? ng : 1) * sizeof *pag);
-	size_t nb = 0, np = 0;
+	struct ival *work = xmalloc((ng ? ng : 1) * sizeof *work);
+	size_t nb = 0, np = 0, nw = 0;
 	k = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		if (!is_gpu_work(r, i))
 			continue;
 		g[k++] = i;
 		struct ival v = {r->ts[i], r->ts[i] + fmax(r->dur[i], 0)};
-		if (is_pageable_copy(r, i))
+		if (is_pageable_copy(r, i)) {
 			pag[np++] = v;
-		else
-			busy[nb++] = v;
+			continue;
+		}
+		busy[nb++] = v; /* busy: any work; work: all but communication */
+		if (!(r->kind[i] == TRACE_CAT_KERNEL && trace_ktype(r, i) == TRACE_KT_COMMUNICATION))
+			work[nw++] = v;
 	}
 	qsort_r(g, ng, sizeof *g, gpu_cmp, (void *)r);
 	nb = ival_merge(busy, nb);
 	np = ival_merge(pag, np);
+	nw = ival_merge(work, nw);
 
 	struct acc ac = {0};
 	for (size_t s = 0; s < nsteps; s++) {
@@ -545,8 +570,11 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 			if (q >= nb)
 				break;
 			double be = fmin(busy[q].end, e), bs = fmax(busy[q].ts, a);
-			if (be > bs)
-				sum[INSIGHT_C_BUSY] += be - bs;
+			if (be > bs) { /* of which communication alone: exposed */
+				double w = overlap(work, nw, bs, be);
+				sum[INSIGHT_C_BUSY] += w;
+				sum[INSIGHT_C_COMM] += (be - bs) - w;
+			}
 			cur = fmax(cur, be);
 		}
 		size_t row = atable_add_row(wf);
@@ -589,6 +617,7 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 	free(rl.lines);
 	free(g);
 	free(busy);
+	free(work);
 	free(pag);
 	free(steps);
 }

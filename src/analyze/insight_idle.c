@@ -29,7 +29,7 @@
 /* typical step: within this fraction of the median step duration */
 #define TYPICAL_STEP 0.25
 
-static const size_t part_col[INSIGHT_NCAUSES] = {IW_BUSY, IW_HOST_GAP, IW_LAUNCH, IW_SYNC, IW_COPY, IW_OTHER};
+static const size_t part_col[INSIGHT_NCAUSES] = {IW_BUSY, IW_COMM, IW_HOST_GAP, IW_LAUNCH, IW_SYNC, IW_COPY, IW_OTHER};
 
 int insight_waterfall_mean(const struct atable *wf, int rank, struct insight_wmean *w)
 {

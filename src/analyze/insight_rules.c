@@ -163,8 +163,22 @@ static int eval_exposed_comm(struct insight_eval *e, struct buf *m)
 		buf_printf(&ev, "), only %.1f%% overlapped by computation: ", overlap);
 		insight_fmt_us(&ev, exposed);
 		buf_printf(&ev, " exposed (%.1f%% of the span)", share);
+		/* its cost: the exposed part of the step waterfall */
+		struct insight_wmean w;
+		if (insight_waterfall_mean(e->t[INSIGHT_T_WATERFALL], rank, &w) == 0 && w.part[INSIGHT_C_COMM] > 0) {
+			buf_puts(&ev, "; per step: ");
+			insight_fmt_us(&ev, w.part[INSIGHT_C_COMM]);
+			buf_printf(&ev, " of communication alone on the GPU = %.1f%% of the ", 100 * w.part[INSIGHT_C_COMM] / w.step);
+			insight_fmt_us(&ev, w.step);
+			buf_printf(&ev, " step (steps from %s)", w.from);
+		}
 		struct insight_finding f = {share >= 30 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, stream, top, share, 10,
 					    ev.data};
+		if (w.part[INSIGHT_C_COMM] > 0 && w.step > 0) {
+			f.cost_us = w.part[INSIGHT_C_COMM];
+			f.step_us = w.step;
+			f.steps_from = w.from;
+		}
 		insight_add(e, &f);
 		buf_free(&ev);
 	}

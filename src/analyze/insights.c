@@ -2,18 +2,19 @@
  * insights.c - the `insights` row of the analysis table: `dyno analyze
  * insights TRACE_OR_DIR [--metrics FILE]`.  It runs through the runner like
  * any analysis: its per-rank task measures what the rules need beyond the
- * other analyses (insight_facts.c, and insight_syncpath.c: the syncs on one
- * iteration's critical path), the runner also runs the analyses it
- * .uses (their tables are computed, not shown), and its combine evaluates
- * every rule of insight_list.h over both into two tables: `insights` (one
- * row per finding: severity, rule, where, the number and its threshold,
- * the evidence, a recommendation; worst first) and `insight_rules` (each
- * rule: fired, ok or not evaluated, with what it measured or why not).
- * The terminal shows both as readable lines (their notes); csv and json
- * give the rows.  Costs: the used analyses (those of summary but
- * annotations, op-kernels and cupti), a few linear passes per rank, one
- * critical path per rank that has sync calls and at most --cp-max-events
- * rows (about a tenth of a load per million rows), and --metrics' parse.
+ * other analyses (insight_facts.c; insight_attrib.c: the step waterfall,
+ * every idle GPU microsecond attributed to what the launching host thread
+ * did), the runner also runs the analyses it .uses (their tables are
+ * computed, not shown), and its combine evaluates every rule of
+ * insight_list.h over both into two tables: `insights` (one row per
+ * finding: severity, rule, where, the number and its threshold, the
+ * evidence, a recommendation, and what it costs in ms per step and % of
+ * the step; ranked by that cost) and `insight_rules` (each rule: fired, ok
+ * or not evaluated, with what it measured or why not).  The terminal shows
+ * both as readable lines (their notes); csv and json give the rows.
+ * Costs: the used analyses (those of summary but op-kernels and cupti), a
+ * few linear passes per rank, a sort of each host thread's rows and of the
+ * GPU rows (the attribution), and --metrics' parse.
  */
 #include <math.h>
 #include <stddef.h>
@@ -130,7 +131,7 @@ void insight_fmt_us(struct buf *b, double us)
 
 /* ---- the row of the analysis table ---- */
 
-static const struct insight_options insight_defaults = {NULL, 25.0, INSIGHT_CP_MAX_ROWS};
+static const struct insight_options insight_defaults = {NULL, 25.0};
 
 static const struct analysis_opt insight_opts[] = {
 	{{"metrics", 0, ARG_STRING, NULL, "FILE",
@@ -140,10 +141,6 @@ static const struct analysis_opt insight_opts[] = {
 	  "insights: host<->device link bandwidth the copies are compared with (25: PCIe 4.0 x16)", 0, 0,
 	  NULL},
 	 offsetof(struct insight_options, link_gbps)},
-	{{"cp-max-events", 0, ARG_INT, NULL, "N",
-	  "insights: compute a rank's critical path (sync-points) only when it has at most N events (0: never)", 0,
-	  INT64_MAX, NULL},
-	 offsetof(struct insight_options, cp_max_events)},
 	{{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL}, 0},
 };
 
@@ -176,19 +173,16 @@ static const struct analysis_table insight_tables[INSIGHT_NTABLES] = {
 	[INSIGHT_T_MEMCPY] = {.csv = "insight_memcpy", .shown = never_shown},
 	[INSIGHT_T_COLLECTIVES] = {.csv = "insight_collectives", .shown = never_shown},
 	[INSIGHT_T_OCCUPANCY] = {.csv = "insight_kernel_occupancy", .shown = never_shown},
-	[INSIGHT_T_SYNC_PATH] = {.csv = "insight_sync_path", .shown = never_shown},
 	[INSIGHT_T_WATERFALL] = {.csv = "insight_waterfall", .shown = never_shown},
 	[INSIGHT_T_CAUSES] = {.csv = "insight_idle_causes", .shown = never_shown},
 };
 
 static void insight_rank(const struct analysis_ctx *c, const struct trace_set *view, struct atable **out)
 {
-	const struct insight_options *o = c->opts;
+	(void)c;
 	if (view->nranks != 1)
 		return;
 	insight_facts_rank(view->ranks[0], out);
-	out[INSIGHT_T_SYNC_PATH] = insight_sync_path_new();
-	insight_sync_path_rank(view->ranks[0], out[INSIGHT_T_ITERATIONS], o->cp_max_events, out[INSIGHT_T_SYNC_PATH]);
 	out[INSIGHT_T_WATERFALL] = insight_waterfall_new();
 	out[INSIGHT_T_CAUSES] = insight_causes_new();
 	insight_attrib_rank(view->ranks[0], out[INSIGHT_T_WATERFALL], out[INSIGHT_T_CAUSES]);
@@ -276,7 +270,6 @@ static void insight_combine(const struct analysis_ctx *c, const struct trace_set
 				 : t == INSIGHT_T_STREAMS  ? insight_streams_new()
 				 : t == INSIGHT_T_MEMCPY   ? insight_memcpy_new()
 				 : t == INSIGHT_T_OCCUPANCY ? insight_occupancy_new()
-				 : t == INSIGHT_T_SYNC_PATH ? insight_sync_path_new()
 				 : t == INSIGHT_T_WATERFALL ? insight_waterfall_new()
 				 : t == INSIGHT_T_CAUSES    ? insight_causes_new()
 							   : insight_collectives_new();
@@ -344,7 +337,7 @@ const struct analysis analysis_insights = {
 	.name = "insights",
 	.help = "what is wrong and what to do: rules over the analyses (starvation, syncs, exposed comm., "
 		"stragglers, ...)",
-	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_ANNOTATIONS | ANALYSIS_LOAD_OCCUPANCY | ANALYSIS_LOAD_EVENT_WAITS,
+	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_ANNOTATIONS | ANALYSIS_LOAD_OCCUPANCY,
 	.opts = {sizeof(struct insight_options), &insight_defaults, insight_opts, insight_check},
 	.tables = insight_tables,
 	.ntables = INSIGHT_NTABLES,

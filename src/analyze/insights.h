@@ -1,19 +1,22 @@
 /*
  * insights.h - `dyno analyze insights` (insights.c): rules over the results
  * of the other analyses and a few per-rank measurements of its own, each
- * finding with its severity, the numbers that triggered it, where, and one
- * recommendation; rules that cannot be evaluated say why.  `dyno report`
- * renders the same tables as HTML.
+ * finding with its severity, the numbers that triggered it, where, one
+ * recommendation and, where it costs step time, that cost (ms per step, %
+ * of the step; findings are ranked by it); rules that cannot be evaluated
+ * say why.  `dyno report` renders the same tables as HTML.
  *
  * The data flows through tables, like everything in src/analyze: the
- * per-rank task of insights (insight_facts.c) measures what no analysis
- * gives (per iteration: GPU idle at the start, data-loader and sync time;
- * per stream: kernel counts; memcpy bandwidth; collective start times;
- * kernel occupancy; insight_syncpath.c: the syncs on the critical path) into
- * six tables that are not shown; the rules (insight_rules.c on the trace,
- * insight_host.c on --metrics) read those and the tables of the analyses
- * insights .uses (temporal, idle, kernels, overlap, launch, counters) from
- * the runner.  Declarations only.
+ * per-rank task of insights measures what no analysis gives: the steps
+ * (insight_steps.c: ProfilerStep, else the optimizer's ranges, the kernel
+ * period, the whole trace), the step waterfall and the idle time by cause
+ * and place (insight_attrib.c), and per step, stream, copy direction,
+ * collective and kernel name the facts of insight_facts.c, into tables that
+ * are not shown; the rules (insight_idle.c on the waterfall,
+ * insight_rules.c on the other facts, insight_host.c on --metrics) read
+ * those and the tables of the analyses insights .uses (temporal, idle,
+ * kernels, overlap, launch, counters, annotations) from the runner.
+ * Declarations only.
  */
 #ifndef DYNO_ANALYZE_INSIGHTS_H
 #define DYNO_ANALYZE_INSIGHTS_H
@@ -24,7 +27,6 @@
 struct insight_options {
 	const char *metrics; /* --metrics FILE: the daemon's history or JSON log */
 	double link_gbps;    /* --link-gbps: host<->device link peak (GB/s) */
-	int64_t cp_max_events; /* --cp-max-events: the critical path only on ranks this small */
 };
 
 /* The measurement tables of the per-rank task, in this order (the rows of
@@ -37,7 +39,6 @@ enum {
 	INSIGHT_T_MEMCPY,     /* "insight_memcpy": per rank and direction */
 	INSIGHT_T_COLLECTIVES, /* "insight_collectives": per rank, each collective kernel */
 	INSIGHT_T_OCCUPANCY,  /* "insight_kernel_occupancy": per rank and computation kernel name */
-	INSIGHT_T_SYNC_PATH,  /* "insight_sync_path": per rank, syncs on one iteration's critical path */
 	INSIGHT_T_WATERFALL,  /* "insight_waterfall": per rank and step, the step time by cause */
 	INSIGHT_T_CAUSES,     /* "insight_idle_causes": per rank, GPU idle time by cause, place, thread */
 	INSIGHT_NTABLES
@@ -52,18 +53,17 @@ enum { IS_RANK, IS_STREAM, IS_KERNELS, IS_SHORT, IS_KERNEL_TIME, IS_MEDIAN_DUR, 
 enum { IM_RANK, IM_DIR, IM_COPIES, IM_BIG, IM_BYTES, IM_TIME, IM_GBPS, IM_PAGEABLE };
 enum { IC_RANK, IC_NAME, IC_NTH, IC_ITER, IC_TS, IC_DUR };
 enum { IO_RANK, IO_NAME, IO_KERNELS, IO_TIME, IO_OCC, IO_OCC_TIME };
-enum { IW_RANK, IW_STEP, IW_FROM, IW_START, IW_DUR, IW_BUSY, IW_HOST_GAP, IW_LAUNCH, IW_SYNC, IW_COPY, IW_OTHER };
+enum { IW_RANK, IW_STEP, IW_FROM, IW_START, IW_DUR, IW_BUSY, IW_COMM, IW_HOST_GAP, IW_LAUNCH, IW_SYNC, IW_COPY, IW_OTHER };
 enum { ICA_RANK, ICA_CAUSE, ICA_WHERE, ICA_DETAIL, ICA_TID, ICA_TIME, ICA_STEPS, ICA_PIECES };
-enum { ISP_RANK, ISP_ITER, ISP_STATUS, ISP_SPAN, ISP_SYNC, ISP_ON_PATH, ISP_CALLS, ISP_TOP, ISP_TEXT };
 
 /* A kernel shorter than this (µs) is "short" (launch overhead is ~5 µs). */
 #define INSIGHT_SHORT_KERNEL_US 10.0
 /* A host<->device copy at least this big counts for the bandwidth rule
  * (smaller ones are bound by latency, not the link). */
 #define INSIGHT_BIG_COPY_BYTES (1 << 20)
-/* HTA's critical path (insight_syncpath.c, dyno report's section) is
- * computed on a rank of at most this many rows by default (insights'
- * --cp-max-events): it costs about a tenth of a load per million rows. */
+/* dyno report computes HTA's critical path on its first rank only when
+ * that rank has at most this many rows (--critical-path: always): it costs
+ * about a tenth of a load per million rows. */
 #define INSIGHT_CP_MAX_ROWS 1000000
 
 /* ---- steps (insight_steps.c) ---- */
@@ -88,6 +88,7 @@ int64_t insight_profiler_step(const char *name);
 /* ---- the attribution of GPU idle time (insight_attrib.c) ---- */
 enum insight_cause {
 	INSIGHT_C_BUSY,     /* the GPU runs kernels, memsets, pinned copies */
+	INSIGHT_C_COMM,     /* it runs only communication kernels (exposed) */
 	INSIGHT_C_HOST_GAP, /* idle, the launching thread outside every operator */
 	INSIGHT_C_LAUNCH,   /* idle, the launching thread inside an operator */
 	INSIGHT_C_SYNC,     /* idle, the launching thread in a blocking sync */
@@ -105,17 +106,11 @@ struct atable *insight_streams_new(void);
 struct atable *insight_memcpy_new(void);
 struct atable *insight_collectives_new(void);
 struct atable *insight_occupancy_new(void);
-struct atable *insight_sync_path_new(void);
 /* one rank's measurement tables into out[INSIGHT_T_ITERATIONS..] */
 void insight_facts_rank(const struct trace_rank *r, struct atable **out);
 /* a blocking CUDA/HIP sync call: cudaDeviceSynchronize, cudaStreamSynchronize,
  * cudaEventSynchronize, cudaMemcpy, hipDeviceSynchronize, hipStreamSynchronize */
 bool insight_is_sync_call(const char *name);
-/* one row of insight_sync_path for rank r from its insight_iterations rows
- * (insight_syncpath.c); the critical path only when r has at most
- * max_rows rows */
-void insight_sync_path_rank(const struct trace_rank *r, const struct atable *iterations, int64_t max_rows,
-			    struct atable *t);
 
 enum insight_severity { INSIGHT_INFO, INSIGHT_MEDIUM, INSIGHT_HIGH };
 const char *insight_severity_name(enum insight_severity s);

@@ -697,11 +697,6 @@ int cmd_report(int argc, char **argv)
 	struct insight_options *io = analysis_config_opts(&cfg, &analysis_insights.opts);
 	io->metrics = o.metrics;
 	io->link_gbps = o.link_gbps;
-	/* the sync-points rule's critical path follows the page's */
-	if (o.cp)
-		io->cp_max_events = INT64_MAX;
-	else if (o.no_cp)
-		io->cp_max_events = 0;
 	struct buf err = BUF_INIT;
 	if (analysis_config_check(&cfg, &err) != 0) {
 		fprintf(stderr, "dyno report: %s\n", err.data);

@@ -64,7 +64,7 @@ control="$TESTDATA/traces/trace_diff/control/control.json.gz"
 "$DYNO" report "$control" --iterations 1010-1011 -o "$tmp/it.html" 2>"$tmp/err"; rc=$?
 [ $rc -eq 0 ] || bad "--iterations: exit $rc: $(cat "$tmp/err")"
 grep -q 'Selection: iterations 1010-1011\.' "$tmp/it.html" || bad "--iterations: the page does not say so"
-same "$tmp/it.html" "$control" data-starvation --iterations 1010-1011
+same "$tmp/it.html" "$control" host-gap --iterations 1010-1011
 
 # --time-range, with --ranks
 "$DYNO" report "$TESTDATA/traces/trace_filter" --ranks 0 --time-range 0:200000 -o "$tmp/tr.html" 2>"$tmp/err"

@@ -82,12 +82,40 @@ static bool kept_step(const struct trace_rank *r, int64_t id)
 		else
 			hi = mid;
 	}
-	if (lo >= r->niterations || r->iterations[lo] != id)
-		return false;
-	/* the filter keeps the rows before the last step range's start; with
-	 * a GPU-side copy of that range (Kineto writes one) the host's range
-	 * of the last step and a handful of its rows stay: not a step */
-	return !(r->stats.dropped_last_step && lo + 1 == r->niterations);
+	return lo < r->niterations && r->iterations[lo] == id;
+}
+
+/* HTA's filter keeps the rows that start before the last step range's
+ * start.  Kineto also writes a copy of each range on the GPU's timeline,
+ * starting later: then the host's range of the last step stays with the
+ * few rows of its first microseconds.  Such a step (fewer than half the
+ * rows of the median step) is not one. */
+static size_t drop_cut_last(const struct trace_rank *r, struct insight_step *v, size_t n)
+{
+	if (n < 2 || !r->stats.dropped_last_step)
+		return n;
+	size_t *rows = xcalloc(n, sizeof *rows);
+	for (size_t i = 0; i < r->n; i++) {
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (v[mid].id < r->iteration[i])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n && v[lo].id == r->iteration[i])
+			rows[lo]++;
+	}
+	double *o = xmalloc((n - 1) * sizeof *o);
+	for (size_t k = 0; k + 1 < n; k++)
+		o[k] = (double)rows[k];
+	qsort(o, n - 1, sizeof *o, dbl_cmp);
+	double med = (n - 1) % 2 ? o[(n - 1) / 2] : (o[(n - 1) / 2 - 1] + o[(n - 1) / 2]) / 2;
+	bool cut = (double)rows[n - 1] < 0.5 * med;
+	free(o);
+	free(rows);
+	return cut ? n - 1 : n;
 }
 
 /* Threads that ran operators (a ProfilerStep range on a GPU's timeline
@@ -132,7 +160,7 @@ static size_t profiler_steps(const struct trace_rank *r, struct insight_step **o
 	if (n > 1)
 		qsort(v, n, sizeof *v, step_cmp);
 	*out = v;
-	return n;
+	return drop_cut_last(r, v, n);
 }
 
 /* the spans between consecutive boundaries t[0..n) (sorted here) */

@@ -60,7 +60,7 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 		     size_t max_points);
 
 /* One horizontal bar: its label and up to HTML_MAX_PARTS stacked values. */
-#define HTML_MAX_PARTS 6
+#define HTML_MAX_PARTS 8
 struct html_bar {
 	const char *label;
 	double v[HTML_MAX_PARTS];

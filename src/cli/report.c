@@ -110,6 +110,72 @@ static void section_header(struct report *r, const char *inputs)
 		    "href=\"#critical\">critical path</a> · <a href=\"#cpu\">CPU side</a></p>\n");
 }
 
+/* The step waterfall: per rank the mean of its typical steps, then its
+ * steps, each bar the step's time by what the GPU and the launching host
+ * thread did (insight_attrib.c); at most MAX_WATERFALL bars. */
+#define MAX_WATERFALL 40
+static void waterfall(struct report *r)
+{
+	struct buf *b = r->b;
+	const struct atable *w = table(r->res, "insight_waterfall");
+	if (!w || w->nrows == 0) {
+		html_para(b, "muted", "No step waterfall: no selected rank has GPU activity.");
+		return;
+	}
+	static const char *const parts[] = {"GPU busy", "exposed communication", "host gap (outside operators)",
+					    "launch overhead (inside operators)", "sync wait", "pageable copy",
+					    "unattributed"};
+	enum { NP = sizeof parts / sizeof parts[0] };
+	struct html_bar *bars = xcalloc(MAX_WATERFALL, sizeof *bars);
+	char (*labels)[48] = xcalloc(MAX_WATERFALL, sizeof *labels);
+	size_t nb = 0, nranks = 0;
+	struct buf text = BUF_INIT;
+	for (size_t k = 0; k < r->set->nranks; k++) {
+		int rank = r->set->ranks[k]->rank;
+		struct insight_wmean m;
+		if (insight_waterfall_mean(w, rank, &m) != 0)
+			continue;
+		nranks++;
+		buf_printf(&text, "%sRank %d, the mean of %zu typical step%s of %zu (steps from %s): %.2f ms =", text.len ? " " : "",
+			   rank, m.ntypical, m.ntypical == 1 ? "" : "s", m.nsteps, m.from, m.step / 1e3);
+		for (int p = 0; p < NP; p++)
+			if (m.part[p] > 0)
+				buf_printf(&text, "%s %s %.2f ms (%.1f%%)", p ? " +" : "", parts[p], m.part[p] / 1e3,
+					   100 * m.part[p] / m.step);
+		buf_puts(&text, ".");
+		if (nb < MAX_WATERFALL) {
+			snprintf(labels[nb], sizeof labels[nb], "rank %d, mean", rank);
+			bars[nb].label = labels[nb];
+			for (int p = 0; p < NP; p++)
+				bars[nb].v[p] = m.part[p] / 1e3;
+			nb++;
+		}
+		for (size_t i = 0; i < w->nrows && nb < MAX_WATERFALL; i++) {
+			if (insight_i(w, i, IW_RANK) != rank)
+				continue;
+			int64_t step = insight_i(w, i, IW_STEP);
+			if (step >= 0)
+				snprintf(labels[nb], sizeof labels[nb], "rank %d, step %lld", rank, (long long)step);
+			else
+				snprintf(labels[nb], sizeof labels[nb], "rank %d, whole trace", rank);
+			bars[nb].label = labels[nb];
+			for (int p = 0; p < NP; p++)
+				bars[nb].v[p] = insight_f(w, i, IW_BUSY + (size_t)p) / 1e3;
+			nb++;
+		}
+	}
+	struct html_chart ch = {"Step time by cause: the GPU's work, and each idle part by what the launching host thread "
+				"did", "time (ms)", "step"};
+	html_bar_chart(b, &ch, parts, NP, bars, nb);
+	html_para(b, NULL, "%s", text.data ? text.data : "");
+	if (nb == MAX_WATERFALL)
+		html_para(b, "muted", "The first %d bars of %zu ranks' steps (insight_waterfall in --csv-dir has every step).",
+			  MAX_WATERFALL, nranks);
+	buf_free(&text);
+	free(bars);
+	free(labels);
+}
+
 static void section_insights(struct report *r)
 {
 	struct buf *b = r->b;
@@ -117,6 +183,8 @@ static void section_insights(struct report *r)
 	const struct atable *f = table(r->res, "insights"), *rules = table(r->res, "insight_rules");
 	if (!f || !rules)
 		return;
+	waterfall(r);
+	html_heading(b, 3, NULL, "Findings, ranked by the time they cost per step");
 	if (f->nrows == 0)
 		html_para(b, NULL, "No rule fired: nothing in this trace crosses a threshold (each rule's numbers are in "
 				   "the table below).");
@@ -148,6 +216,10 @@ static void section_insights(struct report *r)
 				html_esc(b, where);
 			}
 		}
+		double ms = insight_f(f, i, INSIGHT_F_COST_MS);
+		if (isfinite(ms))
+			buf_printf(b, " <span class=\"cost\">%.2f ms per step (%.1f%%)</span>", ms,
+				   insight_f(f, i, INSIGHT_F_COST_PCT));
 		buf_puts(b, "</span><div>");
 		html_esc(b, insight_s(f, i, 9));
 		buf_puts(b, "</div><div class=\"rec\">&rarr; ");

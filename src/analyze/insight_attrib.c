@@ -119,7 +119,7 @@ static bool is_pageable_copy(const struct trace_rank *r, size_t g)
 
 /* the host state of a stack of rows (outermost first) */
 static void state_of(const struct trace_rank *r, const size_t *stack, const uint8_t *flags, const uint32_t *call,
-		     size_t depth, struct seg *out)
+		     const uint32_t *copy_call, size_t depth, struct seg *out)
 {
 	out->where = out->detail = TRACE_NO_STR;
 	out->between = false;
@@ -129,7 +129,7 @@ static void state_of(const struct trace_rank *r, const size_t *stack, const uint
 		if (flags[d] & F_PAGEABLE) {
 			out->cause = INSIGHT_C_COPY;
 			out->where = r->name[stack[d]];
-			out->detail = call[d];
+			out->detail = copy_call[d];
 			return;
 		}
 	for (size_t d = 0; d < depth; d++)
@@ -177,7 +177,8 @@ static void seg_push(struct thread_line *l, double s, double e, const struct seg
 
 /* The flags of rows[0..n) (one thread, in (ts, -dur) order): a row's own
  * kind, or'ed into every row that encloses it. */
-static void subtree_flags(const struct trace_rank *r, const size_t *rows, size_t n, uint8_t *flags, uint32_t *call)
+static void subtree_flags(const struct trace_rank *r, const size_t *rows, size_t n, uint8_t *flags, uint32_t *call,
+			  uint32_t *copy_call)
 {
 	size_t *stack = xmalloc((n ? n : 1) * sizeof *stack), depth = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -198,14 +199,19 @@ static void subtree_flags(const struct trace_rank *r, const size_t *rows, size_t
 				c = r->name[i];
 		}
 		flags[k] = f;
-		call[k] = c;
+		call[k] = f == F_SYNC ? c : TRACE_NO_STR;
+		copy_call[k] = f == F_PAGEABLE ? c : TRACE_NO_STR;
 		/* into the enclosing operators, not the ranges around them
-		 * (ProfilerStep, a user annotation over the whole forward) */
+		 * (ProfilerStep, a user annotation over the whole forward); the
+		 * first call of each kind names it */
 		for (size_t d = 0; f && d < depth; d++) {
 			size_t a = stack[d];
 			if (r->kind[rows[a]] == TRACE_CAT_CPU_OP && !(flags[a] & f)) {
 				flags[a] |= f;
-				call[a] = c;
+				if (f == F_SYNC)
+					call[a] = c;
+				else
+					copy_call[a] = c;
 			}
 		}
 		stack[depth++] = k;
@@ -217,12 +223,12 @@ static void subtree_flags(const struct trace_rank *r, const size_t *rows, size_t
 static void thread_timeline(const struct trace_rank *r, const size_t *rows, size_t n, struct thread_line *l)
 {
 	uint8_t *flags = xmalloc((n ? n : 1) * sizeof *flags);
-	uint32_t *call = xmalloc((n ? n : 1) * sizeof *call);
-	subtree_flags(r, rows, n, flags, call);
+	uint32_t *call = xmalloc((n ? n : 1) * sizeof *call), *ccall = xmalloc((n ? n : 1) * sizeof *ccall);
+	subtree_flags(r, rows, n, flags, call, ccall);
 	size_t *stack = xmalloc((n ? n : 1) * sizeof *stack), depth = 0;
 	size_t *srow = xmalloc((n ? n : 1) * sizeof *srow);
 	uint8_t *sfl = xmalloc((n ? n : 1) * sizeof *sfl);
-	uint32_t *scall = xmalloc((n ? n : 1) * sizeof *scall);
+	uint32_t *scall = xmalloc((n ? n : 1) * sizeof *scall), *sccall = xmalloc((n ? n : 1) * sizeof *sccall);
 	struct seg st;
 	double cursor = n ? r->ts[rows[0]] : 0;
 	for (size_t k = 0; k <= n; k++) {
@@ -233,14 +239,14 @@ static void thread_timeline(const struct trace_rank *r, const size_t *rows, size
 			double e = r->ts[top] + r->dur[top];
 			if (e > t)
 				break;
-			state_of(r, srow, sfl, scall, depth, &st);
+			state_of(r, srow, sfl, scall, sccall, depth, &st);
 			seg_push(l, cursor, e, &st);
 			cursor = fmax(cursor, e);
 			depth--;
 		}
 		if (k == n)
 			break;
-		state_of(r, srow, sfl, scall, depth, &st);
+		state_of(r, srow, sfl, scall, sccall, depth, &st);
 		if (depth || l->n) /* outside every row: a gap, from the last end */
 			seg_push(l, cursor, t, &st);
 		cursor = fmax(cursor, t);
@@ -248,14 +254,17 @@ static void thread_timeline(const struct trace_rank *r, const size_t *rows, size
 		srow[depth] = rows[k];
 		sfl[depth] = flags[k];
 		scall[depth] = call[k];
+		sccall[depth] = ccall[k];
 		depth++;
 	}
 	free(flags);
 	free(call);
+	free(ccall);
 	free(stack);
 	free(srow);
 	free(sfl);
 	free(scall);
+	free(sccall);
 }
 
 /* A host gap without an enclosing range is named by the operators around
@@ -283,9 +292,12 @@ static void name_gaps(struct thread_line *l)
 
 /* ---- accumulation ---- */
 
+enum { EDGE_NONE, EDGE_BEFORE, EDGE_AFTER }; /* a thread's time before its first row, after its last */
+
 struct cause_key {
 	uint8_t cause;
 	bool between; /* host gap named by the operators around it */
+	uint8_t edge;  /* EDGE_*: host gap outside the thread's recorded rows */
 	uint32_t where, detail;
 	int64_t tid;
 };
@@ -306,7 +318,7 @@ struct acc {
 static uint64_t key_hash(const struct cause_key *k)
 {
 	uint64_t h = k->cause * 0x9E3779B97F4A7C15ull ^ ((uint64_t)k->where << 20) ^ k->detail ^
-		     ((uint64_t)k->tid * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t)k->between << 60;
+		     ((uint64_t)k->tid * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t)k->between << 60 ^ (uint64_t)k->edge << 56;
 	h ^= h >> 29;
 	h *= 0xBF58476D1CE4E5B9ull;
 	return h ^ (h >> 32);
@@ -333,7 +345,7 @@ static void acc_add(struct acc *a, const struct cause_key *k, double t)
 	while (a->hash[s]) {
 		struct cause_acc *c = &a->v[a->hash[s] - 1];
 		if (c->k.cause == k->cause && c->k.where == k->where && c->k.detail == k->detail &&
-		    c->k.tid == k->tid && c->k.between == k->between) {
+		    c->k.tid == k->tid && c->k.between == k->between && c->k.edge == k->edge) {
 			c->t += t;
 			c->pieces++;
 			return;
@@ -381,20 +393,21 @@ static void attribute(const struct thread_line *l, int64_t tid, double a, double
 	for (size_t k = lo; k < l->n && cur < b; k++) {
 		const struct seg *g = &l->v[k];
 		double s = fmax(g->s, a), e = fmin(g->e, b);
-		if (s > cur) { /* before the thread's first row, or a hole: outside every range */
-			struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, TRACE_NO_STR, TRACE_NO_STR, tid};
+		if (s > cur) { /* before the thread's first row: outside every range */
+			struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, EDGE_BEFORE, TRACE_NO_STR, TRACE_NO_STR, tid};
 			sum[INSIGHT_C_HOST_GAP] += s - cur;
 			acc_add(ac, &k0, s - cur);
 		}
 		if (e > s) {
-			struct cause_key key = {g->cause, g->between, g->where, g->detail, tid};
+			struct cause_key key = {g->cause, g->between, EDGE_NONE, g->where, g->detail, tid};
 			sum[g->cause] += e - s;
 			acc_add(ac, &key, e - s);
 		}
 		cur = fmax(cur, e);
 	}
-	if (b > cur) {
-		struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, TRACE_NO_STR, TRACE_NO_STR, tid};
+	if (b > cur) { /* after its last row */
+		struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, l->n ? EDGE_AFTER : EDGE_BEFORE, TRACE_NO_STR,
+				       TRACE_NO_STR, tid};
 		sum[INSIGHT_C_HOST_GAP] += b - cur;
 		acc_add(ac, &k0, b - cur);
 	}
@@ -550,15 +563,15 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 						if (l)
 							attribute(l, tid, c, ps, sum, &ac);
 						else {
-							struct cause_key k0 = {INSIGHT_C_OTHER, false, TRACE_NO_STR,
-									       TRACE_NO_STR, -1};
+							struct cause_key k0 = {INSIGHT_C_OTHER, false, EDGE_NONE,
+									       TRACE_NO_STR, TRACE_NO_STR, -1};
 							sum[INSIGHT_C_OTHER] += ps - c;
 							acc_add(&ac, &k0, ps - c);
 						}
 					}
 					if (pe > ps) {
-						struct cause_key kc = {INSIGHT_C_COPY, false, TRACE_NO_STR, TRACE_NO_STR,
-								       tid};
+						struct cause_key kc = {INSIGHT_C_COPY, false, EDGE_NONE, TRACE_NO_STR,
+								       TRACE_NO_STR, tid};
 						sum[INSIGHT_C_COPY] += pe - ps;
 						acc_add(&ac, &kc, pe - ps);
 					}
@@ -601,6 +614,9 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 				   c->k.where == TRACE_NO_STR ? "the step's end" : trace_strtab_get(&r->strs, c->k.where));
 		else if (c->k.detail != TRACE_NO_STR)
 			buf_puts(&d, trace_strtab_get(&r->strs, c->k.detail));
+		else if (c->k.edge)
+			buf_puts(&d, c->k.edge == EDGE_BEFORE ? "before the thread's first recorded event"
+							      : "after the thread's last recorded event");
 		atable_set_s(causes, row, ICA_DETAIL, d.len ? d.data : "");
 		if (c->k.between)
 			atable_set_s(causes, row, ICA_WHERE, "");

@@ -16,7 +16,8 @@
  *      the same small number of times (at least three) at evenly spaced
  *      places of the kernel sequence marks each step's start (the least
  *      frequent such name: once per step);
- *   4. the whole trace as one span.
+ *   4. the whole trace as one span: from its first GPU activity to the end
+ *      of its last (the host's start-up before is no step's time).
  *
  * Every output names the source (insight_step_source_name).  Cost: one
  * pass over the rows, a sort of the boundaries; the kernel period one
@@ -290,11 +291,15 @@ size_t insight_steps_find(const struct trace_rank *r, struct insight_step **out,
 		return n;
 	}
 	*src = INSIGHT_STEPS_WHOLE;
+	/* the GPU's span (as HTA's temporal breakdown): before the first GPU
+	 * work the host starts up (CUDA's lazy initialisation alone takes
+	 * seconds), which is no step's time */
 	double s = INFINITY, e = -INFINITY;
-	for (size_t i = 0; i < r->n; i++) {
-		s = fmin(s, r->ts[i]);
-		e = fmax(e, r->ts[i] + r->dur[i]);
-	}
+	for (size_t i = 0; i < r->n; i++)
+		if (trace_is_gpu(r, i) && r->kind[i] != TRACE_CAT_GPU_USER_ANNOTATION) {
+			s = fmin(s, r->ts[i]);
+			e = fmax(e, r->ts[i] + r->dur[i]);
+		}
 	*out = xmalloc(sizeof **out);
 	if (!(e > s)) {
 		free(*out);

@@ -22,7 +22,8 @@ host thread, tid 1, unless said):
 so a step is busy 305 + host gap 270 + launch 230 + sync 95 + copy 100 =
 1000.  Variants: the steps as ProfilerStep#N ranges (the last one dropped,
 HTA's rule), as Optimizer.step#... ranges (the steps are the spans between
-their ends), as neither (the period of the kernel sequence), a second host
+their ends), as neither (the period of the kernel sequence), one step alone
+(the whole trace: its GPU span), a second host
 thread launching a kernel into the last gap (its state counts, not the
 first thread's), two ranks.  Exact per step, and the findings ranked by
 cost.  Usage: insight_made.py DYNO TMPDIR.
@@ -178,8 +179,10 @@ t = Trace()
 t.step(0)
 out = run(t.save("one.json"))
 wf = out["insight_waterfall"]
-check("one step: the whole trace", len(wf) == 1 and wf[0]["steps_from"] == "whole trace" and
-      float(wf[0]["dur(us)"]) == 950 and float(wf[0]["host_gap(us)"]) == 220, str(wf))
+# (from the first GPU work to the end of the last: [400, 950) of the step)
+check("one step: the whole trace, its GPU span", len(wf) == 1 and wf[0]["steps_from"] == "whole trace" and
+      float(wf[0]["dur(us)"]) == 550 and float(wf[0]["host_gap(us)"]) == 20 and
+      float(wf[0]["launch_overhead(us)"]) == 30 and float(wf[0]["gpu_busy(us)"]) == 305, str(wf))
 
 # a second thread launches into the last gap: its state (inside an operator)
 want2 = dict(WANT, gpu_busy=310, launch_overhead=270, host_gap=225)

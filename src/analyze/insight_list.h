@@ -2,8 +2,9 @@
  * insight_list.h - every rule of `dyno analyze insights`, one row each, in
  * the order the rules table lists them.  RULE(x) names `const struct
  * insight_rule insight_rule_x`, defined in insight_idle.c (the parts of the
- * step waterfall), insight_rules.c (other rules on the trace) or insight_host.c (rules on --metrics).  A new rule is its
- * definition plus one row here.  No include guard: included once per use
+ * step waterfall), insight_rules.c (other rules on the trace) or
+ * insight_host.c (rules on --metrics).  A new rule is its definition plus
+ * one row here.  No include guard: included once per use
  * of RULE().
  */
 RULE(host_gap)

@@ -1,6 +1,7 @@
 /*
- * insight_rules.c - the rules of `dyno analyze insights` on the trace (the
- * host ones are in insight_host.c), one `const struct insight_rule` each:
+ * insight_rules.c - the rules of `dyno analyze insights` on the trace but
+ * those over the step waterfall (insight_idle.c; the host ones are in
+ * insight_host.c), one `const struct insight_rule` each:
  * its name, what it measures, its threshold, its recommendation and its
  * evaluation over the tables of the used analyses and insights' own
  * (insights.h).  The thresholds and why they are where they are:

@@ -38,9 +38,10 @@
  * row per step) and the causes (a row per rank, cause, place and thread:
  * the time over all steps) the rules rank their findings by.
  *
- * Cost: a sort of each thread's host rows, one stack sweep over them (the
- * thread's timeline: a segment per change of state), a sort and merge of
- * the GPU rows, and per idle interval a binary search into one timeline.
+ * Cost: radix sorts of the host rows by thread and time and of the GPU
+ * rows by time, one stack sweep over each thread's rows (its timeline: a
+ * segment per change of state), a merge of the GPU intervals, and per idle
+ * interval a binary search into one timeline.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@
 
 #include "analyze/insights.h"
 #include "analyze/intervals.h"
+#include "trace/rsort.h"
 
 const char *insight_cause_name(enum insight_cause c)
 {
@@ -90,17 +92,32 @@ struct thread_line {
 /* per host row: what its subtree does (propagated to the ancestors) */
 enum { F_SYNC = 1, F_PAGEABLE = 2, F_OP = 4 };
 
-static int host_cmp(const void *a, const void *b, void *arg)
+/* rows[0..n) (ascending) in start order, the enclosing row first at one
+ * start (the longer), and with host by thread first: stable radix passes
+ * from the last key to the first, so ties keep the row order */
+static void by_keys(const struct trace_rank *r, size_t *rows, size_t n, bool host)
 {
-	const struct trace_rank *r = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	if (r->tid[i] != r->tid[j])
-		return r->tid[i] < r->tid[j] ? -1 : 1;
-	if (r->ts[i] != r->ts[j])
-		return r->ts[i] < r->ts[j] ? -1 : 1;
-	if (r->dur[i] != r->dur[j]) /* the enclosing one first */
-		return r->dur[i] > r->dur[j] ? -1 : 1;
-	return (i > j) - (i < j);
+	if (n < 2)
+		return;
+	uint64_t *key = xmalloc(n * sizeof *key);
+	uint32_t *val = xmalloc(n * sizeof *val);
+	size_t *tmp = xmalloc(n * sizeof *tmp);
+	memcpy(tmp, rows, n * sizeof *tmp);
+	for (size_t i = 0; i < n; i++)
+		val[i] = (uint32_t)i;
+	for (int pass = host ? 0 : 1; pass < (host ? 3 : 2); pass++) {
+		for (size_t i = 0; i < n; i++) {
+			size_t row = tmp[val[i]];
+			key[i] = pass == 0 ? ~rsort_key_f64(r->dur[row]) : pass == 1 ? rsort_key_f64(r->ts[row])
+										   : rsort_key_i64(r->tid[row]);
+		}
+		rsort_kv(key, val, n);
+	}
+	for (size_t i = 0; i < n; i++)
+		rows[i] = tmp[val[i]];
+	free(key);
+	free(val);
+	free(tmp);
 }
 
 static bool is_host_row(const struct trace_rank *r, size_t i)
@@ -430,16 +447,6 @@ static double overlap(const struct ival *m, size_t n, double s, double e)
 	return t;
 }
 
-/* GPU rows by start (for "the next GPU activity at or after t") */
-static int gpu_cmp(const void *a, const void *b, void *arg)
-{
-	const struct trace_rank *r = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	if (r->ts[i] != r->ts[j])
-		return r->ts[i] < r->ts[j] ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
 static bool is_gpu_work(const struct trace_rank *r, size_t i)
 {
 	uint8_t k = r->kind[i];
@@ -484,7 +491,7 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 	for (size_t i = 0; i < r->n; i++)
 		if (is_host_row(r, i))
 			h[k++] = i;
-	qsort_r(h, nh, sizeof *h, host_cmp, (void *)r);
+	by_keys(r, h, nh, true);
 	struct rank_lines rl = {NULL, 0};
 	for (size_t a = 0; a < nh;) {
 		size_t b = a;
@@ -521,7 +528,7 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 		if (!(r->kind[i] == TRACE_CAT_KERNEL && trace_ktype(r, i) == TRACE_KT_COMMUNICATION))
 			work[nw++] = v;
 	}
-	qsort_r(g, ng, sizeof *g, gpu_cmp, (void *)r);
+	by_keys(r, g, ng, false);
 	nb = ival_merge(busy, nb);
 	np = ival_merge(pag, np);
 	nw = ival_merge(work, nw);

@@ -31,6 +31,8 @@
  *                   enclosing range (user annotation, python function,
  *                   enumerate(DataLoader)#...) when there is one, else by
  *                   the operators before and after it on that thread;
+ *     with with_stack=True, the innermost python function around the
+ *     operator says where in the program the sync, copy or launch is;
  *   - unattributed: idle time with no launching thread known (no
  *     correlation, the end of the trace).
  *
@@ -71,7 +73,7 @@ struct atable *insight_waterfall_new(void)
 struct atable *insight_causes_new(void)
 {
 	static const char *const cols[] = {"rank:i", "cause:s", "where:s", "detail:s", "tid:i",
-					   "time(us):f", "steps:i", "pieces:i", NULL};
+					   "time(us):f", "steps:i", "pieces:i", "python:s", NULL};
 	return atable_new("insight_idle_causes", "GPU idle time by cause, place and host thread (all steps)", cols);
 }
 
@@ -81,6 +83,7 @@ struct seg {
 	uint8_t cause;
 	bool between;           /* a host gap named by the operators around it */
 	uint32_t where, detail; /* string ids, TRACE_NO_STR: none */
+	uint32_t py;            /* the innermost python function around the operator */
 };
 
 struct thread_line {
@@ -135,10 +138,19 @@ static bool is_pageable_copy(const struct trace_rank *r, size_t g)
 }
 
 /* the host state of a stack of rows (outermost first) */
+/* the innermost python function (with_stack=True) enclosing depth d */
+static uint32_t py_above(const struct trace_rank *r, const size_t *stack, size_t d)
+{
+	while (d-- > 0)
+		if (r->kind[stack[d]] == TRACE_CAT_PYTHON_FUNCTION)
+			return r->name[stack[d]];
+	return TRACE_NO_STR;
+}
+
 static void state_of(const struct trace_rank *r, const size_t *stack, const uint8_t *flags, const uint32_t *call,
 		     const uint32_t *copy_call, size_t depth, struct seg *out)
 {
-	out->where = out->detail = TRACE_NO_STR;
+	out->where = out->detail = out->py = TRACE_NO_STR;
 	out->between = false;
 	/* the outermost operator that copies from pageable memory, else the
 	 * outermost that syncs: the whole operator waits */
@@ -147,6 +159,7 @@ static void state_of(const struct trace_rank *r, const size_t *stack, const uint
 			out->cause = INSIGHT_C_COPY;
 			out->where = r->name[stack[d]];
 			out->detail = copy_call[d];
+			out->py = py_above(r, stack, d);
 			return;
 		}
 	for (size_t d = 0; d < depth; d++)
@@ -154,12 +167,14 @@ static void state_of(const struct trace_rank *r, const size_t *stack, const uint
 			out->cause = INSIGHT_C_SYNC;
 			out->where = call[d];
 			out->detail = r->name[stack[d]];
+			out->py = py_above(r, stack, d);
 			return;
 		}
 	for (size_t d = 0; d < depth; d++)
 		if (r->kind[stack[d]] == TRACE_CAT_CPU_OP) {
 			out->cause = INSIGHT_C_LAUNCH;
 			out->where = r->name[stack[d]];
+			out->py = py_above(r, stack, d);
 			return;
 		}
 	out->cause = INSIGHT_C_HOST_GAP;
@@ -179,7 +194,7 @@ static void seg_push(struct thread_line *l, double s, double e, const struct seg
 	if (!(e > s))
 		return;
 	if (l->n && l->v[l->n - 1].e == s && l->v[l->n - 1].cause == st->cause &&
-	    l->v[l->n - 1].where == st->where && l->v[l->n - 1].detail == st->detail) {
+	    l->v[l->n - 1].where == st->where && l->v[l->n - 1].detail == st->detail && l->v[l->n - 1].py == st->py) {
 		l->v[l->n - 1].e = e;
 		return;
 	}
@@ -315,7 +330,7 @@ struct cause_key {
 	uint8_t cause;
 	bool between; /* host gap named by the operators around it */
 	uint8_t edge;  /* EDGE_*: host gap outside the thread's recorded rows */
-	uint32_t where, detail;
+	uint32_t where, detail, py;
 	int64_t tid;
 };
 
@@ -335,7 +350,8 @@ struct acc {
 static uint64_t key_hash(const struct cause_key *k)
 {
 	uint64_t h = k->cause * 0x9E3779B97F4A7C15ull ^ ((uint64_t)k->where << 20) ^ k->detail ^
-		     ((uint64_t)k->tid * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t)k->between << 60 ^ (uint64_t)k->edge << 56;
+		     ((uint64_t)k->tid * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t)k->between << 60 ^ (uint64_t)k->edge << 56 ^
+		     (uint64_t)k->py * 0x94D049BB133111EBull;
 	h ^= h >> 29;
 	h *= 0xBF58476D1CE4E5B9ull;
 	return h ^ (h >> 32);
@@ -362,7 +378,7 @@ static void acc_add(struct acc *a, const struct cause_key *k, double t)
 	while (a->hash[s]) {
 		struct cause_acc *c = &a->v[a->hash[s] - 1];
 		if (c->k.cause == k->cause && c->k.where == k->where && c->k.detail == k->detail &&
-		    c->k.tid == k->tid && c->k.between == k->between && c->k.edge == k->edge) {
+		    c->k.tid == k->tid && c->k.between == k->between && c->k.edge == k->edge && c->k.py == k->py) {
 			c->t += t;
 			c->pieces++;
 			return;
@@ -411,12 +427,13 @@ static void attribute(const struct thread_line *l, int64_t tid, double a, double
 		const struct seg *g = &l->v[k];
 		double s = fmax(g->s, a), e = fmin(g->e, b);
 		if (s > cur) { /* before the thread's first row: outside every range */
-			struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, EDGE_BEFORE, TRACE_NO_STR, TRACE_NO_STR, tid};
+			struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, EDGE_BEFORE, TRACE_NO_STR, TRACE_NO_STR,
+					       TRACE_NO_STR, tid};
 			sum[INSIGHT_C_HOST_GAP] += s - cur;
 			acc_add(ac, &k0, s - cur);
 		}
 		if (e > s) {
-			struct cause_key key = {g->cause, g->between, EDGE_NONE, g->where, g->detail, tid};
+			struct cause_key key = {g->cause, g->between, EDGE_NONE, g->where, g->detail, g->py, tid};
 			sum[g->cause] += e - s;
 			acc_add(ac, &key, e - s);
 		}
@@ -424,7 +441,7 @@ static void attribute(const struct thread_line *l, int64_t tid, double a, double
 	}
 	if (b > cur) { /* after its last row */
 		struct cause_key k0 = {INSIGHT_C_HOST_GAP, false, l->n ? EDGE_AFTER : EDGE_BEFORE, TRACE_NO_STR,
-				       TRACE_NO_STR, tid};
+				       TRACE_NO_STR, TRACE_NO_STR, tid};
 		sum[INSIGHT_C_HOST_GAP] += b - cur;
 		acc_add(ac, &k0, b - cur);
 	}
@@ -571,14 +588,15 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 							attribute(l, tid, c, ps, sum, &ac);
 						else {
 							struct cause_key k0 = {INSIGHT_C_OTHER, false, EDGE_NONE,
-									       TRACE_NO_STR, TRACE_NO_STR, -1};
+									       TRACE_NO_STR, TRACE_NO_STR,
+									       TRACE_NO_STR, -1};
 							sum[INSIGHT_C_OTHER] += ps - c;
 							acc_add(&ac, &k0, ps - c);
 						}
 					}
 					if (pe > ps) {
 						struct cause_key kc = {INSIGHT_C_COPY, false, EDGE_NONE, TRACE_NO_STR,
-								       TRACE_NO_STR, tid};
+								       TRACE_NO_STR, TRACE_NO_STR, tid};
 						sum[INSIGHT_C_COPY] += pe - ps;
 						acc_add(&ac, &kc, pe - ps);
 					}
@@ -632,6 +650,7 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 		atable_set_f(causes, row, ICA_TIME, c->t);
 		atable_set_i(causes, row, ICA_STEPS, (int64_t)nsteps);
 		atable_set_i(causes, row, ICA_PIECES, c->pieces);
+		atable_set_s(causes, row, ICA_PY, c->k.py == TRACE_NO_STR ? "" : trace_strtab_get(&r->strs, c->k.py));
 	}
 	free(ac.v);
 	free(ac.hash);

@@ -80,7 +80,7 @@ static void sep(struct buf *m, const struct trace_set *v, int rank)
 }
 
 struct place {
-	const char *where, *detail;
+	const char *where, *detail, *py;
 	int64_t tid;
 	double t;
 };
@@ -103,7 +103,8 @@ static size_t places(const struct atable *ca, int rank, enum insight_cause c, st
 		if (insight_i(ca, i, ICA_RANK) != rank || strcmp(insight_s(ca, i, ICA_CAUSE), name) != 0)
 			continue;
 		(*out)[n++] = (struct place){insight_s(ca, i, ICA_WHERE), insight_s(ca, i, ICA_DETAIL),
-					     insight_i(ca, i, ICA_TID), insight_f(ca, i, ICA_TIME)};
+					     insight_s(ca, i, ICA_PY), insight_i(ca, i, ICA_TID),
+					     insight_f(ca, i, ICA_TIME)};
 		*total += insight_f(ca, i, ICA_TIME);
 	}
 	qsort(*out, n, sizeof **out, place_cmp);
@@ -138,6 +139,8 @@ static void place_text(struct buf *b, enum insight_cause c, const struct place *
 	default:
 		buf_puts(b, *p->where ? p->where : "-");
 	}
+	if (*p->py)
+		buf_printf(b, " in %s", p->py);
 	if (p->tid >= 0)
 		buf_printf(b, " [thread %lld]", (long long)p->tid);
 }

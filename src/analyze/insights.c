@@ -337,7 +337,7 @@ const struct analysis analysis_insights = {
 	.name = "insights",
 	.help = "what is wrong and what to do: rules over the analyses (starvation, syncs, exposed comm., "
 		"stragglers, ...)",
-	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_ANNOTATIONS | ANALYSIS_LOAD_OCCUPANCY,
+	.load = ANALYSIS_LOAD_CPU_OPS | ANALYSIS_LOAD_ANNOTATIONS | ANALYSIS_LOAD_OCCUPANCY | ANALYSIS_LOAD_PYTHON,
 	.opts = {sizeof(struct insight_options), &insight_defaults, insight_opts, insight_check},
 	.tables = insight_tables,
 	.ntables = INSIGHT_NTABLES,

@@ -25,7 +25,8 @@ HTA's rule), as Optimizer.step#... ranges (the steps are the spans between
 their ends), as neither (the period of the kernel sequence), one step alone
 (the whole trace: its GPU span), a second host
 thread launching a kernel into the last gap (its state counts, not the
-first thread's), two ranks.  Exact per step, and the findings ranked by
+first thread's), python functions around the operators (with_stack=True:
+named, the waterfall unchanged), two ranks.  Exact per step, and the findings ranked by
 cost.  Usage: insight_made.py DYNO TMPDIR.
 """
 import copy
@@ -65,7 +66,10 @@ class Trace:
         self.ev.append({"ph": "X", "cat": gcat, "name": gname, "pid": 0, "tid": 7, "ts": gts, "dur": gdur,
                         "args": dict(gargs, stream=7, correlation=self.corr, device=0)})
 
-    def step(self, b, second_thread=False):
+    def step(self, b, second_thread=False, stacks=False):
+        if stacks:  # with_stack=True: python functions around the operators
+            self.x("python_function", "train.py(10): forward", b + 200, 200)
+            self.x("python_function", "train.py(42): log_loss", b + 600, 100)
         self.x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 200)
         self.x("cpu_op", "aten::conv2d", b + 200, 200)
         self.launch("cudaLaunchKernel", b + 380, 10, "kernel", "conv_kernel", b + 400, 200)
@@ -193,6 +197,20 @@ check("the second thread's operator and thread id",
       [(r["where"], r["tid"], float(r["time(us)"])) for r in causes if r["tid"] == "2" and
        r["cause"] == "launch_overhead"] ==
       [("autograd::engine::evaluate_function: AddBackward0", "2", 3 * 40.0)], str(causes))
+
+# with_stack=True: the python function around each operator is named, the
+# waterfall does not change
+out = run(base(4, "steps", stacks=True).save("stacks.json"))
+exact("python stacks", out, 3, "ProfilerStep")
+causes = out["insight_idle_causes"]
+check("the python function around the sync and the operator",
+      [(r["cause"], r["python"]) for r in causes if r["cause"] in ("sync_wait", "launch_overhead") and
+       r["where"] in ("cudaStreamSynchronize", "aten::conv2d")] ==
+      [("launch_overhead", "train.py(10): forward"), ("sync_wait", "train.py(42): log_loss")], str(causes))
+sp = [r for r in out["insights"] if r["rule"] == "sync-points"]
+check("the sync-points finding says where in the program",
+      sp and sp[0]["where"] == "cudaStreamSynchronize under aten::item in train.py(42): log_loss [thread 1]",
+      str(sp[:1]))
 
 # two ranks, each exact
 d = os.path.join(TMP, "job")

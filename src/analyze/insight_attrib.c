@@ -25,7 +25,8 @@
  *                   synchronous cudaMemcpy) or an operator that makes one
  *                   (aten::item -> aten::_local_scalar_dense);
  *       launch      inside a PyTorch operator (it is dispatching and
- *                   launching the next kernels);
+ *                   launching the next kernels), or a CUDA call outside
+ *                   every operator;
  *       host gap    outside every operator: Python, a data loader,
  *                   preprocessing, sleeping; named by the innermost
  *                   enclosing range (user annotation, python function,
@@ -170,8 +171,11 @@ static void state_of(const struct trace_rank *r, const size_t *stack, const uint
 			out->py = py_above(r, stack, d);
 			return;
 		}
+	/* an operator, or a CUDA call outside every operator (a program
+	 * without PyTorch's operators launches through the runtime itself) */
 	for (size_t d = 0; d < depth; d++)
-		if (r->kind[stack[d]] == TRACE_CAT_CPU_OP) {
+		if (r->kind[stack[d]] == TRACE_CAT_CPU_OP || r->kind[stack[d]] == TRACE_CAT_CUDA_RUNTIME ||
+		    r->kind[stack[d]] == TRACE_CAT_CUDA_DRIVER) {
 			out->cause = INSIGHT_C_LAUNCH;
 			out->where = r->name[stack[d]];
 			out->py = py_above(r, stack, d);

@@ -188,6 +188,17 @@ check("one step: the whole trace, its GPU span", len(wf) == 1 and wf[0]["steps_f
       float(wf[0]["dur(us)"]) == 550 and float(wf[0]["host_gap(us)"]) == 20 and
       float(wf[0]["launch_overhead(us)"]) == 30 and float(wf[0]["gpu_busy(us)"]) == 305, str(wf))
 
+# no PyTorch operators: a CUDA call outside every operator is the launch
+t = Trace()
+t.launch("cudaLaunchKernel", 0, 10, "kernel", "k", 20, 10)
+t.launch("cudaLaunchKernel", 40, 10, "kernel", "k", 60, 10)
+out = run(t.save("no_ops.json"))
+wf = out["insight_waterfall"]
+check("no operators: the runtime's launch call is launch overhead", len(wf) == 1 and
+      [float(wf[0][k + "(us)"]) for k in ("dur", "gpu_busy", "launch_overhead", "host_gap")] == [50, 20, 10, 20] and
+      [r["where"] for r in out["insight_idle_causes"] if r["cause"] == "launch_overhead"] == ["cudaLaunchKernel"],
+      str(wf) + str(out["insight_idle_causes"]))
+
 # a second thread launches into the last gap: its state (inside an operator)
 want2 = dict(WANT, gpu_busy=310, launch_overhead=270, host_gap=225)
 out = run(base(4, "steps", second_thread=True).save("threads.json"))

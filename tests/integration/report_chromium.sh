@@ -5,7 +5,8 @@
 # waits for the network on a closed machine), takes a screenshot and dumps
 # the DOM it rendered.  Every chart must be an SVG with data marks, the page
 # must log no console message (the page has no script: any would be an
-# error), and the screenshot must be a PNG of the window's size.  Skips
+# error), the step waterfall must be the first chart, before the findings
+# with their cost, and the screenshot must be a PNG of the window's size.  Skips
 # (77) only when Chromium cannot run at all.
 set -uo pipefail
 src=$TESTDATA/traces/trace_filter
@@ -50,6 +51,12 @@ if "<script" in src or "http://" in src.replace('xmlns="http://www.w3.org/2000/s
     bad.append("the page loads something (script or URL)")
 if "Insights" not in dom or dom.find('id="insights"') > dom.find('id="gpu"'):
     bad.append("insights are not first")
+# the page leads with the step waterfall, then the findings ranked by cost
+first = re.search(r'aria-label="([^"]*)', svgs[0]).group(1) if svgs else ""
+if not first.startswith("Step time by cause") or dom.find("Step time by cause") > dom.find('class="finding'):
+    bad.append(f"the step waterfall is not the first chart, before the findings: {first}")
+if "ms per step (" not in dom:
+    bad.append("no finding says its cost per step")
 if png[:8] != b"\x89PNG\r\n\x1a\n":
     bad.append("the screenshot is not a PNG")
 else:

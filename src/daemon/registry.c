@@ -520,6 +520,23 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 				out->no_memory, r->pending_bytes, REG_MAX_PENDING_BYTES);
 }
 
+int32_t *registry_match(struct registry *r, const char *job, const int32_t *pids, size_t npids, size_t *n)
+{
+	*n = 0;
+	struct reg_job *j = registry_find_job(r, job);
+	if (!j)
+		return NULL;
+	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
+	size_t nw = make_key(pids, npids, want);
+	bool all = nw == 0 || (nw == 1 && want[0] == 0);
+	int32_t *out = NULL;
+	for (size_t i = 0; i < j->n; i++)
+		if (all || proc_matches(j->procs[i], want, nw))
+			push(&out, n, j->procs[i]->leaf);
+	free(want);
+	return out;
+}
+
 void registry_trigger_free(struct reg_trigger *t)
 {
 	free(t->matched);

@@ -181,6 +181,10 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		      const char *config, size_t config_len, int type, int64_t limit, int64_t now_ns,
 		      struct reg_trigger *out);
 void registry_trigger_free(struct reg_trigger *t);
+/* The leaf pids of the processes registry_trigger would match for (job,
+ * pids), in its order (the pids Kineto puts in its file names, checked by
+ * the path policy before a request is delivered): malloc'ed, *n of them. */
+int32_t *registry_match(struct registry *r, const char *job, const int32_t *pids, size_t npids, size_t *n);
 
 /* `ctxt`: add pid to (job, gpu) and return the set's size; -1 when refused
  * (too many jobs or GPUs: a flood of made-up ids).  registry_ctxt_from

@@ -218,6 +218,10 @@ int main(int argc, char **argv)
 	log_set_level(lvl);
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit (ulimit -f, LimitFSIZE=) must not kill the daemon
+	 * mid-line: ignored, the write that crosses it fails with EFBIG, which
+	 * the JSON log handles as a full disk (the cut line taken back). */
+	signal(SIGXFSZ, SIG_IGN);
 	loop = ev_loop_new();
 	if (!loop) {
 		log_error("cannot create the event loop: %s", strerror(errno));

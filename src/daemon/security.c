@@ -290,15 +290,10 @@ static bool output_ok(const struct path_policy *p, const char *path, size_t n, c
 {
 	if (!path_ok(p, path, n, why))
 		return false;
-	static const int32_t none = 0;
-	if (!npids) {
-		pids = &none;
-		npids = 1;
-	}
 	struct buf dir = BUF_INIT;
 	bool ok = true;
-	for (size_t i = 0; i < npids && ok; i++)
-		ok = derived_ok(p, path, n, pids[i], &dir, why);
+	for (size_t i = 0; i < (npids ? npids : 1) && ok; i++)
+		ok = derived_ok(p, path, n, npids ? pids[i] : 0, &dir, why);
 	buf_free(&dir);
 	return ok;
 }

@@ -573,7 +573,6 @@ int32_t registry_ctxt_from(struct registry *r, const struct reg_sender *s, int64
 	struct reg_job *j = get_job(r, js, uid ? uid_jobs_key(s->uid) : 0, now_ns);
 	if (!j)
 		return -1;
-	j->ctxt_seen_ns = now_ns;
 	struct reg_ctxt *c = NULL;
 	for (size_t i = 0; i < j->nctxt; i++)
 		if (j->ctxt[i].gpu == gpu)
@@ -615,6 +614,7 @@ int32_t registry_ctxt_from(struct registry *r, const struct reg_sender *s, int64
 			c->n++;
 		}
 	}
+	j->ctxt_seen_ns = now_ns; /* answered: a refused ctxt keeps no job alive */
 	return (int32_t)c->n;
 }
 

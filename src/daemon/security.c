@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -351,6 +352,12 @@ bool path_policy_check_pids(const struct path_policy *p, const char *config, siz
 		return false;
 	if (memory && !path_ok(p, "/tmp/memory_snapshot_0.pickle", 29, why))
 		return false;
+	for (size_t i = 0; memory && i < npids; i++) { /* written there directly: no planted link */
+		char snap[64];
+		snprintf(snap, sizeof snap, "/tmp/memory_snapshot_%d.pickle", (int)pids[i]);
+		if (!existing_ok(snap, why))
+			return false;
+	}
 	return true;
 }
 

@@ -116,9 +116,14 @@ static void handle(struct ipc_endpoint *e, const uint8_t *data, size_t len, cons
 	}
 	if (m.kind == IPC_CTXT) {
 		e->st.ctxt++;
-		int32_t count = registry_ctxt(e->reg, m.jobid, m.gpu, m.pid);
+		/* Counted against the sender's user like a req, and expired: a job
+		 * it creates goes after --ipc_process_expiry_s without a ctxt. */
+		struct reg_sender cs = {.has_uid = peer->has_uid, .uid = peer->uid};
+		int32_t count = registry_ctxt_from(e->reg, &cs, m.jobid, m.gpu, m.pid, now);
 		if (count >= 0)
 			(void)send_reply(e, from, fromlen, "ctxt", &count, sizeof count);
+		if (!e->gc_at) /* an armed deadline is never later than this job's */
+			arm_gc(e);
 		return;
 	}
 	if (m.kind == IPC_OTHER) {

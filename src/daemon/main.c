@@ -124,12 +124,14 @@ static void stop_rpc(struct rpc_server *srv)
 		return;
 	const struct rpc_stats *s = rpc_get_stats(srv);
 	log_info("RPC: %llu connections, %llu answered, %llu unanswered, %llu bad frames, %llu oversized, "
-		 "%llu timeouts, %llu evicted, %llu refused peers, %llu unauthorized, %llu keep-alive requests, "
+		 "%llu timeouts, %llu evicted, %llu refused peers, %llu unauthorized, %llu over the value cap, "
+		 "%llu keep-alive requests, "
 		 "%llu requests left to a later wake-up, at most %llu answer bytes built in one wake-up",
 		 (unsigned long long)s->accepted, (unsigned long long)s->answered, (unsigned long long)s->silent,
 		 (unsigned long long)s->bad_frame, (unsigned long long)s->too_big, (unsigned long long)s->timeouts,
 		 (unsigned long long)s->evicted, (unsigned long long)s->refused_peer,
-		 (unsigned long long)s->unauthorized, (unsigned long long)s->reused, (unsigned long long)s->yields,
+		 (unsigned long long)s->unauthorized, (unsigned long long)s->too_many_values,
+		 (unsigned long long)s->reused, (unsigned long long)s->yields,
 		 (unsigned long long)s->turn_peak);
 	rpc_stop(srv);
 }
@@ -218,6 +220,10 @@ int main(int argc, char **argv)
 	log_set_level(lvl);
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit (ulimit -f, LimitFSIZE=) must not kill the daemon
+	 * mid-line: ignored, the write that crosses it fails with EFBIG, which
+	 * the JSON log handles as a full disk (the cut line taken back). */
+	signal(SIGXFSZ, SIG_IGN);
 	loop = ev_loop_new();
 	if (!loop) {
 		log_error("cannot create the event loop: %s", strerror(errno));

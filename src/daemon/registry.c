@@ -82,9 +82,12 @@ static void count_dec(struct reg_counts *c, uint64_t key)
 	}
 }
 
-/* Keys: a uid has the top bit set; a socket name is a 63-bit FNV-1a hash
- * with the low bit set (so never 0). */
+/* Keys: a uid has the top bit set (its processes; bit 62 also: the job
+ * ids it created; bit 61: its ctxt tables and pids); a socket name is a
+ * 63-bit FNV-1a hash with the low bit set (so never 0). */
 static uint64_t uid_key(uint32_t uid) { return (1ull << 63) | uid; }
+static uint64_t uid_jobs_key(uint32_t uid) { return (1ull << 63) | (1ull << 62) | uid; }
+static uint64_t uid_ctxt_key(uint32_t uid) { return (1ull << 63) | (1ull << 61) | uid; }
 
 static uint64_t name_key(const void *name, size_t n)
 {
@@ -112,8 +115,10 @@ static void job_free(struct reg_job *j)
 	for (size_t i = 0; i < j->n; i++)
 		proc_free(j->procs[i]);
 	free(j->procs);
-	for (size_t i = 0; i < j->nctxt; i++)
+	for (size_t i = 0; i < j->nctxt; i++) {
 		free(j->ctxt[i].pids);
+		free(j->ctxt[i].by);
+	}
 	free(j->ctxt);
 }
 
@@ -136,12 +141,20 @@ struct reg_job *registry_find_job(struct registry *r, const char *job)
 	return NULL;
 }
 
-/* NULL when a new job would exceed REG_MAX_JOBS. */
-static struct reg_job *get_job(struct registry *r, const char *job)
+/* NULL when a new job would exceed REG_MAX_JOBS, or its creator's share
+ * (owner: the user's job counter, 0: not counted). */
+static struct reg_job *get_job(struct registry *r, const char *job, uint64_t owner, int64_t now_ns)
 {
 	struct reg_job *j = registry_find_job(r, job);
 	if (j)
 		return j;
+	if (owner && count_get(&r->counts, owner) >= REG_MAX_JOBS_PER_UID) {
+		r->stats.refused_uid++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN,
+				"registry: refused job %s: uid %u already created %d job ids (the per-user cap)", job,
+				(unsigned)(owner & 0xffffffffu), REG_MAX_JOBS_PER_UID);
+		return NULL;
+	}
 	if (r->njobs >= REG_MAX_JOBS) {
 		r->stats.refused_full++;
 		LOG_ONCE(LOG_LEVEL_WARN, "registry: more than %d job ids, ignoring new ones", REG_MAX_JOBS);
@@ -151,6 +164,10 @@ static struct reg_job *get_job(struct registry *r, const char *job)
 	j = &r->jobs[r->njobs++];
 	memset(j, 0, sizeof *j);
 	snprintf(j->id, sizeof j->id, "%s", job);
+	j->owner_key = owner;
+	j->ctxt_seen_ns = now_ns;
+	if (owner)
+		count_inc(&r->counts, owner);
 	return j;
 }
 
@@ -204,9 +221,15 @@ static ssize_t find_proc(const struct reg_job *j, const int32_t *key, uint32_t n
 
 static void remove_job_at(struct registry *r, size_t i)
 {
-	for (size_t k = 0; k < r->jobs[i].nctxt; k++)
-		r->nctxt_entries -= 1 + r->jobs[i].ctxt[k].n;
-	job_free(&r->jobs[i]);
+	struct reg_job *j = &r->jobs[i];
+	for (size_t k = 0; k < j->nctxt; k++) {
+		r->nctxt_entries -= 1 + j->ctxt[k].n;
+		count_dec(&r->counts, j->ctxt[k].by_table);
+		for (size_t e = 0; e < j->ctxt[k].n; e++)
+			count_dec(&r->counts, j->ctxt[k].by[e]);
+	}
+	count_dec(&r->counts, j->owner_key);
+	job_free(j);
 	r->jobs[i] = r->jobs[--r->njobs];
 }
 
@@ -307,7 +330,7 @@ int registry_poll_from(struct registry *r, const struct reg_sender *s, int64_t j
 					(int)pids[0], r->max_procs);
 			return -1;
 		}
-		j = get_job(r, js);
+		j = get_job(r, js, s && s->has_uid ? uid_jobs_key(s->uid) : 0, now_ns);
 		if (!j)
 			return -1;
 		at = find_proc(j, key, nkey);
@@ -497,6 +520,23 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 				out->no_memory, r->pending_bytes, REG_MAX_PENDING_BYTES);
 }
 
+int32_t *registry_match(struct registry *r, const char *job, const int32_t *pids, size_t npids, size_t *n)
+{
+	*n = 0;
+	struct reg_job *j = registry_find_job(r, job);
+	if (!j)
+		return NULL;
+	int32_t *want = xmalloc((npids ? npids : 1) * sizeof *want);
+	size_t nw = make_key(pids, npids, want);
+	bool all = nw == 0 || (nw == 1 && want[0] == 0);
+	int32_t *out = NULL;
+	for (size_t i = 0; i < j->n; i++)
+		if (all || proc_matches(j->procs[i], want, nw))
+			push(&out, n, j->procs[i]->leaf);
+	free(want);
+	return out;
+}
+
 void registry_trigger_free(struct reg_trigger *t)
 {
 	free(t->matched);
@@ -507,9 +547,30 @@ void registry_trigger_free(struct reg_trigger *t)
 
 int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 {
+	return registry_ctxt_from(r, NULL, job, gpu, pid, 0);
+}
+
+/* Whether the sender's user may add one more ctxt table or pid (its
+ * quarter of the max_procs entries all jobs share). */
+static bool ctxt_share_ok(struct registry *r, uint64_t ck)
+{
+	if (!ck || count_get(&r->counts, ck) < r->max_per_uid)
+		return true;
+	r->stats.refused_uid++;
+	LOG_RATELIMITED(LOG_LEVEL_WARN, "registry: refused a ctxt: uid %u already added %zu ctxt entries (the per-user cap)",
+			(unsigned)(ck & 0xffffffffu), r->max_per_uid);
+	return false;
+}
+
+int32_t registry_ctxt_from(struct registry *r, const struct reg_sender *s, int64_t job, int32_t gpu, int32_t pid,
+			   int64_t now_ns)
+{
 	char js[24];
 	registry_job_str(job, js);
-	struct reg_job *j = get_job(r, js);
+	bool uid = s && s->has_uid;
+	uint64_t ck = uid ? uid_ctxt_key(s->uid) : 0;
+	bool existed = registry_find_job(r, js) != NULL;
+	struct reg_job *j = get_job(r, js, uid ? uid_jobs_key(s->uid) : 0, now_ns);
 	if (!j)
 		return -1;
 	struct reg_ctxt *c = NULL;
@@ -519,8 +580,11 @@ int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 	if (!c) {
 		/* Tables and pids of every job together are bounded like the
 		 * process table: a flood of made-up (job, gpu, pid) stops here. */
-		if (j->nctxt >= REG_MAX_GPUS || r->nctxt_entries >= r->max_procs) {
-			r->stats.refused_full++;
+		if (j->nctxt >= REG_MAX_GPUS || r->nctxt_entries >= r->max_procs || !ctxt_share_ok(r, ck)) {
+			if (j->nctxt >= REG_MAX_GPUS || r->nctxt_entries >= r->max_procs)
+				r->stats.refused_full++;
+			if (!existed) /* created just now for nothing: give its slot back */
+				remove_job_at(r, (size_t)(j - r->jobs));
 			return -1;
 		}
 		r->nctxt_entries++;
@@ -528,20 +592,29 @@ int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid)
 		c = &j->ctxt[j->nctxt++];
 		memset(c, 0, sizeof *c);
 		c->gpu = gpu;
+		c->by_table = ck;
+		if (ck)
+			count_inc(&r->counts, ck);
 	}
 	if (c->n == 0 || !bsearch(&pid, c->pids, c->n, sizeof *c->pids, cmp_i32)) {
 		/* Bounded like the main table: a flood of fake pids stops here. */
-		if (c->n < r->max_procs && r->nctxt_entries < r->max_procs) {
+		if (c->n < r->max_procs && r->nctxt_entries < r->max_procs && ctxt_share_ok(r, ck)) {
 			r->nctxt_entries++;
 			size_t at = 0;
 			while (at < c->n && c->pids[at] < pid)
 				at++;
 			c->pids = xrealloc(c->pids, (c->n + 1) * sizeof *c->pids);
+			c->by = xrealloc(c->by, (c->n + 1) * sizeof *c->by);
 			memmove(c->pids + at + 1, c->pids + at, (c->n - at) * sizeof *c->pids);
+			memmove(c->by + at + 1, c->by + at, (c->n - at) * sizeof *c->by);
 			c->pids[at] = pid;
+			c->by[at] = ck;
+			if (ck)
+				count_inc(&r->counts, ck);
 			c->n++;
 		}
 	}
+	j->ctxt_seen_ns = now_ns; /* answered: a refused ctxt keeps no job alive */
 	return (int32_t)c->n;
 }
 
@@ -568,9 +641,11 @@ size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s)
 		}
 		j->n = keep;
 		removed += gone;
-		/* A job emptied by this pass goes, with its ctxt table; a job that
-		 * only ever sent ctxt stays, as upstream. */
-		if (gone && keep == 0)
+		/* A job emptied by this pass goes, with its ctxt table; so does a
+		 * job that only ever sent ctxt, once its last ctxt is as old as a
+		 * silent process (upstream keeps it until restart, so made-up ids
+		 * filled the job table for good: issue #35 item 1). */
+		if ((gone && keep == 0) || (keep == 0 && (now_ns - j->ctxt_seen_ns) / NS_PER_SEC > max_age_s))
 			remove_job_at(r, ji);
 		else
 			ji++;
@@ -583,12 +658,18 @@ size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s)
 int64_t registry_next_expiry(const struct registry *r, int64_t max_age_s)
 {
 	int64_t best = -1;
-	for (size_t ji = 0; ji < r->njobs; ji++)
+	for (size_t ji = 0; ji < r->njobs; ji++) {
+		if (r->jobs[ji].n == 0) { /* ctxt only: expires by its last ctxt */
+			int64_t t = r->jobs[ji].ctxt_seen_ns + (max_age_s + 1) * NS_PER_SEC;
+			if (best < 0 || t < best)
+				best = t;
+		}
 		for (size_t i = 0; i < r->jobs[ji].n; i++) {
 			int64_t t = r->jobs[ji].procs[i]->last_seen_ns + (max_age_s + 1) * NS_PER_SEC;
 			if (best < 0 || t < best)
 				best = t;
 		}
+	}
 	return best;
 }
 

@@ -16,15 +16,18 @@
  *     config wins;
  *   - stored config = "\n    " + config + "\n    REQUEST_TRACE_ID=<id>";
  *   - stale expiry by last poll time; ctxt pid sets per (job, gpu) are
- *     dropped with their job.
+ *     dropped with their job; a job with no process expires by its last
+ *     ctxt (upstream keeps it until restart).
  * Beyond upstream: a delivery whose reply could not be sent can be put back
  * (registry_restore), so a config is never lost to a full socket, and the
  * number of processes is capped so a local flood cannot exhaust memory:
  * in total (max_procs), per sending user (the peer credential's uid, a
  * quarter of the total: root counts like anyone) and per sender socket
  * name (REG_MAX_PER_SENDER: Kineto uses one socket per process), so one
- * local user cannot crowd the others out.  Counting costs one small hash
- * table of (uid or socket name) -> count.
+ * local user cannot crowd the others out.  The same per-user quarter
+ * covers every table a datagram can grow: job ids (REG_MAX_JOBS_PER_UID)
+ * and ctxt tables and pids (max_procs / 4).  Counting costs one small hash
+ * table of (uid, table) or socket name -> count.
  */
 #ifndef DYNO_REGISTRY_H
 #define DYNO_REGISTRY_H
@@ -40,6 +43,9 @@ enum { REG_EVENTS = 1, REG_ACTIVITIES = 2 };
 #define REG_MAX_JOBS 4096 /* distinct job ids (a host runs a handful) */
 #define REG_MAX_GPUS 1024 /* ctxt tables per job */
 #define REG_MAX_PER_SENDER 16 /* processes one socket name may register */
+/* Job ids one user may create (by req or ctxt): a quarter of the table, so
+ * one user's made-up ids cannot lock out a new job of another user. */
+#define REG_MAX_JOBS_PER_UID (REG_MAX_JOBS / 4)
 /* What a delivered config carries beyond the requested text: "\n    " in
  * front, "\n    REQUEST_TRACE_ID=<up to 20 digits>" and the reply's "\n"
  * behind. */
@@ -80,6 +86,8 @@ struct reg_sender {
 struct reg_ctxt {
 	int32_t gpu;
 	int32_t *pids; /* ascending */
+	uint64_t *by;  /* by[i]: the ctxt counter of the user who added pids[i] (0: none) */
+	uint64_t by_table; /* ... and of the user who created the table */
 	size_t n;
 };
 
@@ -89,6 +97,11 @@ struct reg_job {
 	size_t n, cap;
 	struct reg_ctxt *ctxt;
 	size_t nctxt;
+	/* Who created the job (its user's job counter, 0: not counted) and the
+	 * last ctxt for it: a job without processes expires like a process
+	 * (issue #35 item 1: ctxt-only jobs used to stay until restart). */
+	uint64_t owner_key;
+	int64_t ctxt_seen_ns;
 };
 
 struct reg_stats {
@@ -168,13 +181,25 @@ void registry_trigger(struct registry *r, const char *job, const int32_t *pids, 
 		      const char *config, size_t config_len, int type, int64_t limit, int64_t now_ns,
 		      struct reg_trigger *out);
 void registry_trigger_free(struct reg_trigger *t);
+/* The leaf pids of the processes registry_trigger would match for (job,
+ * pids), in its order (the pids Kineto puts in its file names, checked by
+ * the path policy before a request is delivered): malloc'ed, *n of them. */
+int32_t *registry_match(struct registry *r, const char *job, const int32_t *pids, size_t npids, size_t *n);
 
 /* `ctxt`: add pid to (job, gpu) and return the set's size; -1 when refused
- * (too many jobs or GPUs: a flood of made-up ids). */
+ * (too many jobs or GPUs: a flood of made-up ids).  registry_ctxt_from
+ * counts the job and the entries against the sender's user (s NULL: not
+ * counted) and stamps the job with now_ns: a job that has no process
+ * expires max_age_s after its last ctxt.  registry_ctxt: s NULL, now 0. */
 int32_t registry_ctxt(struct registry *r, int64_t job, int32_t gpu, int32_t pid);
+int32_t registry_ctxt_from(struct registry *r, const struct reg_sender *s, int64_t job, int32_t gpu, int32_t pid,
+			   int64_t now_ns);
 
 /* Remove processes whose last poll is more than max_age_s whole seconds
- * ago (upstream: 60), and jobs left empty.  Returns how many processes. */
+ * ago (upstream: 60), jobs left empty, and jobs without processes whose
+ * last ctxt is that old (upstream keeps those for good: one user's
+ * made-up ids filled the job table until restart).  Returns how many
+ * processes. */
 size_t registry_expire(struct registry *r, int64_t now_ns, int64_t max_age_s);
 /* Monotonic time at which the next process would expire, -1 when empty. */
 int64_t registry_next_expiry(const struct registry *r, int64_t max_age_s);

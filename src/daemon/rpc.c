@@ -180,17 +180,84 @@ static const struct handler_entry *find_fn(const struct rpc_server *s, const cha
 	return NULL;
 }
 
+/* What dispatch must know before it builds a tree (issue #35 item 2): the
+ * request's "fn", whether its "token" is right, how many values it has.
+ * A tree costs ~48 bytes a value, so a 1 MB body of "0," took ~40 MB
+ * before the token was even checked.  The tokenizer alone reads it here
+ * (it validates the whole grammar and allocates nothing but its scratch
+ * for an escaped string, at most the body), and the tree is built only
+ * for a known function, the right token and at most RPC_MAX_VALUES values
+ * nested at most RPC_MAX_DEPTH deep.  As json_get does, the first "fn" and
+ * the first "token" of the top-level object count. */
+struct prescan {
+	bool object, fn_seen, fn_ok, token_seen, token_ok;
+	const struct handler_entry *h;
+	char fn[65]; /* for the log (cut) */
+	size_t fnlen;
+	uint64_t values;
+};
+
+static bool prescan(const struct rpc_server *s, const struct buf *body, struct prescan *ps, struct json_error *err)
+{
+	memset(ps, 0, sizeof *ps);
+	struct json_reader r;
+	json_reader_init_mem(&r, body->data, body->len, 0);
+	json_reader_set_max_depth(&r, RPC_MAX_DEPTH);
+	enum { OTHER, FN, TOKEN } next = OTHER; /* what the value after a top-level key is */
+	bool ok = true;
+	for (enum json_tok t; ok && (t = json_next(&r)) != JSON_EOF;) {
+		if (t == JSON_ERROR) {
+			*err = r.err;
+			ok = false;
+			break;
+		}
+		if (t == JSON_OBJ_END || t == JSON_ARR_END)
+			continue;
+		if (t == JSON_KEY) {
+			size_t n;
+			const char *k = json_str(&r, &n);
+			next = OTHER;
+			if (json_depth(&r) == 1 && n == 2 && memcmp(k, "fn", 2) == 0 && !ps->fn_seen)
+				next = FN;
+			else if (json_depth(&r) == 1 && n == 5 && memcmp(k, "token", 5) == 0 && !ps->token_seen)
+				next = TOKEN;
+			continue;
+		}
+		ps->values++;
+		if (ps->values == 1)
+			ps->object = t == JSON_OBJ_BEGIN;
+		if (next == FN) {
+			ps->fn_seen = true;
+			ps->fn_ok = t == JSON_STRING;
+			if (ps->fn_ok) {
+				const char *f = json_str(&r, &ps->fnlen);
+				ps->h = find_fn(s, f, ps->fnlen);
+				sec_printable(f, ps->fnlen, ps->fn, sizeof ps->fn);
+			}
+		} else if (next == TOKEN) {
+			size_t n;
+			const char *tok = json_str(&r, &n);
+			ps->token_seen = true;
+			ps->token_ok = t == JSON_STRING && s->token && sec_token_eq(tok, n, s->token, strlen(s->token));
+		}
+		next = OTHER;
+	}
+	json_reader_free(&r);
+	return ok;
+}
+
 /* Decide the answer for one complete request body; false: no answer.
  * *keep: the client asked to keep the connection open ("keepalive": true,
  * this server's extension; upstream clients never send it). */
 static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp, bool *keep)
 {
-	struct json_doc doc;
+	struct json_doc doc = {0};
 	struct json_error jerr;
+	struct prescan ps;
 	char a[72];
 	*keep = false;
 	s->st.requests++;
-	if (!json_parse(c->in.body.data, c->in.body.len, &doc, &jerr)) {
+	if (!prescan(s, &c->in.body, &ps, &jerr)) {
 		s->st.bad_json++;
 		char safe[sizeof jerr.msg];
 		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: invalid JSON at byte %llu: %s", peer(c, a), (unsigned long long)jerr.offset,
@@ -198,41 +265,40 @@ static bool dispatch(struct rpc_server *s, struct rpc_conn *c, struct buf *resp,
 		return false;
 	}
 	bool answered = false;
-	const char *fn;
-	size_t fnlen;
-	if (!doc.root || doc.root->type != JV_OBJECT || !json_get_str(doc.root, "fn", &fn, &fnlen)) {
+	if (!ps.object || !ps.fn_ok) {
 		s->st.bad_json++;
 		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: request is not an object with a string \"fn\"", peer(c, a));
-		goto out;
+		return false;
 	}
-	if (s->token) {
-		const char *tok;
-		size_t toklen;
-		if (!json_get_str(doc.root, "token", &tok, &toklen) ||
-		    !sec_token_eq(tok, toklen, s->token, strlen(s->token))) {
-			s->st.unauthorized++;
-			char safe[65];
-			LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: %s refused: missing or wrong token", peer(c, a),
-				 sec_printable(fn, fnlen, safe, sizeof safe));
-			/* Answer so an honest client learns why; nothing else leaks
-			 * (and the connection closes: no keep-alive without the token). */
-			buf_puts(resp, "{\"error\":\"unauthorized: this daemon requires a valid \\\"token\\\"\","
-				       "\"status\":\"failed\"}");
-			answered = true;
-			goto out;
-		}
+	if (s->token && !ps.token_ok) {
+		s->st.unauthorized++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: %s refused: missing or wrong token", peer(c, a), ps.fn);
+		/* Answer so an honest client learns why; nothing else leaks
+		 * (and the connection closes: no keep-alive without the token). */
+		buf_puts(resp, "{\"error\":\"unauthorized: this daemon requires a valid \\\"token\\\"\","
+			       "\"status\":\"failed\"}");
+		return true;
 	}
-	const struct handler_entry *h = find_fn(s, fn, fnlen);
-	if (!h) {
+	if (!ps.h) {
 		s->st.unknown_fn++;
-		char safe[65];
-		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: unknown RPC call '%s'", peer(c, a), sec_printable(fn, fnlen, safe, sizeof safe));
-		goto out;
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: unknown RPC call '%s'", peer(c, a), ps.fn);
+		return false;
 	}
-	answered = h->fn(doc.root, resp, h->ud);
+	if (ps.values > RPC_MAX_VALUES) {
+		s->st.too_many_values++;
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "RPC from %s: %s refused: %llu JSON values, more than %u", peer(c, a),
+				ps.fn, (unsigned long long)ps.values, RPC_MAX_VALUES);
+		buf_printf(resp, "{\"error\":\"request too large: %llu JSON values, at most %u\",\"status\":\"failed\"}",
+			   (unsigned long long)ps.values, RPC_MAX_VALUES);
+		return true;
+	}
+	if (!json_parse(c->in.body.data, c->in.body.len, &doc, &jerr)) { /* validated above: never */
+		s->st.bad_json++;
+		return false;
+	}
+	answered = ps.h->fn(doc.root, resp, ps.h->ud);
 	bool ka;
 	*keep = answered && json_get_bool(doc.root, "keepalive", &ka) && ka;
-out:
 	json_doc_free(&doc);
 	return answered;
 }

@@ -45,6 +45,13 @@
  * for "no answer" (the connection is closed silently, as upstream). */
 typedef bool (*rpc_fn)(const struct json_value *req, struct buf *resp, void *ud);
 
+/* The tree of a request is built only after its "fn" and "token" are
+ * checked, and only for at most this many JSON values nested at most this
+ * deep (more: an error answer); ~48 bytes a value plus its strings, so a
+ * tree is at most ~1.8 MiB (docs/daemon.md "Memory at the caps"). */
+#define RPC_MAX_VALUES 16384u
+#define RPC_MAX_DEPTH 32
+
 struct rpc_opts {
 	const char *bind;        /* NULL/"": "::" dual-stack */
 	int port;                /* 0: kernel picks */
@@ -62,6 +69,7 @@ struct rpc_opts {
 struct rpc_stats {
 	uint64_t accepted, refused_peer, requests, answered, silent, bad_frame, too_big, bad_json,
 		unknown_fn, unauthorized, timeouts, evicted, write_failed,
+		too_many_values, /* refused with an error: over RPC_MAX_VALUES */
 		reused,         /* requests after the first on a keep-alive connection */
 		request_limit,  /* keep-alive connections closed at max_requests */
 		overflow,       /* connections dropped for max_queued / max_held */

@@ -140,20 +140,27 @@ bool rpc_set_on_demand(const struct json_value *req, struct buf *resp, void *ud)
 		buf_free(&why);
 		return true;
 	}
-	struct buf why = BUF_INIT;
-	if (!path_policy_check(t->policy, config->u.str, config->len, &why)) {
-		char safe[512];
-		LOG_RATELIMITED(LOG_LEVEL_WARN, "on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
-		status_str(resp, "failed", why.data);
-		buf_free(&why);
-		return true;
-	}
-	buf_free(&why);
 	int32_t *want = xmalloc((pids->len ? pids->len : 1) * sizeof *want);
 	for (uint32_t i = 0; i < pids->len; i++)
 		want[i] = as_int32(&pids->u.items[i]);
 	char js[24];
 	registry_job_str(job ? as_int32(job) : 0, js);
+	/* The names Kineto will write are <name>_<pid>.json(.tmp) with each
+	 * matched process's own pid: checked for those pids (issue #35 item 7). */
+	struct buf why = BUF_INIT;
+	size_t nleaf = 0;
+	int32_t *leaves = t->policy && t->policy->n ? registry_match(t->reg, js, want, pids->len, &nleaf) : NULL;
+	bool allowed = path_policy_check_pids(t->policy, config->u.str, config->len, leaves, nleaf, &why);
+	free(leaves);
+	if (!allowed) {
+		char safe[512];
+		LOG_RATELIMITED(LOG_LEVEL_WARN, "on-demand request refused: %s", sec_printable(why.data, why.len, safe, sizeof safe));
+		status_str(resp, "failed", why.data);
+		buf_free(&why);
+		free(want);
+		return true;
+	}
+	buf_free(&why);
 	int64_t lim = limit ? as_int32(limit) : 1000;
 	struct reg_trigger r;
 	registry_trigger(t->reg, js, want, pids->len, config->u.str, config->len, REG_ACTIVITIES, lim, t->now_ns(),

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -225,7 +226,86 @@ static bool path_ok(const struct path_policy *p, const char *path, size_t n, str
 
 static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
+void kineto_output_name(const char *path, size_t n, int32_t pid, struct buf *out)
+{
+	buf_reset(out);
+	const char *at = memmem(path, n, ".pt.trace.json", 14);
+	if (!at)
+		at = memmem(path, n, ".json", 5);
+	if (!at) {
+		buf_append(out, path, n);
+		return;
+	}
+	buf_append(out, path, (size_t)(at - path));
+	buf_printf(out, "_%d", (int)pid);
+	buf_append(out, at, n - (size_t)(at - path));
+}
+
+/* A derived name that exists already must be a plain file: Kineto opens
+ * the .tmp name with O_TRUNC (a symlink or a hard link there would have a
+ * root process truncate and write another file) and renames it over the
+ * final name. */
+static bool existing_ok(const char *name, struct buf *why)
+{
+	struct stat st;
+	if (lstat(name, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR;
+	if (S_ISLNK(st.st_mode)) {
+		buf_printf(why, "trace path '%s' (a name Kineto writes) exists as a symlink", name);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+		buf_printf(why, "trace path '%s' (a name Kineto writes) exists and is not a plain file", name);
+		return false;
+	}
+	return true;
+}
+
+/* The names Kineto writes for one pid: <final>.tmp and <final>.  Each goes
+ * through path_ok (prefix, symlinks resolved) when its directory differs
+ * from the one already checked (dir: the last one), else only lstat: two
+ * system calls a process for the usual request. */
+static bool derived_ok(const struct path_policy *p, const char *path, size_t n, int32_t pid, struct buf *dir,
+		       struct buf *why)
+{
+	struct buf fin = BUF_INIT, tmp = BUF_INIT;
+	kineto_output_name(path, n, pid, &fin);
+	buf_printf(&tmp, "%s.tmp", fin.data);
+	const char *slash = strrchr(fin.data, '/');
+	size_t dl = slash ? (size_t)(slash - fin.data) + 1 : 0;
+	bool ok = true;
+	if (dir->len != dl || memcmp(dir->data, fin.data, dl) != 0) {
+		ok = path_ok(p, fin.data, fin.len, why) && path_ok(p, tmp.data, tmp.len, why);
+		buf_reset(dir);
+		buf_append(dir, fin.data, dl);
+	}
+	ok = ok && existing_ok(tmp.data, why) && existing_ok(fin.data, why);
+	buf_free(&fin);
+	buf_free(&tmp);
+	return ok;
+}
+
+/* path itself, then Kineto's derived names for each pid (pid 0 without). */
+static bool output_ok(const struct path_policy *p, const char *path, size_t n, const int32_t *pids, size_t npids,
+		      struct buf *why)
+{
+	if (!path_ok(p, path, n, why))
+		return false;
+	struct buf dir = BUF_INIT;
+	bool ok = true;
+	for (size_t i = 0; i < (npids ? npids : 1) && ok; i++)
+		ok = derived_ok(p, path, n, npids ? pids[i] : 0, &dir, why);
+	buf_free(&dir);
+	return ok;
+}
+
 bool path_policy_check(const struct path_policy *p, const char *config, size_t len, struct buf *why)
+{
+	return path_policy_check_pids(p, config, len, NULL, 0, why);
+}
+
+bool path_policy_check_pids(const struct path_policy *p, const char *config, size_t len, const int32_t *pids,
+			    size_t npids, struct buf *why)
 {
 	if (!p || p->n == 0)
 		return true;
@@ -249,14 +329,15 @@ bool path_policy_check(const struct path_policy *p, const char *config, size_t l
 			while (ve > v && is_ws(ve[-1]))
 				ve--;
 			size_t kn = (size_t)(ke - k);
-			if (kn == 19 && memcmp(k, "ACTIVITIES_LOG_FILE", 19) == 0) {
+			bool act = kn == 19 && memcmp(k, "ACTIVITIES_LOG_FILE", 19) == 0;
+			if (act || (kn == 15 && memcmp(k, "EVENTS_LOG_FILE", 15) == 0)) {
 				if (memchr(v, '=', (size_t)(ve - v))) {
-					buf_printf(why, "ACTIVITIES_LOG_FILE value contains '='");
+					buf_printf(why, "%.*s value contains '='", (int)kn, k);
 					return false;
 				}
-				if (!path_ok(p, v, (size_t)(ve - v), why))
+				if (!output_ok(p, v, (size_t)(ve - v), pids, npids, why))
 					return false;
-				seen = true;
+				seen = seen || act;
 			} else if (kn == 14 && memcmp(k, "PROFILE_MEMORY", 14) == 0) {
 				memory = (ve - v == 4 && strncasecmp(v, "true", 4) == 0) ||
 					 (ve - v == 1 && (*v == '1' || *v == 't' || *v == 'T' || *v == 'y' || *v == 'Y')) ||
@@ -267,10 +348,16 @@ bool path_policy_check(const struct path_policy *p, const char *config, size_t l
 	}
 	/* Where Kineto writes when the config names no file, or when
 	 * PROFILE_MEMORY resets the path. */
-	if (!seen && !path_ok(p, "/tmp/libkineto_activities_0.json", 32, why))
+	if (!seen && !output_ok(p, "/tmp/libkineto_activities.json", 30, pids, npids, why))
 		return false;
 	if (memory && !path_ok(p, "/tmp/memory_snapshot_0.pickle", 29, why))
 		return false;
+	for (size_t i = 0; memory && i < npids; i++) { /* written there directly: no planted link */
+		char snap[64];
+		snprintf(snap, sizeof snap, "/tmp/memory_snapshot_%d.pickle", (int)pids[i]);
+		if (!existing_ok(snap, why))
+			return false;
+	}
 	return true;
 }
 

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/buf.h"
 
@@ -51,8 +52,24 @@ struct path_policy {
  * spec means no policy (upstream behaviour: any path). */
 bool path_policy_parse(struct path_policy *p, const char *spec, struct buf *err);
 void path_policy_free(struct path_policy *p);
-/* True when the config may be delivered; otherwise why gets the reason. */
+/* True when the config may be delivered; otherwise why gets the reason.
+ * Beyond the ACTIVITIES_LOG_FILE value itself, the names Kineto derives
+ * from it are checked (docs/wire-protocols.md 5.5): <name>_<pid>.json,
+ * written as <name>_<pid>.json.tmp then renamed; EVENTS_LOG_FILE values
+ * likewise.  path_policy_check_pids checks them for each pid Kineto will
+ * use (the leaf pids of the processes the request reaches): such a name
+ * must lie under a prefix with symlinks resolved and, where it exists
+ * already, be a regular file with one link, not a symlink (a user who can
+ * write in the prefix planted a link at the .tmp name and a root process's
+ * trace went through it).  Without pids (a trigger's definition) the
+ * derived names are checked with pid 0, which covers their directory. */
 bool path_policy_check(const struct path_policy *p, const char *config, size_t len, struct buf *why);
+bool path_policy_check_pids(const struct path_policy *p, const char *config, size_t len, const int32_t *pids,
+			    size_t npids, struct buf *why);
+/* Kineto's output name for pid (docs/wire-protocols.md 5.5): the first
+ * ".pt.trace.json", else the first ".json", gets "_<pid>" in front; a path
+ * with neither is used as it is. */
+void kineto_output_name(const char *path, size_t n, int32_t pid, struct buf *out);
 /* One output path by the same rules (absolute, no "..", under a prefix
  * with symlinks resolved): the files the daemon writes itself (gpusnoop
  * sessions).  True without a policy. */

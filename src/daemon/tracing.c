@@ -91,6 +91,11 @@ bool tracing_check_config(const struct tracing *t, const char *config, size_t le
 	return path_policy_check(&t->policy, config, len, why);
 }
 
+bool tracing_check_path(const struct tracing *t, const char *path, size_t len, struct buf *why)
+{
+	return path_policy_check_path(&t->policy, path, len, why);
+}
+
 void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud)
 {
 	if (t->ipc)

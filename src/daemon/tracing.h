@@ -89,5 +89,8 @@ void tracing_on_new_process(struct tracing *t, ipc_new_proc_fn fn, void *ud);
 struct registry *tracing_registry(struct tracing *t);
 bool tracing_on_demand(struct tracing *t, const struct json_value *req, struct buf *resp);
 bool tracing_check_config(const struct tracing *t, const char *config, size_t len, struct buf *why);
+/* One file the daemon will write itself (a trigger's gpusnoop log) by the
+ * same --trace_path_prefixes policy; true without one. */
+bool tracing_check_path(const struct tracing *t, const char *path, size_t len, struct buf *why);
 
 #endif

@@ -620,6 +620,18 @@ static bool req_id(const struct json_value *req, const char *fn, struct buf *res
 	return true;
 }
 
+/* A gpusnoop log prefix outside --trace_path_prefixes was refused only
+ * when the trigger fired (issue #35 item 7): checked here, as the first
+ * session's file name (fire_gpusnoop's "<log>.<seq>.<pid>.log"). */
+static bool gpusnoop_log_ok(const struct triggers *T, const struct trig_def *d, struct buf *why)
+{
+	struct buf log = BUF_INIT;
+	buf_printf(&log, "%s.0.0.log", d->gpusnoop_log);
+	bool ok = !T->tracing || tracing_check_path(T->tracing, log.data, log.len, why);
+	buf_free(&log);
+	return ok;
+}
+
 static bool add_trigger(const struct json_value *req, struct buf *resp, void *ud)
 {
 	struct triggers *T = ud;
@@ -633,6 +645,8 @@ static bool add_trigger(const struct json_value *req, struct buf *resp, void *ud
 		buf_printf(&why, "%zu triggers already (--trigger_max)", T->max);
 		failed(resp, "addTrigger", why.data);
 	} else if (!tracing_check_config(T->tracing, d.config, strlen(d.config), &why))
+		failed(resp, "addTrigger", why.data);
+	else if (d.gpusnoop_s && !gpusnoop_log_ok(T, &d, &why))
 		failed(resp, "addTrigger", why.data);
 	else {
 		T->t = xrealloc(T->t, (T->n + 1) * sizeof *T->t);

@@ -38,6 +38,8 @@
  * bounds): N `req` polls, each claiming a new made-up pid ancestry of
  * --flood_npids pids, spread over --flood_sockets endpoint names; replies
  * are drained and counted, then it prints "flood: sent N, replies M".
+ * --flood_ctxt sends legacy `ctxt` datagrams instead, each for a new
+ * made-up job id (job, job + 1, ...): the job table's flood.
  * --flood_blocking makes its sockets blocking (with a 1 s send timeout),
  * the worst flooder: the kernel wakes it the moment a slot of the
  * daemon's queue frees, so it refills the queue before anyone else.
@@ -446,7 +448,8 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 
 /* --flood: see the top of the file.  A full daemon queue (EAGAIN) is
  * waited out, so the daemon paces us rather than our datagrams dropping. */
-static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npids, int64_t job, bool blocking)
+static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npids, int64_t job, bool blocking,
+		 bool ctxt)
 {
 	const char *dir = ipc_env_dir();
 	int *fds = calloc((size_t)nsock, sizeof *fds);
@@ -480,7 +483,10 @@ static int flood(const char *daemon_name, int64_t n, int64_t nsock, int64_t npid
 		for (int64_t j = 0; j < npids; j++)
 			pids[j] = (int32_t)(1000000 + i * npids + j);
 		buf_reset(&msg);
-		ipc_encode_req(&msg, 2, job, pids, (int32_t)npids);
+		if (ctxt)
+			ipc_encode_ctxt(&msg, 0, pids[0], job + i);
+		else
+			ipc_encode_req(&msg, 2, job, pids, (int32_t)npids);
 		int fd = fds[i % nsock];
 		ssize_t w;
 		int waits = 0;
@@ -529,7 +535,7 @@ int main(int argc, char **argv)
 	int64_t interval_ms = 5000, run_s = 0, max_traces = 0, warmup_ms = 0, ctxt_gpu = -1, phase_ms = 0;
 	bool legacy = false, restrict_paths = false;
 	int64_t flood_n = 0, flood_sockets = 1, flood_npids = 64;
-	bool flood_blocking = false;
+	bool flood_blocking = false, flood_ctxt = false;
 	const struct arg_opt opts[] = {
 		{"daemon_name", 0, ARG_STRING, &daemon_name, "NAME", "daemon endpoint name", 0, 0, NULL},
 		{"job_id", 0, ARG_STRING, &job_s, "N", "job id (default: $SLURM_JOB_ID, else 0)", 0, 0, NULL},
@@ -555,6 +561,8 @@ int main(int argc, char **argv)
 		 100000000, NULL},
 		{"flood_sockets", 0, ARG_INT, &flood_sockets, "K", "--flood over K endpoint names", 1, 4096, NULL},
 		{"flood_npids", 0, ARG_INT, &flood_npids, "N", "pids per --flood poll", 1, REG_MAX_PIDS, NULL},
+		{"flood_ctxt", 0, ARG_BOOL, &flood_ctxt, NULL, "--flood with ctxt datagrams, one new job id each", 0, 0,
+		 NULL},
 		{"flood_blocking", 0, ARG_BOOL, &flood_blocking, NULL,
 		 "--flood with blocking sends: woken as soon as the daemon's queue has room", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
@@ -578,7 +586,7 @@ int main(int argc, char **argv)
 		job_s = getenv("SLURM_JOB_ID");
 	int64_t job = job_s ? strtoll(job_s, NULL, 10) : 0; /* numeric prefix, as Kineto */
 	if (flood_n) {
-		int frc = flood(daemon_name, flood_n, flood_sockets, flood_npids, job, flood_blocking);
+		int frc = flood(daemon_name, flood_n, flood_sockets, flood_npids, job, flood_blocking, flood_ctxt);
 		args_free(&a);
 		return frc;
 	}

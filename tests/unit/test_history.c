@@ -38,6 +38,37 @@ static char *rpc(struct history *h, const char *req, int64_t now_ms)
 	return buf_detach(&out, NULL);
 }
 
+/* names: exact names and prefixes, a prefix covering another (the
+ * compiled matcher keeps the shorter), "*" for every key, an empty name */
+TEST(history_names_prefixes_nested_and_exact)
+{
+	struct history *h = history_new(30, 10, 0, 100);
+	const char *keys[] = {"a", "abc", "ac", "b", "cpu_u", "cpu_uu", "x", "xa"};
+	struct frame f;
+	frame_init(&f);
+	frame_reset(&f, 1000000 * 1000000ll);
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		frame_uint(&f, keys[i], i + 1);
+	history_add(h, &f);
+	frame_free(&f);
+	char *r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"ab*\",\"a*\",\"cpu_u\",\"zz*\",\"\",\"xa\",\"abc*\"]}",
+		      1000000);
+	CHECK_STR(r, "{\"interval_s\":10,\"metrics\":{\"a\":[[1000000,1]],\"abc\":[[1000000,2]],\"ac\":[[1000000,3]],"
+		     "\"cpu_u\":[[1000000,5]],\"xa\":[[1000000,8]]},\"window_s\":30}");
+	free(r);
+	r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[\"c*\",\"*\"]}", 1000000);
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		char q[16];
+		snprintf(q, sizeof q, "\"%s\":", keys[i]);
+		CHECK(strstr(r, q) != NULL);
+	}
+	free(r);
+	r = rpc(h, "{\"fn\":\"getMetrics\",\"names\":[]}", 1000000);
+	CHECK_STR(r, "{\"interval_s\":10,\"metrics\":{},\"window_s\":30}");
+	free(r);
+	history_free(h);
+}
+
 TEST(history_window_and_query)
 {
 	/* window 30 s at 10 s: 4 slots */

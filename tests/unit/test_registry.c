@@ -274,8 +274,16 @@ TEST(registry_expiry_whole_seconds_and_job_removal)
 	CHECK(registry_find_job(&r, "9") != NULL);
 	CHECK_INT(registry_expire(&r, 91 * S, 60), 1);
 	CHECK(registry_find_job(&r, "9") == NULL); /* emptied: gone with its ctxt */
-	CHECK(registry_find_job(&r, "8") != NULL); /* never had a process: kept */
+	/* never had a process: goes once its last ctxt (at 0 here) is as old
+	 * as a silent process (upstream kept it until restart) */
+	CHECK(registry_find_job(&r, "8") == NULL);
 	CHECK_INT(registry_next_expiry(&r, 60), -1);
+	CHECK_INT(registry_ctxt_from(&r, NULL, 8, 0, 1, 100 * S), 1);
+	CHECK_INT(registry_next_expiry(&r, 60), 161 * S);
+	CHECK_INT(registry_expire(&r, 160 * S, 60), 0);
+	CHECK(registry_find_job(&r, "8") != NULL);
+	CHECK_INT(registry_expire(&r, 161 * S, 60), 0);
+	CHECK(registry_find_job(&r, "8") == NULL);
 	/* a re-registration after expiry counts from 1 again */
 	CHECK_INT(registry_ctxt(&r, 9, 0, 1), 1);
 	registry_free(&r);
@@ -422,7 +430,45 @@ TEST(registry_caps_per_sender_and_per_user)
 	CHECK_INT(r.nprocs, 1);
 	CHECK_INT(registry_poll_from(&r, &a, 0, &pid, 1, 2, 100 * S, &d), 1);
 	pid++;
-	CHECK_INT(r.counts.used, 4); /* uid 0, "\0flooder", uid 1000, "\0legit": the other names are gone */
+	/* uid 0, "\0flooder", uid 1000, "\0legit", and uid 0's count of jobs
+	 * (job 0, kept by legit's process): the other names are gone */
+	CHECK_INT(r.counts.used, 5);
+	registry_free(&r);
+}
+
+/* One user's ctxt datagrams (or polls) cannot take the job table: a
+ * quarter of it per uid, then another user's new job still registers; a
+ * ctxt refused that way leaves no empty job behind; the user's ctxt
+ * entries are capped at a quarter of max_procs; expiry gives all back. */
+TEST(registry_ctxt_jobs_share_per_user_and_expire)
+{
+	quiet();
+	struct registry r;
+	registry_init(&r, 0);
+	struct reg_sender a = {.has_uid = true, .uid = 65534, .name = "\0flood", .name_len = 6};
+	struct reg_sender b = {.has_uid = true, .uid = 1000, .name = "\0legit", .name_len = 6};
+	int ok = 0;
+	for (int64_t job = 0; job < REG_MAX_JOBS + 100; job++)
+		ok += registry_ctxt_from(&r, &a, job, 0, 1, S) == 1;
+	CHECK_INT(ok, REG_MAX_JOBS_PER_UID);
+	CHECK_INT(r.njobs, REG_MAX_JOBS_PER_UID); /* the refused left no job behind */
+	struct reg_delivery d;
+	int32_t pid = 5000, legit = 7;
+	CHECK_INT(registry_poll_from(&r, &a, 100000, &pid, 1, 2, S, &d), -1); /* a new job: over the share */
+	CHECK_INT(registry_poll_from(&r, &a, 5, &pid, 1, 2, S, &d), 1);       /* a job it has: fine */
+	CHECK_INT(registry_poll_from(&r, &b, 999999, &legit, 1, 2, 30 * S, &d), 1);
+	CHECK_INT(registry_ctxt_from(&r, &b, 999999, 0, 7, 30 * S), 1);
+	CHECK_INT(registry_expire(&r, 62 * S, 60), 1); /* the process of job 5 */
+	CHECK_INT(r.njobs, 1);                         /* legit's: the ctxt-only jobs went */
+	CHECK_INT(registry_ctxt_from(&r, &a, 1, 0, 1, 62 * S), 1);
+	registry_free(&r);
+	/* the ctxt tables and pids one user adds: a quarter of max_procs */
+	registry_init(&r, 400);
+	ok = 0;
+	for (int32_t gpu = 0; gpu < 200; gpu++)
+		ok += registry_ctxt_from(&r, &a, 1, gpu, 1, S) == 1;
+	CHECK_INT(ok, 50); /* a table and a pid each: 100 entries */
+	CHECK_INT(registry_ctxt_from(&r, &b, 1, 300, 1, S), 1);
 	registry_free(&r);
 }
 

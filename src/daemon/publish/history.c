@@ -319,28 +319,92 @@ void history_add(struct history *h, const struct frame *f)
 		}
 		s->last = x;
 		s->last_tick = tick;
-		if (h->n * 2 > h->nslots)
+		/* grown at 3/4 full, not 1/2: at --history_max_series 20000 the
+		 * table stays at 32,768 slots of 112 bytes (3.5 MiB; 5.25 MiB
+		 * while the last growth copies) instead of 65,536 (7 MiB; 10.5
+		 * MiB), docs/daemon.md "Memory at the caps" */
+		if (h->n * 4 > h->nslots * 3)
 			rehash(h, h->nslots * 2);
 	}
 	expire(h);
 	enforce_cap(h);
 }
 
-static bool name_wanted(const char *name, const struct json_value *names)
+/* The request's "names" compiled once (issue #35 item 3): matching every
+ * key against every name cost keys x names (2,095 keys x 208k names: 1.9 s
+ * a request, the loop's ticks 2 s late).  Exact names sorted, and the
+ * prefixes ("x*") sorted with those another prefix covers dropped, so a
+ * key needs two binary searches: the prefix set is then prefix-free, and
+ * a key starts with one of them exactly when it starts with the greatest
+ * one not above it.  The RPC server caps a request's values at 16,384
+ * (RPC_MAX_VALUES), so compiling is bounded too. */
+struct name_str {
+	const char *s;
+	size_t n;
+};
+
+struct names {
+	bool all; /* no "names": every key */
+	struct name_str *exact, *prefix;
+	size_t nexact, nprefix;
+};
+
+static int name_cmp(const void *a, const void *b)
 {
-	if (!names)
-		return true;
-	for (uint32_t i = 0; i < names->len; i++) {
-		const struct json_value *p = &names->u.items[i];
-		size_t l = p->len;
-		if (l && p->u.str[l - 1] == '*') {
-			if (strncmp(name, p->u.str, l - 1) == 0)
-				return true;
-		} else if (strlen(name) == l && memcmp(name, p->u.str, l) == 0) {
-			return true;
-		}
+	const struct name_str *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+	return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static void names_compile(const struct json_value *v, struct names *m)
+{
+	memset(m, 0, sizeof *m);
+	m->all = !v;
+	if (!v)
+		return;
+	m->exact = xmalloc((v->len ? v->len : 1) * sizeof *m->exact);
+	m->prefix = xmalloc((v->len ? v->len : 1) * sizeof *m->prefix);
+	for (uint32_t i = 0; i < v->len; i++) {
+		const struct json_value *p = &v->u.items[i];
+		if (p->len && p->u.str[p->len - 1] == '*')
+			m->prefix[m->nprefix++] = (struct name_str){p->u.str, p->len - 1};
+		else
+			m->exact[m->nexact++] = (struct name_str){p->u.str, p->len};
 	}
-	return false;
+	qsort(m->exact, m->nexact, sizeof *m->exact, name_cmp);
+	qsort(m->prefix, m->nprefix, sizeof *m->prefix, name_cmp);
+	/* sorted, a prefix comes right before the names it covers: keep only
+	 * those the last one kept does not cover */
+	size_t k = 0;
+	for (size_t i = 0; i < m->nprefix; i++)
+		if (!k || m->prefix[i].n < m->prefix[k - 1].n ||
+		    memcmp(m->prefix[i].s, m->prefix[k - 1].s, m->prefix[k - 1].n) != 0)
+			m->prefix[k++] = m->prefix[i];
+	m->nprefix = k;
+}
+
+static void names_free(struct names *m)
+{
+	free(m->exact);
+	free(m->prefix);
+}
+
+static bool name_wanted(const char *name, const struct names *m)
+{
+	if (m->all)
+		return true;
+	struct name_str key = {name, strlen(name)};
+	if (m->nexact && bsearch(&key, m->exact, m->nexact, sizeof *m->exact, name_cmp))
+		return true;
+	size_t lo = 0, hi = m->nprefix; /* the first prefix above the key */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (name_cmp(&m->prefix[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && m->prefix[lo - 1].n <= key.n && memcmp(m->prefix[lo - 1].s, name, m->prefix[lo - 1].n) == 0;
 }
 
 /* The selected keys as a binary min-heap by name: an answer takes them in
@@ -395,7 +459,7 @@ struct cursor {
 };
 
 /* The request's "next": false with resp holding the error. */
-static bool parse_cursor(const struct history *h, const struct json_value *v, const struct json_value *names,
+static bool parse_cursor(const struct history *h, const struct json_value *v, const struct names *names,
 			 struct cursor *c, struct buf *resp)
 {
 	const char *key;
@@ -514,18 +578,22 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	const struct json_value *v = json_get(req, "since_s");
 	if (v && (!json_value_i64(v, &since_s) || since_s < 0))
 		return rpc_error(resp, "getMetrics: since_s must be a non-negative integer");
-	const struct json_value *names = json_get(req, "names");
-	if (names) {
-		if (names->type != JV_ARRAY)
+	const struct json_value *namesv = json_get(req, "names");
+	if (namesv) {
+		if (namesv->type != JV_ARRAY)
 			return rpc_error(resp, "getMetrics: names must be an array of strings");
-		for (uint32_t i = 0; i < names->len; i++)
-			if (names->u.items[i].type != JV_STRING)
+		for (uint32_t i = 0; i < namesv->len; i++)
+			if (namesv->u.items[i].type != JV_STRING)
 				return rpc_error(resp, "getMetrics: names must be an array of strings");
 	}
+	struct names names;
+	names_compile(namesv, &names);
 	struct cursor cur = {NULL, 0, h->ticks, since_s > INT64_MAX / 1000 ? INT64_MIN : now_ms - since_s * 1000};
 	v = json_get(req, "next");
-	if (v && !parse_cursor(h, v, names, &cur, resp))
+	if (v && !parse_cursor(h, v, &names, &cur, resp)) {
+		names_free(&names);
 		return;
+	}
 
 	/* the ticks in the window whose timestamps are held (the cap may have
 	 * dropped the oldest), oldest first, and their timestamps */
@@ -550,7 +618,7 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	struct series **sel = xmalloc((h->n ? h->n : 1) * sizeof *sel);
 	size_t ns = 0, longest = 0;
 	for (size_t i = 0; i < h->nslots; i++)
-		if (h->s[i].name && name_wanted(h->s[i].name, names) && (!cur.key || strcmp(h->s[i].name, cur.key) >= 0)) {
+		if (h->s[i].name && name_wanted(h->s[i].name, &names) && (!cur.key || strcmp(h->s[i].name, cur.key) >= 0)) {
 			sel[ns++] = &h->s[i];
 			size_t l = strlen(h->s[i].name);
 			longest = l > longest ? l : longest;
@@ -599,6 +667,7 @@ void history_rpc(struct history *h, const struct json_value *req, int64_t now_ms
 	jw_obj_end(&w);
 	free(sel);
 	free(ts);
+	names_free(&names);
 }
 
 /* ---------------- the sink table's row (publish/list.h) ---------------- */
@@ -623,7 +692,10 @@ static const struct arg_opt history_opts[] = {
  * client that reads is never dropped for its answer's size (an hour of a
  * host's keys at 1 s is ~7 MB of JSON), and the daemon builds at most that
  * much at once. */
-static const struct history_config history_defaults = {3600, 20000, 16, 1 << 20};
+/* 8 MB of blocks: an hour at 1 s of a host and 8 busy GPUs takes ~2.3
+ * MB; 16 took the caps' sum past the unit's MemoryMax=64M once the key
+ * table and a request's tree were counted (docs/daemon.md). */
+static const struct history_config history_defaults = {3600, 20000, 8, 1 << 20};
 
 struct history_sink {
 	struct history *h;

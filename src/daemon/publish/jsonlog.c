@@ -170,6 +170,63 @@ static bool jsonlog_validate(const void *cfg, struct buf *err)
 	return false;
 }
 
+/* A log that ends inside a line (the daemon was killed mid-write, before
+ * unwrite could run, or another writer) would have the first record
+ * appended to the partial one, both lost to a reader (issue #35 item 6):
+ * cut the file back to its last newline.  Only the last 1 MiB is looked
+ * at; a file without a newline there (not ours) gets a newline instead. */
+static void heal_tail_with(int fd, int rd, const char *file);
+
+static void heal_tail(int fd, const char *file)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	/* fd is write-only (O_RDWR would make a FIFO destination its own
+	 * reader): the same file opened again for reading, through /proc */
+	char self[40];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	int rd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (rd < 0)
+		return;
+	heal_tail_with(fd, rd, file);
+	close(rd);
+}
+
+static void heal_tail_with(int fd, int rd, const char *file)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return;
+	char b[4096];
+	off_t end = st.st_size, limit = end > (1 << 20) ? end - (1 << 20) : 0;
+	if (pread(rd, b, 1, end - 1) == 1 && b[0] == '\n')
+		return;
+	for (off_t at = end; at > limit;) {
+		size_t n = at - limit > (off_t)sizeof b ? sizeof b : (size_t)(at - limit);
+		if (pread(rd, b, n, at - (off_t)n) != (ssize_t)n)
+			break;
+		for (size_t i = n; i-- > 0;)
+			if (b[i] == '\n') {
+				off_t keep = at - (off_t)n + (off_t)i + 1;
+				if (ftruncate(fd, keep) == 0) {
+					log_warn("--json_log_file '%s' ended inside a line: its last %lld bytes (a cut record) "
+						 "removed", file, (long long)(end - keep));
+					return;
+				}
+				goto newline;
+			}
+		at -= (off_t)n;
+	}
+	if (limit == 0 && ftruncate(fd, 0) == 0) { /* one partial line and nothing else */
+		log_warn("--json_log_file '%s' held only a cut record (%lld bytes): emptied", file, (long long)end);
+		return;
+	}
+newline:
+	log_warn("--json_log_file '%s' ends inside a line: starting a new one", file);
+	(void)!write(fd, "\n", 1);
+}
+
 /* stdout, or the file opened for appending; -1 with err */
 static int open_dest(const char *file, struct buf *err)
 {
@@ -177,6 +234,8 @@ static int open_dest(const char *file, struct buf *err)
 		int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
 		if (fd < 0)
 			buf_printf(err, "cannot open --json_log_file '%s': %s", file, strerror(errno));
+		else
+			heal_tail(fd, file);
 		return fd;
 	}
 	/* a pipe or socket whose reader stalls must not stall the loop: make it

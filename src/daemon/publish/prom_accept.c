@@ -48,6 +48,7 @@ struct prom_accept {
 	struct pend *p;
 	size_t n, max;
 	struct ev_timer *timer; /* armed while connections are undecided */
+	uint64_t evicted;       /* undecided connections closed for a newer one */
 };
 
 enum prom_sniff prom_sniff(const unsigned char *p, size_t n)
@@ -151,8 +152,23 @@ static void on_listen(struct ev_loop *l, int lfd, uint32_t events, void *ud)
 				LOG_RATELIMITED(LOG_LEVEL_WARN, "prometheus: accept: %s", strerror(errno));
 			return;
 		}
-		if (a->n == a->max || ev_io_add(a->loop, pc.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, on_conn, a) < 0) {
-			LOG_RATELIMITED(LOG_LEVEL_WARN, "prometheus: %zu connections undecided, closing a new one", a->n);
+		if (a->n == a->max) {
+			/* Full: the connection that has waited longest goes, not the
+			 * new one.  Closing the newest let 1,100 connections that
+			 * never send 4 bytes hold every slot while each real scrape
+			 * was closed on arrival (issue #35 item 4); now an idle one
+			 * holds a slot only until max_pending newer ones arrive. */
+			size_t old = 0;
+			for (size_t i = 1; i < a->n; i++)
+				if (a->p[i].deadline_ns < a->p[old].deadline_ns)
+					old = i;
+			drop(a, old, true);
+			a->evicted++;
+			LOG_RATELIMITED(LOG_LEVEL_WARN,
+					"prometheus: %zu connections undecided, closing the oldest for a new one", a->max);
+		}
+		if (ev_io_add(a->loop, pc.fd, EPOLLIN | EPOLLRDHUP | EPOLLET, on_conn, a) < 0) {
+			LOG_RATELIMITED(LOG_LEVEL_WARN, "prometheus: cannot watch a new connection: %s", strerror(errno));
 			close(pc.fd);
 			continue;
 		}
@@ -192,6 +208,9 @@ void prom_accept_free(struct prom_accept *a)
 {
 	if (!a)
 		return;
+	if (a->evicted)
+		log_info("prometheus: %llu undecided connections closed for newer ones (all %zu slots taken)",
+			 (unsigned long long)a->evicted, a->max);
 	while (a->n)
 		drop(a, a->n - 1, true);
 	ev_io_del(a->loop, a->lfd);

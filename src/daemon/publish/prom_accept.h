@@ -10,7 +10,9 @@
  * Cost: one accept and one MSG_PEEK recv per connection (HTTP clients send
  * their request line at once, so the peek sees it on the first wake-up).
  * A connection that sends too little to decide is held at most timeout_ms,
- * and at most max_pending are held at once (the rest are closed).
+ * and at most max_pending are held at once: when all are taken, the one
+ * held longest is closed for the newcomer (closing the newcomer let idle
+ * connections lock every real scrape out).
  */
 #ifndef DYNO_DAEMON_PROM_ACCEPT_H
 #define DYNO_DAEMON_PROM_ACCEPT_H

@@ -564,7 +564,8 @@ TEST(otlp_gpu_semconv_end_to_end)
 	snprintf(script, sizeof script, "%s/script", test_tmpdir());
 	FILE *sf = fopen(script, "w");
 	REQUIRE(sf);
-	fputs("gpus 2\nname 0 NVIDIA H100 80GB HBM3\nuuid 0 GPU-abc\nmem 0 100:40\nclock_sm 0 1830\n"
+	fputs("gpus 2\nname 0 NVIDIA H100 80GB HBM3\nuuid 0 GPU-abc\nmem 0 100:40:7\nclock_sm 0 1830\n"
+	      "enc 0 5\ndec 0 7\nmemtemp 0 52\npcie_replay 0 10,12\nremap_cor 0 3\nremap_unc 0 1\nremap_fail 0 1\n"
 	      "gpm 0 5 100\ngpm 0 13 0\ngpm 0 12 0\ngpm 0 11 0\npower 0 300000\n"
 	      "util 0 60:25\nenergy 0 1000,3500\nclock_mem 0 2619\ntemp 0 45\npcie_tx 0 1000\npcie_rx 0 2000\n"
 	      "ecc_corr 0 0,2\necc_uncorr 0 0\nthrottle 0 4\nxid 0 -,79\ngpm 0 1 80\ngpm 0 2 50\ngpm 0 3 25\n"
@@ -602,6 +603,7 @@ TEST(otlp_gpu_semconv_end_to_end)
 	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(lfd);
 	REQUIRE(have);
+	const char *unit;
 	const struct json_value *mem = metric(doc.root, "hw.gpu.memory.usage");
 	REQUIRE(mem);
 	const struct json_value *g0 = point(mem, "hw.id", "GPU-abc");
@@ -609,7 +611,16 @@ TEST(otlp_gpu_semconv_end_to_end)
 	CHECK(has_attr(g0, "hw.name", "0"));
 	CHECK(has_attr(g0, "hw.model", "NVIDIA H100 80GB HBM3"));
 	CHECK(has_attr(g0, "hw.type", "gpu"));
+	/* the v2 memory query's used: the 7 reserved bytes left out */
 	CHECK_NEAR(json_value_f64(json_get(g0, "asDouble")), 40, 1e-12);
+	/* the collector's own cost: one point per entry point, a time in seconds */
+	const struct json_value *calls = metric(doc.root, "dynolog.collector.call.duration");
+	REQUIRE(calls);
+	const struct json_value *cu = point(calls, "dynolog.call", "nvmlDeviceGetMemoryInfo_v2");
+	REQUIRE(cu);
+	CHECK(has_attr(cu, "dynolog.collector", "nvml"));
+	CHECK(json_get_str(calls, "unit", &unit, NULL) && strcmp(unit, "s") == 0);
+	CHECK(metric(doc.root, "dynolog.collector.cpu.time") != NULL);
 	const struct json_value *mig = point(mem, "hw.id", "MIG-x");
 	REQUIRE(mig);
 	CHECK(has_attr(mig, "hw.parent", "GPU-def"));
@@ -624,7 +635,6 @@ TEST(otlp_gpu_semconv_end_to_end)
 	const struct json_value *fl = metric(doc.root, "dynolog.gpu.flops");
 	REQUIRE(fl && point(fl, "hw.id", "GPU-abc"));
 	CHECK_NEAR(json_value_f64(json_get(point(fl, "hw.id", "GPU-abc"), "asDouble")), 989.4e12, 1e-12);
-	const char *unit;
 	CHECK(json_get_str(fl, "unit", &unit, NULL) && strcmp(unit, "{flop}/s") == 0);
 	/* every other GPU metric of the second GPU tick (the first with GPM and increments) */
 	static const struct {
@@ -634,6 +644,14 @@ TEST(otlp_gpu_semconv_end_to_end)
 		{"hw.gpu.utilization", "hw.gpu.task", "general", 0.6},
 		{"dynolog.gpu.memory.controller.utilization", NULL, NULL, 0.25},
 		{"hw.gpu.memory.limit", NULL, NULL, 100},
+		{"dynolog.gpu.memory.reserved", NULL, NULL, 7},
+		{"dynolog.gpu.memory.temperature", NULL, NULL, 52},
+		{"hw.gpu.utilization", "hw.gpu.task", "encoder", 0.05},
+		{"hw.gpu.utilization", "hw.gpu.task", "decoder", 0.07},
+		{"dynolog.gpu.pcie.replays", NULL, NULL, 2},
+		{"dynolog.gpu.memory.remapped_rows", "error.type", "correctable", 3},
+		{"dynolog.gpu.memory.remapped_rows", "error.type", "uncorrectable", 1},
+		{"dynolog.gpu.memory.row_remap_failure", NULL, NULL, 1},
 		{"hw.power", "hw.type", "gpu", 300},
 		{"hw.energy", "hw.type", "gpu", 2.5},
 		{"dynolog.gpu.sm_clock", NULL, NULL, 1830e6},

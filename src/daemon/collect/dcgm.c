@@ -114,6 +114,7 @@ static const struct {
 	{DCGM_FI_DEV_MEM_COPY_UTIL, "gpu_memory_utilization", 1},
 	{DCGM_FI_DEV_FB_TOTAL, "gpu_memory_total_bytes", 1048576.0},
 	{DCGM_FI_DEV_FB_USED, "gpu_memory_used_bytes", 1048576.0},
+	{DCGM_FI_DEV_FB_RESERVED, "gpu_memory_reserved_bytes", 1048576.0},
 	{DCGM_FI_DEV_XID_ERRORS, "xid_last", 1},
 	{DCGM_FI_PROF_GR_ENGINE_ACTIVE, "graphics_engine_active_ratio", 1},
 	{DCGM_FI_PROF_SM_ACTIVE, "sm_active_ratio", 1},

@@ -27,8 +27,15 @@
  * the daemon runs on with no GPU series.
  *
  * Cost: one thread (idle between ticks, a small stack), about 20 NVML
- * calls per GPU per tick (2 of them the process lists), two GPM sample
- * buffers per GPU, one event set (one 0 ms wait a tick when no XID came).
+ * calls per GPU per tick (2 of them the process lists, one the field
+ * values), two GPM sample buffers per GPU, one event set (one 0 ms wait a
+ * tick when no XID came).  What does not change is asked once (devices,
+ * names, UUIDs, GPM support, MIG instances, the peak table row) and a
+ * query a device refuses (NOT_SUPPORTED) is not asked again.  Every call
+ * is timed (two clock reads, ~50 ns) and the tick's time per entry point
+ * and the worker's CPU per tick are published (nvml_call_ns.*,
+ * nvml_tick_cpu_ns), so the cost on a real driver can be read off the
+ * daemon.
  */
 #include <dlfcn.h>
 #include <stdarg.h>

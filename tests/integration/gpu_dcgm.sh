@@ -99,6 +99,11 @@ if grep -q 'NVML sees' "$T/full.log"; then fail "NVML collected while DCGM is th
 # absent, never 0: GPU 1's blank / not supported / failed values
 if grep -F "{$L1}" "$T/page.txt"; then fail "GPU 1's blank values published"; fi
 last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
+# the collector's own cost, as the NVML collector's: its one call a tick, its CPU
+grep -Eq '^dynolog_collector_call_seconds\{call="dcgmGetLatestValues_v2",collector="dcgm"\} [0-9.e+-]+$' "$T/page.txt" ||
+	fail "no DCGM call time: $(grep collector_call "$T/page.txt")"
+grep -Eq '^dynolog_collector_cpu_seconds\{collector="dcgm"\} [0-9.e+-]+$' "$T/page.txt" || fail "no DCGM CPU per tick"
+grep -q '"dcgm_call_ns.dcgmGetLatestValues_v2":[0-9]' <<<"$last" || fail "JSON log: no DCGM call time: $last"
 for kv in '"gpu_frequency_mhz.0":1980' '"gpu_power_draw.0":250.5' '"gpu_memory_utilization.0":20' \
 	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.2512' \
 	'"tensorcore_active.0":0.1' '"hbm_mem_bw_util.0":0.33' '"fp64_active.0":0.005' '"fp32_active.0":0.025' \

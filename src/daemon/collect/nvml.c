@@ -1142,6 +1142,13 @@ static const struct metric_desc nvml_catalog[] = {
 	{"nvml_tick_cpu_ns", false, G, 1e-9, "dynolog_collector_cpu_seconds", NULL, NULL, "collector=nvml",
 	 "CPU time the collector's worker thread used for its last tick.", "dynolog.collector.cpu.time", "s", NULL,
 	 "dynolog.collector=nvml"},
+	/* the DCGM collector's (dcgm.c: it has no catalog of its own) */
+	{"dcgm_call_ns", true, G, 1e-9, "dynolog_collector_call_seconds", "call", NULL, "collector=dcgm",
+	 "Time the collector spent in each library entry point during its last tick, all devices summed.",
+	 "dynolog.collector.call.duration", "s", "dynolog.call", "dynolog.collector=dcgm"},
+	{"dcgm_tick_cpu_ns", false, G, 1e-9, "dynolog_collector_cpu_seconds", NULL, NULL, "collector=dcgm",
+	 "CPU time the collector's worker thread used for its last tick.", "dynolog.collector.cpu.time", "s", NULL,
+	 "dynolog.collector=dcgm"},
 };
 #undef R
 #undef G

@@ -452,7 +452,7 @@ TEST(otlp_end_to_end_real_daemon)
 	char url[80], root[600];
 	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
 	snprintf(root, sizeof root, "--procfs_root=%s/tests/data/procfs/basic/t0/proc", getcwd((char[PATH_MAX]){0}, PATH_MAX));
-	char *args[] = {bin, "--use_otlp", url, root, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=1",
+	char *args[] = {bin, "--port=0", "--use_otlp", url, root, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=1",
 			"--otlp_service_name=e2e", NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);
@@ -486,7 +486,7 @@ TEST(otlp_dead_receiver_does_not_delay_collection)
 	char url[80], out[600];
 	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
 	snprintf(out, sizeof out, "--json_log_file=%s/m.json", test_tmpdir());
-	char *args[] = {bin, "--use_otlp", url, out, "--kernel_monitor_reporting_interval_s=1", "--otlp_timeout_ms=60000",
+	char *args[] = {bin, "--port=0", "--use_otlp", url, out, "--kernel_monitor_reporting_interval_s=1", "--otlp_timeout_ms=60000",
 			NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);
@@ -580,7 +580,7 @@ TEST(otlp_gpu_semconv_end_to_end)
 	REQUIRE(lfd >= 0);
 	char url[80];
 	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
-	char *args[] = {bin, "--use_otlp", url, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=3600",
+	char *args[] = {bin, "--port=0", "--use_otlp", url, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=3600",
 			"--enable_gpu_monitor", "--dcgm_reporting_interval_s=1", lib, peaks, NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);

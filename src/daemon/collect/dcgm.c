@@ -370,10 +370,10 @@ static void job_collect(struct dcgm_state *s)
 	 * worker's CPU for the tick (docs/metrics.md) */
 	struct timespec cpu;
 	if (r == DCGM_ST_OK && s->out.n) {
-		frame_uint(&s->out, "dcgm_call_ns.dcgmGetLatestValues_v2", (uint64_t)(t1 - t0));
+		frame_uint(&s->out, "dcgm_call_ns.dcgmGetLatestValues_v2", gpu_round_us(t1 - t0));
 		if (s->cpu0 >= 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
 			frame_uint(&s->out, "dcgm_tick_cpu_ns",
-				   (uint64_t)((int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec - s->cpu0));
+				   gpu_round_us((int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec - s->cpu0));
 	}
 	if (r != DCGM_ST_OK && r != s->last_latest)
 		gpu_note(&s->notes_warn, "GPU monitor: DCGM: dcgmGetLatestValues_v2 failed: %s (%d); GPU metrics absent",

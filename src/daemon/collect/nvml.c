@@ -805,16 +805,17 @@ static void worker_job(void *arg, int what)
 	if (!s->job_ok)
 		return;
 	/* the collector's own cost this tick (the first tick's includes
-	 * NVML's start and the device discovery) */
+	 * NVML's start and the device discovery), in ns to the us: finer
+	 * digits are noise that would cost the history bits every tick */
 	for (int c = 0; c < NCALLS; c++)
 		if (s->call_n[c]) {
 			char k[96];
 			snprintf(k, sizeof k, "nvml_call_ns.%s", ncall_names[c]);
-			frame_uint(&s->out, k, (uint64_t)s->call_ns[c]);
+			frame_uint(&s->out, k, gpu_round_us(s->call_ns[c]));
 		}
 	int64_t cpu1 = thread_cpu_ns();
 	if (cpu0 >= 0 && cpu1 >= cpu0)
-		frame_uint(&s->out, "nvml_tick_cpu_ns", (uint64_t)(cpu1 - cpu0));
+		frame_uint(&s->out, "nvml_tick_cpu_ns", gpu_round_us(cpu1 - cpu0));
 }
 
 /* ---------------- the loop thread's side ---------------- */

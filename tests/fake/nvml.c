@@ -31,8 +31,9 @@
  * driver that knows no such struct version; no line: as mem), power (mW),
  * energy (mJ), clock_sm, clock_mem (MHz), enc, dec (%),
  * temp, pcie_tx, pcie_rx (KB/s), ecc_corr, ecc_uncorr, throttle,
- * memtemp (C), pcie_replay, remap_cor, remap_unc, remap_fail (the field
- * values 82, 94, 142, 143, 145),
+ * memtemp (C; typed a double with the value in uiVal, as R545 drivers
+ * do; memtemp_double: a real double), pcie_replay, remap_cor, remap_unc,
+ * remap_fail (the field values 82, 94, 142, 143, 145),
  * gpm_sample, nvlink_tx and nvlink_rx (NVLink data KiB since the driver
  * loaded, the fields nvmlDeviceGetFieldValues gives for all links; the
  * k-th call's values are stamped k seconds after a fixed time, as NVML
@@ -596,6 +597,14 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v
 			if (known[k].id == v[i].fieldId)
 				call = known[k].call, type = known[k].type;
 		double a = 0;
+		/* memtemp_double: a driver that gives the temperature as a real double */
+		if (v[i].fieldId == NVML_FI_DEV_MEMORY_TEMP && next("memtemp_double", d, 0, &a, NULL) == NVML_SUCCESS) {
+			v[i].nvmlReturn = NVML_SUCCESS;
+			v[i].valueType = NVML_VALUE_TYPE_DOUBLE;
+			v[i].value.dVal = a;
+			v[i].timestamp = stamp;
+			continue;
+		}
 		bool nvlink = v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ||
 			      v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
 		if (!call)

@@ -22,7 +22,8 @@ fail() { echo "FAIL: $*"; tail -n 20 "$T"/*.log 2>/dev/null; exit 1; }
 # no GPM, no events; GPU 3: an A100 (no GPM) whose NVLink comes from NVML's
 # data counters (KiB, one call a tick, NVML's stamps 1 s apart), watched for
 # XIDs that never come, whose driver has the v2 memory query but refuses
-# its struct version (NVML_ERROR_ARGUMENT_VERSION_MISMATCH: the v1 query).  Lists give one value per call, the last one
+# its struct version (NVML_ERROR_ARGUMENT_VERSION_MISMATCH: the v1 query)
+# and gives its memory temperature as a real double.  Lists give one value per call, the last one
 # repeating: values settle from the third tick on.
 cat >"$T/script" <<'S'
 gpus 4
@@ -77,6 +78,7 @@ nogpm 3
 nvlink_tx 3 1000,3048,5096,7144
 mem 3 42949672960:2147483648:536870912
 mem_v2 3 E25
+memtemp_double 3 61.6
 nvlink_rx 3 0,1024,1024
 S
 
@@ -219,6 +221,9 @@ for k in sm_occupancy.0 gpu_power_draw.0 xid_last.0 nvlink_tx_bytes.3 gpu_memory
 done
 # the first tick has no increments and no GPM (one sample only)
 first=$(head -n 1 "$T/gpu.jsonl")
+# GPU 3's driver gives its memory temperature as a real double (GPU 0's
+# as R545 drivers: typed a double, an unsigned int inside)
+grep -qF '"gpu_memory_temperature_c.3":62' <<<"$last" || fail "memory temperature as a double: $last"
 # GPU 3 refuses the v2 memory query: the v1 query, said once; used
 # includes its reserved 512 MiB and there is no reserved series
 grep -qF '"gpu_memory_used_bytes.3":2684354560' <<<"$last" || fail "v2 refused: no v1 memory: $last"
@@ -231,7 +236,7 @@ for k in gpu_energy_mj sm_active_ratio gpu_ecc_corrected_errors gpu_pcie_replays
 done
 for k in gpu_power_draw.2 gpu_temperature_c.2 sm_active_ratio.2 pcie_tx_bytes.2 gpu_utilization.1/mig0 \
 	gpu_temperature_c.1 gpu_device_utilization.1 xid_errors.2 xid_last.2 nvlink_tx_bytes.2 xid_errors.1/mig0 \
-	sm_active_ratio.3 gpu_memory_temperature_c.3 gpu_encoder_utilization.2 gpu_decoder_utilization.3 \
+	sm_active_ratio.3 gpu_memory_temperature_c.2 gpu_encoder_utilization.2 gpu_decoder_utilization.3 \
 	gpu_pcie_replays.3 gpu_remapped_rows_correctable.2 gpu_row_remap_failure.3 gpu_memory_reserved_bytes.2 \
 	gpu_memory_temperature_c.1/mig0; do
 	if grep -qF "\"$k\"" <<<"$last"; then fail "unsupported $k published: $last"; fi

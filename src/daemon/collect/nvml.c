@@ -537,6 +537,23 @@ static void nvlink_rate(struct nvml_state *s, struct gdev *d, const nvmlFieldVal
 	d->nvl_have = true;
 }
 
+/* The memory temperature field, C, in DCGM's range (at most 200).  R545
+ * drivers tag it a double but write an unsigned int (DCGM reads uiVal
+ * whatever the type says); a real double is read as one: 1..200 C is far
+ * from the denormal an unsigned int read as a double makes. */
+static bool mem_temp(const nvmlFieldValue_t *v, unsigned long long *c)
+{
+	if (v->valueType == NVML_VALUE_TYPE_DOUBLE && v->value.dVal >= 1 && v->value.dVal <= 200) {
+		*c = (unsigned long long)(v->value.dVal + 0.5);
+		return true;
+	}
+	if (v->valueType == NVML_VALUE_TYPE_DOUBLE)
+		*c = v->value.uiVal;
+	else if (!fv_count(v, c))
+		return false;
+	return *c <= 200;
+}
+
 /* This tick's field values of a GPU in one call (enum fld): the fields it
  * has not refused.  A field answered NOT_SUPPORTED (no NVLink on a PCIe
  * card, no HBM temperature sensor, no row remapper before Ampere) is not
@@ -580,11 +597,8 @@ static void field_values(struct nvml_state *s, struct gdev *d)
 		d->nvl_have = false;
 	}
 	unsigned long long c;
-	/* the memory temperature is read as an unsigned int whatever its type
-	 * says (DCGM does the same: R545 drivers tagged it a double), and only
-	 * in DCGM's range (at most 200 C) */
-	if (got[F_MEM_TEMP] && got[F_MEM_TEMP]->value.uiVal <= 200)
-		put_u(s, d, "gpu_memory_temperature_c", got[F_MEM_TEMP]->value.uiVal);
+	if (got[F_MEM_TEMP] && mem_temp(got[F_MEM_TEMP], &c))
+		put_u(s, d, "gpu_memory_temperature_c", c);
 	if (got[F_PCIE_REPLAY] && fv_count(got[F_PCIE_REPLAY], &c)) {
 		put_delta(s, d, "gpu_pcie_replays", c, &d->prev_replay, &d->have_replay);
 		put_u(s, d, "@gpu_pcie_replays_total", c); /* the driver's total: dcgm-exporter's value */

@@ -689,3 +689,52 @@ TEST(otlp_gpu_semconv_end_to_end)
 	}
 	json_doc_free(&doc);
 }
+
+/* Issue #38: a driver without nvmlDeviceGetMemoryInfo_v2 (the old-driver
+ * fake): OTLP's memory in use is the v1 query's, the reserved memory
+ * counted in it, and there is no reserved series (absent, not 0). */
+TEST(otlp_gpu_memory_v1_driver)
+{
+	char bin[PATH_MAX + 16], lib[PATH_MAX + 40];
+	REQUIRE(dynolog_path(bin, sizeof bin));
+	snprintf(lib, sizeof lib, "--nvml_library=%.*s/libfake-nvml-old.so", (int)(strrchr(bin, '/') - bin), bin);
+	REQUIRE(access(lib + strlen("--nvml_library="), R_OK) == 0);
+	char script[700];
+	snprintf(script, sizeof script, "%s/script-v1", test_tmpdir());
+	FILE *sf = fopen(script, "w");
+	REQUIRE(sf);
+	fputs("gpus 1\nname 0 NVIDIA A100-SXM4-80GB\nuuid 0 GPU-abc\nmem 0 100:40:7\n", sf);
+	fclose(sf);
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	char url[80];
+	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
+	char *args[] = {bin, "--port=0", "--use_otlp", url, "--use_JSON=false",
+			"--kernel_monitor_reporting_interval_s=3600", "--enable_gpu_monitor", "--dcgm_reporting_interval_s=1",
+			lib, NULL};
+	pid_t d = spawn_dynolog(bin, args);
+	REQUIRE(d > 0);
+	static char buf[1 << 18];
+	struct json_doc doc;
+	bool have = false;
+	for (int i = 0; i < 6 && !have; i++) {
+		long clen;
+		char *body = recv_post(lfd, buf, sizeof buf, &clen);
+		if (!body)
+			break;
+		struct json_error je;
+		have = strstr(body, "hw.gpu.memory.usage\"") && json_parse(body, (size_t)clen, &doc, &je);
+	}
+	kill(d, SIGTERM);
+	int st;
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(lfd);
+	REQUIRE(have);
+	const struct json_value *mem = metric(doc.root, "hw.gpu.memory.usage");
+	const struct json_value *g0 = mem ? point(mem, "hw.id", "GPU-abc") : NULL;
+	REQUIRE(g0);
+	CHECK_NEAR(json_value_f64(json_get(g0, "asDouble")), 47, 1e-12);
+	CHECK(metric(doc.root, "dynolog.gpu.memory.reserved") == NULL);
+	json_doc_free(&doc);
+}

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# gpu_host.sh [BUILD] - the checks only a real GPU host can run, as one
-# time-boxed script of about 3 minutes (the lent GPU machines give a session
-# 15 minutes in all: carry the build and its libraries, run this once).
-# Needs an NVIDIA driver (libnvidia-ml.so.1) and a python3 with PyTorch on
-# CUDA; elsewhere it prints "unavailable" and exits 0.  Sections:
+# gpu_host.sh [--fake] [BUILD] - the checks only a real GPU host can run, as
+# one time-boxed script of about 6 minutes (the lent GPU machines give a
+# session 15 minutes in all: carry the build and its libraries, run this
+# once).  Needs an NVIDIA driver (libnvidia-ml.so.1) and a python3 with
+# PyTorch on CUDA; elsewhere it prints "unavailable" and exits 0.  --fake
+# runs what needs no GPU against the fake NVML (build/libfake-nvml.so) and a
+# fake nvidia-smi (fixed values), to check the script itself: sections 1,
+# 1b, 1c and 5, with a 64 MB trace (MB=...) and 6 s in section 1 (DUR=...).
+# Sections:
 #   1. the daemon's cost with the real NVML beside a host-only one: peak RSS
-#      and CPU per 1-second tick;
+#      and CPU per 1-second tick, nvidia-smi sampled every 500 ms beside it
+#      (through section 2);
+#   1b. nvidia-smi against the daemon, per metric (utilization, memory used
+#      and reserved, power, temperature, SM and memory clocks): medians, the
+#      median and largest difference (gpu_host/agree.py);
+#   1c. the collector's CPU per tick and its self-timings per NVML entry
+#      point (nvml_tick_cpu_ns, nvml_call_ns.*; gpu_host/selftime.py)
+#      against issue #38's target of 2 ms per GPU per tick;
 #   2. the FLOPs/s estimate against GEMMs of known FLOPs (gpu_host/calib.py
 #      reads GPM itself); the daemon's published gpu_flops averaged over
 #      each phase, and its ratio to the real rate;
@@ -14,22 +25,32 @@
 #      registration, `dyno gputrace --job-id 777`, the trace Kineto writes,
 #      `dyno analyze summary` and `critical-path` on it;
 #   4. gpusnoop --torch on that PyTorch (its caching allocator on): the kept
-#      tensors must be the only tensor leaks.
+#      tensors must be the only tensor leaks;
+#   5. `dyno analyze summary` of a 1 GB trace (bench/trace_gen, MB=...) at
+#      --threads 1, 2, 4, 8 and 16, each run twice and the second kept (the
+#      first process on a fresh VM pays for faulting in host memory).
 # Outputs (the trace, the daemon's JSON) go to $OUT (default: a temporary
 # directory, printed).  Figures of one run: docs/metrics.md, docs/gpusnoop.md
 # and docs/testing.md ("Checked on real hardware").  Not a test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+FAKE=0
+if [ "${1:-}" = --fake ]; then FAKE=1; shift; fi
 O=${1:-${O:-build}}
 B=$PWD/$O
 PY=${PYTHON:-python3}
-NVML=$(ldconfig -p 2>/dev/null | awk '/libnvidia-ml\.so\.1 /{print $NF; exit}')
-[ -n "$NVML" ] || NVML=$(find /usr/local/nvidia /usr/lib /usr/lib64 /lib -name libnvidia-ml.so.1 2>/dev/null | head -1)
-if [ -z "$NVML" ]; then echo "gpu_host: unavailable here: no NVIDIA driver (libnvidia-ml.so.1)"; exit 0; fi
-if ! "$PY" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
-	echo "gpu_host: unavailable here: $PY has no PyTorch with CUDA"; exit 0
+if [ $FAKE = 1 ]; then
+	NVML=$B/libfake-nvml.so
+	[ -f "$NVML" ] || { echo "build first: make ($NVML)" >&2; exit 1; }
+else
+	NVML=$(ldconfig -p 2>/dev/null | awk '/libnvidia-ml\.so\.1 /{print $NF; exit}')
+	[ -n "$NVML" ] || NVML=$(find /usr/local/nvidia /usr/lib /usr/lib64 /lib -name libnvidia-ml.so.1 2>/dev/null | head -1)
+	if [ -z "$NVML" ]; then echo "gpu_host: unavailable here: no NVIDIA driver (libnvidia-ml.so.1)"; exit 0; fi
+	if ! "$PY" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+		echo "gpu_host: unavailable here: $PY has no PyTorch with CUDA"; exit 0
+	fi
 fi
-for x in dyno dynolog gpusnoop; do [ -x "$B/$x" ] || { echo "build first: make ($B/$x)" >&2; exit 1; }; done
+for x in dyno dynolog gpusnoop bench/trace_gen; do [ -x "$B/$x" ] || { echo "build first: make ($B/$x)" >&2; exit 1; }; done
 OUT=${OUT:-$(mktemp -d /tmp/dyno-gpu-host.XXXXXX)}
 T=$(mktemp -d /tmp/dyno-gpu-host-run.XXXXXX)
 PIDS=()
@@ -37,8 +58,46 @@ trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 export PYTHONUNBUFFERED=1
 sec() { echo; echo "=== $(date +%T) $*"; }
 echo "gpu_host: NVML $NVML; outputs in $OUT; $(nproc) cores"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
-"$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
+if [ $FAKE = 1 ]; then
+	# one H200-like GPU with the H200's reserved memory (issue #38): used
+	# 3137 MiB without the 615 MiB reserved; the fake nvidia-smi says the same
+	cat >"$T/fake-nvml" <<'S'
+gpus 1
+name 0 NVIDIA H200
+uuid 0 GPU-00000000-0000-0000-0000-000000000000
+util 0 40:10
+mem 0 150754820096:3289382912:644874240
+power 0 100000
+temp 0 40
+clock_sm 0 1980
+clock_mem 0 3201
+S
+	export FAKE_NVML_SCRIPT=$T/fake-nvml
+	echo "gpu_host: --fake: the fake NVML and a fake nvidia-smi; sections 1, 1b, 1c and 5 only"
+else
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+	"$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
+fi
+DUR=${DUR:-$([ $FAKE = 1 ] && echo 6 || echo 20)}
+MB=${MB:-$([ $FAKE = 1 ] && echo 64 || echo 1024)}
+
+# nvidia-smi every 500 ms into $OUT/smi.csv (agree.py's columns), beside the daemon
+SMI=
+smi_start() {
+	if [ $FAKE = 1 ]; then
+		while :; do
+			printf '%s, 0, 40, 3137, 100.00, 40, 1980, 3201, 615\n' "$(date '+%Y/%m/%d %H:%M:%S.%3N')"
+			sleep 0.5
+		done >"$OUT/smi.csv" &
+	else
+		local q=timestamp,index,utilization.gpu,memory.used,power.draw,temperature.gpu,clocks.sm,clocks.mem
+		# memory.reserved: drivers R510 and newer; an unknown field fails the whole query
+		nvidia-smi --query-gpu=memory.reserved --format=csv,noheader >/dev/null 2>&1 && q=$q,memory.reserved
+		nvidia-smi --query-gpu="$q" --format=csv,noheader,nounits -lms 500 >"$OUT/smi.csv" 2>"$T/smi.err" &
+	fi
+	SMI=$!
+	PIDS+=($SMI)
+}
 
 # cost PID LABEL TICKS: peak RSS and CPU per tick of a daemon
 cost() {
@@ -54,7 +113,7 @@ wait_ready() { # LOG PID: until the workload printed "ready"
 	return 1
 }
 
-sec "1. daemon cost: NVML at 1 s ticks beside a host-only daemon, 20 s"
+sec "1. daemon cost: NVML at 1 s ticks beside a host-only daemon, ${DUR} s; nvidia-smi beside"
 "$B/dynolog" --port=0 --kernel_monitor_reporting_interval_s=1 --json_log_file=/dev/null >"$T/h.log" 2>&1 &
 H=$!
 PIDS+=($H)
@@ -62,16 +121,28 @@ PIDS+=($H)
 	--nvml_library="$NVML" --json_format=jsonl --json_log_file="$OUT/metrics.jsonl" >"$T/g.log" 2>&1 &
 G=$! GS=$(date +%s)
 PIDS+=($G)
-sleep 20
-cost $H "host-only daemon" 20
-cost $G "daemon with the NVML collector" 20
+smi_start
+sleep "$DUR"
+cost $H "host-only daemon" "$DUR"
+cost $G "daemon with the NVML collector" "$DUR"
 grep -E 'GPU monitor|peak table' "$T/g.log"
 
+if [ $FAKE = 0 ]; then
 sec "2. FLOPs/s: GPM against GEMMs of known FLOPs, the daemon's estimate beside"
 timeout 200 "$PY" bench/gpu_host/calib.py "$NVML" | tee "$T/calib.txt"
 cost $G "the same, GEMMs running" "$(($(date +%s) - GS))"
-kill -TERM $H $G 2>/dev/null
-wait $H $G 2>/dev/null
+fi
+kill -TERM $H $G $SMI 2>/dev/null
+wait $H $G $SMI 2>/dev/null
+[ -s "$T/smi.err" ] && head -3 "$T/smi.err"
+
+sec "1b. nvidia-smi against the daemon (sections 1 and 2): per metric"
+"$PY" bench/gpu_host/agree.py "$OUT/metrics.jsonl" "$OUT/smi.csv" 0
+
+sec "1c. the collector's own cost: CPU per tick, time per NVML entry point"
+"$PY" bench/gpu_host/selftime.py "$OUT/metrics.jsonl"
+
+if [ $FAKE = 0 ]; then
 # the daemon's gpu_flops.0 averaged over each phase
 "$PY" - "$T/calib.txt" "$OUT/metrics.jsonl" <<'PY'
 import json, sys, datetime
@@ -127,5 +198,30 @@ cat "$T/s.err"
 grep -E '^(seen|lost|never freed)' "$OUT/gpusnoop.txt"
 grep -E '^[0-9]+ bytes in [0-9]+ allocations \(torch\)' "$OUT/gpusnoop.txt" | head -5
 kill $W 2>/dev/null
+fi
+
+sec "5. dyno analyze summary of a ${MB} MB trace at --threads 1 2 4 8 16 (twice each, the second kept)"
+BASE=${BASE:-tests/data/traces/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz}
+if "$B/bench/trace_gen" "$BASE" --mb "$MB" >"$T/big.json" 2>"$T/gen.err"; then
+	echo "trace: $(($(stat -c %s "$T/big.json") / 1048576)) MiB of JSON from $(basename "$BASE"); $(nproc) cores"
+	printf '%8s %10s %12s\n' threads "wall s" "peak RSS kB"
+	for th in 1 2 4 8 16; do
+		for run in 1 2; do
+			if [ -x /usr/bin/time ]; then
+				/usr/bin/time -f '%e %M' -o "$T/time" "$B/dyno" analyze summary "$T/big.json" -q --threads "$th" \
+					>/dev/null 2>"$T/an.err" || { echo "threads $th: failed: $(tail -2 "$T/an.err")"; break; }
+			else # no GNU time: the wall time only
+				s0=$(date +%s.%N)
+				"$B/dyno" analyze summary "$T/big.json" -q --threads "$th" >/dev/null 2>"$T/an.err" ||
+					{ echo "threads $th: failed: $(tail -2 "$T/an.err")"; break; }
+				echo "$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}') -" >"$T/time"
+			fi
+			[ "$run" = 2 ] && read -r wall rss < <(tail -n 1 "$T/time") && printf '%8d %10s %12s\n' "$th" "$wall" "$rss"
+		done
+	done
+else
+	echo "trace_gen failed: $(tail -2 "$T/gen.err")"
+fi
+rm -f "$T/big.json"
 echo
 echo "gpu_host: done; outputs in $OUT"

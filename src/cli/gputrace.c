@@ -134,6 +134,38 @@ static char *subst_host(const char *log_file, const struct targets *t, size_t i)
 	return buf_detach(&b, NULL);
 }
 
+/* With --profile-memory PyTorch's on-demand profiler writes a CUDA memory
+ * snapshot, /tmp/memory_snapshot_<pid>.pickle, and no trace: on an H200
+ * (issue #38) the trace options sent with it had no effect and nothing came
+ * at --log-file.  Said on stderr before the request goes, so that nobody
+ * waits for a trace with shapes and stacks; the request stays upstream's
+ * bytes, and --wait waits for the snapshot (kineto_trace_path). */
+static void profile_memory_note(const struct trace_opts *o)
+{
+	if (!o->profile_memory)
+		return;
+	const struct {
+		bool on;
+		const char *flag;
+	} trace_only[] = {
+		{o->record_shapes, "--record-shapes"},
+		{o->with_stacks, "--with-stacks"},
+		{o->with_flops, "--with-flops"},
+		{o->with_modules, "--with-modules"},
+	};
+	struct buf ignored = BUF_INIT;
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof trace_only / sizeof trace_only[0]; i++)
+		if (trace_only[i].on)
+			buf_printf(&ignored, "%s%s", n++ ? ", " : "", trace_only[i].flag);
+	fprintf(stderr,
+		"dyno gputrace: note: with --profile-memory PyTorch writes a CUDA memory snapshot, "
+		"/tmp/memory_snapshot_<pid>.pickle, and no trace (nothing at %s)%s%s%s\n",
+		o->log_file, n ? "; " : "", n ? ignored.data : "",
+		n == 0 ? "" : n == 1 ? " has no effect with it" : " have no effect with it");
+	buf_free(&ignored);
+}
+
 /* A trace file dyno waits for, and whose it is. */
 struct wanted {
 	char *path;
@@ -625,6 +657,8 @@ int cmd_gputrace(int argc, char **argv)
 		fprintf(stderr, "dyno gputrace: note: Kineto since 2026-06 writes on-demand traces only under /tmp/ (or "
 				"$KINETO_ONDEMAND_TRACE_DIR of the traced process); elsewhere it falls back to "
 				"/tmp/libkineto_activities_<pid>.json\n");
+
+	profile_memory_note(&g.to);
 
 	/* Upstream prints the config first; printed before a connection
 	 * error it only hides the error, so without --verbose it waits for

@@ -4,8 +4,12 @@
  * way it loads libnvidia-ml.so.1, and it answers from a script named by
  * FAKE_NVML_SCRIPT, read at nvmlInit_v2.  Built twice: libfake-nvml.so
  * exports every entry point the collector uses; libfake-nvml-old.so
- * (-DFAKE_OLD_DRIVER) lacks GPM, nvmlDeviceGetTotalEnergyConsumption and
- * the event entry points (no XID events), like an old pre-Hopper driver.
+ * (-DFAKE_OLD_DRIVER) lacks GPM, nvmlDeviceGetTotalEnergyConsumption,
+ * nvmlDeviceGetMemoryInfo_v2 and the event entry points (no XID events),
+ * like an old pre-Hopper driver.  With FAKE_NVML_COUNTS=FILE set,
+ * nvmlShutdown writes how many times each entry point was called, one
+ * "CALL DEV N" line each (CALL as in the script, DEV "-" for none), so a
+ * test can check what the collector asks once and what every tick.
  * Test code only; no cost to the daemon.
  *
  * Script, one directive a line ('#' starts a comment):
@@ -22,8 +26,14 @@
  *   CALL DEV V1,V2,...         the k-th call returns Vk (the last one repeats)
  *   gpm DEV METRIC_ID V1,...   the same for one GPM metric
  * CALL: init (DEV ignored, write 0), count (0), util (V = gpu:mem), mem
- * (V = total:used), power (mW), energy (mJ), clock_sm, clock_mem (MHz),
+ * (V = total:used[:reserved]: the v2 query answers them, the v1 query
+ * used + reserved as used), mem_v2 (the v2 query's own status: E25 a
+ * driver that knows no such struct version; no line: as mem), power (mW),
+ * energy (mJ), clock_sm, clock_mem (MHz), enc, dec (%),
  * temp, pcie_tx, pcie_rx (KB/s), ecc_corr, ecc_uncorr, throttle,
+ * memtemp (C; typed a double with the value in uiVal, as R545 drivers
+ * do; memtemp_double: a real double), pcie_replay, remap_cor, remap_unc,
+ * remap_fail (the field values 82, 94, 142, 143, 145),
  * gpm_sample, nvlink_tx and nvlink_rx (NVLink data KiB since the driver
  * loaded, the fields nvmlDeviceGetFieldValues gives for all links; the
  * k-th call's values are stamped k seconds after a fixed time, as NVML
@@ -38,6 +48,7 @@
  * energy).  A call with no line for its
  * device answers NVML_ERROR_NOT_SUPPORTED.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +93,29 @@ static int ndev, ngpu;
 static struct line lines[MAXLINES];
 static int nlines;
 static char names[MAXDEV][96], uuids[MAXDEV][96];
+
+/* calls per (entry point, device), for FAKE_NVML_COUNTS */
+#define MAXCOUNT 1024
+static struct {
+	char call[16], dev[48];
+	unsigned long n;
+} counts[MAXCOUNT];
+static int ncounts;
+
+static void count(const char *call, const struct nvmlDevice_st *d)
+{
+	const char *dn = d ? d->name : "-";
+	for (int i = 0; i < ncounts; i++)
+		if (strcmp(counts[i].call, call) == 0 && strcmp(counts[i].dev, dn) == 0) {
+			counts[i].n++;
+			return;
+		}
+	if (ncounts < MAXCOUNT) {
+		snprintf(counts[ncounts].call, sizeof counts[ncounts].call, "%s", call);
+		snprintf(counts[ncounts].dev, sizeof counts[ncounts].dev, "%s", dn);
+		counts[ncounts++].n = 1;
+	}
+}
 
 static struct nvmlDevice_st *find_dev(const char *name)
 {
@@ -220,6 +254,7 @@ static nvmlReturn_t next(const char *call, const struct nvmlDevice_st *d, unsign
 
 nvmlReturn_t nvmlInit_v2(void)
 {
+	count("init", NULL);
 	ndev = ngpu = nlines = 0;
 	memset(devs, 0, sizeof devs);
 	memset(names, 0, sizeof names);
@@ -230,10 +265,20 @@ nvmlReturn_t nvmlInit_v2(void)
 	return r == NVML_ERROR_NOT_SUPPORTED ? NVML_SUCCESS : r;
 }
 
-nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }
+nvmlReturn_t nvmlShutdown(void)
+{
+	const char *path = getenv("FAKE_NVML_COUNTS");
+	FILE *f = path ? fopen(path, "w") : NULL;
+	for (int i = 0; f && i < ncounts; i++)
+		fprintf(f, "%s %s %lu\n", counts[i].call, counts[i].dev, counts[i].n);
+	if (f)
+		fclose(f);
+	return NVML_SUCCESS;
+}
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n)
 {
+	count("count", NULL);
 	*n = (unsigned)ngpu;
 	return NVML_SUCCESS;
 }
@@ -245,6 +290,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *h)
 	struct nvmlDevice_st *d = find_dev(n);
 	if (!d)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	count("handle", d);
 	*h = d;
 	return NVML_SUCCESS;
 }
@@ -257,12 +303,22 @@ static nvmlReturn_t copy_str(const char *s, char *out, unsigned len)
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *out, unsigned int len) { return copy_str(uuids[d - devs], out, len); }
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *out, unsigned int len) { return copy_str(names[d - devs], out, len); }
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *out, unsigned int len)
+{
+	count("uuid", d);
+	return copy_str(uuids[d - devs], out, len);
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *out, unsigned int len)
+{
+	count("name", d);
+	return copy_str(names[d - devs], out, len);
+}
 
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 {
 	double a = 0, b = 0;
+	count("util", d);
 	nvmlReturn_t r = next("util", d, 0, &a, &b);
 	if (r == NVML_SUCCESS) {
 		u->gpu = (unsigned)a;
@@ -271,29 +327,87 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 	return r;
 }
 
+/* "mem" V = total:used:reserved into t, u, r */
+static nvmlReturn_t mem3(nvmlDevice_t d, unsigned long long *t, unsigned long long *u, unsigned long long *r)
+{
+	const char *v;
+	nvmlReturn_t st = next_text("mem", d, 0, &v, NULL);
+	if (st != NVML_SUCCESS)
+		return st;
+	char *end;
+	*t = strtoull(v, &end, 10);
+	*u = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+	*r = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+	return NVML_SUCCESS;
+}
+
+/* v1: the reserved memory counts as used, as the real v1 query has it */
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
-	double a = 0, b = 0;
-	nvmlReturn_t r = next("mem", d, 0, &a, &b);
+	unsigned long long t, u, res;
+	count("mem", d);
+	nvmlReturn_t r = mem3(d, &t, &u, &res);
 	if (r == NVML_SUCCESS) {
-		m->total = (unsigned long long)a;
-		m->used = (unsigned long long)b;
-		m->free = m->total - m->used;
+		m->total = t;
+		m->used = u + res;
+		m->free = t - m->used;
 	}
 	return r;
 }
 
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw) { ONE("power", d, mw, unsigned); }
+#ifndef FAKE_OLD_DRIVER
+/* v2: used without reserved; the struct's version checked as NVML does */
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+	count("mem_v2", d);
+	if (m->version != NVML_MEMORY_V2_VERSION)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	const char *v;
+	nvmlReturn_t r = next_text("mem_v2", d, 0, &v, NULL);
+	if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED)
+		return r; /* a scripted failure of the v2 query itself */
+	unsigned long long t, u, res;
+	if ((r = mem3(d, &t, &u, &res)) != NVML_SUCCESS)
+		return r;
+	m->total = t;
+	m->used = u;
+	m->reserved = res;
+	m->free = t - u - res;
+	return NVML_SUCCESS;
+}
+#endif
+
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *util, unsigned int *period_us)
+{
+	count("enc", d);
+	*period_us = 167000;
+	ONE("enc", d, util, unsigned);
+}
+
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *util, unsigned int *period_us)
+{
+	count("dec", d);
+	*period_us = 167000;
+	ONE("dec", d, util, unsigned);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
+{
+	count("power", d);
+	ONE("power", d, mw, unsigned);
+}
 
 #ifndef FAKE_OLD_DRIVER
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
 {
+	count("energy", d);
 	ONE("energy", d, mj, unsigned long long);
 }
 #endif
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
 {
+	count(type == NVML_CLOCK_SM ? "clock_sm" : type == NVML_CLOCK_MEM ? "clock_mem" : "clock_other", d);
 	if (type == NVML_CLOCK_SM)
 		ONE("clock_sm", d, mhz, unsigned);
 	if (type == NVML_CLOCK_MEM)
@@ -303,6 +417,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *c)
 {
+	count("temp", d);
 	if (sensor != NVML_TEMPERATURE_GPU)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	ONE("temp", d, c, unsigned);
@@ -310,6 +425,7 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *
 
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned int *kbs)
 {
+	count(counter == NVML_PCIE_UTIL_TX_BYTES ? "pcie_tx" : "pcie_rx", d);
 	if (counter == NVML_PCIE_UTIL_TX_BYTES)
 		ONE("pcie_tx", d, kbs, unsigned);
 	if (counter == NVML_PCIE_UTIL_RX_BYTES)
@@ -319,6 +435,7 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, int counter, unsigned i
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long *n)
 {
+	count(type == NVML_MEMORY_ERROR_TYPE_CORRECTED ? "ecc_corr" : "ecc_uncorr", d);
 	if (counter != NVML_VOLATILE_ECC)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (type == NVML_MEMORY_ERROR_TYPE_CORRECTED)
@@ -330,6 +447,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, 
 
 nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long *mask)
 {
+	count("throttle", d);
 	ONE("throttle", d, mask, unsigned long long);
 }
 
@@ -340,6 +458,7 @@ static nvmlReturn_t procs(const char *call, nvmlDevice_t d, unsigned *n, nvmlPro
 {
 	const char *v;
 	struct line *x = NULL;
+	count(call, d);
 	nvmlReturn_t r = next_text(call, d, 0, &v, &x);
 	if (r != NVML_SUCCESS)
 		return r;
@@ -377,6 +496,7 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned i
 
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *cur, unsigned int *pending)
 {
+	count("mig_mode", d);
 	if (strchr(d->name, '/'))
 		return NVML_ERROR_NOT_SUPPORTED;
 	*cur = *pending = d->migs ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
@@ -403,6 +523,7 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i,
 #ifndef FAKE_OLD_DRIVER
 nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s)
 {
+	count("gpm_support", d);
 	if (s->version != NVML_GPM_SUPPORT_VERSION)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	s->isSupportedDevice = !d->nogpm;
@@ -424,6 +545,7 @@ nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
 {
 	double a;
+	count("gpm_sample", d);
 	nvmlReturn_t r = next("gpm_sample", d, 0, &a, NULL);
 	if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED)
 		return r;
@@ -433,6 +555,7 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
 
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *g)
 {
+	count("gpm_get", g->sample2 ? g->sample2->d : NULL);
 	if (g->version != NVML_GPM_METRICS_GET_VERSION || !g->sample1 || !g->sample2 || !g->sample2->d ||
 	    g->sample1->d != g->sample2->d || g->numMetrics > NVML_GPM_METRIC_MAX)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -449,22 +572,53 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *g)
 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v)
 {
+	count("fields", d);
 	if (n < 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	long long stamp = 1700000000000000ll + (long long)d->field_calls++ * 1000000;
 	for (int i = 0; i < n; i++) {
-		const char *call = v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX   ? "nvlink_tx"
-				   : v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX ? "nvlink_rx"
-											   : NULL;
+		static const struct {
+			unsigned id;
+			const char *call;
+			int type;
+		} known[] = {
+			{NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, "nvlink_tx", NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+			{NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, "nvlink_rx", NVML_VALUE_TYPE_UNSIGNED_LONG_LONG},
+			/* as R545 drivers: the temperature in uiVal, the type saying double */
+			{NVML_FI_DEV_MEMORY_TEMP, "memtemp", NVML_VALUE_TYPE_DOUBLE},
+			{NVML_FI_DEV_PCIE_REPLAY_COUNTER, "pcie_replay", NVML_VALUE_TYPE_UNSIGNED_INT},
+			{NVML_FI_DEV_REMAPPED_COR, "remap_cor", NVML_VALUE_TYPE_UNSIGNED_INT},
+			{NVML_FI_DEV_REMAPPED_UNC, "remap_unc", NVML_VALUE_TYPE_UNSIGNED_INT},
+			{NVML_FI_DEV_REMAPPED_FAILURE, "remap_fail", NVML_VALUE_TYPE_UNSIGNED_INT},
+		};
+		const char *call = NULL;
+		int type = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+		for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+			if (known[k].id == v[i].fieldId)
+				call = known[k].call, type = known[k].type;
 		double a = 0;
+		/* memtemp_double: a driver that gives the temperature as a real double */
+		if (v[i].fieldId == NVML_FI_DEV_MEMORY_TEMP && next("memtemp_double", d, 0, &a, NULL) == NVML_SUCCESS) {
+			v[i].nvmlReturn = NVML_SUCCESS;
+			v[i].valueType = NVML_VALUE_TYPE_DOUBLE;
+			v[i].value.dVal = a;
+			v[i].timestamp = stamp;
+			continue;
+		}
+		bool nvlink = v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX ||
+			      v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
 		if (!call)
 			v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-		else if (v[i].scopeId != NVML_SCOPE_ALL_LINKS)
+		else if (nvlink && v[i].scopeId != NVML_SCOPE_ALL_LINKS)
 			v[i].nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
 		else
 			v[i].nvmlReturn = next(call, d, 0, &a, NULL);
-		v[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
-		v[i].value.ullVal = (unsigned long long)a;
+		v[i].valueType = type;
+		memset(&v[i].value, 0, sizeof v[i].value);
+		if (type == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
+			v[i].value.ullVal = (unsigned long long)a;
+		else
+			v[i].value.uiVal = (unsigned)a;
 		v[i].timestamp = stamp;
 		v[i].latencyUsec = 10;
 	}
@@ -488,6 +642,7 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
 {
+	count("ev_register", d);
 	if (d->noevents || strchr(d->name, '/'))
 		return NVML_ERROR_NOT_SUPPORTED;
 	if (types != NVML_EVENT_TYPE_XID_CRITICAL_ERROR)
@@ -502,6 +657,7 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, 
  * block here. */
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeout_ms)
 {
+	count("ev_wait", NULL);
 	if (timeout_ms != 0)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (!set->draining) {

@@ -99,6 +99,11 @@ if grep -q 'NVML sees' "$T/full.log"; then fail "NVML collected while DCGM is th
 # absent, never 0: GPU 1's blank / not supported / failed values
 if grep -F "{$L1}" "$T/page.txt"; then fail "GPU 1's blank values published"; fi
 last=$(grep gpu_name "$T/full.jsonl" | tail -n 1)
+# the collector's own cost, as the NVML collector's: its one call a tick, its CPU
+grep -Eq '^dynolog_collector_call_seconds\{call="dcgmGetLatestValues_v2",collector="dcgm"\} [0-9.e+-]+$' "$T/page.txt" ||
+	fail "no DCGM call time: $(grep collector_call "$T/page.txt")"
+grep -Eq '^dynolog_collector_cpu_seconds\{collector="dcgm"\} [0-9.e+-]+$' "$T/page.txt" || fail "no DCGM CPU per tick"
+grep -q '"dcgm_call_ns.dcgmGetLatestValues_v2":[0-9]' <<<"$last" || fail "JSON log: no DCGM call time: $last"
 for kv in '"gpu_frequency_mhz.0":1980' '"gpu_power_draw.0":250.5' '"gpu_memory_utilization.0":20' \
 	'"graphics_engine_active_ratio.0":0.8' '"sm_active_ratio.0":0.5' '"sm_occupancy.0":0.2512' \
 	'"tensorcore_active.0":0.1' '"hbm_mem_bw_util.0":0.33' '"fp64_active.0":0.005' '"fp32_active.0":0.025' \
@@ -125,16 +130,18 @@ for k in gpu_frequency_mhz.1 gpu_power_draw.1 gpu_memory_utilization.1 sm_active
 done
 
 # ---- the fields outside upstream's default set, and field 230 (the last
-# XID), under the NVML collector's keys and units ----
-printf 'field 0 %s\n' '230 0,0,79' '101 2619' '150 45' '203 60' '250 81920' '252 1024' >>"$T/dcgm"
-run_daemon xid --dcgm_fields=100,101,150,203,250,252,230
+# XID), under the NVML collector's keys and units (253: the reserved
+# memory, which DCGM leaves out of 252 as the v2 NVML query does) ----
+printf 'field 0 %s\n' '230 0,0,79' '101 2619' '150 45' '203 60' '250 81920' '252 1024' '253 615' >>"$T/dcgm"
+run_daemon xid --dcgm_fields=100,101,150,203,250,252,253,230
 wait_for bash -c "[ \$(grep -c gpu_name '$T/xid.jsonl') -ge 3 ]" || fail "xid: fewer than 3 GPU ticks"
-grep -q '^dcgmWatchFields 100,101,150,203,250,252,230,50,54 every' "$T/xid.calls" ||
+grep -q '^dcgmWatchFields 100,101,150,203,250,252,253,230,50,54 every' "$T/xid.calls" ||
 	fail "xid: fields not watched: $(cat "$T/xid.calls")"
 grep -qF '"xid_last.0":0' <<<"$(grep gpu_name "$T/xid.jsonl" | head -n 1)" || fail "xid: first tick"
 third=$(grep gpu_name "$T/xid.jsonl" | sed -n 3p)
 for kv in '"xid_last.0":79' '"gpu_memory_frequency_mhz.0":2619' '"gpu_temperature_c.0":45' \
-	'"gpu_device_utilization.0":60' '"gpu_memory_total_bytes.0":85899345920' '"gpu_memory_used_bytes.0":1073741824'; do
+	'"gpu_device_utilization.0":60' '"gpu_memory_total_bytes.0":85899345920' '"gpu_memory_used_bytes.0":1073741824' \
+	'"gpu_memory_reserved_bytes.0":644874240'; do
 	grep -qF "$kv" <<<"$third" || fail "xid: third tick lacks $kv: $third"
 done
 curl -sf "http://127.0.0.1:$PORT/metrics" >"$T/xid.txt" # (not piped into grep -q: pipefail and SIGPIPE)

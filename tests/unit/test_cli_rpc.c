@@ -164,6 +164,69 @@ TEST(cli_gputrace_all_flags_bytes_exact)
 	buf_free(&err);
 }
 
+/* Issue #38 item 3: with --profile-memory PyTorch writes a CUDA memory
+ * snapshot and no trace, whatever trace options come with it.  dyno says so
+ * before the request goes (the request keeps upstream's bytes: tested
+ * above), and --wait waits for the snapshot, never for the trace file. */
+TEST(cli_gputrace_profile_memory_says_what_comes)
+{
+	/* a pid no process of this machine has: the snapshot path is the test's */
+	int64_t pid = 2000000000 + (int64_t)(getpid() % 100000000);
+	char snap[80], named[128];
+	snprintf(snap, sizeof snap, "/tmp/memory_snapshot_%lld.pickle", (long long)pid);
+	snprintf(named, sizeof named, "%s (pid %lld)", snap, (long long)pid);
+	unlink(snap);
+	const char *args[] = {"gputrace", "--log-file", "/tmp/dyno-test-pm.json", "--profile-memory", "--record-shapes",
+			      "--with-stacks", "--wait", "--wait-timeout-s", "0.3", NULL};
+	static const char note[] =
+		"dyno gputrace: note: with --profile-memory PyTorch writes a CUDA memory snapshot, "
+		"/tmp/memory_snapshot_<pid>.pickle, and no trace (nothing at /tmp/dyno-test-pm.json); --record-shapes, "
+		"--with-stacks have no effect with it\n";
+	struct fake_daemon f;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	/* no snapshot yet: the wait names it as the file that did not come */
+	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
+	fake_add_proc(&f, pid, 1, 1000);
+	CHECK_INT(dyno_at(&f, 0, args, &out, &err), 1);
+	CHECK(strstr(err.data, note) != NULL);
+	CHECK(strstr(err.data, named) != NULL);
+	CHECK(strstr(out.data, "dyno-test-pm_") == NULL && strstr(err.data, "dyno-test-pm_") == NULL);
+	fake_stop(&f);
+	/* the note is said before the request goes: a daemon that is not there */
+	buf_reset(&out);
+	buf_reset(&err);
+	CHECK(dyno_at(NULL, 0, args, &out, &err) != 0);
+	CHECK(strstr(err.data, note) != NULL);
+	/* the snapshot written: --wait sees it */
+	FILE *sf = fopen(snap, "w");
+	REQUIRE(sf);
+	fputs("x", sf);
+	fclose(sf);
+	buf_reset(&out);
+	buf_reset(&err);
+	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
+	fake_add_proc(&f, pid, 1, 1000);
+	CHECK_INT(dyno_at(&f, 0, args, &out, &err), 0);
+	char written[128];
+	snprintf(written, sizeof written, "written: %s (1 bytes)", snap);
+	CHECK(strstr(out.data, written) != NULL);
+	CHECK(strstr(out.data, "all 1 trace file written") != NULL);
+	fake_stop(&f);
+	unlink(snap);
+	/* plain --profile-memory: the snapshot said, no option named */
+	buf_reset(&out);
+	buf_reset(&err);
+	REQUIRE(fake_start(&f, 1, FAKE_UPSTREAM));
+	fake_add_proc(&f, pid, 1, 1000);
+	const char *plain[] = {"gputrace", "--log-file", "/tmp/dyno-test-pm.json", "--profile-memory", NULL};
+	CHECK_INT(dyno_at(&f, 0, plain, &out, &err), 0);
+	CHECK(strstr(err.data, "and no trace (nothing at /tmp/dyno-test-pm.json)\n") != NULL);
+	CHECK(strstr(err.data, "no effect") == NULL);
+	fake_stop(&f);
+	buf_free(&out);
+	buf_free(&err);
+}
+
 TEST(cli_gputrace_refuses_bad_input_before_sending)
 {
 	struct fake_daemon f;

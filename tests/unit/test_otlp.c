@@ -452,7 +452,7 @@ TEST(otlp_end_to_end_real_daemon)
 	char url[80], root[600];
 	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
 	snprintf(root, sizeof root, "--procfs_root=%s/tests/data/procfs/basic/t0/proc", getcwd((char[PATH_MAX]){0}, PATH_MAX));
-	char *args[] = {bin, "--use_otlp", url, root, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=1",
+	char *args[] = {bin, "--port=0", "--use_otlp", url, root, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=1",
 			"--otlp_service_name=e2e", NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);
@@ -486,7 +486,7 @@ TEST(otlp_dead_receiver_does_not_delay_collection)
 	char url[80], out[600];
 	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
 	snprintf(out, sizeof out, "--json_log_file=%s/m.json", test_tmpdir());
-	char *args[] = {bin, "--use_otlp", url, out, "--kernel_monitor_reporting_interval_s=1", "--otlp_timeout_ms=60000",
+	char *args[] = {bin, "--port=0", "--use_otlp", url, out, "--kernel_monitor_reporting_interval_s=1", "--otlp_timeout_ms=60000",
 			NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);
@@ -564,7 +564,8 @@ TEST(otlp_gpu_semconv_end_to_end)
 	snprintf(script, sizeof script, "%s/script", test_tmpdir());
 	FILE *sf = fopen(script, "w");
 	REQUIRE(sf);
-	fputs("gpus 2\nname 0 NVIDIA H100 80GB HBM3\nuuid 0 GPU-abc\nmem 0 100:40\nclock_sm 0 1830\n"
+	fputs("gpus 2\nname 0 NVIDIA H100 80GB HBM3\nuuid 0 GPU-abc\nmem 0 100:40:7\nclock_sm 0 1830\n"
+	      "enc 0 5\ndec 0 7\nmemtemp 0 52\npcie_replay 0 10,12\nremap_cor 0 3\nremap_unc 0 1\nremap_fail 0 1\n"
 	      "gpm 0 5 100\ngpm 0 13 0\ngpm 0 12 0\ngpm 0 11 0\npower 0 300000\n"
 	      "util 0 60:25\nenergy 0 1000,3500\nclock_mem 0 2619\ntemp 0 45\npcie_tx 0 1000\npcie_rx 0 2000\n"
 	      "ecc_corr 0 0,2\necc_uncorr 0 0\nthrottle 0 4\nxid 0 -,79\ngpm 0 1 80\ngpm 0 2 50\ngpm 0 3 25\n"
@@ -579,7 +580,7 @@ TEST(otlp_gpu_semconv_end_to_end)
 	REQUIRE(lfd >= 0);
 	char url[80];
 	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
-	char *args[] = {bin, "--use_otlp", url, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=3600",
+	char *args[] = {bin, "--port=0", "--use_otlp", url, "--use_JSON=false", "--kernel_monitor_reporting_interval_s=3600",
 			"--enable_gpu_monitor", "--dcgm_reporting_interval_s=1", lib, peaks, NULL};
 	pid_t d = spawn_dynolog(bin, args);
 	REQUIRE(d > 0);
@@ -602,6 +603,7 @@ TEST(otlp_gpu_semconv_end_to_end)
 	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(lfd);
 	REQUIRE(have);
+	const char *unit;
 	const struct json_value *mem = metric(doc.root, "hw.gpu.memory.usage");
 	REQUIRE(mem);
 	const struct json_value *g0 = point(mem, "hw.id", "GPU-abc");
@@ -609,7 +611,16 @@ TEST(otlp_gpu_semconv_end_to_end)
 	CHECK(has_attr(g0, "hw.name", "0"));
 	CHECK(has_attr(g0, "hw.model", "NVIDIA H100 80GB HBM3"));
 	CHECK(has_attr(g0, "hw.type", "gpu"));
+	/* the v2 memory query's used: the 7 reserved bytes left out */
 	CHECK_NEAR(json_value_f64(json_get(g0, "asDouble")), 40, 1e-12);
+	/* the collector's own cost: one point per entry point, a time in seconds */
+	const struct json_value *calls = metric(doc.root, "dynolog.collector.call.duration");
+	REQUIRE(calls);
+	const struct json_value *cu = point(calls, "dynolog.call", "nvmlDeviceGetMemoryInfo_v2");
+	REQUIRE(cu);
+	CHECK(has_attr(cu, "dynolog.collector", "nvml"));
+	CHECK(json_get_str(calls, "unit", &unit, NULL) && strcmp(unit, "s") == 0);
+	CHECK(metric(doc.root, "dynolog.collector.cpu.time") != NULL);
 	const struct json_value *mig = point(mem, "hw.id", "MIG-x");
 	REQUIRE(mig);
 	CHECK(has_attr(mig, "hw.parent", "GPU-def"));
@@ -624,7 +635,6 @@ TEST(otlp_gpu_semconv_end_to_end)
 	const struct json_value *fl = metric(doc.root, "dynolog.gpu.flops");
 	REQUIRE(fl && point(fl, "hw.id", "GPU-abc"));
 	CHECK_NEAR(json_value_f64(json_get(point(fl, "hw.id", "GPU-abc"), "asDouble")), 989.4e12, 1e-12);
-	const char *unit;
 	CHECK(json_get_str(fl, "unit", &unit, NULL) && strcmp(unit, "{flop}/s") == 0);
 	/* every other GPU metric of the second GPU tick (the first with GPM and increments) */
 	static const struct {
@@ -634,6 +644,14 @@ TEST(otlp_gpu_semconv_end_to_end)
 		{"hw.gpu.utilization", "hw.gpu.task", "general", 0.6},
 		{"dynolog.gpu.memory.controller.utilization", NULL, NULL, 0.25},
 		{"hw.gpu.memory.limit", NULL, NULL, 100},
+		{"dynolog.gpu.memory.reserved", NULL, NULL, 7},
+		{"dynolog.gpu.memory.temperature", NULL, NULL, 52},
+		{"hw.gpu.utilization", "hw.gpu.task", "encoder", 0.05},
+		{"hw.gpu.utilization", "hw.gpu.task", "decoder", 0.07},
+		{"dynolog.gpu.pcie.replays", NULL, NULL, 2},
+		{"dynolog.gpu.memory.remapped_rows", "error.type", "correctable", 3},
+		{"dynolog.gpu.memory.remapped_rows", "error.type", "uncorrectable", 1},
+		{"dynolog.gpu.memory.row_remap_failure", NULL, NULL, 1},
 		{"hw.power", "hw.type", "gpu", 300},
 		{"hw.energy", "hw.type", "gpu", 2.5},
 		{"dynolog.gpu.sm_clock", NULL, NULL, 1830e6},
@@ -669,5 +687,54 @@ TEST(otlp_gpu_semconv_end_to_end)
 			test_fail(__FILE__, __LINE__, "OTLP %s{%s=%s} of GPU 0: got %g, want %g", every[i].name,
 				  every[i].fk ? every[i].fk : "", every[i].fv ? every[i].fv : "", got, every[i].want);
 	}
+	json_doc_free(&doc);
+}
+
+/* Issue #38: a driver without nvmlDeviceGetMemoryInfo_v2 (the old-driver
+ * fake): OTLP's memory in use is the v1 query's, the reserved memory
+ * counted in it, and there is no reserved series (absent, not 0). */
+TEST(otlp_gpu_memory_v1_driver)
+{
+	char bin[PATH_MAX + 16], lib[PATH_MAX + 40];
+	REQUIRE(dynolog_path(bin, sizeof bin));
+	snprintf(lib, sizeof lib, "--nvml_library=%.*s/libfake-nvml-old.so", (int)(strrchr(bin, '/') - bin), bin);
+	REQUIRE(access(lib + strlen("--nvml_library="), R_OK) == 0);
+	char script[700];
+	snprintf(script, sizeof script, "%s/script-v1", test_tmpdir());
+	FILE *sf = fopen(script, "w");
+	REQUIRE(sf);
+	fputs("gpus 1\nname 0 NVIDIA A100-SXM4-80GB\nuuid 0 GPU-abc\nmem 0 100:40:7\n", sf);
+	fclose(sf);
+	setenv("FAKE_NVML_SCRIPT", script, 1);
+	int port, lfd = listen_any(&port);
+	REQUIRE(lfd >= 0);
+	char url[80];
+	snprintf(url, sizeof url, "--otlp_endpoint=http://127.0.0.1:%d", port);
+	char *args[] = {bin, "--port=0", "--use_otlp", url, "--use_JSON=false",
+			"--kernel_monitor_reporting_interval_s=3600", "--enable_gpu_monitor", "--dcgm_reporting_interval_s=1",
+			lib, NULL};
+	pid_t d = spawn_dynolog(bin, args);
+	REQUIRE(d > 0);
+	static char buf[1 << 18];
+	struct json_doc doc;
+	bool have = false;
+	for (int i = 0; i < 6 && !have; i++) {
+		long clen;
+		char *body = recv_post(lfd, buf, sizeof buf, &clen);
+		if (!body)
+			break;
+		struct json_error je;
+		have = strstr(body, "hw.gpu.memory.usage\"") && json_parse(body, (size_t)clen, &doc, &je);
+	}
+	kill(d, SIGTERM);
+	int st;
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(lfd);
+	REQUIRE(have);
+	const struct json_value *mem = metric(doc.root, "hw.gpu.memory.usage");
+	const struct json_value *g0 = mem ? point(mem, "hw.id", "GPU-abc") : NULL;
+	REQUIRE(g0);
+	CHECK_NEAR(json_value_f64(json_get(g0, "asDouble")), 47, 1e-12);
+	CHECK(metric(doc.root, "dynolog.gpu.memory.reserved") == NULL);
 	json_doc_free(&doc);
 }

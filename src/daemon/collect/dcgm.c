@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -114,6 +115,7 @@ static const struct {
 	{DCGM_FI_DEV_MEM_COPY_UTIL, "gpu_memory_utilization", 1},
 	{DCGM_FI_DEV_FB_TOTAL, "gpu_memory_total_bytes", 1048576.0},
 	{DCGM_FI_DEV_FB_USED, "gpu_memory_used_bytes", 1048576.0},
+	{DCGM_FI_DEV_FB_RESERVED, "gpu_memory_reserved_bytes", 1048576.0},
 	{DCGM_FI_DEV_XID_ERRORS, "xid_last", 1},
 	{DCGM_FI_PROF_GR_ENGINE_ACTIVE, "graphics_engine_active_ratio", 1},
 	{DCGM_FI_PROF_SM_ACTIVE, "sm_active_ratio", 1},
@@ -220,6 +222,7 @@ struct dcgm_state {
 	bool prof_paused;  /* the loop thread's view, passed with JOB_COLLECT */
 	bool prof_applied; /* DCGM's pause is on */
 	dcgmReturn_t last_latest;
+	int64_t cpu0; /* the worker's CPU ns when the collect job began (-1: unknown) */
 	char last_fail[320]; /* the last failed step, said once while it repeats */
 };
 
@@ -360,7 +363,18 @@ static void job_collect(struct dcgm_state *s)
 		if (step(s, s->api.prof_resume(s->h), "dcgmProfResume (the pause expired)"))
 			s->prof_applied = false;
 	}
+	int64_t t0 = clock_mono_ns();
 	dcgmReturn_t r = s->api.latest(s->h, s->grp, s->fgrp, on_values, s);
+	int64_t t1 = clock_mono_ns();
+	/* the collector's own cost (as nvml.c's): its one call a tick, and the
+	 * worker's CPU for the tick (docs/metrics.md) */
+	struct timespec cpu;
+	if (r == DCGM_ST_OK && s->out.n) {
+		frame_uint(&s->out, "dcgm_call_ns.dcgmGetLatestValues_v2", gpu_round_us(t1 - t0));
+		if (s->cpu0 >= 0 && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+			frame_uint(&s->out, "dcgm_tick_cpu_ns",
+				   gpu_round_us((int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec - s->cpu0));
+	}
 	if (r != DCGM_ST_OK && r != s->last_latest)
 		gpu_note(&s->notes_warn, "GPU monitor: DCGM: dcgmGetLatestValues_v2 failed: %s (%d); GPU metrics absent",
 		     dcgm_err(r), r);
@@ -374,6 +388,10 @@ static void job(void *arg, int what)
 	struct dcgm_state *s = arg;
 	s->job_ok = s->call_ok = false;
 	if ((what & 0xff) == JOB_COLLECT) {
+		struct timespec cpu;
+		s->cpu0 = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0
+				  ? (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec
+				  : -1;
 		/* the worker's own frame: reset here, never while a job runs */
 		frame_reset(&s->out, 0);
 		s->prof_paused = what & JOB_PROF_PAUSED;

@@ -66,6 +66,7 @@ enum {
 	DCGM_FI_DEV_XID_ERRORS = 230, /* the last XID (0: none) */
 	DCGM_FI_DEV_FB_TOTAL = 250,
 	DCGM_FI_DEV_FB_USED = 252,
+	DCGM_FI_DEV_FB_RESERVED = 253, /* MiB the driver and firmware hold: not in FB_USED */
 	DCGM_FI_PROF_GR_ENGINE_ACTIVE = 1001, /* the first profiling field */
 	DCGM_FI_PROF_SM_ACTIVE = 1002,
 	DCGM_FI_PROF_SM_OCCUPANCY = 1003,

@@ -14,6 +14,7 @@
 #define DYNO_COLLECT_GPU_FLOPS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "daemon/collect/gpu_peaks.h"
@@ -55,6 +56,10 @@ bool gpu_flops_put(struct frame *f, size_t from, const char *suffix, const struc
  * to even on the binary value (printf's rule). */
 double gpu_round_ratio(double r);
 double gpu_round_sig4(double v);
+/* The collectors' self-timings (nvml_call_ns.*, *_tick_cpu_ns) in ns to the
+ * microsecond: the nanoseconds are noise that would cost the history bits
+ * every tick.  A negative span (a clock that stepped back) is 0. */
+static inline uint64_t gpu_round_us(int64_t ns) { return ns <= 0 ? 0 : (uint64_t)((ns + 500) / 1000) * 1000; }
 
 /* The catalog rows of the two keys, for a GPU backend's catalog table. */
 #define GPU_FLOPS_CATALOG_ROWS                                                                                \

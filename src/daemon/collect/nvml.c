@@ -27,8 +27,15 @@
  * the daemon runs on with no GPU series.
  *
  * Cost: one thread (idle between ticks, a small stack), about 20 NVML
- * calls per GPU per tick (2 of them the process lists), two GPM sample
- * buffers per GPU, one event set (one 0 ms wait a tick when no XID came).
+ * calls per GPU per tick (2 of them the process lists, one the field
+ * values), two GPM sample buffers per GPU, one event set (one 0 ms wait a
+ * tick when no XID came).  What does not change is asked once (devices,
+ * names, UUIDs, GPM support, MIG instances, the peak table row) and a
+ * query a device refuses (NOT_SUPPORTED) is not asked again.  Every call
+ * is timed (two clock reads, ~50 ns) and the tick's time per entry point
+ * and the worker's CPU per tick are published (nvml_call_ns.*,
+ * nvml_tick_cpu_ns), so the cost on a real driver can be read off the
+ * daemon.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -64,6 +71,7 @@ struct nvml_opt {
 	nvml_str_fn uuid, name;
 	nvml_util_fn util;
 	nvml_mem_fn mem;
+	nvml_mem2_fn mem2; /* used without reserved (R510 and newer); mem where it is missing */
 	nvml_uint_fn power;
 	nvml_ull_fn energy;
 	nvml_enum_uint_fn clock, temp, pcie;
@@ -82,7 +90,8 @@ struct nvml_opt {
 	nvml_evset_free_fn ev_free;
 	nvml_ev_register_fn ev_register;
 	nvml_ev_wait_fn ev_wait;
-	nvml_fields_fn fields; /* NVLink counters of GPUs without GPM */
+	nvml_fields_fn fields; /* NVLink counters of GPUs without GPM, memory temperature, PCIe replays, row remapping */
+	nvml_codec_fn enc, dec;
 };
 
 static const struct dl_sym core_syms[] = {
@@ -98,6 +107,7 @@ static const struct dl_sym opt_syms[] = {
 	O(name, "nvmlDeviceGetName"),
 	O(util, "nvmlDeviceGetUtilizationRates"),
 	O(mem, "nvmlDeviceGetMemoryInfo"),
+	O(mem2, "nvmlDeviceGetMemoryInfo_v2"),
 	O(power, "nvmlDeviceGetPowerUsage"),
 	O(energy, "nvmlDeviceGetTotalEnergyConsumption"),
 	O(clock, "nvmlDeviceGetClockInfo"),
@@ -120,6 +130,8 @@ static const struct dl_sym opt_syms[] = {
 	O(ev_register, "nvmlDeviceRegisterEvents"),
 	O(ev_wait, "nvmlEventSetWait_v2"),
 	O(fields, "nvmlDeviceGetFieldValues"),
+	O(enc, "nvmlDeviceGetEncoderUtilization"),
+	O(dec, "nvmlDeviceGetDecoderUtilization"),
 };
 #undef O
 #define NOPT (sizeof opt_syms / sizeof opt_syms[0])
@@ -135,6 +147,8 @@ static const char *nvml_err(nvmlReturn_t r)
 	case NVML_ERROR_DRIVER_NOT_LOADED: return "NVIDIA driver not loaded";
 	case NVML_ERROR_TIMEOUT: return "timeout";
 	case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+	case NVML_ERROR_FUNCTION_NOT_FOUND: return "function not found";
+	case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "struct version unknown to the driver";
 	default: return "error";
 	}
 }
@@ -165,10 +179,55 @@ static const struct {
 };
 #define NGPM (sizeof gpm_keys / sizeof gpm_keys[0])
 
+/* The per-tick queries a device may not support.  One that answers
+ * NVML_ERROR_NOT_SUPPORTED is not asked again (gdev.off): support is a
+ * property of the GPU and its driver, which do not change while the daemon
+ * runs, and a MIG instance would otherwise be asked a dozen unsupported
+ * queries every tick. */
+enum query {
+	Q_UTIL, Q_MEM, Q_POWER, Q_ENERGY, Q_CLOCK_SM, Q_CLOCK_MEM, Q_TEMP, Q_PCIE_TX, Q_PCIE_RX, Q_ECC_C, Q_ECC_U,
+	Q_THROTTLE, Q_ENC, Q_DEC, Q_PROCS,
+};
+
+/* The field values one nvmlDeviceGetFieldValues call a tick asks a GPU (not
+ * a MIG instance), less those it refused (gdev.foff): the NVLink data
+ * counters (only without GPM, which gives NVLink itself), the memory
+ * temperature, PCIe replays and the row remapper's counts. */
+enum fld { F_NVL_TX, F_NVL_RX, F_MEM_TEMP, F_PCIE_REPLAY, F_REMAP_COR, F_REMAP_UNC, F_REMAP_FAIL, NFLD };
+static const unsigned fld_ids[NFLD] = {
+	NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, NVML_FI_DEV_MEMORY_TEMP,
+	NVML_FI_DEV_PCIE_REPLAY_COUNTER, NVML_FI_DEV_REMAPPED_COR, NVML_FI_DEV_REMAPPED_UNC,
+	NVML_FI_DEV_REMAPPED_FAILURE,
+};
+#define FLD_NVL ((1u << F_NVL_TX) | (1u << F_NVL_RX))
+#define FLD_ALL ((1u << NFLD) - 1)
+
+/* The NVML entry points a tick calls, each timed: its wall time summed over
+ * the devices is published as nvml_call_ns.<entry point>, so a tick's cost
+ * on a real driver can be read off the daemon itself (docs/metrics.md).
+ * NC_PROCS is gpu_jobs.c's pair of process lists (compute and graphics). */
+enum ncall {
+	NC_UTIL, NC_MEM, NC_MEM2, NC_POWER, NC_ENERGY, NC_CLOCK, NC_TEMP, NC_PCIE, NC_ECC, NC_THROTTLE, NC_ENC,
+	NC_DEC, NC_PROCS, NC_FIELDS, NC_GPM_SAMPLE, NC_GPM_GET, NC_EV_WAIT, NCALLS
+};
+static const char *const ncall_names[NCALLS] = {
+	"nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2",
+	"nvmlDeviceGetPowerUsage", "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetClockInfo",
+	"nvmlDeviceGetTemperature", "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetTotalEccErrors",
+	"nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetEncoderUtilization",
+	"nvmlDeviceGetDecoderUtilization", "nvmlDeviceGetRunningProcesses_v3", "nvmlDeviceGetFieldValues",
+	"nvmlGpmSampleGet", "nvmlGpmMetricsGet", "nvmlEventSetWait_v2",
+};
+
 struct gdev {
 	nvmlDevice_t h;
 	char suffix[32]; /* "0", or "0/mig1" for a MIG instance */
 	char uuid[96], name[96];
+	const struct gpu_model *peak; /* its row of the peak table (NULL: none), found once */
+	unsigned off;  /* 1 << enum query: answered NOT_SUPPORTED, not asked again */
+	unsigned foff; /* 1 << enum fld: a field value not asked (refused, or given by GPM) */
+	nvmlReturn_t mem_v1; /* nvmlDeviceGetMemoryInfo_v2 refused (why): the v1 query; 0: v2 */
+	bool mem_v1_said;
 	bool lost;
 	bool mig_parent; /* its processes are listed on its MIG instances */
 	bool gpm; /* GPM supported and both samples allocated */
@@ -179,10 +238,11 @@ struct gdev {
 	bool have_energy, have_ecc[2];
 	bool xid;                         /* registered for XID events */
 	unsigned long long xid_new, xid_last; /* XIDs since the last tick; the last XID (0: none yet) */
-	bool nvl_off;                     /* NVLink field values unsupported: not asked again */
 	bool nvl_have;                    /* nvl_prev holds a reading */
 	bool nvl_nvml_clock[2];           /* nvl_us is NVML's timestamp (else the worker's clock) */
 	unsigned long long nvl_prev[2];   /* NVLink data KiB (TX, RX) at nvl_us */
+	unsigned long long prev_replay;   /* PCIe replays at the last tick */
+	bool have_replay;
 	long long nvl_us[2];
 };
 
@@ -224,6 +284,8 @@ struct nvml_state {
 	unsigned long long xids_unlogged; /* beyond xids[] this tick: counted, not logged */
 	bool job_ok;
 	bool prof_paused; /* dcgmProfPause: no GPM this tick (the job's argument) */
+	int64_t call_ns[NCALLS]; /* this tick's time in each entry point (enum ncall) */
+	unsigned call_n[NCALLS];
 	struct gpu_worker w; /* runs worker_job (gpu_worker.h) */
 };
 
@@ -281,6 +343,8 @@ static void add_dev(struct nvml_state *s, nvmlDevice_t h, const char *suffix)
 	memset(d, 0, sizeof *d);
 	d->h = h;
 	snprintf(d->suffix, sizeof d->suffix, "%s", suffix);
+	if (strchr(suffix, '/'))
+		d->foff = FLD_ALL; /* no field values for MIG instances: NVML gives them on their GPU */
 	if (s->opt.uuid && s->opt.uuid(h, d->uuid, sizeof d->uuid) != NVML_SUCCESS)
 		d->uuid[0] = 0;
 	if (s->opt.name && s->opt.name(h, d->name, sizeof d->name) != NVML_SUCCESS)
@@ -322,7 +386,11 @@ static void drain_xids(struct nvml_state *s)
 	for (int k = 0; s->evset && k < 256; k++) {
 		nvmlEventData_t ev;
 		memset(&ev, 0, sizeof ev);
-		if (s->opt.ev_wait(s->evset, &ev, 0) != NVML_SUCCESS)
+		int64_t t0 = clock_mono_ns();
+		nvmlReturn_t r = s->opt.ev_wait(s->evset, &ev, 0);
+		s->call_ns[NC_EV_WAIT] += clock_mono_ns() - t0;
+		s->call_n[NC_EV_WAIT]++;
+		if (r != NVML_SUCCESS)
 			return; /* NVML_ERROR_TIMEOUT: none pending */
 		if (!(ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))
 			continue;
@@ -370,7 +438,7 @@ static bool worker_init(struct nvml_state *s)
 		if (s->opt.gpm_support && s->opt.gpm_support(h, &sup) == NVML_SUCCESS && sup.isSupportedDevice &&
 		    s->opt.gpm_alloc(&d->gs[0]) == NVML_SUCCESS) {
 			if (s->opt.gpm_alloc(&d->gs[1]) == NVML_SUCCESS)
-				d->gpm = true;
+				d->gpm = true, d->foff |= FLD_NVL; /* GPM gives NVLink */
 			else
 				s->opt.gpm_free(d->gs[0]);
 		}
@@ -400,8 +468,10 @@ static bool worker_init(struct nvml_state *s)
 		 "GPU monitor: NVML sees %u GPUs, %zu devices counting MIG instances (%s); GPM on %zu; XID events on %zu",
 		 n, s->ndev, list.len ? list.data : "none", gpm, xid);
 	buf_free(&list);
+	for (size_t i = 0; i < s->ndev; i++) /* the peak table's row, once (gpu_flops.h) */
+		s->dev[i].peak = gpu_peaks_match(s->peaks, s->dev[i].name);
 	for (size_t i = 0; i < s->ndev && s->peaks; i++)
-		if (!strchr(s->dev[i].suffix, '/') && !gpu_peaks_match(s->peaks, s->dev[i].name))
+		if (!strchr(s->dev[i].suffix, '/') && !s->dev[i].peak)
 			gpu_note(&s->notes_info, "GPU monitor: GPU %s (%s) is not in the GPU peak table: no FLOPs/s estimate for it",
 			     s->dev[i].suffix, s->dev[i].name[0] ? s->dev[i].name : "no name");
 	return true;
@@ -417,54 +487,45 @@ static void put_gpm(struct nvml_state *s, const struct gdev *d, size_t i, double
 		put_u(s, d, gpm_keys[i].key, (unsigned long long)(v * gpm_keys[i].mul + 0.5));
 }
 
+/* A field value as a count; false for a double or a negative number (not
+ * a counter we know) */
+static bool fv_count(const nvmlFieldValue_t *v, unsigned long long *out)
+{
+	switch (v->valueType) {
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: *out = v->value.ullVal; return true;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG: *out = v->value.ulVal; return true;
+	case NVML_VALUE_TYPE_UNSIGNED_INT: *out = v->value.uiVal; return true;
+	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+		*out = (unsigned long long)v->value.sllVal;
+		return v->value.sllVal >= 0;
+	case NVML_VALUE_TYPE_SIGNED_INT:
+		*out = (unsigned long long)v->value.siVal;
+		return v->value.siVal >= 0;
+	default: return false;
+	}
+}
+
 /* NVLink bytes/s of a GPU without GPM (pre-Hopper): NVML's data counters
  * (KiB since the driver loaded, all links summed) over the time between two
  * readings -- NVML's own timestamps of the values when it gives them, else
  * the worker's clock.  The first reading, and one where a counter went
- * back (driver reload), only set the baseline; a GPU where the fields are
- * not supported (no NVLink) is not asked again. */
-static void nvlink_fields(struct nvml_state *s, struct gdev *d)
+ * back (driver reload), only set the baseline.  v: this tick's TX and RX
+ * values (NULL: not read). */
+static void nvlink_rate(struct nvml_state *s, struct gdev *d, const nvmlFieldValue_t *const v[2])
 {
-	nvmlFieldValue_t fv[2];
-	memset(fv, 0, sizeof fv);
-	fv[0].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
-	fv[1].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
-	fv[0].scopeId = fv[1].scopeId = NVML_SCOPE_ALL_LINKS;
-	nvmlReturn_t r = s->opt.fields(d->h, 2, fv);
-	if (r == NVML_ERROR_NOT_SUPPORTED ||
-	    (r == NVML_SUCCESS && fv[0].nvmlReturn == NVML_ERROR_NOT_SUPPORTED &&
-	     fv[1].nvmlReturn == NVML_ERROR_NOT_SUPPORTED)) {
-		d->nvl_off = true;
-		d->nvl_have = false;
-		return;
-	}
 	unsigned long long kib[2];
-	bool good = ok(s, d, r);
-	for (int k = 0; k < 2 && good; k++) {
-		const nvmlFieldValue_t *v = &fv[k];
-		good = v->nvmlReturn == NVML_SUCCESS;
-		if (good && v->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG)
-			kib[k] = v->value.ullVal;
-		else if (good && v->valueType == NVML_VALUE_TYPE_UNSIGNED_LONG)
-			kib[k] = v->value.ulVal;
-		else if (good && v->valueType == NVML_VALUE_TYPE_UNSIGNED_INT)
-			kib[k] = v->value.uiVal;
-		else if (good && v->valueType == NVML_VALUE_TYPE_SIGNED_LONG_LONG && v->value.sllVal >= 0)
-			kib[k] = (unsigned long long)v->value.sllVal;
-		else
-			good = false; /* a double, a negative count: not a counter we know */
-	}
-	if (!good) {
-		d->nvl_have = false;
-		return;
-	}
+	for (int k = 0; k < 2; k++)
+		if (!v[k] || !fv_count(v[k], &kib[k])) {
+			d->nvl_have = false;
+			return;
+		}
 	/* NVML's time of each value; without one (0) the worker's clock, and a
 	 * baseline of the other kind is not compared with */
 	static const char *const keys[2] = {"nvlink_tx_bytes", "nvlink_rx_bytes"};
 	long long now_us = clock_mono_ns() / 1000;
 	for (int k = 0; k < 2; k++) {
-		bool nvml_clock = fv[k].timestamp > 0;
-		long long us = nvml_clock ? fv[k].timestamp : now_us;
+		bool nvml_clock = v[k]->timestamp > 0;
+		long long us = nvml_clock ? v[k]->timestamp : now_us;
 		if (d->nvl_have && nvml_clock == d->nvl_nvml_clock[k] && us > d->nvl_us[k] && kib[k] >= d->nvl_prev[k])
 			put_u(s, d, keys[k],
 			      (unsigned long long)((double)(kib[k] - d->nvl_prev[k]) * 1024 * 1e6 / (double)(us - d->nvl_us[k]) +
@@ -476,59 +537,213 @@ static void nvlink_fields(struct nvml_state *s, struct gdev *d)
 	d->nvl_have = true;
 }
 
+/* The memory temperature field, C, in DCGM's range (at most 200).  R545
+ * drivers tag it a double but write an unsigned int (DCGM reads uiVal
+ * whatever the type says); a real double is read as one: 1..200 C is far
+ * from the denormal an unsigned int read as a double makes. */
+static bool mem_temp(const nvmlFieldValue_t *v, unsigned long long *c)
+{
+	if (v->valueType == NVML_VALUE_TYPE_DOUBLE && v->value.dVal >= 1 && v->value.dVal <= 200) {
+		*c = (unsigned long long)(v->value.dVal + 0.5);
+		return true;
+	}
+	if (v->valueType == NVML_VALUE_TYPE_DOUBLE)
+		*c = v->value.uiVal;
+	else if (!fv_count(v, c))
+		return false;
+	return *c <= 200;
+}
+
+/* This tick's field values of a GPU in one call (enum fld): the fields it
+ * has not refused.  A field answered NOT_SUPPORTED (no NVLink on a PCIe
+ * card, no HBM temperature sensor, no row remapper before Ampere) is not
+ * asked again; the whole call refused, none is. */
+static void field_values(struct nvml_state *s, struct gdev *d)
+{
+	nvmlFieldValue_t fv[NFLD];
+	int which[NFLD], n = 0;
+	memset(fv, 0, sizeof fv);
+	for (int f = 0; f < NFLD; f++)
+		if (!(d->foff & (1u << f))) {
+			fv[n].fieldId = fld_ids[f];
+			/* NVLink: all links summed; the others have no scope */
+			fv[n].scopeId = f == F_NVL_TX || f == F_NVL_RX ? NVML_SCOPE_ALL_LINKS : 0;
+			which[n++] = f;
+		}
+	if (!n)
+		return;
+	int64_t t0 = clock_mono_ns();
+	nvmlReturn_t r = s->opt.fields(d->h, n, fv);
+	s->call_ns[NC_FIELDS] += clock_mono_ns() - t0;
+	s->call_n[NC_FIELDS]++;
+	if (r == NVML_ERROR_NOT_SUPPORTED)
+		d->foff = FLD_ALL;
+	if (r != NVML_SUCCESS) {
+		ok(s, d, r);
+		d->nvl_have = false;
+		return;
+	}
+	const nvmlFieldValue_t *got[NFLD] = {0};
+	for (int k = 0; k < n; k++) {
+		if (fv[k].nvmlReturn == NVML_ERROR_NOT_SUPPORTED)
+			d->foff |= 1u << which[k];
+		else if (fv[k].nvmlReturn == NVML_SUCCESS)
+			got[which[k]] = &fv[k];
+	}
+	if (!(d->foff & FLD_NVL)) {
+		const nvmlFieldValue_t *const nvl[2] = {got[F_NVL_TX], got[F_NVL_RX]};
+		nvlink_rate(s, d, nvl);
+	} else {
+		d->nvl_have = false;
+	}
+	unsigned long long c;
+	if (got[F_MEM_TEMP] && mem_temp(got[F_MEM_TEMP], &c))
+		put_u(s, d, "gpu_memory_temperature_c", c);
+	if (got[F_PCIE_REPLAY] && fv_count(got[F_PCIE_REPLAY], &c)) {
+		put_delta(s, d, "gpu_pcie_replays", c, &d->prev_replay, &d->have_replay);
+		put_u(s, d, "@gpu_pcie_replays_total", c); /* the driver's total: dcgm-exporter's value */
+	}
+	if (got[F_REMAP_COR] && fv_count(got[F_REMAP_COR], &c))
+		put_u(s, d, "gpu_remapped_rows_correctable", c);
+	if (got[F_REMAP_UNC] && fv_count(got[F_REMAP_UNC], &c))
+		put_u(s, d, "gpu_remapped_rows_uncorrectable", c);
+	if (got[F_REMAP_FAIL] && fv_count(got[F_REMAP_FAIL], &c))
+		put_u(s, d, "gpu_row_remap_failure", c != 0);
+}
+
+/* Before query q of device d: whether to ask it (not lost, not refused) */
+static bool want(const struct gdev *d, enum query q) { return !d->lost && !(d->off & (1u << q)); }
+
+/* After a query made since t0 through entry point c: its time counted,
+ * NOT_SUPPORTED remembered (not asked again), the rest as ok() */
+static bool asked(struct nvml_state *s, struct gdev *d, enum query q, enum ncall c, int64_t t0, nvmlReturn_t r)
+{
+	s->call_ns[c] += clock_mono_ns() - t0;
+	s->call_n[c]++;
+	if (r == NVML_ERROR_NOT_SUPPORTED)
+		d->off |= 1u << q;
+	return ok(s, d, r);
+}
+
+/* Query q of device d through entry point c: the clock read before the
+ * call (a comma operator: argument order is unspecified), then asked() */
+#define ASK(q, c, call) (t0 = clock_mono_ns(), asked(s, d, (q), (c), t0, (call)))
+
+/* Device memory: nvmlDeviceGetMemoryInfo_v2 where the driver has it (used
+ * without the reserved memory, which gets its own series, as nvidia-smi
+ * and DCGM count them), else the v1 query (used includes reserved; no
+ * reserved series).  A driver that exports the v2 entry point but refuses
+ * it (an unknown struct version, not supported) is asked v1 from then on. */
+static void memory(struct nvml_state *s, struct gdev *d)
+{
+	const struct nvml_opt *o = &s->opt;
+	int64_t t0;
+	if (o->mem2 && !d->mem_v1 && want(d, Q_MEM)) {
+		nvmlMemory_v2_t m2;
+		memset(&m2, 0, sizeof m2);
+		m2.version = NVML_MEMORY_V2_VERSION;
+		t0 = clock_mono_ns();
+		nvmlReturn_t r = o->mem2(d->h, &m2);
+		s->call_ns[NC_MEM2] += clock_mono_ns() - t0;
+		s->call_n[NC_MEM2]++;
+		if (r == NVML_SUCCESS) {
+			put_u(s, d, "gpu_memory_used_bytes", m2.used);
+			put_u(s, d, "gpu_memory_total_bytes", m2.total);
+			put_u(s, d, "gpu_memory_reserved_bytes", m2.reserved);
+			return;
+		}
+		if (r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
+		    r != NVML_ERROR_FUNCTION_NOT_FOUND) {
+			ok(s, d, r); /* a failed reading: absent this tick */
+			return;
+		}
+		d->mem_v1 = r;
+	}
+	nvmlMemory_t m;
+	if (o->mem && want(d, Q_MEM) && ASK(Q_MEM, NC_MEM, o->mem(d->h, &m))) {
+		put_u(s, d, "gpu_memory_used_bytes", m.used);
+		put_u(s, d, "gpu_memory_total_bytes", m.total);
+		/* said once, and only where v1 answers (a device without memory
+		 * figures refuses both) */
+		if (d->mem_v1 && !d->mem_v1_said) {
+			d->mem_v1_said = true;
+			gpu_note(&s->notes_info,
+				 "GPU monitor: GPU %s refuses nvmlDeviceGetMemoryInfo_v2 (%s); its memory used includes "
+				 "the reserved memory (v1 query) and it has no reserved series",
+				 d->suffix, nvml_err(d->mem_v1));
+		}
+	}
+}
+
 static void collect_dev(struct nvml_state *s, struct gdev *d)
 {
 	const struct nvml_opt *o = &s->opt;
 	nvmlDevice_t h = d->h;
+	int64_t t0; /* each query's start (asked() counts its time) */
 	nvmlUtilization_t u;
-	if (o->util && !d->lost && ok(s, d, o->util(h, &u))) {
+	if (o->util && want(d, Q_UTIL) && ASK(Q_UTIL, NC_UTIL, o->util(h, &u))) {
 		put_u(s, d, "gpu_device_utilization", u.gpu);
 		put_u(s, d, "gpu_memory_utilization", u.memory);
 	}
-	nvmlMemory_t m;
-	if (o->mem && !d->lost && ok(s, d, o->mem(h, &m))) {
-		put_u(s, d, "gpu_memory_used_bytes", m.used);
-		put_u(s, d, "gpu_memory_total_bytes", m.total);
-	}
-	unsigned v;
-	if (o->power && !d->lost && ok(s, d, o->power(h, &v)))
+	memory(s, d);
+	unsigned v, period;
+	if (o->power && want(d, Q_POWER) && ASK(Q_POWER, NC_POWER, o->power(h, &v)))
 		put_f(s, d, "gpu_power_draw", v / 1000.0); /* mW -> W, upstream's unit */
 	unsigned long long e;
-	if (o->energy && !d->lost && ok(s, d, o->energy(h, &e))) {
+	if (o->energy && want(d, Q_ENERGY) &&
+	    ASK(Q_ENERGY, NC_ENERGY, o->energy(h, &e))) {
 		put_delta(s, d, "gpu_energy_mj", e, &d->prev_energy, &d->have_energy);
 		put_u(s, d, "@gpu_energy_total_mj", e); /* the driver's total: dcgm-exporter's value */
 	}
-	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_SM, &v)))
+	if (o->clock && want(d, Q_CLOCK_SM) &&
+	    ASK(Q_CLOCK_SM, NC_CLOCK, o->clock(h, NVML_CLOCK_SM, &v)))
 		put_u(s, d, "gpu_frequency_mhz", v);
-	if (o->clock && !d->lost && ok(s, d, o->clock(h, NVML_CLOCK_MEM, &v)))
+	if (o->clock && want(d, Q_CLOCK_MEM) &&
+	    ASK(Q_CLOCK_MEM, NC_CLOCK, o->clock(h, NVML_CLOCK_MEM, &v)))
 		put_u(s, d, "gpu_memory_frequency_mhz", v);
-	if (o->temp && !d->lost && ok(s, d, o->temp(h, NVML_TEMPERATURE_GPU, &v)))
+	if (o->temp && want(d, Q_TEMP) &&
+	    ASK(Q_TEMP, NC_TEMP, o->temp(h, NVML_TEMPERATURE_GPU, &v)))
 		put_u(s, d, "gpu_temperature_c", v);
 	/* KB/s -> bytes/s: upstream's pcie_*_bytes are DCGM's rates in bytes/s */
-	if (o->pcie && !d->lost && ok(s, d, o->pcie(h, NVML_PCIE_UTIL_TX_BYTES, &v)))
+	if (o->pcie && want(d, Q_PCIE_TX) &&
+	    ASK(Q_PCIE_TX, NC_PCIE, o->pcie(h, NVML_PCIE_UTIL_TX_BYTES, &v)))
 		put_u(s, d, "pcie_tx_bytes", (unsigned long long)v * 1024);
-	if (o->pcie && !d->lost && ok(s, d, o->pcie(h, NVML_PCIE_UTIL_RX_BYTES, &v)))
+	if (o->pcie && want(d, Q_PCIE_RX) &&
+	    ASK(Q_PCIE_RX, NC_PCIE, o->pcie(h, NVML_PCIE_UTIL_RX_BYTES, &v)))
 		put_u(s, d, "pcie_rx_bytes", (unsigned long long)v * 1024);
 	static const char *const ecc_keys[2] = {"gpu_ecc_corrected_errors", "gpu_ecc_uncorrected_errors"};
-	for (int t = 0; t < 2; t++)
-		if (o->ecc && !d->lost && ok(s, d, o->ecc(h, t, NVML_VOLATILE_ECC, &e)))
+	for (int t = 0; t < 2; t++) {
+		enum query q = t ? Q_ECC_U : Q_ECC_C;
+		if (o->ecc && want(d, q) && ASK(q, NC_ECC, o->ecc(h, t, NVML_VOLATILE_ECC, &e)))
 			put_delta(s, d, ecc_keys[t], e, &d->prev_ecc[t], &d->have_ecc[t]);
-	if (o->throttle && !d->lost && ok(s, d, o->throttle(h, &e)))
+	}
+	if (o->throttle && want(d, Q_THROTTLE) &&
+	    ASK(Q_THROTTLE, NC_THROTTLE, o->throttle(h, &e)))
 		put_u(s, d, "gpu_throttle_reasons", e);
-	if (o->procs && !d->lost && !d->mig_parent)
-		ok(s, d, gpu_procs_list(o->procs, o->gprocs, h, d->suffix, &s->out, &s->pbuf));
+	if (o->enc && want(d, Q_ENC) && ASK(Q_ENC, NC_ENC, o->enc(h, &v, &period)) &&
+	    v <= 100)
+		put_u(s, d, "gpu_encoder_utilization", v);
+	if (o->dec && want(d, Q_DEC) && ASK(Q_DEC, NC_DEC, o->dec(h, &v, &period)) &&
+	    v <= 100)
+		put_u(s, d, "gpu_decoder_utilization", v);
+	if (o->procs && !d->mig_parent && want(d, Q_PROCS))
+		ASK(Q_PROCS, NC_PROCS, gpu_procs_list(o->procs, o->gprocs, h, d->suffix, &s->out, &s->pbuf));
 	if (d->xid && !d->lost) {
 		put_u(s, d, "xid_errors", d->xid_new);
 		put_u(s, d, "xid_last", d->xid_last);
 		d->xid_new = 0;
 	}
-	if (o->fields && !d->gpm && !d->nvl_off && !d->lost && !strchr(d->suffix, '/'))
-		nvlink_fields(s, d);
+	if (o->fields && !d->lost)
+		field_values(s, d);
 	if (d->gpm && s->prof_paused)
 		d->ghave = false; /* no sample (CUPTI owns the counters); after the pause, a new baseline */
 	if (d->gpm && !d->lost && !s->prof_paused) {
 		nvmlGpmSample_t now = d->gs[d->gcur];
-		if (!ok(s, d, o->gpm_sample(h, now))) {
+		t0 = clock_mono_ns();
+		nvmlReturn_t r = o->gpm_sample(h, now);
+		s->call_ns[NC_GPM_SAMPLE] += clock_mono_ns() - t0;
+		s->call_n[NC_GPM_SAMPLE]++;
+		if (!ok(s, d, r)) {
 			d->ghave = false;
 			return;
 		}
@@ -541,7 +756,11 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 			g.sample2 = now;
 			for (size_t i = 0; i < NGPM; i++)
 				g.metrics[i].metricId = gpm_keys[i].id;
-			if (ok(s, d, o->gpm_get(&g)))
+			t0 = clock_mono_ns();
+			r = o->gpm_get(&g);
+			s->call_ns[NC_GPM_GET] += clock_mono_ns() - t0;
+			s->call_n[NC_GPM_GET]++;
+			if (ok(s, d, r))
 				for (size_t i = 0; i < NGPM; i++)
 					if (g.metrics[i].nvmlReturn == NVML_SUCCESS && g.metrics[i].value >= 0)
 						put_gpm(s, d, i, g.metrics[i].value);
@@ -551,10 +770,21 @@ static void collect_dev(struct nvml_state *s, struct gdev *d)
 	}
 }
 
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void worker_job(void *arg, int what)
 {
 	struct nvml_state *s = arg;
+	int64_t cpu0 = thread_cpu_ns();
 	frame_reset(&s->out, 0);
+	memset(s->call_ns, 0, sizeof s->call_ns);
+	memset(s->call_n, 0, sizeof s->call_n);
 	s->prof_paused = what; /* one job, collect; what: whether profiling is paused */
 	s->job_ok = false;
 	if (!s->inited)
@@ -573,7 +803,7 @@ static void worker_job(void *arg, int what)
 			continue;
 		alive++;
 		/* from the keys collect_dev just added (gpu_flops.h) */
-		gpu_flops_put(&s->out, first, d->suffix, gpu_peaks_match(s->peaks, d->name));
+		gpu_flops_put(&s->out, first, d->suffix, d->peak);
 		/* identity strings: Prometheus' uuid/model labels, upstream's JSON keys */
 		char k[128];
 		if (d->uuid[0]) {
@@ -586,6 +816,20 @@ static void worker_job(void *arg, int what)
 		}
 	}
 	s->job_ok = alive > 0;
+	if (!s->job_ok)
+		return;
+	/* the collector's own cost this tick (the first tick's includes
+	 * NVML's start and the device discovery), in ns to the us: finer
+	 * digits are noise that would cost the history bits every tick */
+	for (int c = 0; c < NCALLS; c++)
+		if (s->call_n[c]) {
+			char k[96];
+			snprintf(k, sizeof k, "nvml_call_ns.%s", ncall_names[c]);
+			frame_uint(&s->out, k, gpu_round_us(s->call_ns[c]));
+		}
+	int64_t cpu1 = thread_cpu_ns();
+	if (cpu0 >= 0 && cpu1 >= cpu0)
+		frame_uint(&s->out, "nvml_tick_cpu_ns", gpu_round_us(cpu1 - cpu0));
 }
 
 /* ---------------- the loop thread's side ---------------- */
@@ -811,6 +1055,29 @@ static const struct metric_desc nvml_catalog[] = {
 	  "hw.gpu.memory.usage", "By", NULL),
 	R("gpu_memory_total_bytes", G, 1, "dynolog_gpu_memory_total_bytes", "Device memory size.",
 	  "hw.gpu.memory.limit", "By", NULL),
+	R("gpu_memory_reserved_bytes", G, 1, "dynolog_gpu_memory_reserved_bytes",
+	  "Device memory the driver and firmware reserve, not counted in used (NVML's v2 memory query).",
+	  "dynolog.gpu.memory.reserved", "By", NULL),
+	R("gpu_memory_temperature_c", G, 1, "dynolog_gpu_memory_temperature_celsius", "GPU memory (HBM) temperature.",
+	  "dynolog.gpu.memory.temperature", "Cel", NULL),
+	R("gpu_encoder_utilization", G, 0.01, "dynolog_gpu_encoder_utilization_ratio",
+	  "Share of the last sample period the video encoder was busy (NVML).", "hw.gpu.utilization", "1",
+	  "hw.gpu.task=encoder"),
+	R("gpu_decoder_utilization", G, 0.01, "dynolog_gpu_decoder_utilization_ratio",
+	  "Share of the last sample period the video decoder was busy (NVML).", "hw.gpu.utilization", "1",
+	  "hw.gpu.task=decoder"),
+	R("gpu_pcie_replays", C, 1, "dynolog_gpu_pcie_replays_total",
+	  "PCIe replays: packets the link sent again after an error.", "dynolog.gpu.pcie.replays", "{replay}", NULL),
+	/* the row remapper's counts over the GPU's life (kept in its InfoROM): gauges of the driver's values */
+	{"gpu_remapped_rows_correctable", true, G, 1, "dynolog_gpu_remapped_rows", "gpu", NULL, "cause=correctable",
+	 "Memory rows remapped to spares over the GPU's life, by the kind of error that caused it.",
+	 "dynolog.gpu.memory.remapped_rows", "{row}", "hw.id", "error.type=correctable"},
+	{"gpu_remapped_rows_uncorrectable", true, G, 1, "dynolog_gpu_remapped_rows", "gpu", NULL,
+	 "cause=uncorrectable", "Memory rows remapped to spares over the GPU's life, by the kind of error that caused it.",
+	 "dynolog.gpu.memory.remapped_rows", "{row}", "hw.id", "error.type=uncorrectable"},
+	R("gpu_row_remap_failure", G, 1, "dynolog_gpu_row_remap_failed",
+	  "1 when a memory row could not be remapped (the GPU needs service), else 0.",
+	  "dynolog.gpu.memory.row_remap_failure", "1", NULL),
 	R("gpu_power_draw", G, 1, "dynolog_gpu_power_watts", "Power draw of the GPU board.", "hw.power", "W",
 	  "hw.type=gpu"),
 	R("gpu_energy_mj", C, 0.001, "dynolog_gpu_energy_joules_total", "Energy used by the GPU.", "hw.energy", "J",
@@ -879,8 +1146,24 @@ static const struct metric_desc nvml_catalog[] = {
 	  "dynolog.gpu.nvlink.throughput", "By/s",
 	  "network.io.direction=receive"),
 	GPU_FLOPS_CATALOG_ROWS,
-	/* export-only: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION under --prometheus_names=dcgm (prom_dcgm.c) */
+	/* export-only: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION and DCGM_FI_DEV_PCIE_REPLAY_COUNTER under
+	 * --prometheus_names=dcgm (prom_dcgm.c) */
 	{"@gpu_energy_total_mj", true, MK_TOTAL, 1, NULL, "gpu", NULL, NULL, NULL, NULL, NULL, "hw.id", NULL},
+	{"@gpu_pcie_replays_total", true, MK_TOTAL, 1, NULL, "gpu", NULL, NULL, NULL, NULL, NULL, "hw.id", NULL},
+	/* the collector's own cost (its worker thread), every tick */
+	{"nvml_call_ns", true, G, 1e-9, "dynolog_collector_call_seconds", "call", NULL, "collector=nvml",
+	 "Time the collector spent in each library entry point during its last tick, all devices summed.",
+	 "dynolog.collector.call.duration", "s", "dynolog.call", "dynolog.collector=nvml"},
+	{"nvml_tick_cpu_ns", false, G, 1e-9, "dynolog_collector_cpu_seconds", NULL, NULL, "collector=nvml",
+	 "CPU time the collector's worker thread used for its last tick.", "dynolog.collector.cpu.time", "s", NULL,
+	 "dynolog.collector=nvml"},
+	/* the DCGM collector's (dcgm.c: it has no catalog of its own) */
+	{"dcgm_call_ns", true, G, 1e-9, "dynolog_collector_call_seconds", "call", NULL, "collector=dcgm",
+	 "Time the collector spent in each library entry point during its last tick, all devices summed.",
+	 "dynolog.collector.call.duration", "s", "dynolog.call", "dynolog.collector=dcgm"},
+	{"dcgm_tick_cpu_ns", false, G, 1e-9, "dynolog_collector_cpu_seconds", NULL, NULL, "collector=dcgm",
+	 "CPU time the collector's worker thread used for its last tick.", "dynolog.collector.cpu.time", "s", NULL,
+	 "dynolog.collector=dcgm"},
 };
 #undef R
 #undef G

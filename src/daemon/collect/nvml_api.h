@@ -24,6 +24,7 @@ enum {
 	NVML_ERROR_TIMEOUT = 10,
 	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
 	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25, /* a versioned struct the library does not know */
 	NVML_ERROR_UNKNOWN = 999,
 };
 
@@ -32,8 +33,21 @@ typedef struct {
 } nvmlUtilization_t;
 
 typedef struct {
-	unsigned long long total, free, used; /* bytes */
+	unsigned long long total, free, used; /* bytes; used includes the reserved memory */
 } nvmlMemory_t;
+
+/* nvmlDeviceGetMemoryInfo_v2's answer (the API reference's nvmlMemory_v2_t):
+ * used is what allocations hold, without the memory the driver and
+ * firmware reserve (reserved), as nvidia-smi and DCGM count it; total =
+ * reserved + used + free.  version must be nvml.h's nvmlMemory_v2,
+ * NVML_STRUCT_VERSION(Memory, 2): the struct's size ORed with 2 << 24
+ * (0x02000028); a driver that knows no such version answers
+ * NVML_ERROR_ARGUMENT_VERSION_MISMATCH. */
+typedef struct {
+	unsigned int version;
+	unsigned long long total, reserved, free, used; /* bytes */
+} nvmlMemory_v2_t;
+#define NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
 
 enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 enum { NVML_TEMPERATURE_GPU = 0 };
@@ -140,12 +154,18 @@ typedef struct {
 	nvmlReturn_t nvmlReturn;
 	nvmlValue_t value;
 } nvmlFieldValue_t;
+#define NVML_FI_DEV_MEMORY_TEMP 82               /* C, the HBM's (not the die's) */
+#define NVML_FI_DEV_PCIE_REPLAY_COUNTER 94        /* PCIe replays since the driver loaded */
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138 /* KiB */
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+#define NVML_FI_DEV_REMAPPED_COR 142     /* rows remapped for correctable errors (the GPU's life) */
+#define NVML_FI_DEV_REMAPPED_UNC 143     /* rows remapped for uncorrectable errors */
+#define NVML_FI_DEV_REMAPPED_FAILURE 145 /* 1: a row could not be remapped */
 #define NVML_SCOPE_ALL_LINKS 0xFFFFFFFFu
 /* an array of either read with another layout would be garbage */
 _Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t is 32 bytes on LP64");
 _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t is 40 bytes on LP64");
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes on LP64 (version 0x02000028)");
 
 /* The entry points, as function pointer types (nvml.c loads them). */
 typedef nvmlReturn_t (*nvml_void_fn)(void);
@@ -154,6 +174,10 @@ typedef nvmlReturn_t (*nvml_handle_fn)(unsigned int, nvmlDevice_t *);
 typedef nvmlReturn_t (*nvml_str_fn)(nvmlDevice_t, char *, unsigned int);
 typedef nvmlReturn_t (*nvml_util_fn)(nvmlDevice_t, nvmlUtilization_t *);
 typedef nvmlReturn_t (*nvml_mem_fn)(nvmlDevice_t, nvmlMemory_t *);
+typedef nvmlReturn_t (*nvml_mem2_fn)(nvmlDevice_t, nvmlMemory_v2_t *);
+/* nvmlDeviceGetEncoderUtilization / ...DecoderUtilization: percent, and the
+ * sampling period it covers (us) */
+typedef nvmlReturn_t (*nvml_codec_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
 typedef nvmlReturn_t (*nvml_uint_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_ull_fn)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*nvml_enum_uint_fn)(nvmlDevice_t, int, unsigned int *);

@@ -6,7 +6,10 @@
  * their dynolog names, and the per-interval energy key gives way to the
  * driver's total (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is the total, in
  * mJ).
- * DCGM_FI_DEV_FB_FREE is total - used.  Counters the frame carries as
+ * DCGM_FI_DEV_FB_FREE is total - used - reserved (reserved: 0 where the
+ * v1 memory query counted it in used), as DCGM's free; and
+ * DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL is the NVLink rate both ways, in MB/s
+ * (docs/metrics.md says why, and the doubt).  Counters the frame carries as
  * increases (ECC) are the sink's running totals since the daemon started,
  * where DCGM counts since the driver loaded: rate() reads both alike.
  */
@@ -37,6 +40,18 @@ static const struct dcgm_field {
 	{"gpu_memory_utilization", "DCGM_FI_DEV_MEM_COPY_UTIL", false, 1, "Memory utilization (in %)."},
 	{"gpu_memory_used_bytes", "DCGM_FI_DEV_FB_USED", false, 1.0 / 1048576, "Framebuffer memory used (in MiB)."},
 	{"gpu_memory_total_bytes", "DCGM_FI_DEV_FB_TOTAL", false, 1.0 / 1048576, "Framebuffer memory total (in MiB)."},
+	{"gpu_memory_reserved_bytes", "DCGM_FI_DEV_FB_RESERVED", false, 1.0 / 1048576,
+	 "Framebuffer memory reserved (in MiB)."},
+	{"gpu_memory_temperature_c", "DCGM_FI_DEV_MEMORY_TEMP", false, 1, "Memory temperature (in C)."},
+	{"gpu_encoder_utilization", "DCGM_FI_DEV_ENC_UTIL", false, 1, "Encoder utilization (in %)."},
+	{"gpu_decoder_utilization", "DCGM_FI_DEV_DEC_UTIL", false, 1, "Decoder utilization (in %)."},
+	{"@gpu_pcie_replays_total", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", true, 1, "Total number of PCIe retries."},
+	{"gpu_pcie_replays", NULL, true, 1, NULL},
+	{"gpu_remapped_rows_uncorrectable", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", true, 1,
+	 "Number of remapped rows for uncorrectable errors"},
+	{"gpu_remapped_rows_correctable", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", true, 1,
+	 "Number of remapped rows for correctable errors"},
+	{"gpu_row_remap_failure", "DCGM_FI_DEV_ROW_REMAP_FAILURE", false, 1, "Whether remapping of rows has failed"},
 	{"pcie_tx_bytes", "DCGM_FI_PROF_PCIE_TX_BYTES", false, 1, "The rate of data transmitted over the PCIe bus (in B/s)."},
 	{"pcie_rx_bytes", "DCGM_FI_PROF_PCIE_RX_BYTES", false, 1, "The rate of data received over the PCIe bus (in B/s)."},
 	{"gpu_ecc_corrected_errors", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", true, 1, "Total single-bit volatile ECC errors."},
@@ -58,8 +73,9 @@ static const struct dcgm_field {
 	{"nvlink_rx_bytes", "DCGM_FI_PROF_NVLINK_RX_BYTES", false, 1, "The rate of data received over NVLink (in B/s)."},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
-/* DCGM_FI_DEV_FB_FREE: derived, rendered after the table's families */
-#define FB_FREE NFIELDS
+/* derived families, rendered after the table's */
+#define FB_FREE NFIELDS        /* DCGM_FI_DEV_FB_FREE: total - used - reserved */
+#define NVL_TOTAL (NFIELDS + 1) /* DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL: TX + RX */
 
 static int field_of(const char *key)
 {
@@ -90,6 +106,19 @@ static const char *str_of(const struct frame *f, const char *base, const char *s
 static double num_of(const struct frame_value *v)
 {
 	return v->type == FV_INT ? (double)v->v.i : v->type == FV_UINT ? (double)v->v.u : v->v.f;
+}
+
+/* The number at base.suffix, or NULL */
+static const struct frame_value *num_at(const struct frame *f, const char *base, const char *suffix)
+{
+	size_t bl = strlen(base);
+	for (size_t i = 0; i < f->n; i++) {
+		const char *k = frame_key(f, &f->vals[i]);
+		if (f->vals[i].type != FV_STRING && strncmp(k, base, bl) == 0 && k[bl] == '.' &&
+		    strcmp(k + bl + 1, suffix) == 0)
+			return &f->vals[i];
+	}
+	return NULL;
 }
 
 static void put_label(struct buf *o, const char *name, const char *v, size_t n)
@@ -159,22 +188,33 @@ void prom_dcgm_render(const struct frame *f, const char *hostname, struct buf *o
 			continue;
 		const char *suffix = strchr(k, '.') + 1;
 		rows[n++] = (struct row){(size_t)fi, i, num_of(v) * fields[fi].mul, suffix};
-		if (strcmp(fields[fi].key, "gpu_memory_total_bytes") == 0)
-			for (size_t j = 0; j < f->n; j++) {
-				const char *kj = frame_key(f, &f->vals[j]);
-				if (f->vals[j].type != FV_STRING && strncmp(kj, "gpu_memory_used_bytes.", 22) == 0 &&
-				    strcmp(kj + 22, suffix) == 0 && num_of(&f->vals[j]) <= num_of(v))
-					rows[n++] = (struct row){FB_FREE, i, (num_of(v) - num_of(&f->vals[j])) / 1048576, suffix};
-			}
+		if (strcmp(fields[fi].key, "gpu_memory_total_bytes") == 0) {
+			/* DCGM's free leaves out the reserved memory too (the v2
+			 * query's free); with the v1 query used includes it */
+			const struct frame_value *u = num_at(f, "gpu_memory_used_bytes", suffix),
+						 *r = num_at(f, "gpu_memory_reserved_bytes", suffix);
+			double taken = (u ? num_of(u) : NAN) + (r ? num_of(r) : 0);
+			if (taken <= num_of(v))
+				rows[n++] = (struct row){FB_FREE, i, (num_of(v) - taken) / 1048576, suffix};
+		} else if (strcmp(fields[fi].key, "nvlink_tx_bytes") == 0) {
+			const struct frame_value *rx = num_at(f, "nvlink_rx_bytes", suffix);
+			if (rx && isfinite(num_of(rx)))
+				rows[n++] = (struct row){NVL_TOTAL, i, (num_of(v) + num_of(rx)) / 1e6, suffix};
+		}
 	}
 	qsort(rows, n, sizeof *rows, row_cmp);
 	for (size_t r = 0; r < n; r++) {
 		const struct row *w = &rows[r];
-		const char *name = w->field == FB_FREE ? "DCGM_FI_DEV_FB_FREE" : fields[w->field].name;
+		/* dcgm-exporter types its NVLink total a counter (though DCGM gives a rate) */
+		const char *name = w->field == FB_FREE	   ? "DCGM_FI_DEV_FB_FREE"
+				   : w->field == NVL_TOTAL ? "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"
+							   : fields[w->field].name;
+		const char *help = w->field == FB_FREE	   ? "Framebuffer memory free (in MiB)."
+				   : w->field == NVL_TOTAL ? "Total number of NVLink bandwidth counters for all lanes"
+							   : fields[w->field].help;
+		bool counter = w->field == NVL_TOTAL || (w->field < NFIELDS && fields[w->field].counter);
 		if (r == 0 || rows[r - 1].field != w->field)
-			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name,
-				   w->field == FB_FREE ? "Framebuffer memory free (in MiB)." : fields[w->field].help, name,
-				   w->field != FB_FREE && fields[w->field].counter ? "counter" : "gauge");
+			buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, counter ? "counter" : "gauge");
 		buf_puts(o, name);
 		labels(f, w->suffix, hostname, o);
 		char t[40];

@@ -59,7 +59,7 @@ BENCH_SRC   := $(wildcard bench/*.c)
 LIB_SRC     := $(wildcard src/lib/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
 TOOLS_SRC   := $(wildcard src/tools/*.c)
-# gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
+# gpusnoop (docs/gpusnoop.md): a BPF object (-mcpu=v3: atomic fetch-add and compare-and-swap on its maps), its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
 GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c \
@@ -152,7 +152,7 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $
 
 $(O)/gpusnoop.d/gpusnoop.bpf.o: src/gpusnoop/gpusnoop.bpf.c src/gpusnoop/event.h
 	@mkdir -p $(dir $@)
-	$(BPF_CC) -O2 -g -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
+	$(BPF_CC) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
 $(O)/gpusnoop.d/gpusnoop.skel.h: $(O)/gpusnoop.d/gpusnoop.bpf.o
 	bpftool gen skeleton $< name gpusnoop_bpf > $@.tmp && mv $@.tmp $@
 $(O)/obj/src/gpusnoop/main.o: src/gpusnoop/main.c $(O)/gpusnoop.d/gpusnoop.skel.h

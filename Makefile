@@ -90,7 +90,7 @@ SHLIB     := $(O)/libdynolite.so
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
 SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
 	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/libc10_cuda-fake-static.so \
-	$(O)/libc10_cuda-fake-static-stripped.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices
+	$(O)/libc10_cuda-fake-static-stripped.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices $(O)/gpusnoop-churn
 # the integration tests' programs: tests/tools/<name>.c -> $(O)/<name with dashes>
 TEST_TOOLS := $(O)/trace-check
 
@@ -184,6 +184,8 @@ $(O)/libc10_cuda-fake-static.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-f
 $(O)/libc10_cuda-fake-static-stripped.so: $(O)/libc10_cuda-fake-static.so
 	strip --strip-all -o $@ $<
 $(O)/gpusnoop-devices: tests/gpusnoop/devices.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-churn: tests/gpusnoop/churn.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl

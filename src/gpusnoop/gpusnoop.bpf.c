@@ -92,10 +92,15 @@ struct {
 	__uint(max_entries, RINGBUF_BYTES);
 } events SEC(".maps");
 
+/* A stack that hashes to a slot another stack holds is not recorded
+ * (counted: "stacks unavailable"; replacing it would change the stack of
+ * allocations already made there).  1,024 distinct 25-frame stacks lost 3%
+ * of their calls with 16,384 slots; 32,768 (16 MB) halves that. */
 #define SNOOP_STACK_DEPTH 64
+#define SNOOP_STACK_SLOTS 32768
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
+	__uint(max_entries, SNOOP_STACK_SLOTS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, SNOOP_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
@@ -122,7 +127,8 @@ struct {
  * slot, in each space, and the unavailable ones (-1) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4 * 16384 + 4);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4 * SNOOP_STACK_SLOTS + 4);
 	__type(key, struct stack_key);
 	__type(value, struct stack_total);
 } stack_totals SEC(".maps");
@@ -137,7 +143,8 @@ struct {
 /* per sync stack (-1: unavailable) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384 + 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SNOOP_STACK_SLOTS + 1);
 	__type(key, __s32);
 	__type(value, struct sync_total);
 } sync_totals SEC(".maps");

@@ -437,6 +437,11 @@ int launch_entry(struct pt_regs *ctx)
 	if (c & COOKIE_OUTER) {
 		/* replaces whatever was left: a call that never returned */
 		struct pending n = {.sp = sp, .cookie = c};
+#ifdef __TARGET_ARCH_x86
+		/* its return address, at the top of the stack at entry */
+		if (bpf_probe_read_user(&n.outp, sizeof(n.outp), (void *)sp))
+			n.outp = 0;
+#endif
 		if (bpf_map_update_elem(&pending, &key, &n, BPF_ANY))
 			count(CNT_ARGS_FULL);
 	} else {
@@ -444,14 +449,34 @@ int launch_entry(struct pt_regs *ctx)
 		 * the driver leaves the stack pointer where its own entry had it */
 		struct pending *p = bpf_map_lookup_elem(&pending, &key);
 		if (p && (p->cookie & COOKIE_OUTER) && sp <= p->sp) {
+#ifdef __TARGET_ARCH_x86
+			/*
+			 * No return probe on cudaLaunchKernel (a trap per launch
+			 * saved): the outer call is still running if its return
+			 * address is still in its slot.  Once it has returned, any
+			 * call its caller makes overwrites that slot with another
+			 * return address, and a deeper frame reaching below it
+			 * writes over it on the way.  (A call through one function
+			 * pointer that is cudaLaunchKernel once and a direct
+			 * driver launcher later would be taken for nested.)
+			 */
+			__u64 ra = 0;
+			if (!p->outp || bpf_probe_read_user(&ra, sizeof(ra), (void *)p->sp) || ra != p->outp)
+				goto counted;
+#endif
 			count(CNT_NESTED_LAUNCHES);
 			return 0;
 		}
 	}
+#ifdef __TARGET_ARCH_x86
+counted:
+#endif
 	count_call(COOKIE_FN(c));
 	return 0;
 }
 
+/* cudaLaunchKernel's return, where the return address cannot be read at
+ * entry (not x86: it is in a register) */
 SEC("uretprobe")
 int launch_return(struct pt_regs *ctx)
 {

@@ -14,11 +14,15 @@
  * made from one of CHURN_STACKS distinct stacks (a power of two: a path
  * of two functions chosen bit by bit, under CHURN_DEPTH more frames of
  * recursion), so the stack map fills as a real program's would.
- * CHURN_RATE (pairs a second per thread; 0: as fast as it goes) adds a
- * busy wait per pair that stands for the compute between allocations: the
- * loop without probes runs at that rate, so its slowdown under the probes
- * is the bench's figure.  CHURN_LAUNCH=1: a cudaLaunchKernel per pair;
- * CHURN_SYNC=N: a cudaStreamSynchronize every N pairs.
+ * CHURN_RATE (pairs a second per thread; 0: as fast as it goes) adds
+ * 1/CHURN_RATE s of CPU work after each pair (a loop of arithmetic,
+ * calibrated at start on the thread's CPU clock), the compute between
+ * allocations: a fixed amount of work, not a schedule to catch up with, so
+ * the loop without probes runs at about that rate and the time the probes
+ * add shows whole in its CPU time (the bench's slowdown: CPU time, not
+ * wall time, as the machine it runs on may be shared).
+ * CHURN_LAUNCH=N: N cudaLaunchKernel per pair; CHURN_SYNC=N: a
+ * cudaStreamSynchronize every N pairs.
  *
  * Planted leaks: CHURN_LEAKS per thread, cudaMalloc of 65536 bytes from
  * plant_leak(), never freed, all from one call site: the first before the
@@ -27,7 +31,9 @@
  * x 65536 bytes, all from plant_leak; nothing else (the window is freed at
  * the end).
  *
- * Output: "done pairs=P seconds=S leaked=B" (P over all threads).
+ * Output: "done pairs=P seconds=S cpu=C leaked=B" (P over all threads; S
+ * wall, C the CPU seconds of the working threads, user and system: the
+ * probes' traps are system time of the thread that takes them).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -51,7 +57,9 @@ int cudaStreamSynchronize(void *stream);
 
 static long threads, pairs, burst, pause_us, stacks, depth, leaks, window, launch, sync_every;
 static double rate;
+static long work_per_pair; /* iterations of compute() per pair (CHURN_RATE) */
 static volatile int sink;
+static volatile unsigned long acc;
 
 static long env(const char *name, long def, long min, long max)
 {
@@ -76,10 +84,40 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+NOINLINE static void compute(long n)
+{
+	unsigned long x = acc;
+	for (long i = 0; i < n; i++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	acc = x;
+}
+
+/* iterations of compute() that take 1/rate s of CPU: the best of a few tries */
+static long calibrate(double per_s)
+{
+	double best = 1e9;
+	const long n = 1000000;
+	for (int k = 0; k < 5; k++) {
+		double t = thread_cpu_s();
+		compute(n);
+		t = thread_cpu_s() - t;
+		if (t > 0 && t < best)
+			best = t;
+	}
+	return (long)((double)n / best / per_s);
+}
+
 struct worker {
 	void *live[MAX_WINDOW];
 	long head, n, done;
-	double next; /* when the next pair may start (CHURN_RATE) */
+	double cpu;
 };
 
 /* one pair: a new allocation, the oldest of the window freed */
@@ -94,7 +132,7 @@ NOINLINE static int pair(struct worker *w)
 	} else {
 		w->live[(w->head + w->n++) % window] = p;
 	}
-	if (launch) {
+	for (long i = 0; i < launch; i++) {
 		dim3 g = {1, 1, 1};
 		check(cudaLaunchKernel((void *)pair, g, g, NULL, 0, NULL), "cudaLaunchKernel");
 	}
@@ -138,11 +176,11 @@ static int go(struct worker *w, unsigned path, int bits, int pad)
 static void *work(void *arg)
 {
 	struct worker *w = arg;
+	double cpu0 = thread_cpu_s();
 	int bits = 0;
 	while ((1L << bits) < stacks)
 		bits++;
 	long planted = 0, leak_every = pairs / (leaks ? leaks : 1);
-	w->next = now_s();
 	for (long i = 0; i < pairs; i++) {
 		/* one call site for every leak: the first before any traffic */
 		while (planted < leaks && i >= planted * leak_every) {
@@ -152,13 +190,8 @@ static void *work(void *arg)
 		if (burst && i && i % burst == 0 && pause_us) {
 			struct timespec ts = {pause_us / 1000000, pause_us % 1000000 * 1000};
 			nanosleep(&ts, NULL);
-			w->next = now_s();
 		}
-		if (rate > 0) { /* the compute between two allocations */
-			w->next += 1.0 / rate;
-			while (now_s() < w->next)
-				;
-		}
+		compute(work_per_pair); /* between two allocations */
 		go(w, (unsigned)(i * 2654435761u) & (unsigned)(stacks - 1), bits, (int)depth);
 		if (sync_every && i % sync_every == 0)
 			check(cudaStreamSynchronize(NULL), "cudaStreamSynchronize");
@@ -166,6 +199,7 @@ static void *work(void *arg)
 	}
 	for (; w->n; w->n--, w->head = (w->head + 1) % window)
 		check(cudaFree(w->live[w->head]), "cudaFree");
+	w->cpu = thread_cpu_s() - cpu0;
 	return NULL;
 }
 
@@ -179,7 +213,7 @@ int main(void)
 	depth = env("CHURN_DEPTH", 20, 0, 200);
 	leaks = env("CHURN_LEAKS", 5, 0, 1000);
 	window = env("CHURN_WINDOW", 64, 1, MAX_WINDOW);
-	launch = env("CHURN_LAUNCH", 0, 0, 1);
+	launch = env("CHURN_LAUNCH", 0, 0, 16);
 	sync_every = env("CHURN_SYNC", 0, 0, 1L << 40);
 	rate = (double)env("CHURN_RATE", 0, 0, 100000000);
 	if (stacks & (stacks - 1)) {
@@ -190,6 +224,7 @@ int main(void)
 	pthread_t *t = calloc((size_t)threads, sizeof(*t));
 	if (!w || !t)
 		return 1;
+	work_per_pair = rate > 0 ? calibrate(rate) : 0;
 	if (!ready_then_wait())
 		return 1;
 	double t0 = now_s();
@@ -197,11 +232,13 @@ int main(void)
 		if (pthread_create(&t[i], NULL, work, &w[i]))
 			return 1;
 	long done = 0;
+	double cpu = 0;
 	for (long i = 0; i < threads; i++) {
 		pthread_join(t[i], NULL);
 		done += w[i].done;
+		cpu += w[i].cpu;
 	}
-	printf("done pairs=%ld seconds=%.3f leaked=%ld\n", done, now_s() - t0,
+	printf("done pairs=%ld seconds=%.3f cpu=%.3f leaked=%ld\n", done, now_s() - t0, cpu,
 	       threads * leaks * (long)LEAK_BYTES);
 	fflush(stdout);
 	free(w);

@@ -17,7 +17,8 @@
 #    trusted), the events a second it reached under the probes, the
 #    records gpusnoop saw and lost, and gpusnoop's own CPU time.
 #
-# GPUSNOOP=path runs another build (e.g. an older one, to compare);
+# GPUSNOOP=path runs another build; GPUSNOOP_COMPARE=path also runs that
+# one in the same rows (interleaved: baseline, GPUSNOOP, GPUSNOOP_COMPARE);
 # BENCH_SECONDS (1) is the baseline length of each loop run, REPS (2) the
 # baseline/probed pairs per figure (the least CPU of each kept).  Needs
 # root (BPF); prints "unavailable" otherwise.
@@ -34,7 +35,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 fig() { sed -n "s/^$1 //p" "$2"; }
-json() { grep -o "\"$1\":[0-9.e+-]*" "$2" | head -n 1 | cut -d: -f2; }
+# a number in a JSON report; 0 where absent (an older build's report)
+json() {
+	local v
+	v=$(grep -o "\"$1\":[0-9.e+-]*" "$2" | head -n 1 | cut -d: -f2)
+	echo "${v:-0}"
+}
 
 # start_snoop PID OUT ARGS...: gpusnoop on PID in the background ($snoop),
 # its CPU time into OUT.cpu at its exit; returns once its probes are attached
@@ -42,7 +48,7 @@ start_snoop() {
 	local pid=$1 out=$2
 	shift 2
 	: >"$out.err"
-	( "$SNOOP" --pid "$pid" --format json "$@" >"$out" 2>"$out.err"; times >"$out.cpu" ) &
+	( "${SNOOP_BIN:-$SNOOP}" --pid "$pid" --format json "$@" >"$out" 2>"$out.err"; times >"$out.cpu" ) &
 	snoop=$!
 	until grep -q '^gpusnoop: watching' "$out.err" || ! kill -0 "$snoop" 2>/dev/null; do sleep 0.05; done
 	if ! grep -q '^gpusnoop: watching' "$out.err"; then
@@ -78,6 +84,11 @@ awk -v bp="$(fig pair_ns "$tmp/base")" -v pp="$(fig pair_ns "$tmp/probed")" \
 	printf "cuLaunchKernel:    %8.0f ns without probes, %8.0f ns with: +%.2f us (1 trap)\n", bd, pd, (pd - bd) / 1000
 	printf "cudaStreamSync:    %8.0f ns without probes, %8.0f ns with: +%.2f us (entry, return, its stack into the totals)\n", by, py, (py - by) / 1000
 	printf "100-us allocations: %7.1f ms without probes, %7.1f ms with (2000 pairs): %+.2f%%\n", bs, ps, (ps / bs - 1) * 100
+	# what one trap costs here: cudaStreamSynchronize is an entry whose first
+	# instruction (push %rbp) the kernel emulates plus a return; the stand-in
+	# cuLaunchKernel starts with a mov, single-stepped out of line
+	printf "one trap:          %.2f us emulated first instruction (push %%rbp), %.2f us single-stepped (mov)\n", (py - by) / 2000, (pd - bd) / 1000
+	printf "                   (a 35k allocations + 35k launches a second loop has 28.6 us per iteration: 3%% is 0.86 us, 8%% 2.3 us)\n"
 }'
 
 # loop RATE LAUNCHES PROBED-EVENTS OUT: one run of the churn loop at RATE
@@ -99,24 +110,44 @@ loop() {
 	[ "$events" = - ] || wait "$snoop"
 }
 
-# row LABEL RATE LAUNCHES EVENTS: REPS interleaved baseline/probed runs, one line
+cpu_of() { sed -n 's/.* cpu=\([0-9.]*\) .*/\1/p' "$1"; }
+# best FILES...: the file of the least CPU
+best() {
+	local f b='' bf=''
+	for f in "$@"; do
+		if [ -z "$b" ] || awk -v x="$(cpu_of "$f")" -v y="$b" 'BEGIN { exit !(x < y) }'; then b=$(cpu_of "$f") bf=$f; fi
+	done
+	echo "$bf"
+}
+
+# row LABEL RATE LAUNCHES EVENTS: REPS interleaved baseline/probed runs, a line per build
 row() {
-	local label=$1 rate=$2 launches=$3 events=$4 best_b= best_p= best_i=
+	local label=$1 rate=$2 launches=$3 events=$4 bs=() ps=() cs=()
 	for i in $(seq "$REPS"); do
 		loop "$rate" "$launches" - "$tmp/b$i"
 		loop "$rate" "$launches" "$events" "$tmp/p$i"
-		local b p
-		b=$(sed -n 's/.* cpu=\([0-9.]*\) .*/\1/p' "$tmp/b$i")
-		p=$(sed -n 's/.* cpu=\([0-9.]*\) .*/\1/p' "$tmp/p$i")
-		if [ -z "$best_b" ] || awk -v x="$b" -v y="$best_b" 'BEGIN { exit !(x < y) }'; then best_b=$b; fi
-		if [ -z "$best_p" ] || awk -v x="$p" -v y="$best_p" 'BEGIN { exit !(x < y) }'; then best_p=$p best_i=$i; fi
+		bs+=("$tmp/b$i") ps+=("$tmp/p$i")
+		if [ -n "${GPUSNOOP_COMPARE:-}" ]; then
+			SNOOP_BIN=$GPUSNOOP_COMPARE loop "$rate" "$launches" "$events" "$tmp/c$i"
+			cs+=("$tmp/c$i")
+		fi
 	done
-	local r=$tmp/p$best_i.json
+	local b
+	b=$(cpu_of "$(best "${bs[@]}")")
+	line "$label" "$events" "$b" "$(best "${ps[@]}")"
+	[ -z "${GPUSNOOP_COMPARE:-}" ] || line "  ($GPUSNOOP_COMPARE)" "$events" "$b" "$(best "${cs[@]}")"
+}
+
+# line LABEL EVENTS BASE-CPU PROBED-RUN
+line() {
+	local label=$1 events=$2 best_b=$3 pf=$4
+	local best_p
+	best_p=$(cpu_of "$pf")
+	local r=$pf.json
 	local seen=$(($(json allocations "$r") + $(json frees "$r")))
 	local lost=$(($(json ringbuf_drops "$r") + $(json calls_in_flight_full "$r") + $(json live_full "$r") + $(json reallocated_without_free "$r")))
-	local secs pairs
-	secs=$(sed -n 's/.* seconds=\([0-9.]*\) .*/\1/p' "$tmp/p$best_i")
-	pairs=$(sed -n 's/.*pairs=\([0-9]*\) .*/\1/p' "$tmp/p$best_i")
+	local pairs
+	pairs=$(sed -n 's/.*pairs=\([0-9]*\) .*/\1/p' "$pf")
 	awk -v l="$label" -v e="$events" -v b="$best_b" -v p="$best_p" -v s="$seen" -v x="$lost" -v c="$(snoop_cpu "$r.cpu")" \
 		-v n="$pairs" -v cp="$best_p" 'BEGIN {
 		printf "%-36s %-16s %6.3f s %6.3f s %+8.1f%% %9.0f %9d %6d %7s s\n", l, e, b, p, (p / b - 1) * 100, 2 * n / cp, s, x, c

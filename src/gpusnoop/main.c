@@ -257,8 +257,9 @@ static void stack_entry(void *ctx, const void *kp, const void *vp)
 	memcpy(&k, kp, sizeof(k));
 	memcpy(&v, vp, sizeof(v));
 	/* a stack whose allocations are all freed keeps its entry, at 0;
-	 * a negative total (a free and its allocation read mid-update) too */
-	if (v.count <= 0 || v.bytes <= 0 || k.space >= SPACE_COUNT || k.stack_id < -1)
+	 * a negative total (a free and its allocation read mid-update) is
+	 * left out too; a live 0-byte allocation is shown */
+	if (v.count <= 0 || v.bytes < 0 || k.space >= SPACE_COUNT || k.stack_id < -1)
 		return;
 	if (gs->n == gs->cap) {
 		gs->cap = gs->cap ? 2 * gs->cap : 64;

@@ -21,8 +21,10 @@
  * the loop without probes runs at about that rate and the time the probes
  * add shows whole in its CPU time (the bench's slowdown: CPU time, not
  * wall time, as the machine it runs on may be shared).
- * CHURN_LAUNCH=N: N cudaLaunchKernel per pair; CHURN_SYNC=N: a
- * cudaStreamSynchronize every N pairs.
+ * CHURN_LAUNCH=N: N cudaLaunchKernel per pair (each calling the driver's
+ * cuLaunchKernel); CHURN_DRV=1: then a direct cuLaunchKernel per pair from
+ * three frames deeper than those (not inside a runtime launch: counted);
+ * CHURN_SYNC=N: a cudaStreamSynchronize every N pairs.
  *
  * Planted leaks: CHURN_LEAKS per thread, cudaMalloc of 65536 bytes from
  * plant_leak(), never freed, all from one call site: the first before the
@@ -50,12 +52,14 @@ typedef struct {
 } dim3;
 int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, void *stream);
 int cudaStreamSynchronize(void *stream);
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		   unsigned shmem, void *stream, void **params, void **extra);
 
 #define NOINLINE __attribute__((noinline))
 #define LEAK_BYTES 65536
 #define MAX_WINDOW 4096
 
-static long threads, pairs, burst, pause_us, stacks, depth, leaks, window, launch, sync_every;
+static long threads, pairs, burst, pause_us, stacks, depth, leaks, window, launch, drv, sync_every;
 static double rate;
 static long work_per_pair; /* iterations of compute() per pair (CHURN_RATE) */
 static volatile int sink;
@@ -120,6 +124,16 @@ struct worker {
 	double cpu;
 };
 
+/* a driver launch made below the frame the runtime launches were made from */
+NOINLINE static void drv_launch(int down)
+{
+	if (down)
+		drv_launch(down - 1);
+	else
+		check(cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
+	sink++;
+}
+
 /* one pair: a new allocation, the oldest of the window freed */
 NOINLINE static int pair(struct worker *w)
 {
@@ -136,6 +150,8 @@ NOINLINE static int pair(struct worker *w)
 		dim3 g = {1, 1, 1};
 		check(cudaLaunchKernel((void *)pair, g, g, NULL, 0, NULL), "cudaLaunchKernel");
 	}
+	if (drv)
+		drv_launch(2);
 	return 0;
 }
 
@@ -214,6 +230,7 @@ int main(void)
 	leaks = env("CHURN_LEAKS", 5, 0, 1000);
 	window = env("CHURN_WINDOW", 64, 1, MAX_WINDOW);
 	launch = env("CHURN_LAUNCH", 0, 0, 16);
+	drv = env("CHURN_DRV", 0, 0, 1);
 	sync_every = env("CHURN_SYNC", 0, 0, 1L << 40);
 	rate = (double)env("CHURN_RATE", 0, 0, 100000000);
 	if (stacks & (stacks - 1)) {

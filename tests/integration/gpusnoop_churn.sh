@@ -37,13 +37,16 @@ cat "$tmp/prog.out"
 exact "$tmp/stopped.txt"
 
 # the reader at nice 19 on the CPU the producers use, the live table on
-# (into a file), launches and syncs too: a launch per pair, a sync every
-# 100 pairs per thread
-FAKE_CUDA_SYNC_US=100 CHURN_LAUNCH=1 CHURN_SYNC=100 SNOOP_WRAP="nice -n 19 taskset -c 0" SNOOP_CMD="taskset -c 0 $BUILD/gpusnoop-churn" \
+# (into a file), launches and syncs too: a runtime launch per pair (its
+# driver launch inside not counted again), then a direct driver launch from
+# deeper frames (counted: cudaLaunchKernel has no return probe, and this
+# tells a launch inside it from one after it), a sync every 100 pairs per
+# thread
+FAKE_CUDA_SYNC_US=100 CHURN_LAUNCH=1 CHURN_DRV=1 CHURN_SYNC=100 SNOOP_WRAP="nice -n 19 taskset -c 0" SNOOP_CMD="taskset -c 0 $BUILD/gpusnoop-churn" \
 	snoop "$tmp/niced.txt" --events mem,launch,sync --live
 cat "$tmp/prog.out"
 exact "$tmp/niced.txt"
-grep -q '^launches: 100000 (.*): cudaLaunchKernel 100000, cuLaunchKernel 0, cuLaunchKernelEx 0, cudaGraphLaunch 0; 100000 driver launches' "$tmp/niced.txt"
+grep -q '^launches: 200000 (.*): cudaLaunchKernel 100000, cuLaunchKernel 100000, cuLaunchKernelEx 0, cudaGraphLaunch 0; 100000 driver launches inside' "$tmp/niced.txt"
 grep -q '^synchronisations: 1000 (.*waiting: cudaDeviceSynchronize 0, cudaStreamSynchronize 1000, ' "$tmp/niced.txt"
 # the live table's frames: the planted leaks' stack among the top ones
 grep -q '^gpusnoop live: pid ' "$tmp/niced.txt"

@@ -94,7 +94,7 @@ struct {
 
 /* A stack that hashes to a slot another stack holds is not recorded
  * (counted: "stacks unavailable"; replacing it would change the stack of
- * allocations already made there).  1,024 distinct 25-frame stacks lost 3%
+ * allocations already made there).  1,024 distinct ~35-frame stacks lost 3%
  * of their calls with 16,384 slots; 32,768 (16 MB) halves that. */
 #define SNOOP_STACK_DEPTH 64
 #define SNOOP_STACK_SLOTS 32768

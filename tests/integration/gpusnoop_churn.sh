@@ -5,8 +5,9 @@
 # shown gone.  build/gpusnoop-churn (tests/gpusnoop/churn.c): 4 threads
 # making 100,000 cudaMalloc+cudaFree pairs (200,000 probed allocations and
 # frees, with CPU work between them that makes 200,000 a second without
-# probes; under them, what the traps leave) in bursts of 5,000 pairs, from 1,024 distinct 25-frame stacks, with 20 leaks of 64 KiB
-# planted among them.  The reader is starved: stopped (SIGSTOP) for the
+# probes; under them, what the traps leave) in bursts of 5,000 pairs,
+# from 1,024 distinct 25-frame stacks, with 20 leaks of 64 KiB planted
+# among them.  The reader is starved: stopped (SIGSTOP) for the
 # whole run - a ring buffer of records overflowed there (150,000 dropped,
 # 246 false leak groups) - then niced on the producers' CPU with the live
 # table (symbolizing each second) and launches and syncs as well.  Each

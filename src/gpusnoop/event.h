@@ -6,9 +6,12 @@
  * recorded.  Included by both sides, so it uses only fixed-width kernel
  * types.
  *
- * A record is 48 bytes; at 10^5 allocations a second that is 4.8 MB/s of
- * ring buffer, drained by one user thread.  Launches make no record (they
- * are counted in the kernel); a synchronisation makes one.
+ * Records go through the ring buffer only for the timeline (--trace): the
+ * state itself (live allocations, per-stack and per-space totals, sync
+ * stacks, counters) is kept in the kernel's maps, whose entries are
+ * defined here too.  A record is 48 bytes; at 10^5 allocations a second
+ * that is 4.8 MB/s of ring buffer, drained by one user thread.  Launches
+ * make no record (they are counted in the kernel).
  */
 #ifndef DYNO_GPUSNOOP_EVENT_H
 #define DYNO_GPUSNOOP_EVENT_H

@@ -25,10 +25,12 @@
  *   cudaGetDevice, cuCtxGetDevice at return; a driver context switch makes
  *   it unknown) so each allocation record carries its device.
  *
- * Cost per probed call: one uprobe trap (~1 us on bare metal) at entry, one
- * more at return for allocations, syncs and cudaLaunchKernel; one hash
- * update; for allocations and syncs one ring-buffer record and a stack
- * walk (frame pointers).  Other processes that map the same library take
+ * Cost per probed call: one uprobe trap (~1 us on bare metal, a few us to
+ * tens of us in a VM, docs/gpusnoop.md) at entry, one more at return for
+ * allocations and syncs (and cudaLaunchKernel where not x86); for an
+ * allocation or free a stack walk (frame pointers; allocations only), a
+ * live-map update and two totals' atomics; a ring-buffer record only with
+ * --trace.  Other processes that map the same library take
  * the trap too and leave at the pid check.
  *
  * Why stacks are taken at return: at a function's first instruction the

@@ -10,14 +10,18 @@
  * Steps: find the probed functions in the files of /proc/PID/maps (plus
  * --lib), per file, in .dynsym and .symtab (probes.c); load gpusnoop.bpf.c
  * with the pid filter; attach an entry probe (and where needed a return
- * probe) per function and file; drain the ring buffer into the ledger
- * (ledger.c), the sync table (calls.c) and the timeline (timeline.c); read
- * the launch counters each second; then report (report.c).
+ * probe) per function and file; with --trace, drain the ring buffer into
+ * the timeline (timeline.c, through its own ledger and sync table); read
+ * the launch counters each second (and with the live table the kernel's
+ * totals); at the end read the kernel's maps - every allocation still
+ * live, the sync stacks' totals, the counters - into the ledger (ledger.c)
+ * and the sync table (calls.c), and report (report.c).
  *
- * Cost while running: the probes (see gpusnoop.bpf.c), one wakeup per
- * 100 ms or per batch of records, one hash operation per record, and a
- * ~150-byte timeline line per allocation, free or sync when --trace is
- * given; with the live table, one frame a second (live.c).
+ * Cost while running: the probes (see gpusnoop.bpf.c); nothing per call
+ * without --trace; with it one wakeup per 100 ms or per batch of records,
+ * one hash operation and a ~150-byte timeline line per allocation, free or
+ * sync; with the live table, one read of the totals and one frame a
+ * second (live.c).
  *
  * Exit statuses: 0 report printed; 2 usage; 3 no such process; 4 not
  * permitted (BPF refused: not root, no CAP_BPF/CAP_PERFMON; or the process's

@@ -59,7 +59,7 @@ BENCH_SRC   := $(wildcard bench/*.c)
 LIB_SRC     := $(wildcard src/lib/*.c)
 FUZZ_SRC    := $(wildcard fuzz/*.c)
 TOOLS_SRC   := $(wildcard src/tools/*.c)
-# gpusnoop (docs/gpusnoop.md): a BPF object, its libbpf skeleton and a
+# gpusnoop (docs/gpusnoop.md): a BPF object (-mcpu=v3: atomic fetch-add and compare-and-swap on its maps), its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
 GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c \
@@ -90,7 +90,7 @@ SHLIB     := $(O)/libdynolite.so
 # the stand-in CUDA libraries and the leaking program of the gpusnoop tests
 SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
 	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/libc10_cuda-fake-static.so \
-	$(O)/libc10_cuda-fake-static-stripped.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices
+	$(O)/libc10_cuda-fake-static-stripped.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices $(O)/gpusnoop-churn
 # the integration tests' programs: tests/tools/<name>.c -> $(O)/<name with dashes>
 TEST_TOOLS := $(O)/trace-check
 
@@ -152,7 +152,7 @@ $(O)/bench/%: $(O)/obj/bench/%.o $(LIBTEST) $(LIBCLI) $(LIBTRACE) $(LIBDAEMON) $
 
 $(O)/gpusnoop.d/gpusnoop.bpf.o: src/gpusnoop/gpusnoop.bpf.c src/gpusnoop/event.h
 	@mkdir -p $(dir $@)
-	$(BPF_CC) -O2 -g -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
+	$(BPF_CC) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
 $(O)/gpusnoop.d/gpusnoop.skel.h: $(O)/gpusnoop.d/gpusnoop.bpf.o
 	bpftool gen skeleton $< name gpusnoop_bpf > $@.tmp && mv $@.tmp $@
 $(O)/obj/src/gpusnoop/main.o: src/gpusnoop/main.c $(O)/gpusnoop.d/gpusnoop.skel.h
@@ -184,6 +184,8 @@ $(O)/libc10_cuda-fake-static.so: tests/gpusnoop/c10_cuda_fake.c $(O)/libcudart-f
 $(O)/libc10_cuda-fake-static-stripped.so: $(O)/libc10_cuda-fake-static.so
 	strip --strip-all -o $@ $<
 $(O)/gpusnoop-devices: tests/gpusnoop/devices.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
+	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
+$(O)/gpusnoop-churn: tests/gpusnoop/churn.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl

@@ -52,8 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct ledger l;
 	ledger_init(&l);
-	struct calls c;
+	struct calls c, kc;
 	calls_init(&c);
+	calls_init(&kc);
 	size_t at = 0;
 	while (at < size) {
 		/* the first byte picks the record's length: mostly the real one */
@@ -64,8 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t type = 0;
 		if (len >= sizeof(type))
 			memcpy(&type, data + at, sizeof(type));
-		if (type == EV_SYNC)
+		if (type == EV_SYNC) {
 			calls_sync_event(&c, data + at, len, NULL);
+		} else if (type == 0xff && len >= 4 + sizeof(struct sync_group)) {
+			/* a sync stack's totals as read from the kernel's map */
+			struct sync_group sgin;
+			memcpy(&sgin, data + at + 4, sizeof(sgin));
+			calls_sync_group(&kc, &sgin);
+		}
 		else
 			ledger_event(&l, data + at, len);
 		at += len;
@@ -97,5 +104,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	free(sg);
 	calls_free(&c);
+	sg = calls_sync_top(&kc, &n);
+	if (n != kc.n)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (!sg[i].count || sg[i].stack_id < -1)
+			abort();
+	free(sg);
+	calls_free(&kc);
 	return 0;
 }

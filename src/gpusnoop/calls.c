@@ -34,6 +34,21 @@ static struct sync_group *find(struct sync_group *g, size_t cap, int32_t id)
 			return &g[s];
 }
 
+/* room for one more group: doubles when half full */
+static void reserve(struct calls *c)
+{
+	if (2 * (c->n + 1) > c->cap) {
+		size_t cap = c->cap * 2;
+		struct sync_group *g = xcalloc(cap, sizeof(*g));
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->g[i].count)
+				*find(g, cap, c->g[i].stack_id) = c->g[i];
+		free(c->g);
+		c->g = g;
+		c->cap = cap;
+	}
+}
+
 int calls_sync_event(struct calls *c, const void *data, size_t len, struct snoop_event *out)
 {
 	struct snoop_event ev;
@@ -48,16 +63,7 @@ int calls_sync_event(struct calls *c, const void *data, size_t len, struct snoop
 	}
 	if (ev.stack_id < 0)
 		ev.stack_id = -1;
-	if (2 * (c->n + 1) > c->cap) {
-		size_t cap = c->cap * 2;
-		struct sync_group *g = xcalloc(cap, sizeof(*g));
-		for (size_t i = 0; i < c->cap; i++)
-			if (c->g[i].count)
-				*find(g, cap, c->g[i].stack_id) = c->g[i];
-		free(c->g);
-		c->g = g;
-		c->cap = cap;
-	}
+	reserve(c);
 	struct sync_group *g = find(c->g, c->cap, ev.stack_id);
 	if (!g->count) {
 		g->stack_id = ev.stack_id;
@@ -73,6 +79,40 @@ int calls_sync_event(struct calls *c, const void *data, size_t len, struct snoop
 	c->sync_ns = c->sync_ns > UINT64_MAX - ev.size ? UINT64_MAX : c->sync_ns + ev.size;
 	if (out)
 		*out = ev;
+	return 1;
+}
+
+void calls_sync_reset(struct calls *c)
+{
+	memset(c->g, 0, c->cap * sizeof(*c->g));
+	c->n = 0;
+	c->sync_records = c->sync_ns = 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+int calls_sync_group(struct calls *c, const struct sync_group *in)
+{
+	uint32_t syncs = (1u << FN_CUDA_DEVICE_SYNCHRONIZE) | (1u << FN_CUDA_STREAM_SYNCHRONIZE) |
+			 (1u << FN_CUDA_EVENT_SYNCHRONIZE);
+	if (in->stack_id < -1 || !in->count || !in->fn_mask || (in->fn_mask & ~syncs)) {
+		c->invalid++;
+		return -1;
+	}
+	reserve(c);
+	struct sync_group *g = find(c->g, c->cap, in->stack_id);
+	if (!g->count) {
+		g->stack_id = in->stack_id;
+		c->n++;
+	}
+	/* one group per stack id in the kernel's map; merged all the same */
+	g->count = add_sat(g->count, in->count);
+	g->fn_mask |= in->fn_mask;
+	g->total_ns = add_sat(g->total_ns, in->total_ns);
+	if (in->max_ns > g->max_ns)
+		g->max_ns = in->max_ns;
+	c->sync_records = add_sat(c->sync_records, in->count);
+	c->sync_ns = add_sat(c->sync_ns, in->total_ns);
 	return 1;
 }
 

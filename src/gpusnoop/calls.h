@@ -35,6 +35,12 @@ void calls_free(struct calls *c);
 /* One ring-buffer record that claims to be EV_SYNC: 1 taken, -1 invalid
  * (counted).  ev (may be NULL) gets the validated record. */
 int calls_sync_event(struct calls *c, const void *data, size_t len, struct snoop_event *ev);
+/* The sync groups as the kernel keeps them (replacing any held): forgets
+ * every group and the totals, then takes each of n; a group whose stack id
+ * is below -1, whose functions are not syncs or whose count is 0 is
+ * counted invalid and left out. */
+void calls_sync_reset(struct calls *c);
+int calls_sync_group(struct calls *c, const struct sync_group *in);
 /* Groups by count (then total wait), most first; *n groups; free() it. */
 struct sync_group *calls_sync_top(const struct calls *c, size_t *n);
 /* sum of count[] over the functions of one group of probes (fn_first..fn_last) */

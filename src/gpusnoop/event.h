@@ -6,9 +6,12 @@
  * recorded.  Included by both sides, so it uses only fixed-width kernel
  * types.
  *
- * A record is 48 bytes; at 10^5 allocations a second that is 4.8 MB/s of
- * ring buffer, drained by one user thread.  Launches make no record (they
- * are counted in the kernel); a synchronisation makes one.
+ * Records go through the ring buffer only for the timeline (--trace): the
+ * state itself (live allocations, per-stack and per-space totals, sync
+ * stacks, counters) is kept in the kernel's maps, whose entries are
+ * defined here too.  A record is 48 bytes; at 10^5 allocations a second
+ * that is 4.8 MB/s of ring buffer, drained by one user thread.  Launches
+ * make no record (they are counted in the kernel).
  */
 #ifndef DYNO_GPUSNOOP_EVENT_H
 #define DYNO_GPUSNOOP_EVENT_H
@@ -130,7 +133,50 @@ struct snoop_event {
 #define COOKIE(fn, space, ptr_arg, size_arg, flags) \
 	((fn) | (space) << 8 | (ptr_arg) << 12 | (size_arg) << 16 | (flags))
 
-/* Indexes of the BPF program's counter array (all must reach the report). */
+/*
+ * The allocations still live, in the kernel (the live map), keyed by
+ * (pointer, space): a free removes its entry there, so nothing about a
+ * free depends on the ring buffer.  Per (stack, space) the outstanding
+ * bytes and count (the live table's top stacks), per space the outstanding
+ * bytes and their peak, per sync stack its count and time waited.
+ */
+struct live_key {
+	__u64 ptr;
+	__u32 space;
+	__u32 pad;
+};
+
+struct live_val {
+	__u64 size;
+	__u64 ts_ns;
+	__s32 stack_id; /* < 0: not recorded */
+	__u32 fn;
+	__s32 device;
+	__u32 in_totals; /* added to its stack's totals (that map may be full) */
+};
+
+struct stack_key {
+	__s32 stack_id; /* -1 for every allocation whose stack is unavailable */
+	__u32 space;
+};
+
+struct stack_total {
+	__s64 bytes;
+	__s64 count;
+};
+
+struct space_total {
+	__s64 bytes; /* outstanding */
+	__u64 peak;
+};
+
+struct sync_total {
+	__u64 count, total_ns, max_ns;
+	__u32 fn_mask; /* bit per enum snoop_fn */
+	__u32 pad;
+};
+
+/* Indexes of the BPF program's counter array (per CPU; all must reach the report). */
 enum snoop_counter {
 	CNT_RINGBUF_DROPS,   /* no room in the ring buffer: a record lost */
 	CNT_ARGS_FULL,       /* too many calls in flight: an allocation or sync lost */
@@ -138,6 +184,14 @@ enum snoop_counter {
 	CNT_NESTED,          /* inner call of an outer probed allocation (not counted twice) */
 	CNT_FAILED_CALLS,    /* allocation returned an error: nothing allocated */
 	CNT_NESTED_LAUNCHES, /* a driver launch made by cudaLaunchKernel (counted once, as the outer) */
+	/* the allocations' state, kept in the kernel (the live map): */
+	CNT_ALLOCS,          /* allocations recorded */
+	CNT_FREES,           /* frees seen */
+	CNT_UNMATCHED_FREES, /* frees of a pointer not live (a nested free, or allocated before the probes) */
+	CNT_REPLACED,        /* an allocation of a pointer still live: its free was missed */
+	CNT_LIVE_FULL,       /* the live map full (--max-live): an allocation not tracked */
+	CNT_TOTALS_FULL,     /* the per-stack totals full: the live table misses it (the report does not) */
+	CNT_SYNC_FULL,       /* the sync stacks map full: a sync left out of the stacks (still counted) */
 	CNT_COUNT
 };
 

@@ -6,22 +6,31 @@
  *
  * - An allocation is seen twice: at entry its out-pointer and size are
  *   saved per thread; at return, if the call succeeded, the pointer it
- *   wrote is read and one record goes to the ring buffer with the user
- *   stack id.  A free is one record at entry.
+ *   wrote is read and the allocation goes into the live map (pointer ->
+ *   size, time, stack id), its bytes added to its stack's and its space's
+ *   totals.  A free, at entry, removes it there and takes its bytes off.
+ *   So the state is here, exact whatever the reader's speed: the reader
+ *   walks these maps once a second (the live table) and at the end (the
+ *   report).  Records go to the ring buffer only for the timeline
+ *   (--trace: want_records); a record it has no room for is counted, and
+ *   costs the timeline a point, never the report a free.
  * - A launch is counted at entry in a per-CPU array (no record: launches
  *   come by the hundred thousand per second).  cudaLaunchKernel calls the
  *   driver's cuLaunchKernel, so it also has a return probe that marks the
  *   thread as inside it, and a driver launch made there is not counted.
  * - A synchronisation is seen twice, like an allocation: entry time saved,
- *   and at return one record with the duration and the stack.
+ *   and at return its duration added to its stack's totals (count, time,
+ *   longest); a record too with --trace.
  * - With --trace, the thread's current device is followed (cudaSetDevice,
  *   cudaGetDevice, cuCtxGetDevice at return; a driver context switch makes
  *   it unknown) so each allocation record carries its device.
  *
- * Cost per probed call: one uprobe trap (~1 us on bare metal) at entry, one
- * more at return for allocations, syncs and cudaLaunchKernel; one hash
- * update; for allocations and syncs one ring-buffer record and a stack
- * walk (frame pointers).  Other processes that map the same library take
+ * Cost per probed call: one uprobe trap (~1 us on bare metal, a few us to
+ * tens of us in a VM, docs/gpusnoop.md) at entry, one more at return for
+ * allocations and syncs (and cudaLaunchKernel where not x86); for an
+ * allocation or free a stack walk (frame pointers; allocations only), a
+ * live-map update and two totals' atomics; a ring-buffer record only with
+ * --trace.  Other processes that map the same library take
  * the trap too and leave at the pid check.
  *
  * Why stacks are taken at return: at a function's first instruction the
@@ -40,6 +49,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* The process to watch (the thread group id); set by the loader before load. */
 const volatile __u32 target_tgid = 0;
+/* a ring-buffer record per allocation, free and sync (the timeline needs
+ * them in order); without it the maps below hold all the report needs */
+const volatile __u32 want_records = 0;
 
 struct pending {
 	__u64 outp;  /* where the callee writes the result, or the value itself (direct) */
@@ -82,20 +94,62 @@ struct {
 	__uint(max_entries, RINGBUF_BYTES);
 } events SEC(".maps");
 
+/* A stack that hashes to a slot another stack holds is not recorded
+ * (counted: "stacks unavailable"; replacing it would change the stack of
+ * allocations already made there).  1,024 distinct ~35-frame stacks lost 3%
+ * of their calls with 16,384 slots; 32,768 (16 MB) halves that. */
 #define SNOOP_STACK_DEPTH 64
+#define SNOOP_STACK_SLOTS 32768
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
+	__uint(max_entries, SNOOP_STACK_SLOTS);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, SNOOP_STACK_DEPTH * sizeof(__u64));
 } stacks SEC(".maps");
 
+/* per CPU: the hot ones (allocations, frees) are bumped on every call */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, CNT_COUNT);
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+/* the allocations still live; not preallocated: the loader sets the bound
+ * (--max-live), memory is taken as allocations come */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, struct live_key);
+	__type(value, struct live_val);
+} live SEC(".maps");
+
+/* outstanding bytes and count per (stack, space): a stack id per stack-map
+ * slot, in each space, and the unavailable ones (-1) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4 * SNOOP_STACK_SLOTS + 4);
+	__type(key, struct stack_key);
+	__type(value, struct stack_total);
+} stack_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SPACE_COUNT);
+	__type(key, __u32);
+	__type(value, struct space_total);
+} space_totals SEC(".maps");
+
+/* per sync stack (-1: unavailable) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SNOOP_STACK_SLOTS + 1);
+	__type(key, __s32);
+	__type(value, struct sync_total);
+} sync_totals SEC(".maps");
 
 /* calls per function (launches and syncs), per CPU: no shared cache line on the launch path */
 struct {
@@ -109,7 +163,72 @@ static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
 	if (c)
-		__sync_fetch_and_add(c, 1);
+		(*c)++;
+}
+
+/* *m = max(*m, v) against other CPUs doing the same: a few tries (each
+ * failure means another CPU raised it, usually past v) */
+static __always_inline void raise_max(__u64 *m, __u64 v)
+{
+	__u64 cur = *m;
+	for (int i = 0; i < 4 && v > cur; i++) {
+		__u64 was = __sync_val_compare_and_swap(m, cur, v);
+		if (was == cur)
+			break;
+		cur = was;
+	}
+}
+
+/* the (stack, space) totals of an allocation made (sign 1) or freed (-1);
+ * 0 when its entry cannot be made (the map full: counted) */
+static __always_inline int stack_add(__s32 sid, __u32 space, __s64 size, __s64 sign)
+{
+	struct stack_key k = {.stack_id = sid < 0 ? -1 : sid, .space = space};
+	struct stack_total *t = bpf_map_lookup_elem(&stack_totals, &k);
+	if (!t && sign > 0) {
+		struct stack_total z = {0};
+		bpf_map_update_elem(&stack_totals, &k, &z, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&stack_totals, &k);
+		if (!t)
+			count(CNT_TOTALS_FULL);
+	}
+	if (!t)
+		return 0;
+	__sync_fetch_and_add(&t->bytes, sign * size);
+	__sync_fetch_and_add(&t->count, sign);
+	return 1;
+}
+
+static __always_inline void space_add(__u32 space, __s64 size)
+{
+	struct space_total *t = bpf_map_lookup_elem(&space_totals, &space);
+	if (!t)
+		return;
+	__s64 now = __sync_fetch_and_add(&t->bytes, size) + size;
+	if (size > 0 && now > 0)
+		raise_max(&t->peak, (__u64)now);
+}
+
+/* a live allocation gone (freed, or replaced): its entry already deleted by us */
+static __always_inline void forget(const struct live_key *k, const struct live_val *v)
+{
+	if (v->in_totals)
+		stack_add(v->stack_id, k->space, (__s64)v->size, -1);
+	space_add(k->space, -(__s64)v->size);
+}
+
+/* removes (ptr, space) from the live map; 1 when this call removed it (two
+ * CPUs freeing one pointer at once: only one takes its bytes off) */
+static __always_inline int take_live(const struct live_key *k)
+{
+	struct live_val *p = bpf_map_lookup_elem(&live, k);
+	if (!p)
+		return 0;
+	struct live_val v = *p;
+	if (bpf_map_delete_elem(&live, k))
+		return 0;
+	forget(k, &v);
+	return 1;
 }
 
 static __always_inline void count_call(__u32 fn)
@@ -266,7 +385,26 @@ int alloc_return(struct pt_regs *ctx)
 	long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	if (sid < 0)
 		count(CNT_STACK_FAIL);
-	emit(EV_ALLOC, COOKIE_FN(n.cookie), 0, ptr, n.size, COOKIE_SPACE(n.cookie), n.dev, (__s32)sid);
+	__u32 space = COOKIE_SPACE(n.cookie);
+	struct live_key k = {.ptr = ptr, .space = space};
+	/* still live: its free was missed (a path not probed) */
+	if (take_live(&k))
+		count(CNT_REPLACED);
+	__u64 now = bpf_ktime_get_ns();
+	struct live_val v = {.size = n.size, .ts_ns = now, .stack_id = (__s32)sid, .fn = COOKIE_FN(n.cookie),
+			     .device = n.dev};
+	v.in_totals = stack_add((__s32)sid, space, (__s64)n.size, 1);
+	if (bpf_map_update_elem(&live, &k, &v, BPF_NOEXIST)) {
+		/* not tracked: never reported as a leak, and said */
+		count(CNT_LIVE_FULL);
+		if (v.in_totals)
+			stack_add((__s32)sid, space, (__s64)n.size, -1);
+	} else {
+		space_add(space, (__s64)n.size);
+	}
+	count(CNT_ALLOCS);
+	if (want_records)
+		emit(EV_ALLOC, COOKIE_FN(n.cookie), now, ptr, n.size, space, n.dev, (__s32)sid);
 	return 0;
 }
 
@@ -278,7 +416,13 @@ int free_entry(struct pt_regs *ctx)
 		return 0;
 	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 ptr = arg(ctx, COOKIE_PTR_ARG(c));
-	if (ptr)
+	if (!ptr)
+		return 0;
+	struct live_key k = {.ptr = ptr, .space = COOKIE_SPACE(c)};
+	count(CNT_FREES);
+	if (!take_live(&k))
+		count(CNT_UNMATCHED_FREES);
+	if (want_records)
 		emit(EV_FREE, COOKIE_FN(c), 0, ptr, 0, COOKIE_SPACE(c), DEV_UNKNOWN, -1);
 	return 0;
 }
@@ -295,6 +439,11 @@ int launch_entry(struct pt_regs *ctx)
 	if (c & COOKIE_OUTER) {
 		/* replaces whatever was left: a call that never returned */
 		struct pending n = {.sp = sp, .cookie = c};
+#ifdef __TARGET_ARCH_x86
+		/* its return address, at the top of the stack at entry */
+		if (bpf_probe_read_user(&n.outp, sizeof(n.outp), (void *)sp))
+			n.outp = 0;
+#endif
 		if (bpf_map_update_elem(&pending, &key, &n, BPF_ANY))
 			count(CNT_ARGS_FULL);
 	} else {
@@ -302,14 +451,34 @@ int launch_entry(struct pt_regs *ctx)
 		 * the driver leaves the stack pointer where its own entry had it */
 		struct pending *p = bpf_map_lookup_elem(&pending, &key);
 		if (p && (p->cookie & COOKIE_OUTER) && sp <= p->sp) {
+#ifdef __TARGET_ARCH_x86
+			/*
+			 * No return probe on cudaLaunchKernel (a trap per launch
+			 * saved): the outer call is still running if its return
+			 * address is still in its slot.  Once it has returned, any
+			 * call its caller makes overwrites that slot with another
+			 * return address, and a deeper frame reaching below it
+			 * writes over it on the way.  (A call through one function
+			 * pointer that is cudaLaunchKernel once and a direct
+			 * driver launcher later would be taken for nested.)
+			 */
+			__u64 ra = 0;
+			if (!p->outp || bpf_probe_read_user(&ra, sizeof(ra), (void *)p->sp) || ra != p->outp)
+				goto counted;
+#endif
 			count(CNT_NESTED_LAUNCHES);
 			return 0;
 		}
 	}
+#ifdef __TARGET_ARCH_x86
+counted:
+#endif
 	count_call(COOKIE_FN(c));
 	return 0;
 }
 
+/* cudaLaunchKernel's return, where the return address cannot be read at
+ * entry (not x86: it is in a register) */
 SEC("uretprobe")
 int launch_return(struct pt_regs *ctx)
 {
@@ -351,9 +520,25 @@ int sync_return(struct pt_regs *ctx)
 	long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 	if (sid < 0)
 		count(CNT_STACK_FAIL);
-	__u64 now = bpf_ktime_get_ns();
-	emit(EV_SYNC, COOKIE_FN(n.cookie), n.ts, COOKIE_FN(n.cookie) == FN_CUDA_DEVICE_SYNCHRONIZE ? 0 : n.outp,
-	     now - n.ts, 0, DEV_UNKNOWN, (__s32)sid);
+	__u64 now = bpf_ktime_get_ns(), d = now - n.ts;
+	__s32 sk = sid < 0 ? -1 : (__s32)sid;
+	struct sync_total *t = bpf_map_lookup_elem(&sync_totals, &sk);
+	if (!t) {
+		struct sync_total z = {0};
+		bpf_map_update_elem(&sync_totals, &sk, &z, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&sync_totals, &sk);
+	}
+	if (t) {
+		__sync_fetch_and_add(&t->count, 1);
+		__sync_fetch_and_add(&t->total_ns, d);
+		__sync_fetch_and_or(&t->fn_mask, 1u << (COOKIE_FN(n.cookie) & 31));
+		raise_max(&t->max_ns, d);
+	} else {
+		count(CNT_SYNC_FULL);
+	}
+	if (want_records)
+		emit(EV_SYNC, COOKIE_FN(n.cookie), n.ts, COOKIE_FN(n.cookie) == FN_CUDA_DEVICE_SYNCHRONIZE ? 0 : n.outp, d,
+		     0, DEV_UNKNOWN, (__s32)sid);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
  * ledger.h - gpusnoop's bookkeeping of what is allocated: every record from
- * the ring buffer goes through ledger_event(), which validates it (size,
+ * the ring buffer (--trace) and, at the end, every allocation the kernel's
+ * live map still holds go through ledger_event(), which validates it (size,
  * type, function, space), keeps the live allocations in a hash table keyed
  * by (space, pointer), the outstanding bytes per space and per device
  * (device memory and cuMemCreate handles: the physical bytes; mapped

@@ -56,13 +56,14 @@ void live_frame(struct live *lv, const struct report_in *in)
 			if (spaces & (1u << s))
 				buf_printf(&b, " %s %" PRIu64 " bytes%s", snoop_space_name(s), l->outstanding[s],
 					   s + 1 < SPACE_COUNT && (spaces >> (s + 1)) ? "," : "");
-		size_t n;
-		struct ledger_leak *g = ledger_leaks(l, &n);
+		size_t n = in->nlive_groups;
+		struct ledger_leak *g = in->live_groups ? NULL : ledger_leaks(l, &n);
+		const struct ledger_leak *gs = in->live_groups ? in->live_groups : g;
 		buf_printf(&b, "\n%14s %8s %-8s %s (top %zu of %zu)\n", "bytes", "count", "space", "stack",
 			   n < in->top ? n : in->top, n);
 		for (size_t i = 0; i < n && i < in->top; i++) {
-			buf_printf(&b, "%14" PRIu64 " %8" PRIu64 " %-8s ", g[i].bytes, g[i].count, snoop_space_name(g[i].space));
-			stack_line(&b, in, g[i].stack_id);
+			buf_printf(&b, "%14" PRIu64 " %8" PRIu64 " %-8s ", gs[i].bytes, gs[i].count, snoop_space_name(gs[i].space));
+			stack_line(&b, in, gs[i].stack_id);
 			buf_putc(&b, '\n');
 		}
 		free(g);

@@ -10,14 +10,18 @@
  * Steps: find the probed functions in the files of /proc/PID/maps (plus
  * --lib), per file, in .dynsym and .symtab (probes.c); load gpusnoop.bpf.c
  * with the pid filter; attach an entry probe (and where needed a return
- * probe) per function and file; drain the ring buffer into the ledger
- * (ledger.c), the sync table (calls.c) and the timeline (timeline.c); read
- * the launch counters each second; then report (report.c).
+ * probe) per function and file; with --trace, drain the ring buffer into
+ * the timeline (timeline.c, through its own ledger and sync table); read
+ * the launch counters each second (and with the live table the kernel's
+ * totals); at the end read the kernel's maps - every allocation still
+ * live, the sync stacks' totals, the counters - into the ledger (ledger.c)
+ * and the sync table (calls.c), and report (report.c).
  *
- * Cost while running: the probes (see gpusnoop.bpf.c), one wakeup per
- * 100 ms or per batch of records, one hash operation per record, and a
- * ~150-byte timeline line per allocation, free or sync when --trace is
- * given; with the live table, one frame a second (live.c).
+ * Cost while running: the probes (see gpusnoop.bpf.c); nothing per call
+ * without --trace; with it one wakeup per 100 ms or per batch of records,
+ * one hash operation and a ~150-byte timeline line per allocation, free or
+ * sync; with the live table, one read of the totals and one frame a
+ * second (live.c).
  *
  * Exit statuses: 0 report printed; 2 usage; 3 no such process; 4 not
  * permitted (BPF refused: not root, no CAP_BPF/CAP_PERFMON; or the process's
@@ -92,6 +96,13 @@ static bool have_bpf_caps(void)
 #undef HAS
 }
 
+/*
+ * The ring buffer's records feed the timeline alone (--trace): its own
+ * ledger (the outstanding bytes at each change, per device) and sync
+ * table (validation).  The report and the live table read the kernel's
+ * maps instead (read_live, read_syncs), so a record lost costs the
+ * timeline a point and nothing else.
+ */
 struct run {
 	struct ledger ledger;
 	struct calls calls;
@@ -130,22 +141,181 @@ static int stack_of(void *ctx, int32_t id, uint64_t *ips, int max)
 	return sym_plausible_frames(ips, k);
 }
 
-/* the per-CPU call counters, summed */
-static void read_calls(int fd, struct calls *c)
+/* a per-CPU array of n u64 counters, summed into out[] */
+static void read_percpu(int fd, uint32_t n, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		return;
 	uint64_t *v = xcalloc((size_t)ncpu, sizeof(*v));
-	for (uint32_t f = 0; f < FN_COUNT; f++) {
+	for (uint32_t f = 0; f < n; f++) {
 		if (bpf_map_lookup_elem(fd, &f, v))
 			continue;
 		uint64_t t = 0;
 		for (int i = 0; i < ncpu; i++)
 			t += v[i];
-		c->count[f] = t;
+		out[f] = t;
 	}
 	free(v);
+}
+
+static void read_calls(int fd, struct calls *c)
+{
+	read_percpu(fd, FN_COUNT, c->count);
+}
+
+/*
+ * Every entry of a BPF hash map, in batches (one system call per 1024
+ * entries rather than two per entry: the live map may hold a million),
+ * gathered first and then given to fn one by one.  Key by key where the
+ * kernel cannot batch (an error before the end: what the batches gave is
+ * dropped, so nothing comes twice).  Entries may come and go meanwhile
+ * (the live table reads while the probes run): each one read is whole.
+ */
+static void map_each(int fd, size_t ksz, size_t vsz, void (*fn)(void *ctx, const void *k, const void *v), void *ctx)
+{
+	enum { BATCH = 1024 };
+	size_t esz = ksz + vsz, n = 0, cap = BATCH;
+	char *all = xcalloc(cap, esz), *keys = xcalloc(BATCH, ksz), *vals = xcalloc(BATCH, vsz);
+	uint64_t in = 0, out = 0;
+	bool first = true, whole = false;
+	for (;;) {
+		uint32_t got = BATCH;
+		DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, o);
+		int r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &got, &o);
+		int e = r ? errno : 0;
+		if (r && e != ENOENT)
+			break;
+		for (uint32_t i = 0; i < got && i < BATCH; i++) {
+			if (n == cap)
+				all = xrealloc(all, (cap *= 2) * esz);
+			memcpy(all + n * esz, keys + i * ksz, ksz);
+			memcpy(all + n * esz + ksz, vals + i * vsz, vsz);
+			n++;
+		}
+		if (r) { /* ENOENT: the last batch */
+			whole = true;
+			break;
+		}
+		in = out;
+		first = false;
+	}
+	if (whole) {
+		for (size_t i = 0; i < n; i++)
+			fn(ctx, all + i * esz, all + i * esz + ksz);
+	} else {
+		char *k = xcalloc(1, ksz), *nk = xcalloc(1, ksz), *v = xcalloc(1, vsz);
+		void *prev = NULL;
+		while (bpf_map_get_next_key(fd, prev, nk) == 0) {
+			if (bpf_map_lookup_elem(fd, nk, v) == 0)
+				fn(ctx, nk, v);
+			memcpy(k, nk, ksz);
+			prev = k;
+		}
+		free(k), free(nk), free(v);
+	}
+	free(all);
+	free(keys);
+	free(vals);
+}
+
+/* a live allocation from the kernel's map into a ledger (which validates it) */
+static void live_entry(void *ctx, const void *kp, const void *vp)
+{
+	struct live_key k;
+	struct live_val v;
+	memcpy(&k, kp, sizeof(k));
+	memcpy(&v, vp, sizeof(v));
+	struct snoop_event ev = {.type = EV_ALLOC, .fn = v.fn, .stack_id = v.stack_id, .ts_ns = v.ts_ns,
+				 .ptr = k.ptr, .size = v.size, .space = k.space, .device = v.device};
+	ledger_event(ctx, &ev, sizeof(ev));
+}
+
+/* the kernel's state of the allocations: the counters, every allocation
+ * still live, the peaks; into l (fresh) */
+static void read_allocations(struct gpusnoop_bpf *skel, const uint64_t *counters, struct ledger *l)
+{
+	map_each(bpf_map__fd(skel->maps.live), sizeof(struct live_key), sizeof(struct live_val), live_entry, l);
+	l->allocs = counters[CNT_ALLOCS];
+	l->frees = counters[CNT_FREES];
+	l->unmatched_frees = counters[CNT_UNMATCHED_FREES];
+	l->replaced = counters[CNT_REPLACED];
+	int fd = bpf_map__fd(skel->maps.space_totals);
+	for (uint32_t s = 0; s < SPACE_COUNT; s++) {
+		struct space_total t;
+		if (bpf_map_lookup_elem(fd, &s, &t) == 0 && t.peak > l->peak[s])
+			l->peak[s] = t.peak;
+	}
+}
+
+struct groups {
+	struct ledger_leak *g;
+	size_t n, cap;
+};
+
+static void stack_entry(void *ctx, const void *kp, const void *vp)
+{
+	struct groups *gs = ctx;
+	struct stack_key k;
+	struct stack_total v;
+	memcpy(&k, kp, sizeof(k));
+	memcpy(&v, vp, sizeof(v));
+	/* a stack whose allocations are all freed keeps its entry, at 0;
+	 * a negative total (a free and its allocation read mid-update) is
+	 * left out too; a live 0-byte allocation is shown */
+	if (v.count <= 0 || v.bytes < 0 || k.space >= SPACE_COUNT || k.stack_id < -1)
+		return;
+	if (gs->n == gs->cap) {
+		gs->cap = gs->cap ? 2 * gs->cap : 64;
+		gs->g = xrealloc(gs->g, gs->cap * sizeof(*gs->g));
+	}
+	gs->g[gs->n++] = (struct ledger_leak){.stack_id = k.stack_id, .space = k.space, .bytes = (uint64_t)v.bytes,
+					      .count = (uint64_t)v.count};
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct ledger_leak *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* the live table's state, once a second: the outstanding bytes per space
+ * and per (stack, space), from the kernel's totals - not a walk of every
+ * live allocation */
+static void read_live(struct gpusnoop_bpf *skel, struct ledger *l, struct groups *gs)
+{
+	int fd = bpf_map__fd(skel->maps.space_totals);
+	for (uint32_t s = 0; s < SPACE_COUNT; s++) {
+		struct space_total t;
+		if (bpf_map_lookup_elem(fd, &s, &t) == 0)
+			l->outstanding[s] = t.bytes > 0 ? (uint64_t)t.bytes : 0;
+	}
+	gs->n = 0;
+	map_each(bpf_map__fd(skel->maps.stack_totals), sizeof(struct stack_key), sizeof(struct stack_total),
+		 stack_entry, gs);
+	qsort(gs->g, gs->n, sizeof(*gs->g), by_bytes);
+}
+
+static void sync_entry(void *ctx, const void *kp, const void *vp)
+{
+	int32_t id;
+	struct sync_total v;
+	memcpy(&id, kp, sizeof(id));
+	memcpy(&v, vp, sizeof(v));
+	struct sync_group g = {.stack_id = id, .fn_mask = v.fn_mask, .count = v.count, .total_ns = v.total_ns,
+			       .max_ns = v.max_ns};
+	calls_sync_group(ctx, &g);
+}
+
+/* the sync stacks' totals as the kernel keeps them */
+static void read_syncs(struct gpusnoop_bpf *skel, struct calls *c)
+{
+	calls_sync_reset(c);
+	map_each(bpf_map__fd(skel->maps.sync_totals), sizeof(int32_t), sizeof(struct sync_total), sync_entry, c);
 }
 
 static int64_t now_ns(clockid_t c)
@@ -166,7 +336,7 @@ int main(int argc, char **argv)
 	int64_t pid = 0, top = 10;
 	double duration = 0;
 	const char *libs = NULL, *format = "table", *trace = NULL, *events = "mem";
-	int64_t ringbuf_kb = 8192, trace_min = TIMELINE_MIN_BYTES, trace_max = TIMELINE_MAX_INSTANTS;
+	int64_t ringbuf_kb = 8192, max_live = 1 << 20, trace_min = TIMELINE_MIN_BYTES, trace_max = TIMELINE_MAX_INSTANTS;
 	bool torch = false, live_flag = false;
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
@@ -180,7 +350,8 @@ int main(int argc, char **argv)
 		{"trace-max-instants", 0, ARG_INT, &trace_max, "N", "at most N such events (default 10000; the rest are counted)", 0, INT64_MAX, NULL},
 		{"live", 0, ARG_BOOL, &live_flag, NULL, "a live table each second even when stdout is not a terminal (stderr with --format json)", 0, 0, NULL},
 		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report", 1, 10000, NULL},
-		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size, a power of two >= the page size", 4, 1 << 20, NULL},
+		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size (the timeline's records), a power of two >= the page size", 4, 1 << 20, NULL},
+		{"max-live", 0, ARG_INT, &max_live, "N", "allocations followed at once (default 1048576; beyond, counted and said)", 1, 1 << 26, NULL},
 		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, and the mapped files skipped as not ELF", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
@@ -234,6 +405,12 @@ int main(int argc, char **argv)
 	struct run run = {0};
 	ledger_init(&run.ledger);
 	calls_init(&run.calls);
+	/* what the kernel's maps hold: the report's (and the live table's) */
+	struct ledger state;
+	struct calls syncs;
+	struct groups live_groups = {0};
+	ledger_init(&state);
+	calls_init(&syncs);
 	struct ring_buffer *rb = NULL;
 	struct symbolizer *sym = NULL;
 	struct buf msg = BUF_INIT;
@@ -249,7 +426,9 @@ int main(int argc, char **argv)
 	if (!skel)
 		FAIL(1, "cannot open the BPF object: %s", strerror(errno));
 	skel->rodata->target_tgid = (uint32_t)pid;
+	skel->rodata->want_records = trace != NULL;
 	bpf_map__set_max_entries(skel->maps.events, (uint32_t)ringbuf_kb * 1024);
+	bpf_map__set_max_entries(skel->maps.live, (uint32_t)max_live);
 	if (gpusnoop_bpf__load(skel)) {
 		int e = errno;
 		if ((e == EPERM || e == EACCES) && !have_bpf_caps())
@@ -347,7 +526,7 @@ int main(int argc, char **argv)
 		set.nfound, set.nfiles);
 	int calls_fd = bpf_map__fd(skel->maps.calls);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks);
-	struct report_in in = {.pid = (int)pid, .groups = groups, .ledger = &run.ledger, .calls = &run.calls,
+	struct report_in in = {.pid = (int)pid, .groups = groups, .ledger = &state, .calls = &syncs,
 			       .files = set.nfiles, .top = (size_t)top, .stack = stack_of, .stack_ctx = &stacks_fd,
 			       .sym = sym};
 	/* frames replace one another on a terminal; with --format json they go to stderr */
@@ -382,14 +561,19 @@ int main(int argc, char **argv)
 			/* once a second: the launch counters, the live table */
 			double since = (double)(now - next_tick + 1000000000) / 1e9;
 			next_tick = now + 1000000000;
-			read_calls(calls_fd, &run.calls);
+			read_calls(calls_fd, &syncs);
 			if (groups & GROUP_LAUNCH) {
-				uint64_t t = calls_sum(&run.calls, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+				uint64_t t = calls_sum(&syncs, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
 				timeline_launches(&run.tl, (uint64_t)now, (double)(t - prev_launches) / since);
 				prev_launches = t;
 			}
 			if (want_live) {
 				in.seconds = (double)(now - t0) / 1e9;
+				read_live(skel, &state, &live_groups);
+				if (groups & GROUP_SYNC)
+					read_syncs(skel, &syncs);
+				in.live_groups = live_groups.g;
+				in.nlive_groups = live_groups.n;
 				live_frame(&live, &in);
 			}
 		}
@@ -402,19 +586,25 @@ int main(int argc, char **argv)
 		bpf_link__destroy(links[i]);
 	nlinks = 0;
 	ring_buffer__consume(rb);
-	read_calls(calls_fd, &run.calls);
+	read_calls(calls_fd, &syncs);
 	if (groups & GROUP_LAUNCH) { /* the launch rate over the last (partial) second */
 		int64_t now = now_ns(CLOCK_MONOTONIC);
 		double since = (double)(now - next_tick + 1000000000) / 1e9;
-		uint64_t t = calls_sum(&run.calls, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+		uint64_t t = calls_sum(&syncs, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
 		timeline_launches(&run.tl, (uint64_t)now, since > 0 ? (double)(t - prev_launches) / since : 0);
 	}
 
 	in.seconds = secs;
 	in.end_reason = why;
-	int cfd = bpf_map__fd(skel->maps.counters);
-	for (uint32_t i = 0; i < CNT_COUNT; i++)
-		bpf_map_lookup_elem(cfd, &i, &in.counters[i]);
+	read_percpu(bpf_map__fd(skel->maps.counters), CNT_COUNT, in.counters);
+	/* the report: from the kernel's maps, whole, whatever the ring buffer lost */
+	ledger_free(&state);
+	ledger_init(&state);
+	read_allocations(skel, in.counters, &state);
+	read_syncs(skel, &syncs);
+	/* records that failed validation: the timeline's, and the maps' */
+	in.timeline_invalid = run.ledger.invalid + run.calls.invalid;
+	in.live_groups = NULL;
 	report_write(stdout, &in, json);
 	if (run.tl.left_out)
 		fprintf(stderr, "gpusnoop: %s: %" PRIu64 " allocations of at least %" PRIu64 " bytes left out of the timeline"
@@ -432,6 +622,9 @@ out:
 	gpusnoop_bpf__destroy(skel);
 	ledger_free(&run.ledger);
 	calls_free(&run.calls);
+	ledger_free(&state);
+	calls_free(&syncs);
+	free(live_groups.g);
 	probe_set_free(&set);
 	buf_free(&msg);
 	free(links);

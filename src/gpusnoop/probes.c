@@ -18,6 +18,11 @@
 #include "gpusnoop/probes.h"
 
 #define CHECK COOKIE_CHECK_RC
+#ifdef __x86_64__
+#define LAUNCH_RET false
+#else
+#define LAUNCH_RET true
+#endif
 #define RET COOKIE_RET
 /* c10::cuda::CUDACachingAllocator::Native:: */
 #define C10N "_ZN3c104cuda20CUDACachingAllocator6Native"
@@ -42,8 +47,10 @@ const struct probe_def probe_defs[FN_COUNT] = {
 	{FN_CU_MEM_MAP, GROUP_MEM, PROG_ALLOC, true, COOKIE(FN_CU_MEM_MAP, SPACE_MAP, 0, 1, CHECK | COOKIE_DIRECT | DEVSRC_NONE), "cuMemMap", {"cuMemMap"}},
 	{FN_CU_MEM_UNMAP, GROUP_MEM, PROG_FREE, false, COOKIE(FN_CU_MEM_UNMAP, SPACE_MAP, 0, 0, 0), "cuMemUnmap", {"cuMemUnmap"}},
 
-	/* the runtime's launch calls the driver's: it alone needs a return probe */
-	{FN_CUDA_LAUNCH_KERNEL, GROUP_LAUNCH, PROG_LAUNCH, true, COOKIE(FN_CUDA_LAUNCH_KERNEL, 0, 0, 0, COOKIE_OUTER), "cudaLaunchKernel", {"cudaLaunchKernel"}},
+	/* the runtime's launch calls the driver's: on x86 the BPF program tells
+	 * whether a driver launch is inside it by its return address, still
+	 * in its slot while it runs; elsewhere a return probe marks its end */
+	{FN_CUDA_LAUNCH_KERNEL, GROUP_LAUNCH, PROG_LAUNCH, LAUNCH_RET, COOKIE(FN_CUDA_LAUNCH_KERNEL, 0, 0, 0, COOKIE_OUTER), "cudaLaunchKernel", {"cudaLaunchKernel"}},
 	{FN_CU_LAUNCH_KERNEL, GROUP_LAUNCH, PROG_LAUNCH, false, COOKIE(FN_CU_LAUNCH_KERNEL, 0, 0, 0, 0), "cuLaunchKernel", {"cuLaunchKernel"}},
 	{FN_CU_LAUNCH_KERNEL_EX, GROUP_LAUNCH, PROG_LAUNCH, false, COOKIE(FN_CU_LAUNCH_KERNEL_EX, 0, 0, 0, 0), "cuLaunchKernelEx", {"cuLaunchKernelEx"}},
 	{FN_CUDA_GRAPH_LAUNCH, GROUP_LAUNCH, PROG_LAUNCH, false, COOKIE(FN_CUDA_GRAPH_LAUNCH, 0, 0, 0, 0), "cudaGraphLaunch", {"cudaGraphLaunch"}},
@@ -248,6 +255,25 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 				   "gpusnoop: warning: %s is stripped (no .symtab) and exports none of the probed functions:"
 				   " a CUDA runtime linked into it cannot be found without its symbols\n",
 				   f->path);
+	}
+	/* NativeCachingAllocator::malloc is what allocate and raw_alloc call
+	 * (in PyTorch, nothing else): with both probed, its calls are all
+	 * nested ones, counted once as the outer call and recorded nowhere,
+	 * two traps per tensor for nothing; not probed then. */
+	if ((groups & GROUP_TORCH) && seen[FN_TORCH_MALLOC] && seen[FN_TORCH_ALLOCATE] && seen[FN_TORCH_RAW_ALLOC] &&
+	    seen[FN_TORCH_LOCAL_RAW_DELETE]) {
+		for (int i = 0; i < s->n; i++) {
+			struct probe_file *f = &s->f[i];
+			if (!f->off[FN_TORCH_MALLOC])
+				continue;
+			f->off[FN_TORCH_MALLOC] = 0;
+			f->nfound--;
+			s->nfound--;
+			if (f->nfound == 0)
+				s->nfiles--;
+		}
+		seen[FN_TORCH_MALLOC] = false;
+		dropped[FN_TORCH_MALLOC] = true;
 	}
 	/* Tensors go back through local_raw_delete alone.  Without it (a
 	 * stripped build where it is static) every tensor block would look

@@ -136,8 +136,11 @@ static void write_json(struct buf *b, const struct report_in *in, const struct l
 	jw_key(&w, "ringbuf_drops"), jw_u64(&w, in->counters[CNT_RINGBUF_DROPS]);
 	jw_key(&w, "calls_in_flight_full"), jw_u64(&w, in->counters[CNT_ARGS_FULL]);
 	jw_key(&w, "stacks_unavailable"), jw_u64(&w, in->counters[CNT_STACK_FAIL]);
-	jw_key(&w, "invalid_records"), jw_u64(&w, l->invalid + c->invalid);
+	jw_key(&w, "invalid_records"), jw_u64(&w, l->invalid + c->invalid + in->timeline_invalid);
 	jw_key(&w, "reallocated_without_free"), jw_u64(&w, l->replaced);
+	jw_key(&w, "live_full"), jw_u64(&w, in->counters[CNT_LIVE_FULL]);
+	jw_key(&w, "sync_stacks_full"), jw_u64(&w, in->counters[CNT_SYNC_FULL]);
+	jw_key(&w, "live_table_stacks_full"), jw_u64(&w, in->counters[CNT_TOTALS_FULL]);
 	jw_obj_end(&w);
 	jw_key(&w, "nested_calls"), jw_u64(&w, in->counters[CNT_NESTED]);
 	jw_key(&w, "failed_calls"), jw_u64(&w, in->counters[CNT_FAILED_CALLS]);
@@ -231,11 +234,27 @@ static void write_table(struct buf *b, const struct report_in *in, const struct 
 	if (spaces)
 		buf_printf(b, "seen: %" PRIu64 " allocations, %" PRIu64 " frees (%" PRIu64 " of pointers not live: freed again by a nested call, or allocated before the probes)\n",
 			   l->allocs, l->frees, l->unmatched_frees);
-	uint64_t lost = in->counters[CNT_RINGBUF_DROPS] + in->counters[CNT_ARGS_FULL] + l->invalid + c->invalid + l->replaced;
+	/* The report comes from the kernel's maps: what the ring buffer (the
+	 * timeline's records) loses leaves it whole.  What makes it
+	 * incomplete: calls not followed, allocations the live map had no
+	 * room for (leaks it cannot see, never false ones), a missed free,
+	 * map entries that failed validation. */
+	const uint64_t *k = in->counters;
+	uint64_t incomplete = k[CNT_ARGS_FULL] + k[CNT_LIVE_FULL] + k[CNT_SYNC_FULL] + l->invalid + c->invalid + l->replaced;
+	uint64_t timeline = k[CNT_RINGBUF_DROPS] + in->timeline_invalid;
 	buf_printf(b, "lost: %" PRIu64 " records dropped (ring buffer full), %" PRIu64 " calls untracked (too many in flight), %" PRIu64
-		      " invalid records, %" PRIu64 " allocations whose free was missed; %" PRIu64 " stacks unavailable%s\n",
-		   in->counters[CNT_RINGBUF_DROPS], in->counters[CNT_ARGS_FULL], l->invalid + c->invalid, l->replaced,
-		   in->counters[CNT_STACK_FAIL], lost ? "  (WARNING: the report below is incomplete)" : "");
+		      " invalid records, %" PRIu64 " allocations whose free was missed; %" PRIu64 " stacks unavailable",
+		   k[CNT_RINGBUF_DROPS], k[CNT_ARGS_FULL], l->invalid + c->invalid + in->timeline_invalid, l->replaced,
+		   k[CNT_STACK_FAIL]);
+	if (k[CNT_LIVE_FULL])
+		buf_printf(b, "; %" PRIu64 " allocations not followed (--max-live reached)", k[CNT_LIVE_FULL]);
+	if (k[CNT_SYNC_FULL])
+		buf_printf(b, "; %" PRIu64 " syncs left out of the stacks (too many stacks)", k[CNT_SYNC_FULL]);
+	if (k[CNT_TOTALS_FULL])
+		buf_printf(b, "; %" PRIu64 " allocations missing from the live table's stacks", k[CNT_TOTALS_FULL]);
+	buf_puts(b, incomplete ? "  (WARNING: the report below is incomplete)\n"
+		 : timeline  ? "  (the timeline misses them; the report below is whole)\n"
+			     : "\n");
 	if (in->groups & GROUP_LAUNCH) {
 		uint64_t t = calls_sum(c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
 		buf_printf(b, "launches: %" PRIu64 " (%.1f/s): ", t, rate(t, in->seconds));

@@ -35,6 +35,12 @@ struct report_in {
 	report_stack_fn stack;
 	void *stack_ctx;
 	struct symbolizer *sym;
+	/* records the timeline's ledger or sync table refused (--trace) */
+	uint64_t timeline_invalid;
+	/* the live table's groups (from the kernel's per-stack totals, largest
+	 * first, no fn_mask); NULL: the ledger's own */
+	const struct ledger_leak *live_groups;
+	size_t nlive_groups;
 };
 
 void report_write(FILE *f, const struct report_in *in, bool json);

@@ -343,6 +343,47 @@ TEST(gpusnoop_calls_syncs)
 	calls_free(&c);
 }
 
+/* the sync groups as read from the kernel's map: validated, replaced at each read */
+TEST(gpusnoop_calls_sync_groups)
+{
+	struct calls c;
+	calls_init(&c);
+	for (int round = 0; round < 2; round++) {
+		calls_sync_reset(&c);
+		/* 200 stacks (the table grows) */
+		for (int32_t k = -1; k < 199; k++) {
+			struct sync_group g = {.stack_id = k, .fn_mask = 1u << FN_CUDA_STREAM_SYNCHRONIZE,
+					       .count = (uint64_t)k + 2, .total_ns = 10, .max_ns = 5};
+			CHECK_INT(calls_sync_group(&c, &g), 1);
+		}
+		CHECK_INT(c.n, 200);
+		CHECK_INT(c.sync_records, 200 * 201 / 2);
+		CHECK_INT(c.sync_ns, 2000);
+	}
+	/* invalid: a stack id below -1, no count, no function, a function not a sync */
+	struct sync_group bad[] = {{.stack_id = -2, .fn_mask = 1u << FN_CUDA_DEVICE_SYNCHRONIZE, .count = 1},
+				   {.stack_id = 1, .fn_mask = 1u << FN_CUDA_DEVICE_SYNCHRONIZE, .count = 0},
+				   {.stack_id = 1, .fn_mask = 0, .count = 1},
+				   {.stack_id = 1, .fn_mask = 1u << FN_CUDA_MALLOC, .count = 1}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_INT(calls_sync_group(&c, &bad[i]), -1);
+	CHECK_INT(c.invalid, 4);
+	CHECK_INT(c.n, 200);
+	/* sums saturate */
+	struct sync_group big = {.stack_id = 7, .fn_mask = 1u << FN_CUDA_EVENT_SYNCHRONIZE, .count = UINT64_MAX,
+				 .total_ns = UINT64_MAX, .max_ns = 99};
+	CHECK_INT(calls_sync_group(&c, &big), 1);
+	CHECK(c.sync_records == UINT64_MAX && c.sync_ns == UINT64_MAX);
+	size_t n;
+	struct sync_group *g = calls_sync_top(&c, &n);
+	REQUIRE(n == 200);
+	CHECK_INT(g[0].stack_id, 7);
+	CHECK_INT(g[0].max_ns, 99);
+	CHECK(g[0].fn_mask == ((1u << FN_CUDA_STREAM_SYNCHRONIZE) | (1u << FN_CUDA_EVENT_SYNCHRONIZE)));
+	free(g);
+	calls_free(&c);
+}
+
 TEST(gpusnoop_events_option)
 {
 	unsigned g = 0;

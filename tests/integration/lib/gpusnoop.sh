@@ -59,7 +59,8 @@ snoop_start() {
 	pids+=("$prog")
 	exec 7>"$tmp/go"
 	wait_ready "$tmp/prog.out"
-	"$DYNO" gpusnoop --pid "$prog" "$@" >"$out" 2>"$tmp/snoop.err" &
+	# shellcheck disable=SC2086 # SNOOP_WRAP is words: "nice -n 19 taskset -c 0"
+	${SNOOP_WRAP:-} "$DYNO" gpusnoop --pid "$prog" "$@" >"$out" 2>"$tmp/snoop.err" &
 	snooper=$!
 	pids+=("$snooper")
 	for _ in $(seq 300); do

@@ -13,6 +13,7 @@
 #include "daemon/registry.h"
 #include "daemon/tracing.h"
 #include "daemon/security.h"
+#include "daemon/trigger_keys.h"
 #include "daemon/trigger_peers.h"
 
 #define TRIG_BATCHES_MAX 2 /* firings whose peers are being asked at once (memory: docs/daemon.md) */
@@ -626,6 +627,8 @@ static bool add_trigger(const struct json_value *req, struct buf *resp, void *ud
 	struct trig_def d;
 	struct buf why = BUF_INIT;
 	if (!trig_def_parse(json_get(req, "trigger"), &d, &why))
+		failed(resp, "addTrigger", why.data);
+	else if (d.kind == TRIG_METRIC && !trig_key_known(d.cond.key, &why))
 		failed(resp, "addTrigger", why.data);
 	else if (find(T, d.id))
 		failed(resp, "addTrigger", "a trigger with this id exists (remove it first)");

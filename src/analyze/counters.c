@@ -534,8 +534,10 @@ static void counters_combine(const struct analysis_ctx *c, const struct trace_se
 			buf_puts(&path, o->write_trace);
 		if (counters_write_trace(view->ranks[k], path.data, &err) != 0) {
 			fprintf(stderr, "dyno analyze counters: --write-trace: %s\n", err.data);
-			if (t)
+			if (t) {
 				atable_note(t, "--write-trace: %s", err.data);
+				t->output_failed = true;
+			}
 		} else if (t) {
 			atable_note(t, "rank %d: trace with counters written to %s", view->ranks[k]->rank, path.data);
 		}

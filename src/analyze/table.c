@@ -125,6 +125,7 @@ void atable_append(struct atable *dst, struct atable *src)
 		}
 	}
 	buf_append(&dst->notes, src->notes.data, src->notes.len);
+	dst->output_failed |= src->output_failed;
 	atable_free(src);
 }
 

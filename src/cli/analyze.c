@@ -529,6 +529,11 @@ int cmd_analyze(int argc, char **argv)
 		for (size_t i = 0; rc == 0 && only && i < res.n; i++)
 			if (res.v[i].t->unavailable)
 				rc = 4;
+		/* a file asked for (--write-trace, --patterns-trace) that was not
+		 * written: its message is on stderr, the status must say it too */
+		for (size_t i = 0; i < res.n; i++)
+			if (res.v[i].t->output_failed)
+				rc = 1;
 		if (o.timings)
 			print_timings(&set, &res, load_s, (double)(clock_mono_ns() - t_out) / 1e9,
 				      (double)(clock_mono_ns() - t0) / 1e9, ro.threads);

@@ -10,6 +10,7 @@
  * (dyno --hostname h gputrace ...); those leading options are moved behind
  * the subcommand name, where every RPC subcommand parses them.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,19 @@ static char **hoist_global_options(int argc, char **argv)
 	return v;
 }
 
+/* Output that did not reach stdout (a full disk, `> /dev/full`, a closed
+ * pipe's reader gone) is a failure, whatever the command did: exit 1 with
+ * a message instead of the command's 0.  A usage error (2) stays 2. */
+static int stdout_written(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	int e = errno;
+	fprintf(stderr, "dyno: cannot write the output: %s\n", e ? strerror(e) : "write error");
+	return rc == 2 ? 2 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	log_init("dyno", LOG_LEVEL_WARN);
@@ -107,7 +121,7 @@ int main(int argc, char **argv)
 		if (strcmp(commands[i].name, name) == 0) {
 			int rc = commands[i].fn(argc - 1, argv + 1);
 			free(hoisted);
-			return rc;
+			return stdout_written(rc);
 		}
 	fprintf(stderr, "dyno: unknown command '%s'\n\n", name);
 	usage(stderr);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* the palette: distinguishable, print-safe; red is the highlight */
@@ -456,18 +457,28 @@ int html_write_file(const char *prog, const char *path, const struct buf *b)
 		fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
 		return 1;
 	}
+	/* a path that exists and is no regular file (a FIFO, a device) is
+	 * written in place: a temporary file renamed onto it would replace
+	 * the device (/dev/full) with a file */
+	struct stat st;
+	bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 	struct buf tmp = BUF_INIT;
-	buf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
+	if (in_place)
+		buf_puts(&tmp, path);
+	else
+		buf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
 	FILE *f = fopen(tmp.data, "w");
 	bool ok = f != NULL;
 	if (f) {
 		ok = fwrite(b->data, 1, b->len, f) == b->len;
+		ok = fflush(f) == 0 && ok;
 		ok = fclose(f) == 0 && ok; /* closed even when the write failed */
 	}
-	ok = ok && rename(tmp.data, path) == 0;
+	ok = ok && (in_place || rename(tmp.data, path) == 0);
 	if (!ok) {
 		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
-		unlink(tmp.data);
+		if (!in_place)
+			unlink(tmp.data);
 	}
 	buf_free(&tmp);
 	return ok ? 0 : 1;

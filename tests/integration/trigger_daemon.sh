@@ -83,6 +83,12 @@ grep -q "\"triggered\":\[$F7\]" "$WORK/fire1.out" || fail "fire: $(cat "$WORK/fi
 trig fire man >"$WORK/fire2.out" || fail "fire 2: $(cat "$WORK/fire2.out")"
 grep -q '"firings":\[\],"rate_limited":\["7"\]' "$WORK/fire2.out" || fail "not rate-limited: $(cat "$WORK/fire2.out")"
 "$DYNO" trigger list --port "$PORT" >"$WORK/list.txt" || fail "dyno trigger list"
+# global options before the command, as upstream's dyno takes them
+"$DYNO" --port "$PORT" trigger list >"$WORK/list2.txt" || fail "dyno --port P trigger list"
+"$DYNO" --hostname 127.0.0.1 --port="$PORT" trigger list --json >"$WORK/list3.txt" ||
+	fail "dyno --hostname H --port=P trigger list --json"
+grep -q '^mem  *mem_total_bytes > 1000 for 2s' "$WORK/list2.txt" || fail "dyno --port P trigger list: $(cat "$WORK/list2.txt")"
+grep -q '"triggers":' "$WORK/list3.txt" || fail "--json after hoisted options: $(cat "$WORK/list3.txt")"
 grep -q '^mem  *mem_total_bytes > 1000 for 2s  *0  *3s' "$WORK/list.txt" || fail "list: $(cat "$WORK/list.txt")"
 grep -q 'man job 7: fireTrigger RPC -> 1 matched, 1 triggered' "$WORK/list.txt" || fail "list: $(cat "$WORK/list.txt")"
 last=$(list | grep -o '"seq":[0-9]*' | tail -n 1 | cut -d: -f2)

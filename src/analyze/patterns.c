@@ -680,4 +680,5 @@ const struct analysis analysis_patterns = {
 	 * stay as they were */
 	.own_command = true,
 	.combine = patterns_combine,
+	.required = "operator",
 };

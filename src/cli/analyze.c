@@ -253,6 +253,17 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 		buf_free(&err);
 		return 2;
 	}
+	/* an option the analysis cannot run without: said before the trace
+	 * is loaded (a big one takes seconds), as a usage error */
+	for (size_t i = 0; *only && (*only)->required && i < cfg->nrows; i++) {
+		const struct arg_opt *r = &cfg->rows[i];
+		if (r->type == ARG_STRING && strcmp(r->name, (*only)->required) == 0 && !*(const char **)r->ptr) {
+			fprintf(stderr, "dyno analyze %s: --%s %s is required (see --help)\n", what, r->name,
+				r->metavar ? r->metavar : "VALUE");
+			buf_free(&err);
+			return 2;
+		}
+	}
 	if (analyze_ranks_parse(o->ranks, sel_ranks, nsel) != 0) {
 		fprintf(stderr, "dyno analyze: bad --ranks '%s' (a list like 0,1,7)\n", o->ranks);
 		return 2;

@@ -535,11 +535,22 @@ int cmd_analyze(int argc, char **argv)
 					test.ranks[k]->n);
 		}
 		rc = output(&res, fmt, &o, only == NULL) ? 1 : partial.len ? 3 : 0;
-		/* one analysis asked for and undefined on the trace (HTA fails):
-		 * its notes say why, the status says it to scripts */
-		for (size_t i = 0; rc == 0 && only && i < res.n; i++)
-			if (res.v[i].t->unavailable)
-				rc = 4;
+		/* one analysis asked for and undefined on every selected rank
+		 * (HTA fails): its notes say why, the status says it to scripts.
+		 * One rule for all: its .skip (what summary skips it for), or
+		 * every one of its tables marked unavailable (one-rank analyses:
+		 * critical-path, patterns) */
+		bool all_unavailable = false;
+		for (size_t i = 0; only && i < res.n; i++)
+			if (res.v[i].analysis == only) {
+				if (!res.v[i].t->unavailable) {
+					all_unavailable = false;
+					break;
+				}
+				all_unavailable = true;
+			}
+		if (rc == 0 && only && (res.undefined || all_unavailable))
+			rc = 4;
 		/* a file asked for (--write-trace, --patterns-trace) that was not
 		 * written: its message is on stderr, the status must say it too */
 		for (size_t i = 0; i < res.n; i++)

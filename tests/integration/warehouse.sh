@@ -23,7 +23,20 @@ wh_refuse_off() { wh_sql "DROP TRIGGER refuse"; }
 wh_series "$tmp/s"
 wh_suite "$tmp/s"
 
-# the HTML page of an empty warehouse says so (and draws nothing)
+# a read-only command on a warehouse that does not exist (a typo): "no
+# such warehouse", exit 1, and no database made
+for cmd in "report" "report --jobs" "report --html $tmp/typo.html" "gpu-hours"; do
+	# shellcheck disable=SC2086
+	"$DYNO" warehouse $cmd --db "$tmp/typo.db" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc -eq 1 ] && grep -q "warehouse DB $tmp/typo.db: no such warehouse" "$tmp/err" ||
+		bad "warehouse $cmd --db typo.db: exit $rc: $(cat "$tmp/err")"
+	[ ! -e "$tmp/typo.db" ] || bad "warehouse $cmd --db typo.db made the database"
+	[ ! -e "$tmp/typo.html" ] || bad "warehouse $cmd wrote a page"
+done
+
+# the HTML page of an empty warehouse (an empty file: the schema is made
+# on open) says so (and draws nothing)
+: >"$tmp/empty.db"
 "$DYNO" warehouse report --html "$tmp/empty.html" --db "$tmp/empty.db" 2>"$tmp/err" || bad "empty html: $(cat "$tmp/err")"
 python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/empty.html" empty >"$tmp/out" &&
 	grep -q 'holds no traces yet' "$tmp/empty.html" || bad "empty html: $(cat "$tmp/out")"

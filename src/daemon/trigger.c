@@ -621,6 +621,18 @@ static bool req_id(const struct json_value *req, const char *fn, struct buf *res
 	return true;
 }
 
+/* A trigger with gpusnoop sessions on a daemon that cannot run them
+ * would be accepted and fail at every firing: refused when added. */
+static bool snoop_available(const struct triggers *T, struct buf *why)
+{
+	struct buf e = BUF_INIT;
+	bool ok = gpusnoop_rpc_available(T->snoop, &e);
+	if (!ok)
+		buf_printf(why, "gpusnoop_s: %s", e.data);
+	buf_free(&e);
+	return ok;
+}
+
 static bool add_trigger(const struct json_value *req, struct buf *resp, void *ud)
 {
 	struct triggers *T = ud;
@@ -629,6 +641,8 @@ static bool add_trigger(const struct json_value *req, struct buf *resp, void *ud
 	if (!trig_def_parse(json_get(req, "trigger"), &d, &why))
 		failed(resp, "addTrigger", why.data);
 	else if (d.kind == TRIG_METRIC && !trig_key_known(d.cond.key, &why))
+		failed(resp, "addTrigger", why.data);
+	else if (d.gpusnoop_s > 0 && !snoop_available(T, &why))
 		failed(resp, "addTrigger", why.data);
 	else if (find(T, d.id))
 		failed(resp, "addTrigger", "a trigger with this id exists (remove it first)");

@@ -732,3 +732,49 @@ TEST(trigger_gpusnoop_session_per_triggered_process)
 	buf_free(&err);
 	buf_free(&resp);
 }
+
+/* A trigger with gpusnoop sessions on a daemon that cannot run them (no
+ * gpusnoop at all, or no --trace_path_prefixes for their files) is refused
+ * when added, with the reason, instead of failing at every firing. */
+TEST(trigger_gpusnoop_refused_without_prefixes)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
+	struct buf err = BUF_INIT, resp = BUF_INIT;
+	struct gpusnoop_flags sf = GPUSNOOP_FLAGS_DEFAULT;
+	sf.path = "/bin/echo";
+	const char *req = "{\"trigger\":{\"id\":\"s\",\"config\":\"X=1\",\"gpusnoop_s\":5,\"gpusnoop_log\":\"/tmp/snoop\"}}";
+	/* prefixes "" (the daemon's default): sessions cannot write their files */
+	for (int no_snoop = 0; no_snoop < 2; no_snoop++) {
+		struct rig r;
+		memset(&r, 0, sizeof r);
+		r.tr = tracing_start(l, &tf, &err);
+		REQUIRE(r.tr);
+		struct gpusnoop_rpc *snoop = no_snoop ? NULL : gpusnoop_rpc_start(l, &sf, "", &err);
+		REQUIRE(no_snoop || snoop);
+		struct trigger_flags gf = TRIGGER_FLAGS_DEFAULT;
+		r.T = triggers_start(l, &gf, r.tr, snoop, &err);
+		REQUIRE(r.T);
+		frame_init(&r.f);
+		call(&r, "addTrigger", req, &resp);
+		CHECK(strstr(resp.data, "\"status\":\"failed\"") != NULL);
+		CHECK(strstr(resp.data, no_snoop ? "gpusnoop_s: gpusnoop sessions are not available"
+						 : "gpusnoop_s: gpusnoop sessions need the daemon to run with "
+						   "--trace_path_prefixes") != NULL);
+		call(&r, "listTriggers", "{}", &resp);
+		CHECK(strstr(resp.data, "\"triggers\":[]") != NULL);
+		/* the same trigger without a session is fine */
+		call(&r, "addTrigger", "{\"trigger\":{\"id\":\"s\",\"config\":\"X=1\"}}", &resp);
+		CHECK(strstr(resp.data, "\"status\":\"ok\"") != NULL);
+		triggers_stop(r.T);
+		if (snoop)
+			gpusnoop_rpc_stop(snoop);
+		tracing_stop(r.tr);
+		frame_free(&r.f);
+	}
+	ev_loop_free(l);
+	buf_free(&err);
+	buf_free(&resp);
+}

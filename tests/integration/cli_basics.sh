@@ -17,6 +17,14 @@ done
 [[ "$("$DYNO" --version)" =~ ^dyno\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown command 'frobnicate'" "$tmp/err"
+# values that silently meant something else: usage errors (2) before any
+# daemon is asked (port 1: nothing listens)
+for bad in "--iterations 0" "--duration-ms 0"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$DYNO" gputrace --log-file "$tmp/t.json" $bad --port 1 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] && grep -q -- "$bad: " "$tmp/err" || { echo "gputrace $bad: exit $rc: $(cat "$tmp/err")"; exit 1; }
+done
 
 # a real trace truncated in the middle: error with file, line, column and offset
 trace="$TESTDATA/traces/trace_filter/sampled_rank-0.json.gz"

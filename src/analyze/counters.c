@@ -504,14 +504,6 @@ static void counters_rank(const struct analysis_ctx *c, const struct trace_set *
 	/* the series tables only where they are wanted (shown or --csv-dir):
 	 * both are wanted or neither (one rule, series_shown) */
 	analyze_counters_rank(view->ranks[0], o->max_queue_length, c->want[T_QSERIES] || c->want[T_BWSERIES], out);
-	/* no GPU row: neither queue lengths nor bandwidths are defined on the
-	 * rank (`dyno analyze counters` exits 4 when that holds on every
-	 * rank, as every analysis does); summary still runs it: HTA writes
-	 * its empty time_blocked_on_full_queue.csv there */
-	if (analyze_skip_no_gpu(o, view))
-		for (size_t t = 0; t < NT; t++)
-			if (out[t])
-				out[t]->unavailable = true;
 }
 
 /* The file of rank r when several ranks are written: ".rank<r>" before the
@@ -571,4 +563,8 @@ const struct analysis analysis_counters = {
 	.cost = 3,
 	.rank = counters_rank,
 	.combine = counters_combine,
+	/* queue lengths and bandwidths are of GPU streams: without a GPU row
+	 * neither is defined (summary lists it as skipped instead of printing
+	 * empty tables; asked for by name it exits 4) */
+	.skip = analyze_skip_no_gpu,
 };

@@ -210,7 +210,16 @@ static void make_help(struct buf *usage, struct buf *desc)
 		       "like Holistic Trace Analysis, with the same definitions and numbers:\n");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		buf_printf(desc, "  %-*s  %s\n", (int)w, analysis_list[i]->name, analysis_list[i]->help);
-	buf_printf(desc, "  %-*s  %s\n", (int)w, "summary", "all of the above");
+	/* summary: every analysis but those asked for by name only and the
+	 * analyses of two sets (analysis.h) */
+	buf_printf(desc, "  %-*s  all of the above but", (int)w, "summary");
+	const char *sep = " ";
+	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
+		if (analysis_list[i]->own_command || analysis_list[i]->pair) {
+			buf_printf(desc, "%s%s", sep, analysis_list[i]->name);
+			sep = ", ";
+		}
+	buf_puts(desc, "\n");
 	buf_puts(desc, "With --format csv the columns are named as in HTA's CSV files.");
 }
 

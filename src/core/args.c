@@ -254,15 +254,24 @@ void args_help(FILE *f, const char *usage, const char *description, const struct
 		if (o->type != ARG_BOOL)
 			buf_printf(&l, "=%s", o->metavar ? o->metavar : "VALUE");
 		fprintf(f, "%-40s %s", l.data, o->help ? o->help : "");
+		/* a help text that says its default in words ("the first
+		 * selected") is not followed by the sentinel's number too */
+		bool says_default = o->help && (strstr(o->help, "(default") || strstr(o->help, "default:"));
 		switch (o->type) {
 		case ARG_BOOL:
 			if (*(bool *)o->ptr)
 				fprintf(f, " (default: on)");
 			break;
-		case ARG_INT: fprintf(f, " (default: %lld)", (long long)*(int64_t *)o->ptr); break;
-		case ARG_DOUBLE: fprintf(f, " (default: %g)", *(double *)o->ptr); break;
+		case ARG_INT:
+			if (!says_default)
+				fprintf(f, " (default: %lld)", (long long)*(int64_t *)o->ptr);
+			break;
+		case ARG_DOUBLE:
+			if (!says_default)
+				fprintf(f, " (default: %g)", *(double *)o->ptr);
+			break;
 		case ARG_STRING:
-			if (*(const char **)o->ptr && **(const char **)o->ptr)
+			if (!says_default && *(const char **)o->ptr && **(const char **)o->ptr)
 				fprintf(f, " (default: %s)", *(const char **)o->ptr);
 			break;
 		}

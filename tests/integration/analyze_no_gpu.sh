@@ -13,13 +13,15 @@ out=$("$DYNO" analyze summary "$in" -q 2>&1); rc=$?
 fail=0
 [ $rc -eq 0 ] || { echo "FAIL: exit $rc"; fail=1; }
 if grep -q "0 launches" <<<"$out"; then echo "FAIL: launch says 0 launches"; fail=1; fi
-for a in temporal kernels kernel-distribution overlap launch; do
+for a in temporal kernels kernel-distribution overlap launch counters; do
 	grep -Eq "^$a +no GPU events \(no row has a stream\)$" <<<"$out" ||
 		{ echo "FAIL: summary does not say why $a was skipped"; fail=1; }
 done
 grep -Eq "^idle +no kernel, memcpy or memset on any stream$" <<<"$out" ||
 	{ echo "FAIL: summary does not say why idle was skipped"; fail=1; }
 if grep -q "Temporal breakdown" <<<"$out"; then echo "FAIL: summary ran temporal"; fail=1; fi
+# no empty counters tables ("(no rows)"): listed as skipped instead
+if grep -q "Queue length per stream" <<<"$out"; then echo "FAIL: summary printed counters' empty tables"; fail=1; fi
 grep -q "^gloo:all_reduce " <<<"$out" || { echo "FAIL: summary did not run annotations"; fail=1; }
 json=$("$DYNO" analyze summary "$in" -q --format json)
 python3 -c '

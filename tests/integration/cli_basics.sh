@@ -14,6 +14,18 @@ for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}'); d
 	"$DYNO" help "$cmd" >"$tmp/cmdhelp"
 	grep -q "^usage: dyno $cmd" "$tmp/cmdhelp"
 done
+# an option's default is said once: a help text that gives it in words is
+# not followed by the sentinel's number ("(default: the first selected)
+# (default: -1)")
+for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}') "trigger add" "warehouse report" \
+	"warehouse ingest" "warehouse gpu-hours"; do
+	# shellcheck disable=SC2086
+	"$DYNO" $cmd --help >"$tmp/cmdhelp"
+	if grep -E '\(default[ :].*\(default: ' "$tmp/cmdhelp"; then echo "dyno $cmd --help says a default twice"; exit 1; fi
+done
+# summary's line names what it leaves out, as the table of analyses says
+"$DYNO" analyze --help | grep -q '^  summary  *all of the above but critical-path, patterns, diff, insights$' ||
+	{ echo "analyze --help: summary line: $("$DYNO" analyze --help | grep '^  summary')"; exit 1; }
 [[ "$("$DYNO" --version)" =~ ^dyno\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown command 'frobnicate'" "$tmp/err"

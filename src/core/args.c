@@ -194,6 +194,13 @@ static int parse_list(const struct arg_opt *opts, int argc, char **argv, struct 
 			for (const struct arg_opt *p = opts; p->name; p++)
 				if (p->short_name && p->short_name == s[1] && s[2] == 0)
 					o = p;
+			/* -j4: a short option's value attached, as getopt takes it
+			 * (and as make -j1 is written); not for a flag */
+			for (const struct arg_opt *p = opts; !o && p->name; p++)
+				if (p->short_name && p->short_name == s[1] && s[2] && p->type != ARG_BOOL) {
+					o = p;
+					val = s + 2;
+				}
 			if (!o) {
 				buf_printf(&a->error, "unknown option '%s' (see --help)", s);
 				return ARGS_ERROR;

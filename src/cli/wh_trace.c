@@ -307,7 +307,12 @@ static void from_rows(struct wh_trace *t, const struct trace_set *set, const str
 		 * its ts) or the wall clock */
 		double start_us = set->min_ts;
 		t->has_start = isfinite(start_us);
-		t->start_ns = (r->has_base_time ? r->base_time_ns : 0) + (int64_t)llround(start_us * 1e3);
+		/* Kineto's ts are relative to baseTimeNanoseconds, far below it
+		 * (the base is a Unix time, ~1.7e18 ns); a ts at or past the
+		 * base already is a Unix time (a writer that kept both): the
+		 * base is not added a second time (dates in 2080) */
+		bool absolute = r->has_base_time && start_us * 1e3 >= (double)r->base_time_ns;
+		t->start_ns = (r->has_base_time && !absolute ? r->base_time_ns : 0) + (int64_t)llround(start_us * 1e3);
 	}
 	t->has_rank = r->rank_rule == TRACE_RANK_DISTINFO || r->rank_rule == TRACE_RANK_FILENAME;
 	t->rank = r->rank;

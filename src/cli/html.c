@@ -303,8 +303,13 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 	if (!(yhi > ylo))
 		yhi = ylo + 1;
 	yhi += (yhi - ylo) * 0.05;
-	if (xhi == xlo)
-		xhi = xlo + 1;
+	/* every point at one x (the ranks of one trace share a start): the
+	 * axis is centred on it, not begun at it, so the points stand in the
+	 * frame rather than on its left edge */
+	if (xhi == xlo) {
+		xlo -= 0.5;
+		xhi += 0.5;
+	}
 	const char **names = xcalloc(ns ? ns : 1, sizeof *names);
 	bool *hl = xcalloc(ns ? ns : 1, sizeof *hl);
 	for (size_t k = 0; k < ns; k++) {
@@ -361,10 +366,15 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 			buf_puts(b, "\"><title>");
 			html_esc(b, s[k].name);
 			buf_puts(b, "</title></polyline>");
-			if (n == 1) /* one point: a dot, so it shows */
+			/* one point, or all at one x (a line of no length that
+			 * would not show): a dot for each, so they show */
+			bool one_x = true;
+			for (size_t i = 1; i < n && one_x; i++)
+				one_x = ox[i] == ox[0];
+			for (size_t i = 0; one_x && i < n; i++)
 				buf_printf(b, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>",
-					   ML + (ox[0] - xlo) / (xhi - xlo) * (x1 - ML),
-					   y0 - (oy[0] - ylo) / (yhi - ylo) * (y0 - MT),
+					   ML + (ox[i] - xlo) / (xhi - xlo) * (x1 - ML),
+					   y0 - (oy[i] - ylo) / (yhi - ylo) * (y0 - MT),
 					   s[k].highlight ? HIGHLIGHT : colors[k % NCOLORS]);
 		}
 	buf_puts(b, "</svg></figure>\n");

@@ -34,6 +34,16 @@ for cmd in "report" "report --jobs" "report --html $tmp/typo.html" "gpu-hours"; 
 	[ ! -e "$tmp/typo.html" ] || bad "warehouse $cmd wrote a page"
 done
 
+# a job whose traces all share one start (the ranks of one gputrace): its
+# trend charts show the points (dots in the middle), never an empty frame
+"$DYNO" warehouse ingest "$TESTDATA/traces/trace_filter/"*.json.gz --job run7 --host n3 --db "$tmp/one.db" \
+	>/dev/null 2>"$tmp/err" || bad "ingest run7: $(cat "$tmp/err")"
+"$DYNO" warehouse report --html "$tmp/one.html" --job run7 --db "$tmp/one.db" 2>"$tmp/err" || bad "run7 html: $(cat "$tmp/err")"
+python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/one.html" job run7 >"$tmp/out" || bad "one start: $(cat "$tmp/out")"
+"$DYNO" warehouse report --html "$tmp/one-all.html" --db "$tmp/one.db" 2>"$tmp/err" || bad "one-start html: $(cat "$tmp/err")"
+python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/one-all.html" job run7 >"$tmp/out" 2>&1
+grep -q "do not show" "$tmp/out" && bad "one start, all jobs: $(cat "$tmp/out")"
+
 # the HTML page of an empty warehouse (an empty file: the schema is made
 # on open) says so (and draws nothing)
 : >"$tmp/empty.db"

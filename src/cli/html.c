@@ -386,6 +386,84 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 
 /* ---- bar chart ---- */
 
+void html_kernel_label(struct buf *out, const char *name)
+{
+	const char *s = name;
+	if (strncmp(s, "void ", 5) == 0)
+		s += 5;
+	/* the name ends at its template arguments or parameters (depth 0) */
+	size_t end = strcspn(s, "<(");
+	/* the last component of a qualified name: after the last "::" */
+	size_t from = 0;
+	for (size_t i = 0; i + 1 < end; i++)
+		if (s[i] == ':' && s[i + 1] == ':')
+			from = i + 2;
+	while (from < end && s[from] == ' ')
+		from++;
+	while (end > from && s[end - 1] == ' ')
+		end--;
+	if (end <= from) {
+		buf_puts(out, name);
+		return;
+	}
+	buf_printf(out, "%.*s", (int)(end - from), s + from);
+	/* a generic name ("cutlass::Kernel<cutlass_80_tensorop_s1688gemm_...>"):
+	 * its first template argument says which */
+	if (end - from < 8 && s[end] == '<') {
+		size_t a = end + 1, e = a;
+		while (s[e] && s[e] != ',' && s[e] != '>' && s[e] != '<')
+			e++;
+		while (a < e && s[a] == ' ')
+			a++;
+		if (e > a)
+			buf_printf(out, "<%.*s>", (int)(e - a), s + a);
+	}
+}
+
+/* The bar labels' room: x0 - 6 = 274 px of 11 px text (about 6 px a
+ * character, 7 in bold: 36 and " #2" fit); a longer label is cut in the
+ * middle, keeping its end (a kernel's distinctive part:
+ * "..._cta_per_row_1"). */
+#define BAR_LABEL_CHARS 36
+
+/* labels[i]: bars[i].label fitted to max characters (UTF-8 aware, an
+ * ellipsis in the middle) and made distinct within the chart: a label
+ * another bar already shows gets " #2", " #3", ... */
+static void bar_labels(const struct html_bar *bars, size_t nbars, struct buf *labels)
+{
+	for (size_t i = 0; i < nbars; i++) {
+		const char *l = bars[i].label ? bars[i].label : "";
+		size_t n = strlen(l);
+		buf_init(&labels[i]);
+		if (n > BAR_LABEL_CHARS) {
+			/* a short prefix that says where ("[rank 3] ", "rank 3: ")
+			 * is kept whole; of the rest, two fifths before the
+			 * ellipsis and the end after it */
+			size_t pre = 0;
+			for (size_t k = 1; k < 14 && k + 1 < n && !pre; k++)
+				if ((l[k] == ']' || l[k] == ':') && l[k + 1] == ' ')
+					pre = k + 2;
+			size_t room = BAR_LABEL_CHARS - 1 - pre;
+			size_t head = pre + room * 2 / 5, tail = room - room * 2 / 5;
+			while (head > pre && ((unsigned char)l[head] & 0xC0) == 0x80)
+				head--;
+			size_t from = n - tail;
+			while (from < n && ((unsigned char)l[from] & 0xC0) == 0x80)
+				from++;
+			buf_printf(&labels[i], "%.*s\xe2\x80\xa6%s", (int)head, l, l + from);
+		} else {
+			buf_puts(&labels[i], l);
+		}
+		size_t same = 1;
+		for (size_t k = 0; k < i; k++)
+			same += strcmp(labels[k].data, labels[i].data) == 0 ||
+				(strncmp(labels[k].data, labels[i].data, labels[i].len) == 0 &&
+				 strncmp(labels[k].data + labels[i].len, " #", 2) == 0);
+		if (same > 1)
+			buf_printf(&labels[i], " #%zu", same);
+	}
+}
+
 void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const *parts, size_t nparts,
 		    const struct html_bar *bars, size_t nbars)
 {
@@ -410,27 +488,24 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 		hi = 1;
 	if (nparts > 1)
 		legend(b, (const char **)parts, NULL, nparts);
-	/* the labels take the left third */
-	int lw = 230, bh = 18, gap = 6, h = MT + (int)nbars * (bh + gap) + MB, y0 = h - MB, x1 = W - MR, x0 = lw;
+	/* the labels take the left 280 px (BAR_LABEL_CHARS) */
+	int lw = 280, bh = 18, gap = 6, h = MT + (int)nbars * (bh + gap) + MB, y0 = h - MB, x1 = W - MR, x0 = lw;
 	svg_begin(b, c, h);
 	double st = nice_step(0, hi, 6);
 	for (double v = 0; v <= hi * 1.0001; v += st) {
 		double x = x0 + v / hi * (x1 - x0);
 		buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e5e5e5\"/>", x, MT, x, y0);
 	}
+	struct buf *shown = xcalloc(nbars, sizeof *shown);
+	bar_labels(bars, nbars, shown);
 	for (size_t i = 0; i < nbars; i++) {
 		int y = MT + (int)i * (bh + gap);
-		const char *l = bars[i].label;
-		size_t n = strlen(l);
+		const char *l = bars[i].label ? bars[i].label : "";
 		buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s><title>", x0 - 6, y + bh - 5,
 			   bars[i].highlight ? " font-weight=\"bold\" fill=\"" HIGHLIGHT "\"" : "");
-		html_esc(b, l);
+		html_esc(b, bars[i].title ? bars[i].title : l);
 		buf_puts(b, "</title>");
-		if (n > 36) {
-			html_esc_cut(b, l, n, 24, 11);
-		} else {
-			html_esc(b, l);
-		}
+		html_esc(b, shown[i].data);
 		buf_puts(b, "</text>");
 		double x = x0;
 		for (size_t p = 0; p < nparts; p++) {
@@ -441,7 +516,7 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 				   "<rect class=\"mark\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s><title>",
 				   x, y, w, bh, col,
 				   bars[i].highlight && nparts > 1 ? " stroke=\"" HIGHLIGHT "\" stroke-width=\"2\"" : "");
-			html_esc(b, l);
+			html_esc(b, bars[i].title ? bars[i].title : l);
 			if (nparts > 1) {
 				buf_puts(b, ": ");
 				html_esc(b, parts[p]);
@@ -452,6 +527,9 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 			x += w;
 		}
 	}
+	for (size_t i = 0; i < nbars; i++)
+		buf_free(&shown[i]);
+	free(shown);
 	/* the value axis: x_axis draws from ML, so shift by the label room */
 	buf_printf(b, "<g transform=\"translate(%d 0)\">", x0 - ML);
 	x_axis(b, c, 0, hi, y0, x1 - (x0 - ML));

@@ -293,7 +293,8 @@ static void from_rows(struct wh_trace *t, const struct trace_set *set, const str
 			t->iters[t->niters++] = (struct wh_iter){r->iteration[i], r->dur[i]};
 		}
 	}
-	qsort(t->iters, t->niters, sizeof *t->iters, iter_cmp);
+	if (t->niters > 1) /* none: iters is NULL, which qsort must not get */
+		qsort(t->iters, t->niters, sizeof *t->iters, iter_cmp);
 	/* a step name twice (two threads): the first */
 	size_t w = 0;
 	for (size_t i = 0; i < t->niters; i++)

@@ -123,6 +123,19 @@ static int start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_se
 	return *srv ? 0 : 1;
 }
 
+/* --trace_path_prefixes read and checked as tracing_start will (an empty
+ * value, a prefix that is not absolute), before anything is opened: a
+ * configuration error (exit 2), not something the machine refused. */
+static bool trace_prefixes_valid(const struct tracing_flags *f, struct buf *err)
+{
+	struct path_policy p;
+	if (!sec_flag_not_empty("trace_path_prefixes", f->trace_prefixes_seen, f->trace_prefixes, err) ||
+	    !path_policy_parse(&p, f->trace_prefixes, err))
+		return false;
+	path_policy_free(&p);
+	return true;
+}
+
 static void stop_rpc(struct rpc_server *srv)
 {
 	if (!srv)
@@ -236,7 +249,7 @@ int main(int argc, char **argv)
 	}
 	/* exit status: 2 a configuration error (a bad flag or config file), 1
 	 * what the machine refused (a port in use, a socket, a file) */
-	if (!telemetry_config_valid(tcfg, &err)) {
+	if (!telemetry_config_valid(tcfg, &err) || !trace_prefixes_valid(&tf, &err)) {
 		fprintf(stderr, "dynolog: %s\n", err.data);
 		exit_code = 2;
 		goto out;

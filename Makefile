@@ -4,6 +4,7 @@
 #   make            build dynolog, dyno and the test binary into $(O)/
 #   make check      install missing build deps, build, run every test
 #   make run        install missing build deps, build, run the daemon
+#   make install    programs, systemd unit, config and data files (PREFIX=/usr/local)
 #   make check SAN=1          the same under ASan + UBSan (into build/san)
 #   make fuzz / fuzz-smoke    libFuzzer targets (clang)
 #   make bench                benchmarks (print figures, never fail on speed)
@@ -94,7 +95,7 @@ SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(
 # the integration tests' programs: tests/tools/<name>.c -> $(O)/<name with dashes>
 TEST_TOOLS := $(O)/trace-check
 
-.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo python
+.PHONY: all check run deps test fuzz fuzz-smoke bench format lint clean demo python install
 
 # fake vendor libraries the daemon dlopen()s in tests (tests/fake/<name>.c):
 # the NVML one twice, the second like an old driver (entry points missing);
@@ -216,11 +217,38 @@ check: deps
 test: all
 	@tests/run.sh $(O) $(T)
 
-# loopback only: RPC refuses every client outside 127.0.0.0/8 and ::1
-RUN_ARGS ?= --kernel_monitor_reporting_interval_s=5 --enable_ipc_monitor --rpc_allow=127.0.0.0/8,::1/128
+# loopback only: RPC refuses every client outside 127.0.0.0/8 and ::1.
+# RUN_ARGS adds to these (a flag given twice: the last one counts), so
+# `make run RUN_ARGS=--kernel_monitor_reporting_interval_s=1` keeps the
+# allow-list and the IPC monitor.  dyno is built too: the README's next
+# command is `build/dyno status`.
+RUN_DEFAULTS := --kernel_monitor_reporting_interval_s=5 --enable_ipc_monitor --rpc_allow=127.0.0.0/8,::1/128
+RUN_ARGS ?=
 run: deps
-	@$(MAKE) --no-print-directory $(DYNOLOG)
-	exec $(DYNOLOG) $(RUN_ARGS)
+	@$(MAKE) --no-print-directory $(DYNOLOG) $(DYNO)
+	exec $(DYNOLOG) $(RUN_DEFAULTS) $(RUN_ARGS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the programs, the systemd
+# unit (its paths made PREFIX's), the flag and config files (kept when
+# there: an administrator's edits win), the GPU peak table and the docs.
+# Paths the daemon looks up at run time are found beside the program
+# (PREFIX/bin/../share/dynolite), so any PREFIX works without a rebuild.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/dynolite
+DOCDIR ?= $(PREFIX)/share/doc/dynolite
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(if $(filter /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc))
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install: $(DYNOLOG) $(DYNO) $(GPUSNOOP)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR)
+	install -m 755 $(DYNOLOG) $(DYNO) $(GPUSNOOP) $(DESTDIR)$(BINDIR)/
+	install -m 644 data/gpu-peaks.tsv $(DESTDIR)$(DATADIR)/
+	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	sed -e 's|/usr/local/bin/dynolog|$(BINDIR)/dynolog|' -e 's|/etc/dynolog\.|$(SYSCONFDIR)/dynolog.|g' \
+		-e 's|/usr/share/doc/dynolite|$(DOCDIR)|' packaging/dynolog.service >$(DESTDIR)$(UNITDIR)/dynolog.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/dynolog.service
+	for f in dynolog.gflags dynolog.json; do \
+		[ -e $(DESTDIR)$(SYSCONFDIR)/$$f ] || install -m 644 packaging/$$f $(DESTDIR)$(SYSCONFDIR)/$$f; done
 
 # ---- fuzzing (clang + libFuzzer) ----
 FUZZ_CC ?= clang

@@ -24,12 +24,22 @@ static double cpu_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* real GPU keys (addTrigger refuses a key no collector emits): 25 per GPU,
+ * 16 GPUs */
+static const char *const gpu_keys[25] = {
+	"gpu_device_utilization", "gpu_memory_utilization", "gpu_memory_used_bytes", "gpu_memory_total_bytes",
+	"gpu_power_draw", "gpu_energy_mj", "gpu_frequency_mhz", "gpu_memory_frequency_mhz", "gpu_temperature_c",
+	"pcie_tx_bytes", "pcie_rx_bytes", "gpu_ecc_corrected_errors", "gpu_ecc_uncorrected_errors", "xid_errors",
+	"xid_last", "gpu_throttle_reasons", "graphics_engine_active_ratio", "sm_active_ratio", "sm_occupancy",
+	"tensorcore_active", "fp16_active", "fp32_active", "fp64_active", "integer_active", "hbm_mem_bw_util",
+};
+
 static void fill(struct frame *f, int tick)
 {
 	char key[64];
 	frame_reset(f, (int64_t)tick * 1000000000);
 	for (int i = 0; i < 400; i++) {
-		snprintf(key, sizeof key, "gpu_metric_%d.%d", i % 50, i / 50);
+		snprintf(key, sizeof key, "%s.%d", gpu_keys[i % 25], i / 25);
 		frame_float(f, key, 0.5 + (double)(tick % 7) / 100);
 	}
 }
@@ -63,8 +73,8 @@ int main(int argc, char **argv)
 			char req[256];
 			/* keys of the frame's last GPU, a condition that never holds */
 			snprintf(req, sizeof req,
-				 "{\"trigger\":{\"id\":\"t%d\",\"when\":\"gpu_metric_%d.7 < 0.2 for 60s\",\"config\":\"X=1\"}}",
-				 k, 49 - k % 50);
+				 "{\"trigger\":{\"id\":\"t%d\",\"when\":\"%s.15 < 0.2 for 60s\",\"config\":\"X=1\"}}",
+				 k, gpu_keys[24 - k % 25]);
 			struct json_doc doc;
 			struct json_error je;
 			struct buf resp = BUF_INIT;

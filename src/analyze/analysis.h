@@ -154,6 +154,10 @@ struct analysis {
 	 * analysis built on others' results, not a second copy of them.  They
 	 * must come before it in list.h. */
 	const struct analysis *const *uses;
+	/* the string option it cannot run without when asked for by name
+	 * ("operator": patterns' --operator NAME): a usage error (exit 2)
+	 * before any loading.  NULL: none */
+	const char *required;
 };
 
 /* Every analysis, in output order (list.h). */

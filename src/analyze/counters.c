@@ -534,8 +534,10 @@ static void counters_combine(const struct analysis_ctx *c, const struct trace_se
 			buf_puts(&path, o->write_trace);
 		if (counters_write_trace(view->ranks[k], path.data, &err) != 0) {
 			fprintf(stderr, "dyno analyze counters: --write-trace: %s\n", err.data);
-			if (t)
+			if (t) {
 				atable_note(t, "--write-trace: %s", err.data);
+				t->output_failed = true;
+			}
 		} else if (t) {
 			atable_note(t, "rank %d: trace with counters written to %s", view->ranks[k]->rank, path.data);
 		}
@@ -561,4 +563,8 @@ const struct analysis analysis_counters = {
 	.cost = 3,
 	.rank = counters_rank,
 	.combine = counters_combine,
+	/* queue lengths and bandwidths are of GPU streams: without a GPU row
+	 * neither is defined (summary lists it as skipped instead of printing
+	 * empty tables; asked for by name it exits 4) */
+	.skip = analyze_skip_no_gpu,
 };

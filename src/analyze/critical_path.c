@@ -1415,6 +1415,7 @@ static void cp_write_trace(const struct trace_rank *r, const struct cp_options *
 	if (critical_path_write_trace(r, res, o->write_trace, &marked, &flows, &err) != 0) {
 		fprintf(stderr, "dyno analyze critical-path: --write-trace: %s\n", err.data);
 		atable_note(summary, "--write-trace: %s", err.data);
+		summary->output_failed = true;
 	} else {
 		atable_note(summary, "rank %d: trace with the critical path written to %s (%zu events marked, %zu flows)",
 			    r->rank, o->write_trace, marked, flows);

@@ -654,6 +654,7 @@ static void patterns_combine(const struct analysis_ctx *c, const struct trace_se
 		if (patterns_write_trace(r, out[0], marks, o->trace_out, &err) != 0) {
 			fprintf(stderr, "dyno analyze patterns: --patterns-trace: %s\n", err.data);
 			atable_note(out[0], "--patterns-trace: %s", err.data);
+			out[0]->output_failed = true;
 		} else {
 			atable_note(out[0], "wrote %s (search \"Patterns\" in Perfetto)", o->trace_out);
 		}
@@ -679,4 +680,5 @@ const struct analysis analysis_patterns = {
 	 * stay as they were */
 	.own_command = true,
 	.combine = patterns_combine,
+	.required = "operator",
 };

@@ -233,6 +233,11 @@ static size_t plan(const struct analyze_run_opts *o, const struct trace_set *vie
 		const char *why = (!o->only || used) && view->nranks && a->skip
 					  ? a->skip(analysis_config_opts(o->config, &a->opts), view)
 					  : NULL;
+		/* asked for by name: it runs whatever the trace holds (its notes
+		 * say what is missing), and undefined on every rank is said by
+		 * the exit status, the same for every analysis */
+		if (o->only == a && view->nranks && a->skip)
+			out->undefined = a->skip(analysis_config_opts(o->config, &a->opts), view);
 		if (why) {
 			out->skipped = xrealloc(out->skipped, (out->nskipped + 1) * sizeof *out->skipped);
 			out->skipped[out->nskipped++] = (struct analyze_skipped){a, why};

@@ -53,6 +53,10 @@ struct analyze_results {
 	struct analyze_timing *timings;
 	size_t ntimings;
 	double wall_s; /* the whole of analyze_run */
+	/* the analysis asked for by name (.only) is undefined on every
+	 * selected rank (its .skip): why.  It still ran (its notes say so per
+	 * rank); `dyno analyze` exits 4.  NULL: defined, or summary */
+	const char *undefined;
 };
 
 void analyze_run(const struct trace_set *set, const struct analyze_ranks *sel, const struct analyze_run_opts *o,

@@ -125,6 +125,9 @@ void atable_append(struct atable *dst, struct atable *src)
 		}
 	}
 	buf_append(&dst->notes, src->notes.data, src->notes.len);
+	dst->output_failed |= src->output_failed;
+	/* appended ranks: unavailable only when it is on every one */
+	dst->unavailable = dst->unavailable && src->unavailable;
 	atable_free(src);
 }
 

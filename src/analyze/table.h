@@ -42,6 +42,9 @@ struct atable {
 	bool wide;          /* terminal table: long texts in full (--wide) */
 	bool unavailable;   /* the analysis is undefined on this trace (HTA fails): the notes
 			     * say why, `dyno analyze <analysis>` exits 4 */
+	bool output_failed; /* a file asked for beside the table (--write-trace,
+			     * --patterns-trace) was not written: the notes say why,
+			     * `dyno analyze` exits 1 */
 };
 
 enum aformat { AFMT_TABLE, AFMT_CSV, AFMT_JSON };

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -209,6 +210,10 @@ int tcopy_sink_close(struct tcopy_sink *s, bool ok, const char *path, struct buf
 int tcopy_write_trace(const char *in, const char *out, const struct tcopy_scan *sc, const struct tcopy_insert *ins,
 		      size_t nins, tcopy_tail_fn tail, void *ctx, struct buf *err)
 {
+	/* what failed is removed, unless OUT was there and no regular file
+	 * (a FIFO, a device: /dev/full must stay a device) */
+	struct stat ost;
+	bool keep = stat(out, &ost) == 0 && !S_ISREG(ost.st_mode);
 	struct tcopy_sink *sp = tcopy_sink_open(out, tcopy_out_gz(out), err);
 	if (!sp)
 		return -1;
@@ -217,7 +222,8 @@ int tcopy_write_trace(const char *in, const char *out, const struct tcopy_scan *
 	if (!src) {
 		buf_printf(err, "%s", eb);
 		tcopy_sink_close(sp, false, out, err);
-		remove(out);
+		if (!keep)
+			remove(out);
 		return -1;
 	}
 	size_t cap = 1 << 20;
@@ -276,7 +282,7 @@ int tcopy_write_trace(const char *in, const char *out, const struct tcopy_scan *
 	trace_source_close(src);
 	if (tcopy_sink_close(sp, ok, out, err) != 0)
 		ok = false;
-	if (!ok)
+	if (!ok && !keep)
 		remove(out);
 	return ok ? 0 : -1;
 }

@@ -210,7 +210,16 @@ static void make_help(struct buf *usage, struct buf *desc)
 		       "like Holistic Trace Analysis, with the same definitions and numbers:\n");
 	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
 		buf_printf(desc, "  %-*s  %s\n", (int)w, analysis_list[i]->name, analysis_list[i]->help);
-	buf_printf(desc, "  %-*s  %s\n", (int)w, "summary", "all of the above");
+	/* summary: every analysis but those asked for by name only and the
+	 * analyses of two sets (analysis.h) */
+	buf_printf(desc, "  %-*s  all of the above but", (int)w, "summary");
+	const char *sep = " ";
+	for (size_t i = 0; i < ANALYSIS_COUNT; i++)
+		if (analysis_list[i]->own_command || analysis_list[i]->pair) {
+			buf_printf(desc, "%s%s", sep, analysis_list[i]->name);
+			sep = ", ";
+		}
+	buf_puts(desc, "\n");
 	buf_puts(desc, "With --format csv the columns are named as in HTA's CSV files.");
 }
 
@@ -252,6 +261,17 @@ static int check_args(const struct aopts *o, const struct analysis_config *cfg, 
 		fprintf(stderr, "dyno analyze: unknown analysis '%s' (%s)\n", what, err.data);
 		buf_free(&err);
 		return 2;
+	}
+	/* an option the analysis cannot run without: said before the trace
+	 * is loaded (a big one takes seconds), as a usage error */
+	for (size_t i = 0; *only && (*only)->required && i < cfg->nrows; i++) {
+		const struct arg_opt *r = &cfg->rows[i];
+		if (r->type == ARG_STRING && strcmp(r->name, (*only)->required) == 0 && !*(const char **)r->ptr) {
+			fprintf(stderr, "dyno analyze %s: --%s %s is required (see --help)\n", what, r->name,
+				r->metavar ? r->metavar : "VALUE");
+			buf_free(&err);
+			return 2;
+		}
 	}
 	if (analyze_ranks_parse(o->ranks, sel_ranks, nsel) != 0) {
 		fprintf(stderr, "dyno analyze: bad --ranks '%s' (a list like 0,1,7)\n", o->ranks);
@@ -524,11 +544,27 @@ int cmd_analyze(int argc, char **argv)
 					test.ranks[k]->n);
 		}
 		rc = output(&res, fmt, &o, only == NULL) ? 1 : partial.len ? 3 : 0;
-		/* one analysis asked for and undefined on the trace (HTA fails):
-		 * its notes say why, the status says it to scripts */
-		for (size_t i = 0; rc == 0 && only && i < res.n; i++)
-			if (res.v[i].t->unavailable)
-				rc = 4;
+		/* one analysis asked for and undefined on every selected rank
+		 * (HTA fails): its notes say why, the status says it to scripts.
+		 * One rule for all: its .skip (what summary skips it for), or
+		 * every one of its tables marked unavailable (one-rank analyses:
+		 * critical-path, patterns) */
+		bool all_unavailable = false;
+		for (size_t i = 0; only && i < res.n; i++)
+			if (res.v[i].analysis == only) {
+				if (!res.v[i].t->unavailable) {
+					all_unavailable = false;
+					break;
+				}
+				all_unavailable = true;
+			}
+		if (rc == 0 && only && (res.undefined || all_unavailable))
+			rc = 4;
+		/* a file asked for (--write-trace, --patterns-trace) that was not
+		 * written: its message is on stderr, the status must say it too */
+		for (size_t i = 0; i < res.n; i++)
+			if (res.v[i].t->output_failed)
+				rc = 1;
 		if (o.timings)
 			print_timings(&set, &res, load_s, (double)(clock_mono_ns() - t_out) / 1e9,
 				      (double)(clock_mono_ns() - t0) / 1e9, ro.threads);

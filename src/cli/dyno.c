@@ -10,6 +10,8 @@
  * (dyno --hostname h gputrace ...); those leading options are moved behind
  * the subcommand name, where every RPC subcommand parses them.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,8 @@ static void usage(FILE *f)
 		   "dyno talks to dynolog daemons and analyzes Kineto traces.\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-22s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nglobal options (before or after the command, as upstream's dyno takes them):\n"
+	fprintf(f, "\nglobal options of the commands that talk to daemons (before or after the command and its\n"
+		   "subcommand, as upstream's dyno takes them):\n"
 		   "  --hostname HOST        the daemon to talk to (default localhost)\n"
 		   "  --port PORT            its RPC port (default %d)\n"
 		   "  --version              print dyno's version\n"
@@ -47,9 +50,18 @@ static void usage(FILE *f)
 		NET_RPC_PORT);
 }
 
-/* Move leading "--opt value" / "--opt=value" pairs behind the subcommand.
- * Returns the new argv (malloc'ed, argc unchanged) or NULL when there are
- * none or no subcommand follows them. */
+/* The commands whose first word is a subcommand of their own (`dyno
+ * trigger list`): options moved behind the command go behind that word
+ * too, where the subcommand parses them. */
+static bool has_subcommand(const char *cmd)
+{
+	return strcmp(cmd, "trigger") == 0 || strcmp(cmd, "warehouse") == 0 || strcmp(cmd, "analyze") == 0;
+}
+
+/* Move leading "--opt value" / "--opt=value" pairs behind the subcommand
+ * (and behind its own subcommand word, has_subcommand).  Returns the new
+ * argv (malloc'ed, argc unchanged) or NULL when there are none or no
+ * subcommand follows them. */
 static char **hoist_global_options(int argc, char **argv)
 {
 	int i = 1;
@@ -58,15 +70,31 @@ static char **hoist_global_options(int argc, char **argv)
 		i += strchr(argv[i], '=') ? 1 : 2;
 	if (i == 1 || i >= argc)
 		return NULL;
+	/* the words that stay in front: the command, and its subcommand */
+	int words = has_subcommand(argv[i]) && i + 1 < argc && argv[i + 1][0] != '-' ? 2 : 1;
 	char **v = xcalloc((size_t)argc + 1, sizeof *v);
 	v[0] = argv[0];
-	v[1] = argv[i];
-	int k = 2;
+	int k = 1;
+	for (int j = 0; j < words; j++)
+		v[k++] = argv[i + j];
 	for (int j = 1; j < i; j++)
 		v[k++] = argv[j];
-	for (int j = i + 1; j < argc; j++)
+	for (int j = i + words; j < argc; j++)
 		v[k++] = argv[j];
 	return v;
+}
+
+/* Output that did not reach stdout (a full disk, `> /dev/full`, a closed
+ * pipe's reader gone) is a failure, whatever the command did: exit 1 with
+ * a message instead of the command's 0.  A usage error (2) stays 2. */
+static int stdout_written(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	int e = errno;
+	fprintf(stderr, "dyno: cannot write the output: %s\n", e ? strerror(e) : "write error");
+	return rc == 2 ? 2 : 1;
 }
 
 int main(int argc, char **argv)
@@ -107,7 +135,7 @@ int main(int argc, char **argv)
 		if (strcmp(commands[i].name, name) == 0) {
 			int rc = commands[i].fn(argc - 1, argv + 1);
 			free(hoisted);
-			return rc;
+			return stdout_written(rc);
 		}
 	fprintf(stderr, "dyno: unknown command '%s'\n\n", name);
 	usage(stderr);

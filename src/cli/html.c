@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* the palette: distinguishable, print-safe; red is the highlight */
@@ -302,8 +303,13 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 	if (!(yhi > ylo))
 		yhi = ylo + 1;
 	yhi += (yhi - ylo) * 0.05;
-	if (xhi == xlo)
-		xhi = xlo + 1;
+	/* every point at one x (the ranks of one trace share a start): the
+	 * axis is centred on it, not begun at it, so the points stand in the
+	 * frame rather than on its left edge */
+	if (xhi == xlo) {
+		xlo -= 0.5;
+		xhi += 0.5;
+	}
 	const char **names = xcalloc(ns ? ns : 1, sizeof *names);
 	bool *hl = xcalloc(ns ? ns : 1, sizeof *hl);
 	for (size_t k = 0; k < ns; k++) {
@@ -360,10 +366,15 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 			buf_puts(b, "\"><title>");
 			html_esc(b, s[k].name);
 			buf_puts(b, "</title></polyline>");
-			if (n == 1) /* one point: a dot, so it shows */
+			/* one point, or all at one x (a line of no length that
+			 * would not show): a dot for each, so they show */
+			bool one_x = true;
+			for (size_t i = 1; i < n && one_x; i++)
+				one_x = ox[i] == ox[0];
+			for (size_t i = 0; one_x && i < n; i++)
 				buf_printf(b, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>",
-					   ML + (ox[0] - xlo) / (xhi - xlo) * (x1 - ML),
-					   y0 - (oy[0] - ylo) / (yhi - ylo) * (y0 - MT),
+					   ML + (ox[i] - xlo) / (xhi - xlo) * (x1 - ML),
+					   y0 - (oy[i] - ylo) / (yhi - ylo) * (y0 - MT),
 					   s[k].highlight ? HIGHLIGHT : colors[k % NCOLORS]);
 		}
 	buf_puts(b, "</svg></figure>\n");
@@ -374,6 +385,84 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 }
 
 /* ---- bar chart ---- */
+
+void html_kernel_label(struct buf *out, const char *name)
+{
+	const char *s = name;
+	if (strncmp(s, "void ", 5) == 0)
+		s += 5;
+	/* the name ends at its template arguments or parameters (depth 0) */
+	size_t end = strcspn(s, "<(");
+	/* the last component of a qualified name: after the last "::" */
+	size_t from = 0;
+	for (size_t i = 0; i + 1 < end; i++)
+		if (s[i] == ':' && s[i + 1] == ':')
+			from = i + 2;
+	while (from < end && s[from] == ' ')
+		from++;
+	while (end > from && s[end - 1] == ' ')
+		end--;
+	if (end <= from) {
+		buf_puts(out, name);
+		return;
+	}
+	buf_printf(out, "%.*s", (int)(end - from), s + from);
+	/* a generic name ("cutlass::Kernel<cutlass_80_tensorop_s1688gemm_...>"):
+	 * its first template argument says which */
+	if (end - from < 8 && s[end] == '<') {
+		size_t a = end + 1, e = a;
+		while (s[e] && s[e] != ',' && s[e] != '>' && s[e] != '<')
+			e++;
+		while (a < e && s[a] == ' ')
+			a++;
+		if (e > a)
+			buf_printf(out, "<%.*s>", (int)(e - a), s + a);
+	}
+}
+
+/* The bar labels' room: x0 - 6 = 274 px of 11 px text (about 6 px a
+ * character, 7 in bold: 36 and " #2" fit); a longer label is cut in the
+ * middle, keeping its end (a kernel's distinctive part:
+ * "..._cta_per_row_1"). */
+#define BAR_LABEL_CHARS 36
+
+/* labels[i]: bars[i].label fitted to max characters (UTF-8 aware, an
+ * ellipsis in the middle) and made distinct within the chart: a label
+ * another bar already shows gets " #2", " #3", ... */
+static void bar_labels(const struct html_bar *bars, size_t nbars, struct buf *labels)
+{
+	for (size_t i = 0; i < nbars; i++) {
+		const char *l = bars[i].label ? bars[i].label : "";
+		size_t n = strlen(l);
+		buf_init(&labels[i]);
+		if (n > BAR_LABEL_CHARS) {
+			/* a short prefix that says where ("[rank 3] ", "rank 3: ")
+			 * is kept whole; of the rest, two fifths before the
+			 * ellipsis and the end after it */
+			size_t pre = 0;
+			for (size_t k = 1; k < 14 && k + 1 < n && !pre; k++)
+				if ((l[k] == ']' || l[k] == ':') && l[k + 1] == ' ')
+					pre = k + 2;
+			size_t room = BAR_LABEL_CHARS - 1 - pre;
+			size_t head = pre + room * 2 / 5, tail = room - room * 2 / 5;
+			while (head > pre && ((unsigned char)l[head] & 0xC0) == 0x80)
+				head--;
+			size_t from = n - tail;
+			while (from < n && ((unsigned char)l[from] & 0xC0) == 0x80)
+				from++;
+			buf_printf(&labels[i], "%.*s\xe2\x80\xa6%s", (int)head, l, l + from);
+		} else {
+			buf_puts(&labels[i], l);
+		}
+		size_t same = 1;
+		for (size_t k = 0; k < i; k++)
+			same += strcmp(labels[k].data, labels[i].data) == 0 ||
+				(strncmp(labels[k].data, labels[i].data, labels[i].len) == 0 &&
+				 strncmp(labels[k].data + labels[i].len, " #", 2) == 0);
+		if (same > 1)
+			buf_printf(&labels[i], " #%zu", same);
+	}
+}
 
 void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const *parts, size_t nparts,
 		    const struct html_bar *bars, size_t nbars)
@@ -399,27 +488,24 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 		hi = 1;
 	if (nparts > 1)
 		legend(b, (const char **)parts, NULL, nparts);
-	/* the labels take the left third */
-	int lw = 230, bh = 18, gap = 6, h = MT + (int)nbars * (bh + gap) + MB, y0 = h - MB, x1 = W - MR, x0 = lw;
+	/* the labels take the left 280 px (BAR_LABEL_CHARS) */
+	int lw = 280, bh = 18, gap = 6, h = MT + (int)nbars * (bh + gap) + MB, y0 = h - MB, x1 = W - MR, x0 = lw;
 	svg_begin(b, c, h);
 	double st = nice_step(0, hi, 6);
 	for (double v = 0; v <= hi * 1.0001; v += st) {
 		double x = x0 + v / hi * (x1 - x0);
 		buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e5e5e5\"/>", x, MT, x, y0);
 	}
+	struct buf *shown = xcalloc(nbars, sizeof *shown);
+	bar_labels(bars, nbars, shown);
 	for (size_t i = 0; i < nbars; i++) {
 		int y = MT + (int)i * (bh + gap);
-		const char *l = bars[i].label;
-		size_t n = strlen(l);
+		const char *l = bars[i].label ? bars[i].label : "";
 		buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s><title>", x0 - 6, y + bh - 5,
 			   bars[i].highlight ? " font-weight=\"bold\" fill=\"" HIGHLIGHT "\"" : "");
-		html_esc(b, l);
+		html_esc(b, bars[i].title ? bars[i].title : l);
 		buf_puts(b, "</title>");
-		if (n > 36) {
-			html_esc_cut(b, l, n, 24, 11);
-		} else {
-			html_esc(b, l);
-		}
+		html_esc(b, shown[i].data);
 		buf_puts(b, "</text>");
 		double x = x0;
 		for (size_t p = 0; p < nparts; p++) {
@@ -430,7 +516,7 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 				   "<rect class=\"mark\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s><title>",
 				   x, y, w, bh, col,
 				   bars[i].highlight && nparts > 1 ? " stroke=\"" HIGHLIGHT "\" stroke-width=\"2\"" : "");
-			html_esc(b, l);
+			html_esc(b, bars[i].title ? bars[i].title : l);
 			if (nparts > 1) {
 				buf_puts(b, ": ");
 				html_esc(b, parts[p]);
@@ -441,6 +527,9 @@ void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const
 			x += w;
 		}
 	}
+	for (size_t i = 0; i < nbars; i++)
+		buf_free(&shown[i]);
+	free(shown);
 	/* the value axis: x_axis draws from ML, so shift by the label room */
 	buf_printf(b, "<g transform=\"translate(%d 0)\">", x0 - ML);
 	x_axis(b, c, 0, hi, y0, x1 - (x0 - ML));
@@ -456,18 +545,28 @@ int html_write_file(const char *prog, const char *path, const struct buf *b)
 		fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
 		return 1;
 	}
+	/* a path that exists and is no regular file (a FIFO, a device) is
+	 * written in place: a temporary file renamed onto it would replace
+	 * the device (/dev/full) with a file */
+	struct stat st;
+	bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
 	struct buf tmp = BUF_INIT;
-	buf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
+	if (in_place)
+		buf_puts(&tmp, path);
+	else
+		buf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
 	FILE *f = fopen(tmp.data, "w");
 	bool ok = f != NULL;
 	if (f) {
 		ok = fwrite(b->data, 1, b->len, f) == b->len;
+		ok = fflush(f) == 0 && ok;
 		ok = fclose(f) == 0 && ok; /* closed even when the write failed */
 	}
-	ok = ok && rename(tmp.data, path) == 0;
+	ok = ok && (in_place || rename(tmp.data, path) == 0);
 	if (!ok) {
 		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
-		unlink(tmp.data);
+		if (!in_place)
+			unlink(tmp.data);
 	}
 	buf_free(&tmp);
 	return ok ? 0 : 1;

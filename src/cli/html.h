@@ -62,10 +62,17 @@ void html_line_chart(struct buf *b, const struct html_chart *c, const struct htm
 /* One horizontal bar: its label and up to HTML_MAX_PARTS stacked values. */
 #define HTML_MAX_PARTS 8
 struct html_bar {
-	const char *label;
+	const char *label; /* shown cut in the middle to the label room, distinct per chart */
 	double v[HTML_MAX_PARTS];
 	bool highlight;
+	const char *title; /* the tooltip; NULL: the label */
 };
+/* A kernel's name as a chart label: its function name without "void ",
+ * namespaces, template arguments and parameters
+ * ("split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1"
+ * of "void split_embedding_..._row_1<c10::Half, ...>(at::...)"); the
+ * whole name when that leaves nothing.  Appended to out. */
+void html_kernel_label(struct buf *out, const char *name);
 /* Bars with nparts stacked parts named parts[] (a legend when more than
  * one), the value axis from 0. */
 void html_bar_chart(struct buf *b, const struct html_chart *c, const char *const *parts, size_t nparts,

@@ -72,8 +72,26 @@ bool kineto_pids_check(const char *pids, struct buf *err)
 	}
 }
 
+/* Values that would silently mean something else: --iterations 0 (Kineto
+ * would take duration mode) and a trace of no duration. */
+static bool trace_opts_meaningful(const struct trace_opts *o, struct buf *err)
+{
+	if (o->iterations == 0 || o->iterations < -1) {
+		buf_printf(err, "--iterations %lld: a number of iterations (1 or more; without it: duration mode)",
+			   (long long)o->iterations);
+		return false;
+	}
+	if (o->iterations < 0 && o->duration_ms == 0) {
+		buf_puts(err, "--duration-ms 0: a trace of no duration (1 ms or more)");
+		return false;
+	}
+	return true;
+}
+
 bool kineto_config_build(const struct trace_opts *o, struct buf *out, struct buf *err)
 {
+	if (!trace_opts_meaningful(o, err))
+		return false;
 	if (!kineto_log_file_check(o->log_file, err))
 		return false;
 	if (o->profile_memory && o->iterations > 0) {

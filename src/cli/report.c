@@ -402,22 +402,33 @@ static void section_kernels(struct report *r)
 		}
 	size_t nb = n < 15 ? n : 15;
 	struct html_bar *bars = xcalloc(nb + 1, sizeof *bars);
-	struct buf *labels = xcalloc(nb + 1, sizeof *labels);
+	struct buf *labels = xcalloc(nb + 1, sizeof *labels), *titles = xcalloc(nb + 1, sizeof *titles);
 	for (size_t i = 0; i < nb; i++) {
+		/* shown: the rank and the kernel's function name (the chart cuts
+		 * its middle, keeping the distinctive end); the whole name and
+		 * type in the tooltip */
 		buf_init(&labels[i]);
-		if (r->set->nranks > 1)
+		buf_init(&titles[i]);
+		if (r->set->nranks > 1) {
 			buf_printf(&labels[i], "[rank %lld] ", (long long)insight_i(t, idx[i], cr));
-		buf_printf(&labels[i], "%s (%s)", insight_s(t, idx[i], cn), insight_s(t, idx[i], ct));
+			buf_printf(&titles[i], "[rank %lld] ", (long long)insight_i(t, idx[i], cr));
+		}
+		html_kernel_label(&labels[i], insight_s(t, idx[i], cn));
+		buf_printf(&titles[i], "%s (%s)", insight_s(t, idx[i], cn), insight_s(t, idx[i], ct));
 		bars[i].label = labels[i].data;
+		bars[i].title = titles[i].data;
 		bars[i].v[0] = insight_f(t, idx[i], cs) / 1e3;
 		bars[i].highlight = insight_i(t, idx[i], cr) == r->hl_rank;
 	}
 	static const char *const parts[] = {"GPU time"};
 	struct html_chart ch = {"Top kernels by total GPU time", "total time (ms)", "kernel"};
 	html_bar_chart(b, &ch, parts, 1, bars, nb);
-	for (size_t i = 0; i < nb; i++)
+	for (size_t i = 0; i < nb; i++) {
 		buf_free(&labels[i]);
+		buf_free(&titles[i]);
+	}
 	free(labels);
+	free(titles);
 	free(bars);
 	free(idx);
 	const struct atable *types = table(r->res, "kernel_type_breakdown");
@@ -447,15 +458,20 @@ static void section_kernels(struct report *r)
 		top[ntop++] = insight_s(d, (size_t)best, dn);
 	}
 	struct html_bar *kb = xcalloc(d->nrows + 1, sizeof *kb);
-	struct buf *kl = xcalloc(d->nrows + 1, sizeof *kl);
+	struct buf *kl = xcalloc(d->nrows + 1, sizeof *kl), *kt = xcalloc(d->nrows + 1, sizeof *kt);
 	size_t nk = 0;
 	for (size_t k = 0; k < ntop; k++)
 		for (size_t i = 0; i < d->nrows; i++)
 			if (strcmp(insight_s(d, i, dn), top[k]) == 0) {
+				/* the rank and the kernel's function name shown (the
+				 * chart cuts its middle), the whole name as the tooltip */
 				buf_init(&kl[nk]);
-				/* the kernel's tail says which: the chart cuts the middle */
-				buf_printf(&kl[nk], "rank %lld: %s", (long long)insight_i(d, i, dr), top[k]);
+				buf_init(&kt[nk]);
+				buf_printf(&kl[nk], "rank %lld: ", (long long)insight_i(d, i, dr));
+				html_kernel_label(&kl[nk], top[k]);
+				buf_printf(&kt[nk], "rank %lld: %s", (long long)insight_i(d, i, dr), top[k]);
 				kb[nk].label = kl[nk].data;
+				kb[nk].title = kt[nk].data;
 				kb[nk].v[0] = insight_f(d, i, dm);
 				kb[nk].highlight = insight_i(d, i, dr) == r->hl_rank;
 				nk++;
@@ -463,9 +479,12 @@ static void section_kernels(struct report *r)
 	static const char *const mparts[] = {"mean duration"};
 	struct html_chart kc = {"Mean duration of the biggest kernels on each rank", "mean duration (us)", "kernel"};
 	html_bar_chart(b, &kc, mparts, 1, kb, nk);
-	for (size_t i = 0; i < nk; i++)
+	for (size_t i = 0; i < nk; i++) {
 		buf_free(&kl[i]);
+		buf_free(&kt[i]);
+	}
 	free(kl);
+	free(kt);
 	free(kb);
 	const struct atable *sp = table(r->res, "kernel_rank_spread");
 	if (sp)

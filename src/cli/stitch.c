@@ -756,7 +756,14 @@ int cmd_stitch(int argc, char **argv)
 		goto done;
 	}
 	int64_t base = plan(in, n);
-	buf_printf(&tmpname, "%s.tmp-%ld", out, (long)getpid());
+	/* OUT that exists and is no regular file (a FIFO, /dev/stdout, a
+	 * device): written in place; a temporary file renamed onto it would
+	 * replace the device with a file */
+	bool in_place = out_exists && !S_ISREG(ost.st_mode);
+	if (in_place)
+		buf_puts(&tmpname, out);
+	else
+		buf_printf(&tmpname, "%s.tmp-%ld", out, (long)getpid());
 	if (!(o.sink = tcopy_sink_open(tmpname.data, tcopy_out_gz(out), &err)))
 		goto done;
 	buf_puts(&o.out, "{\"traceEvents\":[");
@@ -773,10 +780,11 @@ int cmd_stitch(int argc, char **argv)
 			buf_printf(&err, "%s: write failed: %s", out, strerror(errno));
 	}
 	if (tcopy_sink_close(o.sink, ok, tmpname.data, &err) != 0 || !ok) {
-		remove(tmpname.data);
+		if (!in_place)
+			remove(tmpname.data);
 		goto done;
 	}
-	if (rename(tmpname.data, out) != 0) {
+	if (!in_place && rename(tmpname.data, out) != 0) {
 		buf_printf(&err, "%s: %s", out, strerror(errno));
 		remove(tmpname.data);
 		goto done;

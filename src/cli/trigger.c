@@ -61,7 +61,7 @@ static int add(int argc, char **argv)
 	const struct arg_opt opts[] = {
 		HOST_ARG_OPTS(&h),
 		{"when", 0, ARG_STRING, &when, "COND",
-		 "fire when a metric condition holds: 'KEY OP NUMBER [for DURATION]' (e.g. 'cpu_iowait > 30 for 60s')", 0, 0,
+		 "fire when a metric condition holds: 'KEY OP NUMBER [for DURATION]' (e.g. 'cpu_util > 90 for 60s'; KEY from docs/metrics.md)", 0, 0,
 		 NULL},
 		{"every-s", 0, ARG_INT, &every_s, "SECONDS", "fire on a cadence, per registered job", 1, 7 * 86400, NULL},
 		{"job-id", 0, ARG_STRING, &job, "ID", "only this job's processes (without it: every registered job)", 0, 0,

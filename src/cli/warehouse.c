@@ -362,7 +362,7 @@ static int report(int argc, char **argv)
 	struct wh_db db;
 	struct buf err = BUF_INIT, out = BUF_INIT;
 	rc = 1;
-	if (wh_db_open(&db, db_spec, &err) != 0) {
+	if (wh_db_open_existing(&db, db_spec, &err) != 0) {
 		fprintf(stderr, "dyno %s\n", err.data);
 	} else if (html) {
 		if (wh_html_report(&db, &o, &out, &err) != 0)
@@ -434,7 +434,8 @@ static int gpu_hours(int argc, char **argv)
 	struct wh_db db;
 	struct buf err = BUF_INIT;
 	rc = 1;
-	if (wh_db_open(&db, db_spec, &err) != 0) {
+	/* only --ingest and --label write: the rest reads an existing warehouse */
+	if ((ingest || labels ? wh_db_open(&db, db_spec, &err) : wh_db_open_existing(&db, db_spec, &err)) != 0) {
 		fprintf(stderr, "dyno %s\n", err.data);
 		goto out;
 	}

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/wh_db.h"
 
@@ -216,6 +217,18 @@ int wh_db_open(struct wh_db *db, const char *spec, struct buf *err)
 		return -1;
 	}
 	return 0;
+}
+
+int wh_db_open_existing(struct wh_db *db, const char *spec, struct buf *err)
+{
+	struct stat st;
+	if (spec && *spec && !is_pg(spec) && stat(spec, &st) != 0) {
+		memset(db, 0, sizeof *db);
+		buf_printf(err, "warehouse DB %s: no such warehouse (%s; `dyno warehouse ingest --db %s` creates it)",
+			   spec, strerror(errno), spec);
+		return -1;
+	}
+	return wh_db_open(db, spec, err);
 }
 
 void wh_db_close(struct wh_db *db)

@@ -65,6 +65,10 @@ struct wh_db {
  * (SQLite, created when absent).  Opens it and brings the schema up to
  * WH_SCHEMA_VERSION.  0, or -1 with "warehouse DB <target>: why" in err. */
 int wh_db_open(struct wh_db *db, const char *spec, struct buf *err);
+/* The same for a command that only reads (report, gpu-hours): a SQLite
+ * file that does not exist is "no such warehouse" (a typo must not make an
+ * empty database and an empty report); a PostgreSQL URL is opened. */
+int wh_db_open_existing(struct wh_db *db, const char *spec, struct buf *err);
 void wh_db_close(struct wh_db *db);
 /* One statement; params[i] NULL binds NULL.  Errors are prefixed with the
  * target. */

@@ -293,7 +293,8 @@ static void from_rows(struct wh_trace *t, const struct trace_set *set, const str
 			t->iters[t->niters++] = (struct wh_iter){r->iteration[i], r->dur[i]};
 		}
 	}
-	qsort(t->iters, t->niters, sizeof *t->iters, iter_cmp);
+	if (t->niters > 1) /* none: iters is NULL, which qsort must not get */
+		qsort(t->iters, t->niters, sizeof *t->iters, iter_cmp);
 	/* a step name twice (two threads): the first */
 	size_t w = 0;
 	for (size_t i = 0; i < t->niters; i++)
@@ -307,7 +308,14 @@ static void from_rows(struct wh_trace *t, const struct trace_set *set, const str
 		 * its ts) or the wall clock */
 		double start_us = set->min_ts;
 		t->has_start = isfinite(start_us);
-		t->start_ns = (r->has_base_time ? r->base_time_ns : 0) + (int64_t)llround(start_us * 1e3);
+		/* Kineto's ts are relative to baseTimeNanoseconds, a Unix time
+		 * (~1.7e18 ns), and far below it.  When the base and the ts are
+		 * both Unix times (after 2001-09-09: 1e18 ns, 1e15 us) the ts
+		 * already hold the base (a writer that kept both): it is not
+		 * added a second time (dates in the 2080s).  A base that is no
+		 * Unix time (a shift, as trace-gen writes) is added. */
+		bool absolute = r->has_base_time && r->base_time_ns >= 1000000000000000000LL && start_us >= 1e15;
+		t->start_ns = (r->has_base_time && !absolute ? r->base_time_ns : 0) + (int64_t)llround(start_us * 1e3);
 	}
 	t->has_rank = r->rank_rule == TRACE_RANK_DISTINFO || r->rank_rule == TRACE_RANK_FILENAME;
 	t->rank = r->rank;

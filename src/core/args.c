@@ -194,6 +194,13 @@ static int parse_list(const struct arg_opt *opts, int argc, char **argv, struct 
 			for (const struct arg_opt *p = opts; p->name; p++)
 				if (p->short_name && p->short_name == s[1] && s[2] == 0)
 					o = p;
+			/* -j4: a short option's value attached, as getopt takes it
+			 * (and as make -j1 is written); not for a flag */
+			for (const struct arg_opt *p = opts; !o && p->name; p++)
+				if (p->short_name && p->short_name == s[1] && s[2] && p->type != ARG_BOOL) {
+					o = p;
+					val = s + 2;
+				}
 			if (!o) {
 				buf_printf(&a->error, "unknown option '%s' (see --help)", s);
 				return ARGS_ERROR;
@@ -254,15 +261,24 @@ void args_help(FILE *f, const char *usage, const char *description, const struct
 		if (o->type != ARG_BOOL)
 			buf_printf(&l, "=%s", o->metavar ? o->metavar : "VALUE");
 		fprintf(f, "%-40s %s", l.data, o->help ? o->help : "");
+		/* a help text that says its default in words ("the first
+		 * selected") is not followed by the sentinel's number too */
+		bool says_default = o->help && (strstr(o->help, "(default") || strstr(o->help, "default:"));
 		switch (o->type) {
 		case ARG_BOOL:
 			if (*(bool *)o->ptr)
 				fprintf(f, " (default: on)");
 			break;
-		case ARG_INT: fprintf(f, " (default: %lld)", (long long)*(int64_t *)o->ptr); break;
-		case ARG_DOUBLE: fprintf(f, " (default: %g)", *(double *)o->ptr); break;
+		case ARG_INT:
+			if (!says_default)
+				fprintf(f, " (default: %lld)", (long long)*(int64_t *)o->ptr);
+			break;
+		case ARG_DOUBLE:
+			if (!says_default)
+				fprintf(f, " (default: %g)", *(double *)o->ptr);
+			break;
 		case ARG_STRING:
-			if (*(const char **)o->ptr && **(const char **)o->ptr)
+			if (!says_default && *(const char **)o->ptr && **(const char **)o->ptr)
 				fprintf(f, " (default: %s)", *(const char **)o->ptr);
 			break;
 		}

@@ -65,6 +65,19 @@ struct gpusnoop_rpc {
 	struct session s[GPUSNOOP_SESSIONS_MAX];
 };
 
+bool gpusnoop_rpc_available(const struct gpusnoop_rpc *g, struct buf *why)
+{
+	if (!g)
+		buf_puts(why, "gpusnoop sessions are not available on this daemon");
+	else if (g->max_sessions == 0)
+		buf_puts(why, "gpusnoop sessions are off on this daemon (--gpusnoop_max_sessions=0)");
+	else if (g->policy.n == 0)
+		buf_puts(why, "gpusnoop sessions need the daemon to run with --trace_path_prefixes (it writes their files)");
+	else
+		return true;
+	return false;
+}
+
 struct gpusnoop_rpc *gpusnoop_rpc_start(struct ev_loop *l, const struct gpusnoop_flags *f, const char *trace_prefixes,
 					struct buf *err)
 {

@@ -62,6 +62,10 @@ void gpusnoop_rpc_register(struct gpusnoop_rpc *g, struct rpc_server *s);
 /* Answer a gpusnoop request as the RPC function does (the triggers start
  * sessions this way); g NULL: refused. */
 bool gpusnoop_rpc_call(struct gpusnoop_rpc *g, const struct json_value *req, struct buf *resp);
+/* Whether g can run sessions at all (on, and --trace_path_prefixes given:
+ * it writes their files): a trigger asking for them is refused when it is
+ * added, not when it fires.  g NULL: no.  false with the reason in why. */
+bool gpusnoop_rpc_available(const struct gpusnoop_rpc *g, struct buf *why);
 /* Sessions still running get SIGTERM: each writes its report and exits. */
 void gpusnoop_rpc_stop(struct gpusnoop_rpc *g);
 

@@ -80,29 +80,34 @@ static void on_hup(struct ev_loop *l, int signo, void *ud)
 	telemetry_reload(ud);
 }
 
-/* *srv NULL when RPC is off; false with err on a configuration error
- * (token file, allow-list) or a listener that cannot be opened.  A busy
- * port is fatal like the Prometheus port and the IPC name: a daemon that
- * runs on without RPC looks healthy under systemd while dyno cannot reach
- * it (upstream Dynolog goes on; we do not). */
-static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_server **srv, struct buf *err)
+/* *srv NULL when RPC is off; 0, 2 with err on a configuration error (an
+ * empty flag, an allow-list that does not parse), or 1 on what the
+ * machine refused (the token file, a listener that cannot be opened).  A
+ * busy port is fatal like the Prometheus port and the IPC name: a daemon
+ * that runs on without RPC looks healthy under systemd while dyno cannot
+ * reach it (upstream Dynolog goes on; we do not). */
+static int start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_server **srv, struct buf *err)
 {
 	*srv = NULL;
 	if (!sec_flag_not_empty("rpc_allow", f->allow_seen, f->allow, err) ||
 	    !sec_flag_not_empty("rpc_token_file", f->token_file_seen, f->token_file, err))
-		return false;
+		return 2;
+	/* the allow-list is checked first so its message is the one shown;
+	 * it names the flag (net_acl_parse's message names the value only) */
+	struct net_acl probe;
+	struct buf aerr = BUF_INIT;
+	if (!net_acl_parse(&probe, f->allow, &aerr)) {
+		buf_printf(err, "--rpc_allow=%s: %s", f->allow ? f->allow : "", aerr.data);
+		buf_free(&aerr);
+		return 2;
+	}
+	buf_free(&aerr);
+	net_acl_free(&probe);
 	if (!f->enable)
-		return true;
+		return 0;
 	char *token = NULL;
 	if (f->token_file && *f->token_file && !sec_load_token(f->token_file, &token, err))
-		return false;
-	/* the allow-list is checked first so its message is the one shown */
-	struct net_acl probe;
-	if (!net_acl_parse(&probe, f->allow, err)) {
-		free(token);
-		return false;
-	}
-	net_acl_free(&probe);
+		return 1;
 	struct rpc_opts ro = {.bind = f->bind, .port = (int)f->port, .allow = f->allow, .token = token,
 			      .max_frame = (uint32_t)f->max_frame, .timeout_ms = (int)f->timeout_ms,
 			      .max_requests = (uint32_t)f->max_requests,
@@ -115,7 +120,20 @@ static bool start_rpc(struct ev_loop *l, const struct rpc_flags *f, struct rpc_s
 		buf_printf(err, "cannot start the RPC server on port %lld: %s", (long long)f->port, rerr.data);
 	buf_free(&rerr);
 	free(token);
-	return *srv != NULL;
+	return *srv ? 0 : 1;
+}
+
+/* --trace_path_prefixes read and checked as tracing_start will (an empty
+ * value, a prefix that is not absolute), before anything is opened: a
+ * configuration error (exit 2), not something the machine refused. */
+static bool trace_prefixes_valid(const struct tracing_flags *f, struct buf *err)
+{
+	struct path_policy p;
+	if (!sec_flag_not_empty("trace_path_prefixes", f->trace_prefixes_seen, f->trace_prefixes, err) ||
+	    !path_policy_parse(&p, f->trace_prefixes, err))
+		return false;
+	path_policy_free(&p);
+	return true;
 }
 
 static void stop_rpc(struct rpc_server *srv)
@@ -235,15 +253,27 @@ int main(int argc, char **argv)
 		log_error("cannot set up signal handling: %s", strerror(errno));
 		goto out;
 	}
-	tel = telemetry_start(loop, tcfg, &err);
-	if (!tel) {
+	/* exit status: 2 a configuration error (a bad flag or config file), 1
+	 * what the machine refused (a port in use, a socket, a file) */
+	if (!telemetry_config_valid(tcfg, &err) || !trace_prefixes_valid(&tf, &err)) {
 		fprintf(stderr, "dynolog: %s\n", err.data);
 		exit_code = 2;
 		goto out;
 	}
-	tracing = tracing_start(loop, &tf, &err);
-	if (!tracing || !start_rpc(loop, &rf, &srv, &err)) {
+	tel = telemetry_start(loop, tcfg, &err);
+	if (!tel) {
 		fprintf(stderr, "dynolog: %s\n", err.data);
+		goto out;
+	}
+	tracing = tracing_start(loop, &tf, &err);
+	if (!tracing) {
+		fprintf(stderr, "dynolog: %s\n", err.data);
+		goto out;
+	}
+	int rpc_rc = start_rpc(loop, &rf, &srv, &err);
+	if (rpc_rc) {
+		fprintf(stderr, "dynolog: %s\n", err.data);
+		exit_code = rpc_rc;
 		goto out;
 	}
 	snoop = gpusnoop_rpc_start(loop, &gf, tf.trace_prefixes, &err);

@@ -187,6 +187,14 @@ static void **build_config(const struct telemetry_config *cli, struct buf *err)
 	return out;
 }
 
+bool telemetry_config_valid(const struct telemetry_config *cli, struct buf *err)
+{
+	void **cfg = build_config(cli, err);
+	if (cfg)
+		free_cfgs(cfg);
+	return cfg != NULL;
+}
+
 bool telemetry_config_check(const char *text, size_t len, struct buf *err)
 {
 	struct telemetry_config *c = telemetry_config_new();

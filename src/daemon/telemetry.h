@@ -36,6 +36,11 @@ const struct arg_opt *telemetry_opts(struct telemetry_config *c);
 /* Parse and validate a config file's text without applying it (fuzzing,
  * checks).  False with the reason in err. */
 bool telemetry_config_check(const char *text, size_t len, struct buf *err);
+/* The command line's configuration (and --config's file) read and
+ * validated, nothing opened: a configuration error is told apart from a
+ * listener that cannot open (dynolog exits 2 for the one, 1 for the
+ * other).  False with the reason in err. */
+bool telemetry_config_valid(const struct telemetry_config *cli, struct buf *err);
 
 struct telemetry;
 

@@ -13,6 +13,7 @@
 #include "daemon/registry.h"
 #include "daemon/tracing.h"
 #include "daemon/security.h"
+#include "daemon/trigger_keys.h"
 #include "daemon/trigger_peers.h"
 
 #define TRIG_BATCHES_MAX 2 /* firings whose peers are being asked at once (memory: docs/daemon.md) */
@@ -632,12 +633,28 @@ static bool gpusnoop_log_ok(const struct triggers *T, const struct trig_def *d, 
 	return ok;
 }
 
+/* A trigger with gpusnoop sessions on a daemon that cannot run them
+ * would be accepted and fail at every firing: refused when added. */
+static bool snoop_available(const struct triggers *T, struct buf *why)
+{
+	struct buf e = BUF_INIT;
+	bool ok = gpusnoop_rpc_available(T->snoop, &e);
+	if (!ok)
+		buf_printf(why, "gpusnoop_s: %s", e.data);
+	buf_free(&e);
+	return ok;
+}
+
 static bool add_trigger(const struct json_value *req, struct buf *resp, void *ud)
 {
 	struct triggers *T = ud;
 	struct trig_def d;
 	struct buf why = BUF_INIT;
 	if (!trig_def_parse(json_get(req, "trigger"), &d, &why))
+		failed(resp, "addTrigger", why.data);
+	else if (d.kind == TRIG_METRIC && !trig_key_known(d.cond.key, &why))
+		failed(resp, "addTrigger", why.data);
+	else if (d.gpusnoop_s > 0 && !snoop_available(T, &why))
 		failed(resp, "addTrigger", why.data);
 	else if (find(T, d.id))
 		failed(resp, "addTrigger", "a trigger with this id exists (remove it first)");

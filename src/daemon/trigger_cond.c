@@ -60,7 +60,7 @@ bool trig_cond_parse(const char *s, size_t n, struct trig_cond *c, struct buf *e
 	while (i < n && key_char(s[i]))
 		i++;
 	if (i == k0) {
-		buf_printf(err, "column %zu: a metric key was expected (e.g. \"cpu_iowait > 30 for 60s\")", i + 1);
+		buf_printf(err, "column %zu: a metric key was expected (e.g. \"cpu_util > 90 for 60s\")", i + 1);
 		return false;
 	}
 	if (i - k0 > TRIG_KEY_MAX) {

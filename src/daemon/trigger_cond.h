@@ -1,5 +1,5 @@
 /*
- * trigger_cond.h - the metric condition of a trigger ("cpu_iowait > 30 for
+ * trigger_cond.h - the metric condition of a trigger ("cpu_util > 90 for
  * 60s") and its evaluation over the samples the daemon publishes, tick by
  * tick.  Pure: no clock, no I/O, so every rule is unit-tested.
  *

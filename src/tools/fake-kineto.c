@@ -53,6 +53,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,12 @@ static void kv_str(struct jw *w, const char *k, const char *v)
 	jw_str(w, v);
 }
 
+/* What Kineto writes: "ts" in microseconds since the file's
+ * baseTimeNanoseconds (a whole second), not the Unix time again: the
+ * events' times are given here as Unix microseconds and written less this
+ * base (the warehouse and stitch add the base back). */
+static double ts_base_us;
+
 static void x_event(struct jw *w, const char *cat, const char *name, int64_t pid, int64_t tid, double ts_us,
 		    double dur_us)
 {
@@ -260,7 +267,7 @@ static void x_event(struct jw *w, const char *cat, const char *name, int64_t pid
 	kv_str(w, "name", name);
 	kv_i64(w, "pid", pid);
 	kv_i64(w, "tid", tid);
-	kv_f64(w, "ts", ts_us);
+	kv_f64(w, "ts", ts_us - ts_base_us);
 	kv_f64(w, "dur", dur_us);
 }
 
@@ -271,7 +278,7 @@ static void flow(struct jw *w, const char *ph, int64_t id, int64_t pid, int64_t 
 	kv_i64(w, "id", id);
 	kv_i64(w, "pid", pid);
 	kv_i64(w, "tid", tid);
-	kv_f64(w, "ts", ts);
+	kv_f64(w, "ts", ts - ts_base_us);
 	kv_str(w, "cat", "ac2g");
 	kv_str(w, "name", "ac2g");
 	if (ph[0] == 'f')
@@ -332,7 +339,8 @@ static bool write_trace(const char *path, const struct kcfg *k, double start_us,
 	jw_raw(&w, dist, (size_t)dn);
 	kv_str(&w, "trace_id", k->trace_id);
 	kv_str(&w, "displayTimeUnit", "ms");
-	kv_i64(&w, "baseTimeNanoseconds", (int64_t)(start_us * 1000.0));
+	ts_base_us = floor(start_us / 1e6) * 1e6;
+	kv_i64(&w, "baseTimeNanoseconds", (int64_t)ts_base_us * 1000);
 	jw_key(&w, "traceEvents");
 	jw_arr_begin(&w);
 	/* One "training step" every 20 ms: forward matmul + relu, an NCCL

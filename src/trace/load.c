@@ -893,7 +893,7 @@ broken:
 	}
 done:
 	if (ok && !p.saw_events) {
-		json_fail_at(jr, json_tok_offset(jr), "no traceEvents array: not a Kineto trace");
+		json_fail_at(jr, json_tok_offset(jr), TRACE_ERR_NOT_KINETO);
 		ok = false;
 	}
 	if (!ok)

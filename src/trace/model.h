@@ -384,6 +384,11 @@ struct trace_load_opts {
 	bool gz_share_always;
 };
 
+/* The end of the message of a file that is whole JSON but not a trace (no
+ * traceEvents array: a config.json beside the traces): in a set of several
+ * files it is left out with a warning, whatever skip_unreadable says. */
+#define TRACE_ERR_NOT_KINETO "no traceEvents array: not a Kineto trace"
+
 /* Load one file (.json or .json.gz, decided by the gzip magic bytes, not the
  * name).  No alignment, no filtering.  On failure returns NULL and writes
  * "FILE: byte OFFSET: what" into err.  A truncated file that still gave
@@ -403,7 +408,8 @@ struct trace_set {
 	bool filtered;             /* the last-step filter was applied */
 	char *warnings;            /* one warning per line ("" when none) */
 	double finish_s;           /* wall seconds of trace_set_finish (additive) */
-	size_t left_out;           /* files skip_unreadable left out (named in warnings) */
+	size_t left_out;           /* files skip_unreadable left out (named in warnings); not
+				    * those that are no trace at all (TRACE_ERR_NOT_KINETO) */
 };
 
 /* Load a file or a directory of traces (every *.json / *.json.gz entry, one

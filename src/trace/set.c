@@ -96,6 +96,13 @@ static void load_one(void *ctx, size_t i)
 		j->out[i]->load_s = (double)(clock_mono_ns() - t0) / 1e9;
 }
 
+/* err ends with the loader's "not a Kineto trace" (TRACE_ERR_NOT_KINETO) */
+static bool not_kineto(const char *err)
+{
+	size_t n = strlen(err), m = strlen(TRACE_ERR_NOT_KINETO);
+	return n >= m && strcmp(err + n - m, TRACE_ERR_NOT_KINETO) == 0;
+}
+
 static int rank_cmp(const void *a, const void *b)
 {
 	const struct trace_rank *x = *(struct trace_rank *const *)a, *y = *(struct trace_rank *const *)b;
@@ -293,11 +300,17 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 
 	int rc = 0;
 	struct buf w = BUF_INIT;
-	size_t loaded = 0;
+	size_t loaded = 0, not_traces = 0;
 	for (size_t i = 0; i < np; i++)
 		loaded += j.out[i] != NULL;
 	for (size_t i = 0; i < np; i++) {
-		if (!j.out[i] && opts->skip_unreadable && loaded > 0) {
+		/* one policy for `dyno analyze` and `dyno report`: a file of the
+		 * set that is no trace at all (a config.json in the directory)
+		 * is named and left out, and the results are not partial for it */
+		if (!j.out[i] && loaded > 0 && not_kineto(j.errs[i].data)) {
+			warn(&w, "%s; this file is left out", j.errs[i].data);
+			not_traces++;
+		} else if (!j.out[i] && opts->skip_unreadable && loaded > 0) {
 			/* the others are worth reading: say which one is not */
 			warn(&w, "%s; this file is left out", j.errs[i].data);
 		} else if (!j.out[i]) {
@@ -317,7 +330,7 @@ int trace_set_load_paths(struct trace_set *set, const char *const *inputs, size_
 		buf_free(&w);
 		return -1;
 	}
-	size_t left_out = np - loaded;
+	size_t left_out = np - loaded - not_traces;
 	if (loaded < np) { /* the files left out */
 		size_t k = 0;
 		for (size_t i = 0; i < np; i++)

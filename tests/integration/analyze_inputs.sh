@@ -47,4 +47,16 @@ awk -v a="$k_all" -v b="$k_one" 'BEGIN { exit !(b > 0 && b < a) }' ||
 cmp -s "$T/all.csv" "$T/tr.csv" && { echo "FAIL: --time-range changed nothing"; fail=1; }
 # diff: the first iteration left by the selection is compared
 expect 0 'control: rank 3, ProfilerStep#1011' diff "$C" "$TESTDATA/traces/trace_diff/test" --iterations 1011-1012
+# a JSON file beside the traces that is no trace (a config.json): named and
+# left out, the results whole (exit 0), as `dyno report` does
+# (report_inputs.sh); named alone it is an error
+mkdir "$T/cfg"
+cp "$F"/*.json.gz "$T/cfg/"
+echo '{"lr": 0.1, "batch": 32}' >"$T/cfg/config.json"
+"$DYNO" analyze temporal "$T/cfg" --format csv >"$T/cfg.csv" 2>"$T/cfg.err"; rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: a directory with a config.json: exit $rc: $(cat "$T/cfg.err")"; fail=1; }
+grep -q 'config.json: .*not a Kineto trace; this file is left out' "$T/cfg.err" ||
+	{ echo "FAIL: config.json not named: $(cat "$T/cfg.err")"; fail=1; }
+"$DYNO" analyze temporal "$F" --format csv -q | cmp -s - "$T/cfg.csv" || { echo "FAIL: config.json changed the results"; fail=1; }
+expect 1 'config.json: byte 25 (line 2, column 1): no traceEvents array: not a Kineto trace' temporal "$T/cfg/config.json"
 exit $fail

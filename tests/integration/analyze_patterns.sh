@@ -3,8 +3,8 @@
 # frequent_patterns.csv that --csv-dir writes is byte for byte HTA's
 # frequent_patterns_<op>.csv for every operator table of the conformance
 # set (HTA's rank, min_pattern_len 3); nothing to analyse (an operator no
-# event names, a trace without GPU events, no --operator) is a note and
-# exit status 4; a bad --min-len or --top-k is a usage error (2); summary
+# event names, a trace without GPU events) is a note and
+# exit status 4; no --operator, a bad --min-len or --top-k is a usage error (2); summary
 # does not run it.
 set -uo pipefail
 [ -d "$TESTDATA/conformance" ] || { echo "no $TESTDATA/conformance"; exit 77; }
@@ -35,8 +35,11 @@ A=$TESTDATA/traces/critical_path/alexnet/benchmark_result_2869224_1695835535_tra
 	{ echo "FAIL: absent operator ($rc)"; cat "$T/e1"; fail=1; }
 "$DYNO" analyze patterns "$TESTDATA/traces/cpu_only/"*.gz --operator aten::linear >"$T/o2" 2>&1; rc=$?
 [ $rc -eq 4 ] && grep -q "no GPU events" "$T/o2" || { echo "FAIL: no GPU ($rc)"; cat "$T/o2"; fail=1; }
-"$DYNO" analyze patterns "$A" >"$T/o3" 2>&1; rc=$?
-[ $rc -eq 4 ] && grep -qF "patterns needs --operator NAME" "$T/o3" || { echo "FAIL: no --operator ($rc)"; cat "$T/o3"; fail=1; }
+# no --operator: a usage error before any loading (a path that does not
+# exist would be exit 1 if it were loaded first)
+"$DYNO" analyze patterns "$T/not-loaded.json" >"$T/o3" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -qF "dyno analyze patterns: --operator NAME is required" "$T/o3" ||
+	{ echo "FAIL: no --operator ($rc)"; cat "$T/o3"; fail=1; }
 "$DYNO" analyze patterns "$A" --operator aten::linear --min-len 0 2>"$T/e4"; rc=$?
 [ $rc -eq 2 ] && grep -qF "bad --min-len 0 (at least 1)" "$T/e4" || { echo "FAIL: --min-len 0 ($rc)"; cat "$T/e4"; fail=1; }
 "$DYNO" analyze patterns "$A" --operator aten::linear --top-k -1 2>"$T/e5"; rc=$?

@@ -14,9 +14,29 @@ for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}'); d
 	"$DYNO" help "$cmd" >"$tmp/cmdhelp"
 	grep -q "^usage: dyno $cmd" "$tmp/cmdhelp"
 done
+# an option's default is said once: a help text that gives it in words is
+# not followed by the sentinel's number ("(default: the first selected)
+# (default: -1)")
+for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}') "trigger add" "warehouse report" \
+	"warehouse ingest" "warehouse gpu-hours"; do
+	# shellcheck disable=SC2086
+	"$DYNO" $cmd --help >"$tmp/cmdhelp"
+	if grep -E '\(default[ :].*\(default: ' "$tmp/cmdhelp"; then echo "dyno $cmd --help says a default twice"; exit 1; fi
+done
+# summary's line names what it leaves out, as the table of analyses says
+"$DYNO" analyze --help | grep -q '^  summary  *all of the above but critical-path, patterns, diff, insights$' ||
+	{ echo "analyze --help: summary line: $("$DYNO" analyze --help | grep '^  summary')"; exit 1; }
 [[ "$("$DYNO" --version)" =~ ^dyno\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown command 'frobnicate'" "$tmp/err"
+# values that silently meant something else: usage errors (2) before any
+# daemon is asked (port 1: nothing listens)
+for bad in "--iterations 0" "--duration-ms 0"; do
+	rc=0
+	# shellcheck disable=SC2086
+	"$DYNO" gputrace --log-file "$tmp/t.json" $bad --port 1 2>"$tmp/err" || rc=$?
+	[ $rc -eq 2 ] && grep -q -- "$bad: " "$tmp/err" || { echo "gputrace $bad: exit $rc: $(cat "$tmp/err")"; exit 1; }
+done
 
 # a real trace truncated in the middle: error with file, line, column and offset
 trace="$TESTDATA/traces/trace_filter/sampled_rank-0.json.gz"

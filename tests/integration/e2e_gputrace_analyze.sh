@@ -120,6 +120,24 @@ sleep 0.3
 [ $(($(configs r0.log) + $(configs r1.log))) = 4 ] || fail "more than one rank traced under --process-limit 1"
 [ "$(configs decoy.log)" = 0 ] || fail "the decoy was traced"
 
+# --- the traces carry what Kineto writes: ts relative to baseTimeNanoseconds
+# (a whole second), not the Unix time again; the warehouse dates them now,
+# not in the 2080s (the base added twice)
+python3 - "$T/c/trace_${one% }.json" <<'PY' || fail "fake-kineto's trace clock"
+import json, sys, time
+t = json.load(open(sys.argv[1]))
+base = t["baseTimeNanoseconds"]
+assert base % 1000000000 == 0, base
+ts = [e["ts"] for e in t["traceEvents"] if "ts" in e]
+assert ts and max(ts) < 3600e6, max(ts)  # microseconds since the base: under an hour
+start = base / 1e9 + min(ts) / 1e6
+assert abs(start - time.time()) < 3600, (start, time.time())
+PY
+"$DYNO" warehouse ingest "$T/c" --job e2e --host h1 --db "$WORK/w.db" >"$WORK/wi" 2>&1 || fail "ingest: $(cat "$WORK/wi")"
+"$DYNO" warehouse report --jobs --format json --db "$WORK/w.db" >"$WORK/wj" || fail "warehouse report --jobs"
+year=$(date -u +%Y)
+grep -q "\"first\":\"$year-" "$WORK/wj" || fail "the warehouse dates the trace elsewhere than $year: $(cat "$WORK/wj")"
+
 kill -0 "$DPID" || fail "daemon died"
 stop_daemon
 grep -q ' 0 malformed, 0 unknown type, 0 foreign, ' "$WORK/daemon.log" || fail "IPC counters: $(grep 'IPC:' "$WORK/daemon.log")"

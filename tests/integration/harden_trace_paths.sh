@@ -28,7 +28,8 @@ grep -q "on-demand request refused: trace path '$WORK/ok/link/passwd' resolves t
 for flags in "--rpc_allow=" "--trace_path_prefixes=,," "--trace_path_prefixes=" "--rpc_token_file=" "--rpc_allow=, ,"; do
 	rc=0
 	timeout -s KILL 5 "$DYNOLOG" --port=0 --use_JSON=false "$flags" 2>"$WORK/err.log" || rc=$?
-	[ "$rc" = 1 ] || fail "$flags: exit $rc: $(cat "$WORK/err.log")"
+	# a configuration error: exit 2 (docs/daemon.md)
+	[ "$rc" = 2 ] || fail "$flags: exit $rc: $(cat "$WORK/err.log")"
 	grep -q 'empty' "$WORK/err.log" || fail "$flags: message: $(cat "$WORK/err.log")"
 done
 echo ok

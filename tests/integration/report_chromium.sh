@@ -68,4 +68,55 @@ for b in bad:
 print(f"{len(svgs)} charts rendered with data marks; screenshot {len(png)} bytes")
 sys.exit(1 if bad else 0)
 PY
+# The bar charts' labels (Top kernels, Kernel duration across ranks, ...)
+# are readable and distinct: each one lies inside the chart as Chromium
+# lays it out (not cut at the left edge: a script added to a copy of the
+# page measures every label's box and writes them into the DOM it dumps),
+# and no two bars of a chart show the same text.
+python3 - "$tmp/r.html" "$tmp/probe.html" <<'PY' || fail=1
+import sys
+page = open(sys.argv[1]).read()
+probe = ('<script>const out = [];'
+         'document.querySelectorAll("svg.chart").forEach((svg, i) => {'
+         ' svg.querySelectorAll("text[text-anchor=end]").forEach(t => {'
+         '  const b = t.getBBox();'
+         '  const shown = Array.from(t.childNodes).filter(n => n.nodeType === 3).map(n => n.data).join("");'
+         '  out.push(i + "\\t" + b.x.toFixed(1) + "\\t" + shown); }); });'
+         'const pre = document.createElement("pre"); pre.id = "measure"; pre.textContent = out.join("\\n");'
+         'document.body.appendChild(pre);</script>')
+open(sys.argv[2], "w").write(page.replace("</body>", probe + "</body>"))
+PY
+chrome measure --dump-dom "file://$tmp/probe.html" >"$tmp/measure.html" || bad "chromium --dump-dom of the probe failed"
+python3 - "$tmp/r.html" "$tmp/measure.html" <<'PY' || fail=1
+import html, re, sys
+src, dom = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+m = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)
+bad = []
+if not m:
+    bad.append("the probe measured nothing")
+rows = [r.split("\t", 2) for r in html.unescape(m.group(1)).split("\n")] if m else []
+for chart, x, text in rows:
+    if float(x) < 0:
+        bad.append(f"chart {chart}: label '{text}' starts at x={x}, cut at the chart's left edge")
+# distinct labels per bar chart, and the kernel charts' labels are names
+charts = re.findall(r'<svg class="chart".*?</svg>', src, re.S)
+kernel_labels = 0
+for i, c in enumerate(charts):
+    name = re.search(r'aria-label="([^"]*)', c).group(1)
+    shown = [html.unescape(t) for t in re.findall(r'<text[^>]*text-anchor="end"[^>]*><title>[^<]*</title>([^<]*)</text>', c)]
+    dup = {t for t in shown if shown.count(t) > 1}
+    if dup:
+        bad.append(f"chart {i} ({name}): bars labelled alike: {sorted(dup)}")
+    if "kernel" in name.lower():
+        kernel_labels += len(shown)
+        for t in shown:
+            if t.endswith(")") or "(" in t:
+                bad.append(f"chart {i} ({name}): label '{t}' shows a type or parameters, not the kernel's name")
+if kernel_labels < 10:
+    bad.append(f"{kernel_labels} kernel bar labels, want >= 10")
+for b in bad[:20]:
+    print("FAIL:", b)
+print(f"{len(rows)} chart labels measured in Chromium; {kernel_labels} kernel labels distinct")
+sys.exit(1 if bad else 0)
+PY
 exit $fail

@@ -52,5 +52,14 @@ grep -q 'a.json' "$tmp/err" || bad "all unreadable: the file is not named: $(cat
 "$DYNO" report "$TESTDATA/traces/rank_non_gpu" -o "$tmp/x.html" --metrics /nonexistent 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && [ ! -e "$tmp/x.html" ] || bad "unreadable --metrics: exit $rc"
 ls "$tmp" | grep -q '\.tmp\.' && bad "a temporary file was left behind"
+# a JSON file beside the traces that is no trace (a config.json): named and
+# left out, the report whole (exit 0), as `dyno analyze` does
+mkdir "$tmp/cfg"
+cp "$TESTDATA/traces/trace_filter/"*.json.gz "$tmp/cfg/"
+echo '{"lr": 0.1}' >"$tmp/cfg/config.json"
+"$DYNO" report "$tmp/cfg" -o "$tmp/cfg.html" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] || bad "a directory with a config.json: exit $rc: $(cat "$tmp/err")"
+grep -q 'config.json: .*not a Kineto trace; this file is left out' "$tmp/err" || bad "config.json not named: $(cat "$tmp/err")"
+grep -q 'PARTIAL' "$tmp/err" && bad "config.json made the report partial: $(cat "$tmp/err")"
 [ $fail -eq 0 ] && echo "no-GPU trace reported with its reason; damaged job: the others reported, both damages named"
 exit $fail

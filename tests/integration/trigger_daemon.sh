@@ -28,7 +28,26 @@ trig add mem --job-id 0 --when 'mem_total_bytes > 1000 for 2s' --min-interval-s 
 	--duration-ms 50 >"$WORK/add.out" || fail "add: $(cat "$WORK/add.out")"
 grep -q '"status":"ok"' "$WORK/add.out" || fail "add answer: $(cat "$WORK/add.out")"
 trig add never --when 'mem_total_bytes < 1000' --min-interval-s 0 --log-file "$WORK/never.json" >/dev/null
-trig add absent --when 'no_such_key > 0' --min-interval-s 0 --log-file "$WORK/absent.json" >/dev/null
+# a known key this host lacks (no GPU here): accepted, never fires
+trig add absent --when 'sm_active_ratio.0 > 0' --min-interval-s 0 --log-file "$WORK/absent.json" >/dev/null ||
+	fail "a known key absent here was refused"
+# a key no collector emits can never fire: refused, naming the closest keys
+if trig add typo --when 'cpu_iowait > 30 for 60s' --log-file "$WORK/t.json" >"$WORK/typo.out" 2>&1; then
+	fail "an unknown metric key was accepted: $(cat "$WORK/typo.out")"
+fi
+grep -q "no metric key 'cpu_iowait' (docs/metrics.md); closest: @cpu_ratio_iowait" "$WORK/typo.out" ||
+	fail "unknown key message: $(cat "$WORK/typo.out")"
+# every condition the docs and the help show is one the daemon takes
+conds=$( (cat README.md docs/*.md | grep -o -- "--when '[^']*'"; "$DYNO" trigger add --help | grep -o "e\.g\. '[^']*'") |
+	sed "s/^[^']*'//;s/'\$//" | sort -u)
+[ -n "$conds" ] || fail "no --when example found in the docs"
+n=0
+while IFS= read -r c; do
+	n=$((n + 1))
+	trig add "doc$n" --when "$c" --log-file "$WORK/doc.json" >"$WORK/doc.out" 2>&1 ||
+		fail "the documented condition '$c' is refused: $(cat "$WORK/doc.out")"
+	trig rm "doc$n" >/dev/null || fail "rm doc$n"
+done <<<"$conds"
 # a bad condition is refused with the reason, nothing added
 if trig add bad --when 'mem_total_bytes >> 3' --log-file "$WORK/b.json" >"$WORK/bad.out" 2>&1; then
 	fail "a bad condition was accepted"
@@ -64,6 +83,12 @@ grep -q "\"triggered\":\[$F7\]" "$WORK/fire1.out" || fail "fire: $(cat "$WORK/fi
 trig fire man >"$WORK/fire2.out" || fail "fire 2: $(cat "$WORK/fire2.out")"
 grep -q '"firings":\[\],"rate_limited":\["7"\]' "$WORK/fire2.out" || fail "not rate-limited: $(cat "$WORK/fire2.out")"
 "$DYNO" trigger list --port "$PORT" >"$WORK/list.txt" || fail "dyno trigger list"
+# global options before the command, as upstream's dyno takes them
+"$DYNO" --port "$PORT" trigger list >"$WORK/list2.txt" || fail "dyno --port P trigger list"
+"$DYNO" --hostname 127.0.0.1 --port="$PORT" trigger list --json >"$WORK/list3.txt" ||
+	fail "dyno --hostname H --port=P trigger list --json"
+grep -q '^mem  *mem_total_bytes > 1000 for 2s' "$WORK/list2.txt" || fail "dyno --port P trigger list: $(cat "$WORK/list2.txt")"
+grep -q '"triggers":' "$WORK/list3.txt" || fail "--json after hoisted options: $(cat "$WORK/list3.txt")"
 grep -q '^mem  *mem_total_bytes > 1000 for 2s  *0  *3s' "$WORK/list.txt" || fail "list: $(cat "$WORK/list.txt")"
 grep -q 'man job 7: fireTrigger RPC -> 1 matched, 1 triggered' "$WORK/list.txt" || fail "list: $(cat "$WORK/list.txt")"
 last=$(list | grep -o '"seq":[0-9]*' | tail -n 1 | cut -d: -f2)

@@ -23,7 +23,30 @@ wh_refuse_off() { wh_sql "DROP TRIGGER refuse"; }
 wh_series "$tmp/s"
 wh_suite "$tmp/s"
 
-# the HTML page of an empty warehouse says so (and draws nothing)
+# a read-only command on a warehouse that does not exist (a typo): "no
+# such warehouse", exit 1, and no database made
+for cmd in "report" "report --jobs" "report --html $tmp/typo.html" "gpu-hours"; do
+	# shellcheck disable=SC2086
+	"$DYNO" warehouse $cmd --db "$tmp/typo.db" >"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc -eq 1 ] && grep -q "warehouse DB $tmp/typo.db: no such warehouse" "$tmp/err" ||
+		bad "warehouse $cmd --db typo.db: exit $rc: $(cat "$tmp/err")"
+	[ ! -e "$tmp/typo.db" ] || bad "warehouse $cmd --db typo.db made the database"
+	[ ! -e "$tmp/typo.html" ] || bad "warehouse $cmd wrote a page"
+done
+
+# a job whose traces all share one start (the ranks of one gputrace): its
+# trend charts show the points (dots in the middle), never an empty frame
+"$DYNO" warehouse ingest "$TESTDATA/traces/trace_filter/"*.json.gz --job run7 --host n3 --db "$tmp/one.db" \
+	>/dev/null 2>"$tmp/err" || bad "ingest run7: $(cat "$tmp/err")"
+"$DYNO" warehouse report --html "$tmp/one.html" --job run7 --db "$tmp/one.db" 2>"$tmp/err" || bad "run7 html: $(cat "$tmp/err")"
+python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/one.html" job run7 >"$tmp/out" || bad "one start: $(cat "$tmp/out")"
+"$DYNO" warehouse report --html "$tmp/one-all.html" --db "$tmp/one.db" 2>"$tmp/err" || bad "one-start html: $(cat "$tmp/err")"
+python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/one-all.html" job run7 >"$tmp/out" 2>&1
+grep -q "do not show" "$tmp/out" && bad "one start, all jobs: $(cat "$tmp/out")"
+
+# the HTML page of an empty warehouse (an empty file: the schema is made
+# on open) says so (and draws nothing)
+: >"$tmp/empty.db"
 "$DYNO" warehouse report --html "$tmp/empty.html" --db "$tmp/empty.db" 2>"$tmp/err" || bad "empty html: $(cat "$tmp/err")"
 python3 "$(dirname "$0")/lib/wh_html_check.py" "$tmp/empty.html" empty >"$tmp/out" &&
 	grep -q 'holds no traces yet' "$tmp/empty.html" || bad "empty html: $(cat "$tmp/out")"

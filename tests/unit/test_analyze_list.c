@@ -354,7 +354,7 @@ TEST(analyze_summary_says_why_it_skipped)
 	struct buf names = BUF_INIT;
 	bool temporal, annotations;
 	summary_skips("cpu_only", &names, &temporal, &annotations);
-	CHECK_STR(names.data, "temporal idle kernels kernel-distribution overlap launch op-kernels cupti");
+	CHECK_STR(names.data, "temporal idle kernels kernel-distribution overlap launch counters op-kernels cupti");
 	CHECK(!temporal && annotations);
 	buf_reset(&names);
 	summary_skips("critical_path/cuda_event_sync_multi_stream", &names, &temporal, &annotations);

@@ -40,6 +40,35 @@ TEST(cli_config_text_layout)
 	buf_free(&e);
 }
 
+/* Values that silently meant something else are refused: --iterations 0
+ * (Kineto took duration mode), below -1, and a duration of 0 ms. */
+TEST(cli_config_refuses_meaningless_values)
+{
+	struct buf b = BUF_INIT, e = BUF_INIT;
+	struct trace_opts o = TRACE_OPTS_INIT;
+	o.log_file = "/tmp/t.json";
+	o.iterations = 0;
+	CHECK(!kineto_config_build(&o, &b, &e));
+	CHECK(strstr(e.data, "--iterations 0: a number of iterations (1 or more") != NULL);
+	buf_reset(&e);
+	o.iterations = -2;
+	CHECK(!kineto_config_build(&o, &b, &e));
+	buf_reset(&e);
+	o.iterations = -1; /* the default: duration mode */
+	o.duration_ms = 0;
+	CHECK(!kineto_config_build(&o, &b, &e));
+	CHECK(strstr(e.data, "--duration-ms 0: a trace of no duration") != NULL);
+	buf_reset(&e);
+	o.duration_ms = 1;
+	CHECK(kineto_config_build(&o, &b, &e));
+	buf_reset(&b);
+	o.iterations = 3; /* iteration mode: no duration */
+	o.duration_ms = 0;
+	CHECK(kineto_config_build(&o, &b, &e));
+	buf_free(&b);
+	buf_free(&e);
+}
+
 TEST(cli_request_body)
 {
 	struct buf b = BUF_INIT;

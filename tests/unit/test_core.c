@@ -196,6 +196,15 @@ TEST(args_forms)
 	REQUIRE(parse(3, argv2, &a) == ARGS_OK);
 	CHECK(!g_json && !g_ipc);
 	args_free(&a);
+
+	/* a short option's value attached (-p42, as -j1 is written) */
+	char *argv3[] = {"-p42"};
+	REQUIRE(parse(1, argv3, &a) == ARGS_OK);
+	CHECK_INT(g_port, 42);
+	args_free(&a);
+	char *argv4[] = {"-p4x"};
+	CHECK(parse(1, argv4, &a) == ARGS_ERROR && strstr(a.error.data, "not an integer"));
+	args_free(&a);
 }
 
 TEST(args_errors)

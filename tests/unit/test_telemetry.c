@@ -212,7 +212,8 @@ TEST(telemetry_history_memory_cap)
 					       "--kernel_monitor_reporting_interval_s=1",
 					       "--history_window_s=3600", /* a ring: 3601 x 8 B = 28 KiB per key */
 					       "--history_max_mb=1",      /* a ring kept 37 keys; blocks keep all */
-					       "--exit_after_ticks=1", NULL);
+					       /* two: the first tick has no deltas */
+					       "--exit_after_ticks=2", NULL);
 	struct ev_loop *l = ev_loop_new();
 	struct buf err = BUF_INIT;
 	struct telemetry *t = telemetry_start(l, c, &err);

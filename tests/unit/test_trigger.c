@@ -495,25 +495,25 @@ TEST(trigger_file_survives_restart)
 	struct rig r;
 	rig_start(&r, path);
 	struct buf resp = BUF_INIT;
-	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"keep\",\"when\":\"cpu_iowait > 30 for 2s\",\"config\":\"X={fire}\"}}",
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"keep\",\"when\":\"cpu_util > 30 for 2s\",\"config\":\"X={fire}\"}}",
 	     &resp);
 	REQUIRE(strstr(resp.data, "\"ok\""));
 	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"gone\",\"config\":\"X=1\"}}", &resp);
 	call(&r, "removeTrigger", "{\"id\":\"gone\"}", &resp);
 	poll_proc(&r, 0, 5);
-	tick(&r, "cpu_iowait", 40);
-	tick(&r, "cpu_iowait", 40);
+	tick(&r, "cpu_util", 40);
+	tick(&r, "cpu_util", 40);
 	CHECK_INT(firings(&r, "keep"), 1);
 	rig_stop(&r);
 	/* restarted: the trigger is back with its rate limit (300 s, not over:
 	 * the condition holds but nothing fires), the firing numbers go on */
 	rig_start(&r, path);
 	call(&r, "listTriggers", "{}", &resp);
-	CHECK(strstr(resp.data, "\"id\":\"keep\",\"when\":\"cpu_iowait > 30 for 2s\"") != NULL);
+	CHECK(strstr(resp.data, "\"id\":\"keep\",\"when\":\"cpu_util > 30 for 2s\"") != NULL);
 	CHECK(strstr(resp.data, "\"id\":\"gone\"") == NULL);
 	poll_proc(&r, 0, 5);
-	tick(&r, "cpu_iowait", 40);
-	tick(&r, "cpu_iowait", 40);
+	tick(&r, "cpu_util", 40);
+	tick(&r, "cpu_util", 40);
 	CHECK_STR(poll_proc(&r, 0, 5), "");
 	CHECK_INT(firings(&r, "keep"), 0);
 	call(&r, "listTriggers", "{}", &resp);
@@ -591,13 +591,53 @@ TEST(trigger_rate_limit_from_file)
 	buf_free(&resp);
 }
 
+/* A condition on a key no collector emits can never fire: addTrigger
+ * refuses it, naming the closest keys of the catalog, and keeps nothing;
+ * a known key absent on this host (a GPU key without a GPU) is accepted. */
+TEST(trigger_unknown_metric_key_refused)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	struct rig r;
+	rig_start(&r, "");
+	struct buf resp = BUF_INIT;
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"io\",\"when\":\"cpu_iowait > 30 for 60s\",\"config\":\"X=1\"}}",
+	     &resp);
+	CHECK(strstr(resp.data, "\"status\":\"failed\"") != NULL);
+	CHECK(strstr(resp.data, "no metric key 'cpu_iowait'") != NULL);
+	CHECK(strstr(resp.data, "@cpu_ratio_iowait") != NULL);
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"no\",\"when\":\"nosuchmetric > 30 for 5s\",\"config\":\"X=1\"}}",
+	     &resp);
+	CHECK(strstr(resp.data, "no metric key 'nosuchmetric' (docs/metrics.md); closest: ") != NULL);
+	/* a suffixed key without its suffix, a plain key with one */
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"sm\",\"when\":\"sm_active_ratio < 0.2\",\"config\":\"X=1\"}}",
+	     &resp);
+	CHECK(strstr(resp.data, "'sm_active_ratio' needs a suffix") != NULL);
+	CHECK(strstr(resp.data, "sm_active_ratio.<gpu>") != NULL);
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"ld\",\"when\":\"load1.x > 3\",\"config\":\"X=1\"}}", &resp);
+	CHECK(strstr(resp.data, "'load1.x' takes no suffix") != NULL);
+	call(&r, "listTriggers", "{}", &resp);
+	CHECK(strstr(resp.data, "\"triggers\":[]") != NULL);
+	/* known keys: plain, suffixed, export-only */
+	call(&r, "addTrigger",
+	     "{\"trigger\":{\"id\":\"gpu\",\"when\":\"sm_active_ratio.0 < 0.2\",\"config\":\"X=1\"}}", &resp);
+	CHECK(strstr(resp.data, "\"status\":\"ok\"") != NULL);
+	call(&r, "addTrigger",
+	     "{\"trigger\":{\"id\":\"iow\",\"when\":\"@cpu_ratio_iowait > 0.3 for 60s\",\"config\":\"X=1\"}}", &resp);
+	CHECK(strstr(resp.data, "\"status\":\"ok\"") != NULL);
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"rx\",\"when\":\"rx_bytes.eth0 > 1e9\",\"config\":\"X=1\"}}",
+	     &resp);
+	CHECK(strstr(resp.data, "\"status\":\"ok\"") != NULL);
+	buf_free(&resp);
+	rig_stop(&r);
+}
+
 TEST(trigger_key_found_wherever_it_moves)
 {
 	log_set_level(LOG_LEVEL_ERROR);
 	struct rig r;
 	rig_start(&r, "");
 	struct buf resp = BUF_INIT;
-	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"mv\",\"when\":\"k > 5 for 3s\",\"config\":\"X=1\",\"min_interval_s\":0}}",
+	call(&r, "addTrigger", "{\"trigger\":{\"id\":\"mv\",\"when\":\"load1 > 5 for 3s\",\"config\":\"X=1\",\"min_interval_s\":0}}",
 	     &resp);
 	REQUIRE(strstr(resp.data, "\"ok\""));
 	poll_proc(&r, 0, 1);
@@ -610,8 +650,8 @@ TEST(trigger_key_found_wherever_it_moves)
 			snprintf(k, sizeof k, "pad%d", i);
 			frame_int(&r.f, k, i);
 		}
-		frame_float(&r.f, "k", 9);
-		frame_int(&r.f, "kk", 1);
+		frame_float(&r.f, "load1", 9);
+		frame_int(&r.f, "load15", 1);
 		triggers_on_tick(&r.f, 0, 1, r.T);
 		frame_reset(&r.f, 0);
 		frame_int(&r.f, "other", 1);
@@ -619,11 +659,11 @@ TEST(trigger_key_found_wherever_it_moves)
 		CHECK_INT(firings(&r, "mv"), t == 2);
 	}
 	/* a string under the key is not a number: the run breaks */
-	tick(&r, "k", 9);
+	tick(&r, "load1", 9);
 	call(&r, "listTriggers", "{}", &resp);
 	CHECK(strstr(resp.data, "\"held_s\":1") != NULL);
 	frame_reset(&r.f, 0);
-	frame_str(&r.f, "k", "9");
+	frame_str(&r.f, "load1", "9");
 	triggers_on_tick(&r.f, 0, 1, r.T);
 	call(&r, "listTriggers", "{}", &resp);
 	CHECK(strstr(resp.data, "\"held_s\":0") != NULL);
@@ -688,6 +728,52 @@ TEST(trigger_gpusnoop_session_per_triggered_process)
 	gpusnoop_rpc_stop(snoop);
 	tracing_stop(r.tr);
 	frame_free(&r.f);
+	ev_loop_free(l);
+	buf_free(&err);
+	buf_free(&resp);
+}
+
+/* A trigger with gpusnoop sessions on a daemon that cannot run them (no
+ * gpusnoop at all, or no --trace_path_prefixes for their files) is refused
+ * when added, with the reason, instead of failing at every firing. */
+TEST(trigger_gpusnoop_refused_without_prefixes)
+{
+	log_set_level(LOG_LEVEL_ERROR);
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	struct tracing_flags tf = TRACING_FLAGS_DEFAULT;
+	struct buf err = BUF_INIT, resp = BUF_INIT;
+	struct gpusnoop_flags sf = GPUSNOOP_FLAGS_DEFAULT;
+	sf.path = "/bin/echo";
+	const char *req = "{\"trigger\":{\"id\":\"s\",\"config\":\"X=1\",\"gpusnoop_s\":5,\"gpusnoop_log\":\"/tmp/snoop\"}}";
+	/* prefixes "" (the daemon's default): sessions cannot write their files */
+	for (int no_snoop = 0; no_snoop < 2; no_snoop++) {
+		struct rig r;
+		memset(&r, 0, sizeof r);
+		r.tr = tracing_start(l, &tf, &err);
+		REQUIRE(r.tr);
+		struct gpusnoop_rpc *snoop = no_snoop ? NULL : gpusnoop_rpc_start(l, &sf, "", &err);
+		REQUIRE(no_snoop || snoop);
+		struct trigger_flags gf = TRIGGER_FLAGS_DEFAULT;
+		r.T = triggers_start(l, &gf, r.tr, snoop, &err);
+		REQUIRE(r.T);
+		frame_init(&r.f);
+		call(&r, "addTrigger", req, &resp);
+		CHECK(strstr(resp.data, "\"status\":\"failed\"") != NULL);
+		CHECK(strstr(resp.data, no_snoop ? "gpusnoop_s: gpusnoop sessions are not available"
+						 : "gpusnoop_s: gpusnoop sessions need the daemon to run with "
+						   "--trace_path_prefixes") != NULL);
+		call(&r, "listTriggers", "{}", &resp);
+		CHECK(strstr(resp.data, "\"triggers\":[]") != NULL);
+		/* the same trigger without a session is fine */
+		call(&r, "addTrigger", "{\"trigger\":{\"id\":\"s\",\"config\":\"X=1\"}}", &resp);
+		CHECK(strstr(resp.data, "\"status\":\"ok\"") != NULL);
+		triggers_stop(r.T);
+		if (snoop)
+			gpusnoop_rpc_stop(snoop);
+		tracing_stop(r.tr);
+		frame_free(&r.f);
+	}
 	ev_loop_free(l);
 	buf_free(&err);
 	buf_free(&resp);

@@ -151,6 +151,33 @@ TEST(warehouse_cpu_only_trace_is_absent_not_zero)
 	wh_trace_free(&t);
 }
 
+/* The start on the file's clock: ts relative to baseTimeNanoseconds (what
+ * Kineto writes) get the base added; ts that are Unix times already (at or
+ * past the base: a writer that kept both, as the demo's stand-in did) do
+ * not get it a second time (a start in 2083). */
+TEST(warehouse_start_absolute_ts_not_based_twice)
+{
+	static const char *const ts[2] = {"423333060.5", "1795839423333060.5"};
+	for (int k = 0; k < 2; k++) {
+		struct buf p = BUF_INIT;
+		buf_printf(&p, "%s/base%d.json", test_tmpdir(), k);
+		FILE *f = fopen(p.data, "w");
+		REQUIRE(f);
+		fprintf(f,
+			"{\"baseTimeNanoseconds\": 1795839000000000000, \"traceEvents\": ["
+			"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, "
+			"\"ts\": %s, \"dur\": 10}]}",
+			ts[k]);
+		fclose(f);
+		struct wh_trace t = {.path = buf_detach(&p, NULL)}; /* wh_trace_free frees it */
+		wh_trace_extract(&t);
+		REQUIRE(!t.failed);
+		CHECK(t.has_start);
+		CHECK_INT(t.start_ns / 1000000000, 1795839423LL);
+		wh_trace_free(&t);
+	}
+}
+
 TEST(warehouse_damaged_trace_fails_with_offset)
 {
 	char *src = data_path("call_stack/backward_thread.json");

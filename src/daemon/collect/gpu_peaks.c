@@ -251,17 +251,20 @@ struct gpu_peaks *gpu_peaks_open(const char *path)
 		buf_free(&err);
 		return t;
 	}
-	/* a source tree: data/ beside the build directory that holds the
-	 * daemon, which may be nested (build/dynolog, build/san/dynolog) */
-	char exe[4096], src[3][4200];
+	/* installed under another PREFIX (make install: PREFIX/bin/dynolog,
+	 * PREFIX/share/dynolite/); or a source tree: data/ beside the build
+	 * directory that holds the daemon, which may be nested (build/dynolog,
+	 * build/san/dynolog) */
+	char exe[4096], src[4][4200];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = 0;
 	const char *dir = n > 0 ? dirname(exe) : ".";
-	snprintf(src[0], sizeof src[0], "%s/../data/gpu-peaks.tsv", dir);
-	snprintf(src[1], sizeof src[1], "%s/../../data/gpu-peaks.tsv", dir);
-	snprintf(src[2], sizeof src[2], "%s/../../../data/gpu-peaks.tsv", dir);
-	const char *where[4] = {GPU_PEAKS_INSTALL_PATH, src[0], src[1], src[2]};
-	for (int i = 0; i < 4; i++)
+	snprintf(src[0], sizeof src[0], "%s/../share/dynolite/gpu-peaks.tsv", dir);
+	snprintf(src[1], sizeof src[1], "%s/../data/gpu-peaks.tsv", dir);
+	snprintf(src[2], sizeof src[2], "%s/../../data/gpu-peaks.tsv", dir);
+	snprintf(src[3], sizeof src[3], "%s/../../../data/gpu-peaks.tsv", dir);
+	const char *where[5] = {GPU_PEAKS_INSTALL_PATH, src[0], src[1], src[2], src[3]};
+	for (int i = 0; i < 5; i++)
 		if (access(where[i], F_OK) == 0) {
 			t = open_one(where[i], &err);
 			buf_free(&err);

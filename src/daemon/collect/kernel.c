@@ -499,7 +499,10 @@ static bool nic_allowed(const struct kernel_collector *k, const char *name)
 	return false;
 }
 
-/* Emit n deltas (or zeros for a fresh entity) under keys[i].name. */
+/* Emit n deltas under keys[i].name.  A fresh entity (every one at start,
+ * an interface or disk that appeared) has no previous value: its first
+ * tick only sets the baseline, the deltas are absent (never 0: nothing was
+ * measured). */
 static void emit_deltas(struct frame *f, struct ent *e, bool fresh, const uint64_t *v, int n, const char *const *keys,
 			const uint64_t *scale)
 {
@@ -507,9 +510,7 @@ static void emit_deltas(struct frame *f, struct ent *e, bool fresh, const uint64
 		char key[96];
 		snprintf(key, sizeof key, "%s.%s", keys[i], e->name);
 		uint64_t d;
-		if (fresh)
-			frame_uint(f, key, 0);
-		else if (counter_delta(e->v[i], v[i], &d))
+		if (!fresh && counter_delta(e->v[i], v[i], &d))
 			frame_uint(f, key, scale ? d * scale[i] : d);
 		/* else: reset, no delta this tick */
 		e->v[i] = v[i];

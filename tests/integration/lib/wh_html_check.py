@@ -7,7 +7,8 @@ usage: wh_html_check.py PAGE full SLOW_KERNEL N_FLAGGED UNCHANGED_KERNEL
 
 Every page: well formed (one <html>, every element closed in order), no
 script or URL, every chart an <svg class="chart"> with data marks
-(class="mark") and no NaN coordinates.  full: the four sections with their
+(class="mark") that show (a dot, a bar, or a line 2 px long or more) and
+no NaN coordinates.  full: the four sections with their
 charts, the slow kernel in the regressions section with N_FLAGGED red dots
 and a red bar among the top kernels, the unchanged kernel in the top
 kernels and not in the regressions.  job: one job's page without
@@ -56,6 +57,18 @@ def charts(text):
     return re.findall(r'<svg class="chart".*?</svg>', text, re.S)
 
 
+def visible(chart):
+    """A mark one can see: a dot, a bar, or a line spanning 2 px or more (a
+    polyline whose points all sit at one place draws nothing)."""
+    if re.search(r'<(rect|circle)[^>]*class="mark"', chart):
+        return True
+    for pts in re.findall(r'<polyline class="mark"[^>]*points="([^"]*)"', chart):
+        xy = [tuple(map(float, p.split(","))) for p in pts.split()]
+        if xy and (max(x for x, _ in xy) - min(x for x, _ in xy) >= 2 or max(y for _, y in xy) - min(y for _, y in xy) >= 2):
+            return True
+    return False
+
+
 def main():
     path, mode, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     page = open(path, encoding="utf-8").read()
@@ -82,6 +95,8 @@ def main():
         label = re.search(r'aria-label="([^"]*)', c).group(1)
         if not re.search(r'<(polyline|rect|circle)[^>]*class="mark"', c):
             bad.append(f"chart {i} ({label}) has no data mark")
+        elif not visible(c):
+            bad.append(f"chart {i} ({label}): its marks do not show (a line of no length, no dot)")
         if re.search(r"\b(nan|inf)\b", c, re.I):
             bad.append(f"chart {i} ({label}): a NaN or infinite coordinate")
     if "No data for this chart" in page:
@@ -102,6 +117,9 @@ def main():
         jc = charts(jobs or "")
         if len(jc) != 2 or any(c.count('<polyline class="mark"') != 1 for c in jc):
             bad.append(f"the job's trend: {len(jc)} charts, want 2 of one line each")
+        for c in jc:
+            if not visible(c):
+                bad.append("the job's trend: a chart whose line does not show (every trace at one start?)")
     elif mode == "full":
         slow, n_flagged, unchanged = args[0], int(args[1]), args[2]
         if len(all_charts) < 5:

@@ -29,9 +29,9 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "daemon/ipc.h"
-#include "daemon/ipc_wire.h"
-#include "daemon/registry.h"
+#include "daemon/ipc/ipc.h"
+#include "daemon/ipc/ipc_wire.h"
+#include "daemon/ipc/registry.h"
 #include "../tests/lib/loop_thread.h"
 
 enum { NCLIENTS = 1000, BURST = 10, ROUNDS = 5 };

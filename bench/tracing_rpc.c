@@ -38,9 +38,9 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/net.h"
-#include "daemon/registry.h"
-#include "daemon/rpc.h"
-#include "daemon/rpc_tracing.h"
+#include "daemon/ipc/registry.h"
+#include "daemon/rpc/rpc.h"
+#include "daemon/rpc/rpc_tracing.h"
 #include "../tests/lib/loop_thread.h"
 #include "../tests/lib/sock.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/wh_gpu.h"
+#include "fleet/wh_gpu.h"
 
 static struct wh_db db;
 static bool opened;

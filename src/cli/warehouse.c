@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
-#include "cli/html.h"
-#include "cli/wh_gpu.h"
-#include "cli/wh_report.h"
-#include "cli/wh_trace.h"
+#include "report/html.h"
+#include "fleet/wh_gpu.h"
+#include "fleet/wh_report.h"
+#include "fleet/wh_trace.h"
 #include "core/args.h"
 #include "core/clock.h"
 #include "core/par.h"

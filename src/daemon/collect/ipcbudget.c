@@ -12,7 +12,7 @@
 
 #include "core/clock.h"
 #include "daemon/collect/collector.h"
-#include "daemon/ipc_filter.h"
+#include "daemon/ipc/ipc_filter.h"
 
 struct ipcbudget_config {
 	bool unused; /* no options: it runs whenever a filter is attached */

@@ -32,9 +32,8 @@
 #include <unistd.h>
 
 #include "analyze/trace_copy.h"
-#include "cli/commands.h"
-#include "core/args.h"
 #include "core/json.h"
+#include "fleet/stitch.h"
 #include "trace/model.h"
 #include "trace/source.h"
 
@@ -681,34 +680,9 @@ static bool same_file(const char *a, const struct stat *b)
 	return stat(a, &st) == 0 && st.st_dev == b->st_dev && st.st_ino == b->st_ino;
 }
 
-int cmd_stitch(int argc, char **argv)
+int stitch_run(char *const *pos, int npos, const char *out, const char *offsets, bool quiet)
 {
-	const char *out = NULL, *offsets = NULL;
-	bool quiet = false;
-	const struct arg_opt opts[] = {
-		{"output", 'o', ARG_STRING, &out, "OUT", "the stitched trace (gzip when it ends in .gz; required)", 0, 0, NULL},
-		{"offset", 0, ARG_STRING, &offsets, "FILE=US,...",
-		 "move an input's events by US microseconds more (a host clock known to be off)", 0, 0, NULL},
-		{"quiet", 'q', ARG_BOOL, &quiet, NULL, "no table of inputs on stdout", 0, 0, NULL},
-		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
-	};
-	const struct arg_cmd cmd = {
-		.prog = "dyno stitch",
-		.usage = "dyno stitch DIR_OR_FILES... -o OUT.json[.gz] [--offset FILE=US,...]",
-		.description =
-			"Merge the per-rank Kineto traces (and gpusnoop --trace timelines) of one collection into one\n"
-			"trace Perfetto opens: each input's processes get their own pids, named and sorted per input\n"
-			"(\"rank 3 (file): GPU 0\"), times aligned on each file's baseTimeNanoseconds, flow ids kept\n"
-			"apart; every event is kept.  A directory stands for its *.json / *.json.gz files.",
-		.opts = opts,
-		.min_pos = 1,
-		.max_pos = ARGS_ANY,
-		.missing_error = "no trace given (see --help)",
-	};
-	struct args a;
-	int rc = args_cmd(&cmd, argc, argv, &a);
-	if (rc >= 0)
-		return rc;
+	int rc;
 	struct buf err = BUF_INIT, tmpname = BUF_INIT;
 	char **paths = NULL;
 	size_t np = 0, cap = 0;
@@ -721,13 +695,13 @@ int cmd_stitch(int argc, char **argv)
 		rc = 2;
 		goto done;
 	}
-	for (int i = 0; i < a.npos; i++) {
-		if (strcmp(a.pos[i], "-") == 0) {
+	for (int i = 0; i < npos; i++) {
+		if (strcmp(pos[i], "-") == 0) {
 			fprintf(stderr, "dyno stitch: each input is read twice: '-' (stdin) is not accepted\n");
 			rc = 2;
 			goto done;
 		}
-		if (trace_list_path(a.pos[i], &paths, &np, &cap, &err) != 0)
+		if (trace_list_path(pos[i], &paths, &np, &cap, &err) != 0)
 			goto done;
 	}
 	/* a directory holding OUT from an earlier run: never its own input */
@@ -815,6 +789,5 @@ done:
 	free(paths);
 	if (in)
 		inputs_free(in, n);
-	args_free(&a);
 	return rc;
 }

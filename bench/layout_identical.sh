@@ -5,6 +5,7 @@
 # dyno binaries run the same commands on every trace of tests/data/traces
 # and each pair of outputs (stdout, stderr, exit status, written files) is
 # compared:
+#   dyno --help and each command's --help
 #   dyno analyze summary, critical-path and insights, per trace directory
 #   dyno report, per trace directory (the HTML file)
 #   dyno stitch, per trace directory (the merged trace)
@@ -65,6 +66,12 @@ runsame() { # runsame NAME CMD...: run, then compare its stdout, stderr, status
 	run "$@"
 	same "$1.out" "$1.err" "$1.rc"
 }
+
+# every command's --help (usage, options, description) and dyno's own
+runsame help --help  # (gpusnoop --help is the gpusnoop program beside dyno)
+for c in analyze report stitch warehouse trigger gputrace status metrics json; do
+	runsame "help-$c" "$c" --help
+done
 
 ROOT=$(realpath "$DATA")
 for d in "$ROOT"/*/; do

@@ -25,9 +25,8 @@
 #include <unistd.h>
 
 #include "analyze/insights.h"
-#include "cli/commands.h"
 #include "report/html.h"
-#include "core/args.h"
+#include "report/report.h"
 #include "core/clock.h"
 
 #define MAX_POINTS 1200
@@ -621,57 +620,12 @@ static int parse_filters(const char *ranks, const char *iterations, const char *
 	return 0;
 }
 
-struct ropts {
-	const char *out, *metrics;
-	const char *ranks, *iterations, *time_range; /* the row filters of dyno analyze */
-	double link_gbps;
-	int64_t threads;
-	bool quiet, cp, no_cp, keep_last_step;
-};
-
-int cmd_report(int argc, char **argv)
+int report_run(const struct report_opts *opts, char *const *pos, int npos)
 {
-	struct ropts o = {.link_gbps = 25};
-	const struct arg_opt opts[] = {
-		{"output", 'o', ARG_STRING, &o.out, "FILE", "the HTML file to write (required)", 0, 0, NULL},
-		{"metrics", 0, ARG_STRING, &o.metrics, "FILE",
-		 "host metrics of the same window (dyno metrics --json output or dynolog's JSON log)", 0, 0, NULL},
-		{"link-gbps", 0, ARG_DOUBLE, &o.link_gbps, "GBPS",
-		 "host<->device link bandwidth the copies are compared with (25: PCIe 4.0 x16)", 0, 0, NULL},
-		{"critical-path", 0, ARG_BOOL, &o.cp, NULL,
-		 "compute the critical path even on a big rank (default: up to 1,000,000 events)", 0, 0, NULL},
-		{"no-critical-path", 0, ARG_BOOL, &o.no_cp, NULL, "do not compute the critical path", 0, 0, NULL},
-		{"keep-last-step", 0, ARG_BOOL, &o.keep_last_step, NULL, "do not drop the last ProfilerStep (HTA drops it)",
-		 0, 0, NULL},
-		{"ranks", 0, ARG_STRING, &o.ranks, "LIST", "report only these ranks (e.g. 0,3); default all", 0, 0, NULL},
-		{"iterations", 0, ARG_STRING, &o.iterations, "N[-M]",
-		 "report only the events of ProfilerStep#N..M (e.g. 3-5, or 3)", 0, 0, NULL},
-		{"time-range", 0, ARG_STRING, &o.time_range, "START:END",
-		 "report only the events starting in [START, END) us from the trace start", 0, 0, NULL},
-		{"threads", 'j', ARG_INT, &o.threads, "N", "threads for loading and the analyses (0 = number of cores)", 0,
-		 1024, NULL},
-		{"quiet", 'q', ARG_BOOL, &o.quiet, NULL, "nothing on stderr but errors", 0, 0, NULL},
-		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
-	};
-	const struct arg_cmd cmd = {
-		.prog = "dyno report",
-		.usage = "dyno report TRACE_OR_DIR... -o report.html [options]",
-		.description = "Write one self-contained HTML report of Kineto traces (a file, a directory of per-rank\n"
-			       "traces, or several files of one job): the insights first (dyno analyze insights),\n"
-			       "then the tables and charts behind them. No script, no network: it opens offline,\n"
-			       "as an e-mail attachment and in print.",
-		.opts = opts,
-		.min_pos = 1,
-		.max_pos = ARGS_ANY,
-		.missing_error = "expected TRACE_OR_DIR (see --help)",
-	};
-	struct args a;
-	int rc = args_cmd(&cmd, argc, argv, &a);
-	if (rc >= 0)
-		return rc;
+	const struct report_opts o = *opts;
+	int rc;
 	if (!o.out) {
 		fprintf(stderr, "dyno report: -o FILE is required (the HTML file to write)\n");
-		args_free(&a);
 		return 2;
 	}
 	{
@@ -680,7 +634,6 @@ int cmd_report(int argc, char **argv)
 		free(d);
 		if (ok != 0) {
 			fprintf(stderr, "dyno report: -o %s: its directory cannot be written (%s)\n", o.out, strerror(errno));
-			args_free(&a);
 			return 2;
 		}
 	}
@@ -689,7 +642,6 @@ int cmd_report(int argc, char **argv)
 	size_t nsel = 0;
 	struct buf seltext = BUF_INIT;
 	if (parse_filters(o.ranks, o.iterations, o.time_range, &rows, &sel_ranks, &nsel, &seltext) != 0) {
-		args_free(&a);
 		return 2;
 	}
 	struct analysis_config cfg;
@@ -717,7 +669,7 @@ int cmd_report(int argc, char **argv)
 		lo.keep_event_waits = true;
 	}
 	struct trace_set set;
-	if (trace_set_load_paths(&set, (const char *const *)a.pos, (size_t)a.npos, &lo, &err) != 0) {
+	if (trace_set_load_paths(&set, (const char *const *)pos, (size_t)npos, &lo, &err) != 0) {
 		fprintf(stderr, "dyno report: %s\n", err.data);
 		rc = 1;
 		goto out_cfg;
@@ -770,8 +722,8 @@ int cmd_report(int argc, char **argv)
 	struct buf html = BUF_INIT;
 	struct report r = {&view, &res, &cp, cp_why, partial.data, seltext.data ? seltext.data : "", -1, NULL, &html};
 	struct buf inputs = BUF_INIT;
-	for (int i = 0; i < a.npos; i++)
-		buf_printf(&inputs, "%s%s", i ? " " : "", a.pos[i]);
+	for (int i = 0; i < npos; i++)
+		buf_printf(&inputs, "%s%s", i ? " " : "", pos[i]);
 	render(&r, inputs.data);
 	rc = html_write_file("dyno report", o.out, &html);
 	if (rc == 0 && !o.quiet) {
@@ -795,6 +747,5 @@ out_cfg:
 	buf_free(&seltext);
 	free(sel_ranks);
 	analysis_config_free(&cfg);
-	args_free(&a);
 	return rc;
 }

@@ -85,6 +85,15 @@ for d in "$ROOT"/*/; do
 	[ -f "$TMP/old/stitch-$t.json" ] && same "stitch-$t.json"
 done
 
+# the usage errors the commands' engines report, and two inputs at once
+runsame report-no-o report "$ROOT/critical_path"
+runsame report-bad-ranks report "$ROOT/critical_path" --ranks x -o bad.html
+runsame report-two report "$ROOT/trace_diff" "$ROOT/call_stack" -o two.html
+[ -f "$TMP/old/two.html" ] && same two.html
+runsame stitch-no-o stitch "$ROOT/critical_path"
+runsame stitch-stdin stitch - -o x.json
+runsame stitch-bad-offset stitch "$ROOT/critical_path" -o y.json --offset nosuch=5
+
 # the warehouse: ROOT/JOB/... makes each trace directory a job
 run ingest warehouse ingest "$ROOT" --db wh.db
 for side in old new; do

@@ -101,6 +101,11 @@ for side in old new; do
 		>"$TMP/$side/ingest.masked"
 done
 same ingest.masked ingest.err ingest.rc
+runsame ingest-missing warehouse ingest "$ROOT/no-such-dir" --db wh2.db
+runsame ingest-empty warehouse ingest "$ROOT/trace_file_list/no-such.json" --db wh2.db
+f=$(ls "$ROOT"/call_stack/*.json* | head -n 1)
+runsame ingest-file warehouse ingest "$f" --db wh3.db --job j --host h -q
+runsame wh3-jobs warehouse report --db wh3.db --jobs --format csv
 for r in top-kernels by-type jobs regressions; do
 	for f in table csv json; do
 		extra=()

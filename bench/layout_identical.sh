@@ -7,6 +7,8 @@
 # compared:
 #   dyno --help and each command's --help
 #   dyno analyze summary, critical-path and insights, per trace directory
+#   dyno analyze critical-path on each of its test traces (tables, JSON,
+#     --write-trace)
 #   dyno report, per trace directory (the HTML file)
 #   dyno stitch, per trace directory (the merged trace)
 #   dyno warehouse ingest of all of them into one SQLite file, then every
@@ -83,6 +85,15 @@ for d in "$ROOT"/*/; do
 	[ -f "$TMP/old/report-$t.html" ] && same "report-$t.html"
 	runsame "stitch-$t" stitch "$d" -o "stitch-$t.json"
 	[ -f "$TMP/old/stitch-$t.json" ] && same "stitch-$t.json"
+done
+
+# the critical path on each of its test traces, as tables, JSON and the
+# trace with the path marked
+for d in "$ROOT"/critical_path/*/; do
+	t=$(basename "$d")
+	runsame "cpx-$t" analyze critical-path "$d" --write-trace "cpx-$t.json"
+	[ -f "$TMP/old/cpx-$t.json" ] && same "cpx-$t.json"
+	runsame "cpj-$t" analyze critical-path "$d" --format json
 done
 
 # the usage errors the commands' engines report, and two inputs at once

@@ -2,7 +2,7 @@
  * tracing_ipc.c - IPC fabric reply latency with 1,000 registered Kineto
  * clients.
  *
- * The daemon side is the real endpoint (daemon/ipc.c + registry) on its
+ * The daemon side is the real endpoint (daemon/ipc/ipc.c + registry) on its
  * own event loop thread; 1,000 client sockets with Kineto-style names are
  * registered first.  Then two measurements, each also run against a
  * baseline on the same machine in the same run: a bare echo thread on a

@@ -2,7 +2,7 @@
  * tracing_rpc.c - RPC requests per second on loopback (issue #5 target:
  * >= 20k requests/s on 2 cores).
  *
- * Server: the real RPC server (daemon/rpc.c + the tracing handlers) on its
+ * Server: the real RPC server (daemon/rpc/rpc.c + the tracing handlers) on its
  * event loop thread, with 1,000 registered processes.  Clients: 1, 2 and 4
  * threads in the same process, so they share the 2 cores with the server.
  *

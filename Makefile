@@ -34,7 +34,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-in
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -DDYNO_VERSION='"$(VERSION)"' \
 	-Isrc -MMD -MP $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) -Wl,--as-needed $(LDFLAGS)
-# libbpf: the daemon's IPC socket filter (src/daemon/ipc_filter.c); with
+# libbpf: the daemon's IPC socket filter (src/daemon/ipc/ipc_filter.c); with
 # --as-needed only programs that reach it depend on it
 BPF_LIBS := -lbpf -lelf -lz
 # libisal: ISA-L's igzip inflates the .json.gz traces (src/trace/source.c);
@@ -47,7 +47,10 @@ DAEMON_LIBS := -lpthread -ldl -Wl,-Bstatic -lm -Wl,-Bdynamic $(BPF_LIBS)
 CORE_SRC    := $(wildcard src/core/*.c)
 TRACE_SRC   := $(wildcard src/trace/*.c src/analyze/*.c)
 DAEMON_SRC  := $(filter-out src/daemon/main.c %.bpf.c,$(wildcard src/daemon/*.c src/daemon/*/*.c))
-CLI_SRC     := $(wildcard src/cli/*.c)
+# dyno: the command files (src/cli) and the libraries they call, in one
+# archive: the daemon's client side (src/client), the HTML page
+# (src/report), the trace warehouse and stitching (src/fleet)
+CLI_SRC     := $(wildcard src/cli/*.c src/client/*.c src/report/*.c src/fleet/*.c)
 CLI_LIB_SRC := $(filter-out src/cli/dyno.c,$(CLI_SRC))
 # tests/lib: harnesses shared by the unit tests and the benches
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
@@ -191,20 +194,20 @@ $(O)/gpusnoop-churn: tests/gpusnoop/churn.c tests/gpusnoop/watched.h $(O)/libcud
 $(O)/gpusnoop-torchy: tests/gpusnoop/torchy.c
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -ldl
 
-# The IPC socket filter (src/daemon/ipc_filter.bpf.c): a BPF object and
+# The IPC socket filter (src/daemon/ipc/ipc_filter.bpf.c): a BPF object and
 # its skeleton, like gpusnoop's, into <out>/bpf/ for the build that compiles
 # ipc_filter.c (the normal one, or the fuzzers' build/fuzz).  -mcpu=v3: the
 # filter's atomic fetch-and-add.
-IPCF_DEPS := src/daemon/ipc_filter.bpf.c src/daemon/ipc_filter_abi.h
+IPCF_DEPS := src/daemon/ipc/ipc_filter.bpf.c src/daemon/ipc/ipc_filter_abi.h
 %/bpf/ipc_filter.bpf.o: $(IPCF_DEPS)
 	@mkdir -p $(dir $@)
 	$(BPF_CC) -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INC) -Isrc -c $< -o $@
 %/bpf/ipc_filter.skel.h: %/bpf/ipc_filter.bpf.o
 	bpftool gen skeleton $< name ipc_filter_bpf > $@.tmp && mv $@.tmp $@
-$(O)/obj/src/daemon/ipc_filter.o: $(O)/bpf/ipc_filter.skel.h
-$(O)/obj/src/daemon/ipc_filter.o: CFLAGS_ALL += -I$(O)/bpf
-build/fuzz/obj/src/daemon/ipc_filter.o: build/fuzz/bpf/ipc_filter.skel.h
-build/fuzz/obj/src/daemon/ipc_filter.o: FUZZ_OBJ_FLAGS += -Ibuild/fuzz/bpf
+$(O)/obj/src/daemon/ipc/ipc_filter.o: $(O)/bpf/ipc_filter.skel.h
+$(O)/obj/src/daemon/ipc/ipc_filter.o: CFLAGS_ALL += -I$(O)/bpf
+build/fuzz/obj/src/daemon/ipc/ipc_filter.o: build/fuzz/bpf/ipc_filter.skel.h
+build/fuzz/obj/src/daemon/ipc/ipc_filter.o: FUZZ_OBJ_FLAGS += -Ibuild/fuzz/bpf
 
 deps:
 	@scripts/install-deps.sh
@@ -303,7 +306,7 @@ format:
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc \
-		--suppress=unknownMacro:src/gpusnoop/gpusnoop.bpf.c --suppress=unknownMacro:src/daemon/ipc_filter.bpf.c src
+		--suppress=unknownMacro:src/gpusnoop/gpusnoop.bpf.c --suppress=unknownMacro:src/daemon/ipc/ipc_filter.bpf.c src
 
 clean:
 	rm -rf build

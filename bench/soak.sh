@@ -147,7 +147,7 @@
 # history reaches a whole 1 MiB page after ~8 min: the gap grew over the
 # 10-minute run).  The rest of the lateness was the loop runnable but not
 # scheduled (schedstat: 0.3-0.9 s per second at load 5).  Fixed in
-# src/daemon/rpc.c (a pipelined request waits while 128 KiB of the
+# src/daemon/rpc/rpc.c (a pipelined request waits while 128 KiB of the
 # previous answers is unsent in the kernel, then TCP_NOTSENT_LOWAT: the
 # next answer is built once the client reads; at most 256 KiB of answers
 # per loop wake-up, the rest deferred, taking turns) and src/core/loop.c

@@ -25,7 +25,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/procstat.h"
-#include "daemon/ipc_wire.h"
+#include "daemon/ipc/ipc_wire.h"
 
 #define WINDOW_S 5
 

@@ -2,7 +2,7 @@
  * tracing_ipc.c - IPC fabric reply latency with 1,000 registered Kineto
  * clients.
  *
- * The daemon side is the real endpoint (daemon/ipc.c + registry) on its
+ * The daemon side is the real endpoint (daemon/ipc/ipc.c + registry) on its
  * own event loop thread; 1,000 client sockets with Kineto-style names are
  * registered first.  Then two measurements, each also run against a
  * baseline on the same machine in the same run: a bare echo thread on a
@@ -29,9 +29,9 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "daemon/ipc.h"
-#include "daemon/ipc_wire.h"
-#include "daemon/registry.h"
+#include "daemon/ipc/ipc.h"
+#include "daemon/ipc/ipc_wire.h"
+#include "daemon/ipc/registry.h"
 #include "../tests/lib/loop_thread.h"
 
 enum { NCLIENTS = 1000, BURST = 10, ROUNDS = 5 };

@@ -2,7 +2,7 @@
  * tracing_rpc.c - RPC requests per second on loopback (issue #5 target:
  * >= 20k requests/s on 2 cores).
  *
- * Server: the real RPC server (daemon/rpc.c + the tracing handlers) on its
+ * Server: the real RPC server (daemon/rpc/rpc.c + the tracing handlers) on its
  * event loop thread, with 1,000 registered processes.  Clients: 1, 2 and 4
  * threads in the same process, so they share the 2 cores with the server.
  *
@@ -38,9 +38,9 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/net.h"
-#include "daemon/registry.h"
-#include "daemon/rpc.h"
-#include "daemon/rpc_tracing.h"
+#include "daemon/ipc/registry.h"
+#include "daemon/rpc/rpc.h"
+#include "daemon/rpc/rpc_tracing.h"
 #include "../tests/lib/loop_thread.h"
 #include "../tests/lib/sock.h"
 

@@ -14,8 +14,8 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "daemon/frame.h"
-#include "daemon/tracing.h"
-#include "daemon/trigger.h"
+#include "daemon/ipc/tracing.h"
+#include "daemon/trigger/trigger.h"
 
 static double cpu_ns(void)
 {

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/wh_report.h"
-#include "cli/wh_trace.h"
+#include "fleet/wh_report.h"
+#include "fleet/wh_trace.h"
 #include "core/clock.h"
 
 static uint64_t rng = 88172645463325252ULL;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/hosts.h"
-#include "cli/kineto_config.h"
-#include "cli/processes.h"
-#include "cli/rpc_client.h"
+#include "client/hosts.h"
+#include "client/kineto_config.h"
+#include "client/processes.h"
+#include "client/rpc_client.h"
 #include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

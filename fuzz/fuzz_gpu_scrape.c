@@ -1,6 +1,6 @@
 /*
  * fuzz_gpu_scrape.c - libFuzzer target for what `dyno warehouse gpu-hours
- * --ingest` parses (src/cli/wh_gpu.c): `dyno metrics --json` output, one
+ * --ingest` parses (src/fleet/wh_gpu.c): `dyno metrics --json` output, one
  * getMetrics answer per line.  The bytes go into an in-memory SQLite
  * warehouse: refused (nothing of them stored: the transaction is rolled
  * back) or stored; either way the database answers the report after.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/wh_gpu.h"
+#include "fleet/wh_gpu.h"
 
 static struct wh_db db;
 static bool opened;

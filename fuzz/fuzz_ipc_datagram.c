@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "daemon/ipc_wire.h"
-#include "daemon/registry.h"
+#include "daemon/ipc/ipc_wire.h"
+#include "daemon/ipc/registry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

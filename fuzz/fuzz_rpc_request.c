@@ -14,9 +14,9 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/net.h"
-#include "daemon/registry.h"
-#include "daemon/rpc_tracing.h"
-#include "daemon/security.h"
+#include "daemon/ipc/registry.h"
+#include "daemon/rpc/rpc_tracing.h"
+#include "daemon/rpc/security.h"
 
 static int64_t now(void) { return 5000000000ll; }
 

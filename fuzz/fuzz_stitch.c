@@ -1,5 +1,5 @@
 /*
- * fuzz_stitch.c - libFuzzer target for `dyno stitch` (src/cli/stitch.c):
+ * fuzz_stitch.c - libFuzzer target for `dyno stitch` (src/fleet/stitch.c):
  * the bytes are one input trace beside a fixed valid one.  Stitch either
  * refuses them (and then leaves no OUT behind) or writes an OUT that our
  * reader accepts as JSON holding every element of both inputs plus the

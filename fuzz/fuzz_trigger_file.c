@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/trigger_store.h"
+#include "daemon/trigger/trigger_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {

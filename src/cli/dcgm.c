@@ -7,8 +7,8 @@
  * refused) is reported as a failure.
  */
 #include "cli/commands.h"
-#include "cli/kineto_config.h"
-#include "cli/rpc_cmd.h"
+#include "client/kineto_config.h"
+#include "client/rpc_cmd.h"
 
 static bool judge_bool(const struct json_value *root, struct buf *detail)
 {

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/rpc_cmd.h"
+#include "client/rpc_cmd.h"
 #include "core/json.h"
 
 /* any option that names daemons: the RPC way */

@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/kineto_config.h"
-#include "cli/processes.h"
-#include "cli/rpc_cmd.h"
+#include "client/kineto_config.h"
+#include "client/processes.h"
+#include "client/rpc_cmd.h"
 #include "core/clock.h"
 
 struct gt {

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/rpc_cmd.h"
+#include "client/rpc_cmd.h"
 
 /* Pages one host may take, and merged bytes (the limit of one answer
  * before the daemon paged: 64 MiB, ~9 hours of a host's keys at 1 s). */

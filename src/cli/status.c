@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/processes.h"
-#include "cli/rpc_cmd.h"
+#include "client/processes.h"
+#include "client/rpc_cmd.h"
 
 static bool judge_status(const struct json_value *root, struct buf *detail)
 {

@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/kineto_config.h"
-#include "cli/peers.h"
-#include "cli/rpc_cmd.h"
+#include "client/kineto_config.h"
+#include "client/peers.h"
+#include "client/rpc_cmd.h"
 
 /* ok: "status":"ok"; else the daemon's "error" */
 static bool judge_ok(const struct json_value *root, struct buf *detail)

@@ -3,7 +3,7 @@
  * request bytes identical to upstream dyno's).
  */
 #include "cli/commands.h"
-#include "cli/rpc_cmd.h"
+#include "client/rpc_cmd.h"
 
 static bool judge_version(const struct json_value *root, struct buf *detail)
 {

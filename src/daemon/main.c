@@ -26,13 +26,13 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/net.h"
-#include "daemon/gpusnoop_rpc.h"
+#include "daemon/rpc/gpusnoop_rpc.h"
 #include "daemon/publish/prometheus.h"
-#include "daemon/rpc.h"
-#include "daemon/security.h"
+#include "daemon/rpc/rpc.h"
+#include "daemon/rpc/security.h"
 #include "daemon/telemetry.h"
-#include "daemon/tracing.h"
-#include "daemon/trigger.h"
+#include "daemon/ipc/tracing.h"
+#include "daemon/trigger/trigger.h"
 
 /* The RPC server's flags (upstream's --port and --enable_rpc first). */
 struct rpc_flags {

@@ -30,7 +30,7 @@
 #include "daemon/frame.h"
 #include "daemon/publish/process_self.h"
 #include "daemon/publish/sink.h"
-#include "daemon/rpc.h"
+#include "daemon/rpc/rpc.h"
 #include "daemon/sdnotify.h"
 
 /* ---------------- telemetry's own settings ---------------- */

@@ -68,7 +68,7 @@
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/procstat.h"
-#include "daemon/ipc_wire.h"
+#include "daemon/ipc/ipc_wire.h"
 
 /* Kineto's controller tick and default warm-up (ACTIVITIES_WARMUP_PERIOD_SECS). */
 enum { KINETO_TICK_MS = 1000, KINETO_WARMUP_MS = 5000 };

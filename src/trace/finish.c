@@ -420,7 +420,7 @@ void trace_rank_finish(struct trace_rank *r, const struct trace_load_opts *opts)
 	trace_rank_keep_launch_ops(r, opts);
 	/* The links, the stream overlap count and the CPU rows' iterations
 	 * (finish_part).  Two threads only when the loader split this file's
-	 * parse, i.e. it saw a free core (load.c allows that when no other
+	 * parse, i.e. it saw a free core (load_rank.c allows that when no other
 	 * rank is loading). */
 	par_for(3, r->stats.parse_threads >= 2 ? 2 : 1, finish_part, r);
 	assign_gpu_iterations(r);

@@ -13,7 +13,7 @@
 
 struct trace_source;
 
-/* ---- finish.c: HTA's per-file steps (load.c runs them, set.c redoes the
+/* ---- finish.c: HTA's per-file steps (load_rank.c runs them, set.c redoes the
  * links and the iteration list after the last-step filter) ---- */
 
 /* Rounding, kinds, links, iterations, device type, name classification. */
@@ -51,14 +51,15 @@ static inline bool trace_is_step_name(const char *s)
 	return strncmp(s, "ProfilerStep#", 13) == 0 && s[13] >= '0' && s[13] <= '9';
 }
 
-/* ---- load.c: one file, for set.c ---- */
+/* ---- load_rank.c: one file, for set.c ---- */
 
 /* trace_rank_load, saying how many threads one big plain file may be parsed
  * by (set.c gives each file its share of the cores; 1: one thread). */
 struct trace_rank *trace_rank_load_ex(const char *path, const struct trace_load_opts *opts, unsigned split_threads,
 				      struct buf *err);
 
-/* ---- load.c: the parser, for the parse by several threads (load_split.c) ---- */
+/* ---- load_rank.c (init, free) and load.c (events): the parser, for the parse by
+ * several threads (load_split.c) ---- */
 
 struct trace_cval {
 	uint32_t key;

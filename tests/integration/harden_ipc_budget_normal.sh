@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The IPC datagram budget (issue #22, src/daemon/ipc_filter.bpf.c) leaves
+# The IPC datagram budget (issue #22, src/daemon/ipc/ipc_filter.bpf.c) leaves
 # honest clients alone: eight fake Kineto processes of one user (root),
 # each with a `ctxt` at start and a poll every 100 ms (Kineto polls every
 # few seconds: this is 20-50 times its rate), for 4 s.  Every poll is sent

@@ -5,7 +5,7 @@
 # datagrams (10 by default); a flooder with blocking sends is woken the
 # moment a slot frees and refills it, so a Kineto process (non-blocking
 # sends, ~10 s of retries) finds the queue full.  With the daemon's eBPF
-# socket filter (src/daemon/ipc_filter.bpf.c), datagrams over the sending
+# socket filter (src/daemon/ipc/ipc_filter.bpf.c), datagrams over the sending
 # user's budget are dropped before they take a slot.
 #
 # A real daemon; as uid 65534 (nobody), three flooders of 4 blocking

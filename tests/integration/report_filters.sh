@@ -25,7 +25,7 @@ same() {
 	python3 - "$page" "$tmp/f.json" "$tmp/all.json" "$rule" <<'EOF' || fail=1
 import json, sys
 page = open(sys.argv[1], encoding="utf-8").read()
-def esc(s):  # as src/cli/html.c escapes
+def esc(s):  # as src/report/html.c escapes
     for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#39;")):
         s = s.replace(a, b)
     return s

@@ -4,8 +4,8 @@
  * names Kineto writes (§5.5), the --pids/--log-file checks, parsing a
  * getProcesses answer (and refusing malformed ones), and the explanations.
  */
-#include "cli/kineto_config.h"
-#include "cli/processes.h"
+#include "client/kineto_config.h"
+#include "client/processes.h"
 #include "test.h"
 
 TEST(cli_config_text_layout)

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "cli/hosts.h"
-#include "cli/rpc_client.h"
+#include "client/hosts.h"
+#include "client/rpc_client.h"
 #include "../lib/fake_daemon.h"
 #include "core/clock.h"
 #include "core/json.h"

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "../lib/fake_daemon.h"
-#include "cli/hosts.h"
-#include "cli/rpc_cmd.h"
-#include "cli/rpc_client.h"
+#include "client/hosts.h"
+#include "client/rpc_cmd.h"
+#include "client/rpc_client.h"
 #include "core/clock.h"
 #include "test.h"
 

@@ -18,9 +18,9 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "daemon/ipc.h"
-#include "daemon/ipc_wire.h"
-#include "daemon/registry.h"
+#include "daemon/ipc/ipc.h"
+#include "daemon/ipc/ipc_wire.h"
+#include "daemon/ipc/registry.h"
 #include "test.h"
 
 static void quiet(void) { log_set_level(LOG_LEVEL_ERROR); }

@@ -11,7 +11,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "daemon/registry.h"
+#include "daemon/ipc/registry.h"
 #include "test.h"
 
 #define S NS_PER_SEC

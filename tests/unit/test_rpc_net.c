@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "core/net.h"
-#include "daemon/security.h"
+#include "daemon/rpc/security.h"
 #include "test.h"
 
 TEST(rpc_net_frame_feed_split_and_whole)

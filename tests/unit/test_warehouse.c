@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "analyze/analysis.h"
-#include "cli/wh_db.h"
-#include "cli/wh_gpu.h"
-#include "cli/wh_trace.h"
+#include "fleet/wh_db.h"
+#include "fleet/wh_gpu.h"
+#include "fleet/wh_trace.h"
 #include "test.h"
 #include "test_trace_util.h"
 

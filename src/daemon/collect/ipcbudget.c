@@ -1,6 +1,6 @@
 /*
  * ipcbudget.c - the "ipcbudget" collector: the datagrams the IPC socket's
- * eBPF filter dropped over their sender's budget (daemon/ipc_filter.h),
+ * eBPF filter dropped over their sender's budget (daemon/ipc/ipc_filter.h),
  * as a per-tick increase `ipc_dropped_over_budget` (Prometheus
  * dynolog_ipc_datagrams_dropped_total).  It rides on the kernel tick and
  * reads the filter's per-uid map (two bpf() calls per uid in it, at most
@@ -12,7 +12,7 @@
 
 #include "core/clock.h"
 #include "daemon/collect/collector.h"
-#include "daemon/ipc_filter.h"
+#include "daemon/ipc/ipc_filter.h"
 
 struct ipcbudget_config {
 	bool unused; /* no options: it runs whenever a filter is attached */

@@ -27,7 +27,7 @@ struct tracing_flags {
 	const char *trace_prefixes;
 	const char *ipc_name, *ipc_dir;
 	int64_t expiry_s, max_procs;
-	/* the kernel-side datagram budget (daemon/ipc_filter.h) */
+	/* the kernel-side datagram budget (daemon/ipc/ipc_filter.h) */
 	bool bpf_filter;
 	int64_t rate_uid, burst_uid, rate_proc, burst_proc;
 	/* given on the command line: an explicitly empty list is an error */

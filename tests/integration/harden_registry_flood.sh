@@ -25,7 +25,12 @@ K=$LASTPID
 wait_for bash -c "$RPC --port=$PORT --body='{\"fn\":\"getProcesses\"}' | grep -q '\"pid\":$K,'" ||
 	fail "a legitimate process could not register after the floods"
 rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$DPID/status")
-[ "$rss" -le 16384 ] || fail "RSS $rss kB after the floods"
+# 16 MB; an AddressSanitizer build (make check SAN=1) carries its shadow
+# memory and redzones besides: 16.1 MB was seen there with the registry's
+# ctxt job tables of issue #35
+limit=16384
+case "$(ldd "$DYNOLOG" 2>/dev/null)" in *libasan*) limit=32768 ;; esac
+[ "$rss" -le "$limit" ] || fail "RSS $rss kB after the floods (limit $limit kB)"
 stop_daemon
 grep -q 'refused .* per-sender cap' "$WORK/daemon.log" || fail "per-sender refusal not logged"
 grep -q 'refused .* per-user cap' "$WORK/daemon.log" || fail "per-user refusal not logged"

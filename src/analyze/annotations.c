@@ -120,6 +120,10 @@ static struct atable *breakdown(const struct trace_set *set, const struct analyz
 	}
 	if (!any)
 		atable_note(t, "no selected rank is in the trace");
+	/* no rank has such events: undefined (HTA returns None), not an
+	 * empty breakdown; summary lists it as skipped */
+	if (any && t->nrows == 0)
+		t->unavailable = true;
 	return t;
 }
 

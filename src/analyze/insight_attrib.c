@@ -94,7 +94,7 @@ struct thread_line {
 };
 
 /* per host row: what its subtree does (propagated to the ancestors) */
-enum { F_SYNC = 1, F_PAGEABLE = 2, F_OP = 4 };
+enum { F_SYNC = 1, F_PAGEABLE = 2 };
 
 /* rows[0..n) (ascending) in start order, the enclosing row first at one
  * start (the longer), and with host by thread first: stable radix passes
@@ -255,7 +255,10 @@ static void subtree_flags(const struct trace_rank *r, const size_t *rows, size_t
 	free(stack);
 }
 
-/* The timeline of one thread's rows (sorted): a segment per state. */
+/* The timeline of one thread's rows (sorted): a segment per state.  Rows
+ * are taken as nested (Kineto's are, but for a few overlaps after ns
+ * rounding): a row that outlives the one it started in keeps that one on
+ * the stack until it ends itself, a microsecond or two of approximation. */
 static void thread_timeline(const struct trace_rank *r, const size_t *rows, size_t n, struct thread_line *l)
 {
 	uint8_t *flags = xmalloc((n ? n : 1) * sizeof *flags);

@@ -70,6 +70,24 @@ int insight_waterfall_mean(const struct atable *wf, int rank, struct insight_wme
 	return 0;
 }
 
+void insight_cost_per_step(const struct insight_eval *e, int rank, double total_us, bool busy,
+			   struct insight_finding *f, struct buf *ev)
+{
+	struct insight_wmean w;
+	if (insight_waterfall_mean(e->t[INSIGHT_T_WATERFALL], rank, &w) != 0 || !(w.step > 0) || !(total_us > 0))
+		return;
+	f->cost_us = total_us / (double)w.nsteps;
+	f->step_us = w.step;
+	f->steps_from = w.from;
+	f->busy_cost = busy;
+	buf_puts(ev, "; per step: ");
+	insight_fmt_us(ev, f->cost_us);
+	buf_printf(ev, " = %.1f%% of the ", 100 * f->cost_us / w.step);
+	insight_fmt_us(ev, w.step);
+	buf_printf(ev, " step (the trace's total over its %zu step%s, from %s)", w.nsteps, w.nsteps == 1 ? "" : "s",
+		   w.from);
+}
+
 /* "rank 3: " before each rank's part of a multi-rank measured text */
 static void sep(struct buf *m, const struct trace_set *v, int rank)
 {
@@ -265,6 +283,19 @@ static void launch_extra(struct insight_eval *e, int rank, struct buf *ev, const
 			   insight_median(gpu, n), insight_median(cpu, n), n);
 	free(cpu);
 	free(gpu);
+	/* a storm of tiny kernels is one way to be here: say so */
+	const struct atable *it = e->t[INSIGHT_T_ITERATIONS];
+	int64_t kernels = 0, small = 0;
+	size_t steps = 0;
+	for (size_t i = 0; it && i < it->nrows; i++)
+		if (insight_i(it, i, IT_RANK) == rank) {
+			steps++;
+			kernels += insight_i(it, i, IT_KERNELS);
+			small += insight_i(it, i, IT_SHORT_KERNELS);
+		}
+	if (steps && kernels)
+		buf_printf(ev, "; %.0f kernels per step, %.1f%% of them shorter than %.0f us", (double)kernels / (double)steps,
+			   100 * (double)small / (double)kernels, INSIGHT_SHORT_KERNEL_US);
 }
 
 static int eval_cpu_bound_launch(struct insight_eval *e, struct buf *m)
@@ -401,6 +432,11 @@ static int eval_gpu_bound(struct insight_eval *e, struct buf *m)
 			buf_printf(&ev, " %.1f%%", total > 0 ? 100 * insight_f(occ, top[q], IO_TIME) / total : 0);
 		}
 		struct insight_finding f = {INSIGHT_INFO, rank, -1, -1, NULL, pct, 90, ev.data};
+		/* its cost: the GPU's own work, the time that faster kernels save */
+		f.cost_us = w.part[INSIGHT_C_BUSY];
+		f.step_us = w.step;
+		f.steps_from = w.from;
+		f.busy_cost = true;
 		insight_add(e, &f);
 		buf_free(&ev);
 	}

@@ -53,49 +53,6 @@ static const char *no_gpu_why(const struct insight_eval *e)
 	return why ? why : "no GPU events on the rank";
 }
 
-/* The sums of a rank's iterations. */
-struct iters {
-	size_t n;
-	bool steps; /* ProfilerStep#N iterations (not the whole trace as one) */
-	double dur, idle_start, loader, sync, busy;
-	int64_t sync_calls, item_calls, kernels, short_kernels;
-	long worst_idle, worst_sync; /* rows of the largest share */
-};
-
-static void iter_sums(const struct atable *t, int rank, struct iters *s)
-{
-	memset(s, 0, sizeof *s);
-	s->worst_idle = s->worst_sync = -1;
-	size_t *rows, n = rank_rows(t, rank, &rows);
-	double wi = -1, ws = -1;
-	for (size_t k = 0; k < n; k++) {
-		size_t i = rows[k];
-		double d = insight_f(t, i, IT_DUR), idle = insight_f(t, i, IT_IDLE_START);
-		s->n++;
-		s->steps = insight_i(t, i, IT_ITER) >= 0;
-		s->dur += d;
-		s->busy += insight_f(t, i, IT_GPU_BUSY);
-		if (isfinite(idle)) {
-			s->idle_start += idle;
-			if (d > 0 && idle / d > wi) {
-				wi = idle / d;
-				s->worst_idle = (long)i;
-			}
-		}
-		s->loader += insight_f(t, i, IT_LOADER);
-		s->sync += insight_f(t, i, IT_SYNC);
-		if (d > 0 && insight_f(t, i, IT_SYNC) / d > ws) {
-			ws = insight_f(t, i, IT_SYNC) / d;
-			s->worst_sync = (long)i;
-		}
-		s->sync_calls += insight_i(t, i, IT_SYNC_CALLS);
-		s->item_calls += insight_i(t, i, IT_ITEM_CALLS);
-		s->kernels += insight_i(t, i, IT_KERNELS);
-		s->short_kernels += insight_i(t, i, IT_SHORT_KERNELS);
-	}
-	free(rows);
-}
-
 /* ---- exposed communication ---- */
 
 static int eval_exposed_comm(struct insight_eval *e, struct buf *m)
@@ -251,6 +208,9 @@ static int eval_load_imbalance(struct insight_eval *e, struct buf *m)
 	if (kname)
 		buf_printf(&ev, "; the kernel most slower on rank %d is %.2fx its fastest rank's", rhi, kspread);
 	struct insight_finding f = {pct >= 25 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rhi, -1, -1, kname, pct, 10, ev.data};
+	/* its cost: the fastest rank waits the difference at the collectives */
+	insight_cost_per_step(e, rhi, vmax - vmin, false, &f, &ev);
+	f.evidence = ev.data;
 	insight_add(e, &f);
 	buf_free(&ev);
 	return 0;
@@ -367,6 +327,19 @@ static int eval_straggler(struct insight_eval *e, struct buf *m)
 		buf_printf(&ev, " on rank %d", wrank);
 		struct insight_finding f = {ml[worst] >= 5000 ? INSIGHT_HIGH : INSIGHT_MEDIUM, wrank, -1, -1, NULL,
 					    ml[worst], 500, ev.data};
+		/* its cost: the others wait its median lateness at least once a
+		 * step (at the step's first collective) */
+		struct insight_wmean w;
+		if (insight_waterfall_mean(e->t[INSIGHT_T_WATERFALL], wrank, &w) == 0 && w.step > 0) {
+			f.cost_us = ml[worst];
+			f.step_us = w.step;
+			f.steps_from = w.from;
+			buf_printf(&ev, "; the others lose at least that once a step = %.1f%% of rank %d's ", 100 * ml[worst] / w.step,
+				   wrank);
+			insight_fmt_us(&ev, w.step);
+			buf_printf(&ev, " step (steps from %s)", w.from);
+			f.evidence = ev.data;
+		}
 		insight_add(e, &f);
 		buf_free(&ev);
 	}
@@ -447,6 +420,9 @@ static int eval_iteration_outliers(struct insight_eval *e, struct buf *m)
 				buf_puts(&ev, " (the first iteration of the trace: warm-up?)");
 			struct insight_finding f = {ratio >= 2 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank,
 						    insight_i(it, r, IT_ITER), -1, NULL, ratio, 1.5, ev.data};
+			/* its cost: the time over the median, over all the steps */
+			insight_cost_per_step(e, rank, dd - med, false, &f, &ev);
+			f.evidence = ev.data;
 			insight_add(e, &f);
 			buf_free(&ev);
 		}
@@ -571,6 +547,8 @@ static int eval_top_kernels(struct insight_eval *e, struct buf *m)
 		else
 			buf_printf(&ev, "; its occupancy is unknown: %s", no_occupancy_why(r));
 		struct insight_finding f = {INSIGHT_INFO, rank, -1, -1, top[0].name, share, 20, ev.data};
+		insight_cost_per_step(e, rank, best, true, &f, &ev);
+		f.evidence = ev.data;
 		insight_add(e, &f);
 		buf_free(&ev);
 		free(top);
@@ -670,6 +648,8 @@ static int eval_low_occupancy(struct insight_eval *e, struct buf *m)
 			buf_puts(&ev, "): its blocks fill under a tenth of the SMs' thread slots");
 			struct insight_finding f = {share >= 30 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, -1, top[j].name,
 						    occ[j], OCC_LOW, ev.data};
+			insight_cost_per_step(e, rank, top[j].time, true, &f, &ev);
+			f.evidence = ev.data;
 			insight_add(e, &f);
 			buf_free(&ev);
 		}
@@ -722,6 +702,8 @@ static int eval_memcpy_bandwidth(struct insight_eval *e, struct buf *m)
 			buf_printf(&ev, "; %lld from/to pageable memory", (long long)insight_i(t, i, IM_PAGEABLE));
 		struct insight_finding f = {time >= 10000 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, -1, dir, gbps, limit,
 					    ev.data};
+		insight_cost_per_step(e, rank, time, true, &f, &ev);
+		f.evidence = ev.data;
 		insight_add(e, &f);
 		buf_free(&ev);
 	}
@@ -739,59 +721,4 @@ const struct insight_rule insight_rule_memcpy_bandwidth = {
 	"non_blocking=True on a side stream",
 	"gbps",
 	eval_memcpy_bandwidth,
-};
-
-/* ---- small-kernel storms ---- */
-
-static int eval_small_kernels(struct insight_eval *e, struct buf *m)
-{
-	const struct atable *it = e->t[INSIGHT_T_ITERATIONS], *streams = e->t[INSIGHT_T_STREAMS],
-			    *temporal = insight_table(e, "temporal_breakdown");
-	size_t evaluated = 0;
-	for (size_t k = 0; k < e->view->nranks; k++) {
-		int rank = e->view->ranks[k]->rank;
-		struct iters s;
-		iter_sums(it, rank, &s);
-		long tr = find_row(temporal, rank, NULL, 0);
-		if (s.kernels == 0 || tr < 0)
-			continue;
-		evaluated++;
-		double per = (double)s.kernels / (double)s.n, share = 100 * (double)s.short_kernels / (double)s.kernels;
-		double idle = insight_f(temporal, (size_t)tr, insight_col(temporal, "idle_time_pctg"));
-		sep(m, e->view, rank);
-		buf_printf(m, "%.0f kernels per %s, %.1f%% shorter than %.0f us, GPU idle %.1f%%", per,
-			   s.steps ? "iteration" : "trace", share, INSIGHT_SHORT_KERNEL_US, idle);
-		if (per < 100 || share < 50 || idle < 10)
-			continue;
-		size_t *rows, ns = rank_rows(streams, rank, &rows);
-		int64_t stream = -1, most = -1;
-		for (size_t i = 0; i < ns; i++)
-			if (insight_i(streams, rows[i], IS_SHORT) > most) {
-				most = insight_i(streams, rows[i], IS_SHORT);
-				stream = insight_i(streams, rows[i], IS_STREAM);
-			}
-		free(rows);
-		struct buf ev = BUF_INIT;
-		buf_printf(&ev, "%.0f kernels per %s, %.1f%% of them under %.0f us (%lld on stream %lld); the GPU is idle "
-				"%.1f%% of its span",
-			   per, s.steps ? "iteration" : "trace", share, INSIGHT_SHORT_KERNEL_US, (long long)most,
-			   (long long)stream, idle);
-		struct insight_finding f = {idle >= 40 ? INSIGHT_HIGH : INSIGHT_MEDIUM, rank, -1, stream, NULL, share, 50,
-					    ev.data};
-		insight_add(e, &f);
-		buf_free(&ev);
-	}
-	if (!evaluated)
-		buf_puts(m, "no kernels on the selected ranks");
-	return evaluated ? 0 : -1;
-}
-
-const struct insight_rule insight_rule_small_kernels = {
-	"small-kernels",
-	"kernels per iteration and the share shorter than 10 us, with the GPU idle share (temporal)",
-	">= 100 kernels per iteration, >= 50% of them under 10 us, GPU idle >= 10% (high: idle >= 40%)",
-	"A storm of tiny kernels: capture the step in CUDA graphs (torch.cuda.graphs, torch.compile "
-	"mode=\"reduce-overhead\"), fuse elementwise ops (torch.compile, fused optimizers foreach/fused=True)",
-	"short_kernel_pct",
-	eval_small_kernels,
 };

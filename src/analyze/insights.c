@@ -41,7 +41,7 @@ static struct atable *findings_new(void)
 {
 	static const char *const cols[] = {"severity:s", "rule:s",  "rank:s",     "iteration:s", "stream:s",
 					   "where:s",    "metric:s", "value:f", "threshold:f", "evidence:s",
-					   "recommendation:s", "cost_ms_per_step:f", "cost_pct_of_step:f", "steps_from:s",
+					   "recommendation:s", "cost_ms_per_step:f", "cost_pct_of_step:f", "steps_from:s", "cost_kind:s",
 					   NULL};
 	return atable_new("insights", "Insights", cols);
 }
@@ -76,6 +76,7 @@ void insight_add(struct insight_eval *e, const struct insight_finding *f)
 	atable_set_f(t, row, INSIGHT_F_COST_MS, cost ? f->cost_us / 1e3 : NAN);
 	atable_set_f(t, row, INSIGHT_F_COST_PCT, cost ? 100 * f->cost_us / f->step_us : NAN);
 	atable_set_s(t, row, INSIGHT_F_STEPS_FROM, cost && f->steps_from ? f->steps_from : "");
+	atable_set_s(t, row, INSIGHT_F_COST_KIND, !cost ? "" : f->busy_cost ? "busy" : "lost");
 	e->fired++;
 }
 
@@ -227,8 +228,10 @@ struct fsort {
 	size_t row;
 };
 
-/* by the time they cost, the largest first; then those without a time
- * cost, worst first; a rule's findings in the order it made them */
+/* by the time they cost, the largest first: the time lost (idle,
+ * exposed communication, waiting ranks), then the time of a finding's own
+ * GPU work; then those without a time cost, worst first; a rule's
+ * findings in the order it made them */
 static int finding_cmp(const void *a, const void *b)
 {
 	const struct fsort *x = a, *y = b;
@@ -236,6 +239,11 @@ static int finding_cmp(const void *a, const void *b)
 	bool hx = isfinite(cx), hy = isfinite(cy);
 	if (hx != hy)
 		return hx ? -1 : 1;
+	/* time lost before time the GPU spends on a finding's own work */
+	bool bx = strcmp(insight_s(x->t, x->row, INSIGHT_F_COST_KIND), "busy") == 0,
+	     by = strcmp(insight_s(y->t, y->row, INSIGHT_F_COST_KIND), "busy") == 0;
+	if (hx && bx != by)
+		return bx ? 1 : -1;
 	if (hx && cx != cy)
 		return cx > cy ? -1 : 1;
 	int sx = sev_rank(insight_s(x->t, x->row, 0)), sy = sev_rank(insight_s(y->t, y->row, 0));

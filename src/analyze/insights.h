@@ -45,7 +45,7 @@ enum {
 };
 
 /* Columns of the findings table past the first eleven (insights.c) */
-enum { INSIGHT_F_COST_MS = 11, INSIGHT_F_COST_PCT, INSIGHT_F_STEPS_FROM };
+enum { INSIGHT_F_COST_MS = 11, INSIGHT_F_COST_PCT, INSIGHT_F_STEPS_FROM, INSIGHT_F_COST_KIND };
 /* Columns of the measurement tables (insight_facts.c fills them). */
 enum { IT_RANK, IT_ITER, IT_START, IT_DUR, IT_GPU_BUSY, IT_IDLE_START, IT_LOADER, IT_SYNC, IT_SYNC_CALLS,
        IT_ITEM_CALLS, IT_KERNELS, IT_SHORT_KERNELS, IT_TOP_SYNC };
@@ -129,6 +129,10 @@ struct insight_finding {
 	 * step's µs, where the steps came from; findings are ranked by it */
 	double cost_us, step_us;
 	const char *steps_from;
+	/* the cost is time the GPU spends on the finding's own work (a hot
+	 * kernel, slow copies), not time lost: ranked after every lost-time
+	 * finding */
+	bool busy_cost;
 };
 
 /* A rank's waterfall (insight_waterfall rows) averaged over its typical
@@ -140,6 +144,7 @@ struct insight_wmean {
 	const char *from;
 };
 int insight_waterfall_mean(const struct atable *waterfall, int rank, struct insight_wmean *w);
+
 
 /* What a rule reads and writes. */
 struct insight_eval {
@@ -169,6 +174,11 @@ struct insight_rule {
 #undef RULE
 
 void insight_add(struct insight_eval *e, const struct insight_finding *f);
+/* f's cost: total_us spread over the rank's steps (the trace's total for
+ * its N steps), as a share of its mean typical step; nothing when the rank
+ * has no step.  Appends "; per step: ..." to ev (insight_idle.c). */
+void insight_cost_per_step(const struct insight_eval *e, int rank, double total_us, bool busy,
+			   struct insight_finding *f, struct buf *ev);
 
 /* Helpers for rules over the results. */
 /* the result table named name (a per-rank table: its full name, e.g.

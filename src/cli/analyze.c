@@ -328,6 +328,14 @@ static void partial_reason(const struct trace_set *set, struct buf *out)
  * last element of the JSON array, so that a reader finds it; with CSV on
  * stderr, as notes are (stdout stays HTA's files).  Not an HTA file: not
  * written to --csv-dir. */
+/* A table of an analysis that ran but is undefined on every selected rank
+ * (no row, marked unavailable: the GPU user annotations of a trace without
+ * any): in the terminal it is a skipped line, not an empty table. */
+static bool skipped_in_terminal(const struct analyze_result *r)
+{
+	return r->shown && r->t->unavailable && r->t->nrows == 0;
+}
+
 static struct atable *skipped_table(const struct analyze_results *res)
 {
 	static const char *const cols[] = {"analysis:s", "reason:s", NULL};
@@ -340,6 +348,26 @@ static struct atable *skipped_table(const struct analyze_results *res)
 	return t;
 }
 
+/* the terminal's rows for the tables skipped_in_terminal: "annotations
+ * (gpu_user_annotation_breakdown)" and the first line of its notes */
+static void add_unavailable_tables(const struct analyze_results *res, struct atable *t)
+{
+	for (size_t i = 0; i < res->n; i++) {
+		if (!skipped_in_terminal(&res->v[i]))
+			continue;
+		const struct atable *u = res->v[i].t;
+		const char *n = u->notes.data ? u->notes.data : "", *nl = strchr(n, '\n');
+		struct buf name = BUF_INIT, why = BUF_INIT;
+		buf_printf(&name, "%s (%s)", res->v[i].analysis->name, u->name);
+		buf_append(&why, n, nl ? (size_t)(nl - n) : strlen(n));
+		size_t row = atable_add_row(t);
+		atable_set_s(t, row, 0, name.data);
+		atable_set_s(t, row, 1, why.len ? why.data : "no data on any selected rank");
+		buf_free(&name);
+		buf_free(&why);
+	}
+}
+
 static void print_skipped(const struct analyze_results *res, enum aformat fmt, const struct aopts *o, bool *first)
 {
 	if (fmt == AFMT_CSV) {
@@ -348,10 +376,14 @@ static void print_skipped(const struct analyze_results *res, enum aformat fmt, c
 				res->skipped[i].why);
 		return;
 	}
-	if (fmt == AFMT_TABLE && res->nskipped == 0)
-		return;
 	struct analysis_table d = {.csv = "skipped_analyses"};
 	struct analyze_result r = {.t = skipped_table(res), .table = &d, .shown = true};
+	if (fmt == AFMT_TABLE)
+		add_unavailable_tables(res, r.t);
+	if (fmt == AFMT_TABLE && r.t->nrows == 0) {
+		atable_free(r.t);
+		return;
+	}
 	r.t->wide = o->wide;
 	print_table(&r, fmt, first);
 	atable_free(r.t);
@@ -376,7 +408,7 @@ static int output(const struct analyze_results *res, enum aformat fmt, const str
 	if (fmt == AFMT_CSV)
 		print_csv_tables(res, (int)o->threads, &first);
 	for (size_t i = 0; i < res->n; i++) {
-		if (res->v[i].shown && fmt != AFMT_CSV)
+		if (res->v[i].shown && fmt != AFMT_CSV && !(summary && fmt == AFMT_TABLE && skipped_in_terminal(&res->v[i])))
 			print_table(&res->v[i], fmt, &first);
 		if (o->csv_dir)
 			rc |= write_csv(&res->v[i], o->csv_dir);

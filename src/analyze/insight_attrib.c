@@ -454,23 +454,6 @@ static void attribute(const struct thread_line *l, int64_t tid, double a, double
 	}
 }
 
-/* the time of the merged intervals m[0..n) inside [s, e) */
-static double overlap(const struct ival *m, size_t n, double s, double e)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].end <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	double t = 0;
-	for (size_t i = lo; i < n && m[i].ts < e; i++)
-		t += fmin(m[i].end, e) - fmax(m[i].ts, s);
-	return t;
-}
-
 static bool is_gpu_work(const struct trace_rank *r, size_t i)
 {
 	uint8_t k = r->kind[i];
@@ -616,7 +599,7 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 				break;
 			double be = fmin(busy[q].end, e), bs = fmax(busy[q].ts, a);
 			if (be > bs) { /* of which communication alone: exposed */
-				double w = overlap(work, nw, bs, be);
+				double w = ival_overlap(work, nw, bs, be);
 				sum[INSIGHT_C_BUSY] += w;
 				sum[INSIGHT_C_COMM] += (be - bs) - w;
 			}

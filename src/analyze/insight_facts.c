@@ -101,30 +101,13 @@ struct iter_acc {
 	double name_t[8];
 };
 
-/* busy time of the merged intervals m[0..n) inside [s, e) */
-static double busy_in(const struct ival *m, size_t n, double s, double e)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) { /* first interval ending after s */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].end <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	double t = 0;
-	for (size_t i = lo; i < n && m[i].ts < e; i++)
-		t += fmin(m[i].end, e) - fmax(m[i].ts, s);
-	return t;
-}
-
 /* the GPU idle time between s (a step's start) and first (the first GPU
  * work of the step): the GPU ran out of work while the CPU was still
  * preparing the step.  Work queued by earlier steps that runs in that span
  * is busy time, so a GPU with a backlog is not idle. */
 static double idle_before(const struct ival *m, size_t n, double first, double s)
 {
-	return first > s ? (first - s) - busy_in(m, n, s, first) : 0;
+	return first > s ? (first - s) - ival_overlap(m, n, s, first) : 0;
 }
 
 static void add_sync_time(struct iter_acc *a, uint32_t name, double dur)
@@ -218,7 +201,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		atable_set_i(t, row, IT_ITER, r->niterations ? r->iterations[k] : derived ? steps[k].id : -1);
 		atable_set_f(t, row, IT_START, a->s);
 		atable_set_f(t, row, IT_DUR, a->e - a->s);
-		atable_set_f(t, row, IT_GPU_BUSY, busy_in(m, nm, a->s, a->e));
+		atable_set_f(t, row, IT_GPU_BUSY, ival_overlap(m, nm, a->s, a->e));
 		atable_set_f(t, row, IT_IDLE_START, isfinite(a->first_gpu) ? idle_before(m, nm, a->first_gpu, a->s)
 									   : NAN);
 		atable_set_f(t, row, IT_LOADER, ival_total(a->loader.v, a->loader.n));

@@ -127,3 +127,19 @@ size_t ival_sweep_points(const struct ival_list *lists, const int *weight, size_
 	*out = q;
 	return n;
 }
+
+double ival_overlap(const struct ival *m, size_t n, double s, double e)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* the first interval ending after s */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	double t = 0;
+	for (size_t i = lo; i < n && m[i].ts < e; i++)
+		t += (m[i].end < e ? m[i].end : e) - (m[i].ts > s ? m[i].ts : s);
+	return t;
+}

@@ -17,6 +17,9 @@ struct ival {
 size_t ival_merge(struct ival *v, size_t n);
 /* Σ (end - ts). */
 double ival_total(const struct ival *v, size_t n);
+/* The time of the merged (sorted, disjoint) intervals m[0..n) inside
+ * [s, e): a binary search, then the intervals that overlap. */
+double ival_overlap(const struct ival *m, size_t n, double s, double e);
 
 /* A growable list of intervals (kernel_breakdown.c, overlap.c collect one per
  * kernel type, then merge it with ival_merge). */

@@ -484,11 +484,12 @@ static const struct thread_line *launcher(const struct trace_rank *r, const size
 	return NULL;
 }
 
-void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct atable *causes)
+void insight_attrib_rank(const struct trace_rank *r, const struct insight_steps *st, struct atable *wf,
+			 struct atable *causes)
 {
-	struct insight_step *steps;
-	enum insight_step_source src;
-	size_t nsteps = insight_steps_find(r, &steps, &src);
+	const struct insight_step *steps = st->v;
+	enum insight_step_source src = st->src;
+	size_t nsteps = st->n;
 
 	/* the host threads' timelines */
 	size_t nh = 0;
@@ -651,5 +652,4 @@ void insight_attrib_rank(const struct trace_rank *r, struct atable *wf, struct a
 	free(busy);
 	free(work);
 	free(pag);
-	free(steps);
 }

@@ -66,7 +66,7 @@ bool insight_is_sync_call(const char *n)
 	       strcmp(n, "hipDeviceSynchronize") == 0 || strcmp(n, "hipStreamSynchronize") == 0;
 }
 
-static int iter_index(const struct trace_rank *r, int32_t it)
+int insight_iter_index(const struct trace_rank *r, int64_t it)
 {
 	size_t lo = 0, hi = r->niterations;
 	while (lo < hi) {
@@ -77,16 +77,6 @@ static int iter_index(const struct trace_rank *r, int32_t it)
 			hi = mid;
 	}
 	return lo < r->niterations && r->iterations[lo] == it ? (int)lo : -1;
-}
-
-/* "ProfilerStep#12" -> 12; -1: not a step */
-static int32_t step_number(const char *n)
-{
-	if (strncmp(n, "ProfilerStep#", 13) != 0)
-		return -1;
-	char *end;
-	long v = strtol(n + 13, &end, 10);
-	return *end || end == n + 13 || v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
 }
 
 struct iter_acc {
@@ -125,16 +115,15 @@ static void add_sync_time(struct iter_acc *a, uint32_t name, double dur)
 	}
 }
 
-static void iterations_table(const struct trace_rank *r, const struct ival *m, size_t nm, struct atable *t)
+static void iterations_table(const struct trace_rank *r, const struct insight_steps *st, const struct ival *m,
+			     size_t nm, struct atable *t)
 {
 	/* without ProfilerStep: the steps of insight_steps.c (optimizer
 	 * ranges, the kernel period, else the whole trace), rows by time (a
 	 * GPU row by its launch's) */
-	struct insight_step *steps = NULL;
-	enum insight_step_source src = INSIGHT_STEPS_WHOLE;
-	size_t nsteps = 0;
-	if (!r->niterations)
-		nsteps = insight_steps_find(r, &steps, &src);
+	const struct insight_step *steps = st->v;
+	enum insight_step_source src = st->src;
+	size_t nsteps = st->n;
 	bool derived = !r->niterations && src != INSIGHT_STEPS_WHOLE && nsteps;
 	size_t ni = r->niterations ? r->niterations : derived ? nsteps : 1;
 	struct iter_acc *acc = xcalloc(ni, sizeof *acc);
@@ -150,7 +139,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		if (r->niterations) {
 			if (r->iteration[i] < 0)
 				continue;
-			k = iter_index(r, r->iteration[i]);
+			k = insight_iter_index(r, r->iteration[i]);
 			if (k < 0)
 				continue;
 		} else if (derived) {
@@ -166,7 +155,7 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		if (derived) {
 			a->s = steps[k].s;
 			a->e = steps[k].e;
-		} else if (!r->niterations || (r->kind[i] == TRACE_CAT_USER_ANNOTATION && step_number(name) >= 0)) {
+		} else if (!r->niterations || (r->kind[i] == TRACE_CAT_USER_ANNOTATION && insight_profiler_step(name) >= 0)) {
 			/* the step's span (or the whole trace's) */
 			a->s = fmin(a->s, r->ts[i]);
 			a->e = fmax(a->e, end);
@@ -215,7 +204,6 @@ static void iterations_table(const struct trace_rank *r, const struct ival *m, s
 		ival_list_free(&a->loader);
 	}
 	free(acc);
-	free(steps);
 }
 
 struct stream_acc {
@@ -386,7 +374,7 @@ static void occupancy_table(const struct trace_rank *r, struct atable *t)
 	free(count);
 }
 
-void insight_facts_rank(const struct trace_rank *r, struct atable **out)
+void insight_facts_rank(const struct trace_rank *r, const struct insight_steps *st, struct atable **out)
 {
 	size_t ng = 0;
 	for (size_t i = 0; i < r->n; i++)
@@ -398,7 +386,7 @@ void insight_facts_rank(const struct trace_rank *r, struct atable **out)
 			m[nm++] = (struct ival){r->ts[i], r->ts[i] + r->dur[i]};
 	nm = ival_merge(m, nm);
 	out[INSIGHT_T_ITERATIONS] = insight_iterations_new();
-	iterations_table(r, m, nm, out[INSIGHT_T_ITERATIONS]);
+	iterations_table(r, st, m, nm, out[INSIGHT_T_ITERATIONS]);
 	free(m);
 	out[INSIGHT_T_STREAMS] = insight_streams_new();
 	streams_table(r, out[INSIGHT_T_STREAMS]);

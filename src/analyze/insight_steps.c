@@ -75,15 +75,7 @@ static bool is_host_range(const struct trace_rank *r, size_t i)
  * rows; its range can stay behind) */
 static bool kept_step(const struct trace_rank *r, int64_t id)
 {
-	size_t lo = 0, hi = r->niterations;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->iterations[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->niterations && r->iterations[lo] == id;
+	return insight_iter_index(r, id) >= 0;
 }
 
 /* HTA's filter keeps the rows that start before the last step range's

@@ -183,10 +183,14 @@ static void insight_rank(const struct analysis_ctx *c, const struct trace_set *v
 	(void)c;
 	if (view->nranks != 1)
 		return;
-	insight_facts_rank(view->ranks[0], out);
+	/* the steps once, for the facts and the attribution */
+	struct insight_steps st;
+	st.n = insight_steps_find(view->ranks[0], &st.v, &st.src);
+	insight_facts_rank(view->ranks[0], &st, out);
 	out[INSIGHT_T_WATERFALL] = insight_waterfall_new();
 	out[INSIGHT_T_CAUSES] = insight_causes_new();
-	insight_attrib_rank(view->ranks[0], out[INSIGHT_T_WATERFALL], out[INSIGHT_T_CAUSES]);
+	insight_attrib_rank(view->ranks[0], &st, out[INSIGHT_T_WATERFALL], out[INSIGHT_T_CAUSES]);
+	free(st.v);
 }
 
 /* the readable view of the two tables (the terminal prints the notes) */

@@ -84,6 +84,16 @@ size_t insight_steps_find(const struct trace_rank *r, struct insight_step **out,
 long insight_step_of(const struct insight_step *v, size_t n, double ts);
 /* "ProfilerStep#12" -> 12; -1: not a step */
 int64_t insight_profiler_step(const char *name);
+/* A rank's steps, found once per rank (insights.c) for the facts and the
+ * attribution. */
+struct insight_steps {
+	struct insight_step *v;
+	size_t n;
+	enum insight_step_source src;
+};
+/* the index of ProfilerStep it in r->iterations; -1: not one of them
+ * (insight_facts.c) */
+int insight_iter_index(const struct trace_rank *r, int64_t it);
 
 /* ---- the attribution of GPU idle time (insight_attrib.c) ---- */
 enum insight_cause {
@@ -99,7 +109,8 @@ enum insight_cause {
 const char *insight_cause_name(enum insight_cause c);
 struct atable *insight_waterfall_new(void);
 struct atable *insight_causes_new(void);
-void insight_attrib_rank(const struct trace_rank *r, struct atable *waterfall, struct atable *causes);
+void insight_attrib_rank(const struct trace_rank *r, const struct insight_steps *steps, struct atable *waterfall,
+			 struct atable *causes);
 
 struct atable *insight_iterations_new(void);
 struct atable *insight_streams_new(void);
@@ -107,7 +118,7 @@ struct atable *insight_memcpy_new(void);
 struct atable *insight_collectives_new(void);
 struct atable *insight_occupancy_new(void);
 /* one rank's measurement tables into out[INSIGHT_T_ITERATIONS..] */
-void insight_facts_rank(const struct trace_rank *r, struct atable **out);
+void insight_facts_rank(const struct trace_rank *r, const struct insight_steps *steps, struct atable **out);
 /* a blocking CUDA/HIP sync call: cudaDeviceSynchronize, cudaStreamSynchronize,
  * cudaEventSynchronize, cudaMemcpy, hipDeviceSynchronize, hipStreamSynchronize */
 bool insight_is_sync_call(const char *name);

@@ -24,8 +24,11 @@ for cmd in $(sed -n '/^commands:/,/^$/p' "$tmp/help" | awk 'NF>1 {print $1}') "t
 	if grep -E '\(default[ :].*\(default: ' "$tmp/cmdhelp"; then echo "dyno $cmd --help says a default twice"; exit 1; fi
 done
 # summary's line names what it leaves out, as the table of analyses says
-"$DYNO" analyze --help | grep -q '^  summary  *all of the above but critical-path, patterns, diff, insights$' ||
-	{ echo "analyze --help: summary line: $("$DYNO" analyze --help | grep '^  summary')"; exit 1; }
+# (the help into a file first: grep -q ends at its match, and under
+# pipefail dyno's SIGPIPE on the rest of the text failed the check)
+"$DYNO" analyze --help >"$tmp/ahelp"
+grep -q '^  summary  *all of the above but critical-path, patterns, diff, insights$' "$tmp/ahelp" ||
+	{ echo "analyze --help: summary line: $(grep '^  summary' "$tmp/ahelp")"; exit 1; }
 [[ "$("$DYNO" --version)" =~ ^dyno\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
 if "$DYNO" frobnicate 2>"$tmp/err"; then exit 1; fi
 grep -q "unknown command 'frobnicate'" "$tmp/err"

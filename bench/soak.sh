@@ -253,13 +253,13 @@
 # A third pair, 09:47 (load 0.2 and 2.3 at the starts): before 98.3 % (1
 # late), gap 1.04 s; after 100 % (slowest 20 ms), gap 1.01 s; getStatus
 # and Prometheus 100 % in both.  Earlier the same morning, one run each
-# (load 1.0-2.7): before 96.7 % (2 late), the IPC socket urgent alone
-# 98.3 % (1 late: an accept pass), both changes 100 % (slowest 13 ms, gap
-# 1.01 s).  Connections evicted for a slot: 32-163 before, 576-785 after
-# (likely: connections an accept pass
-# leaves to their own callback hold their slot a little longer, so the
-# oldest - slowloris, slow readers - goes sooner; every honest request
-# was answered).  The tree and names abuses' requests are still
+# (load 1.0-2.7): before 96.7 % (2 late; that daemon instrumented), the
+# IPC socket urgent alone 98.3 % (1 late: an accept pass), both changes
+# 100 % (slowest 13 ms, gap 1.01 s).  Connections evicted for a slot:
+# 32-163 before, 576-785 after (likely: connections an accept pass leaves
+# to their own callback hold their slot a little longer, so the oldest -
+# slowloris, slow readers - goes sooner; every honest request was
+# answered).  The tree and names abuses' requests are still
 # tokenized whole before they are refused (json_next: half the daemon's
 # CPU in a perf profile of the run): not what made polls late.
 set -uo pipefail

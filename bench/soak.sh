@@ -218,6 +218,50 @@
 # few of its datagrams reach the daemon here; harden_ctxt_jobs.sh runs
 # item 1 alone.  The Kineto misses left are late answers while the loop
 # waits for a CPU on the shared 2-core host (not refused or lost polls).
+#
+# 2026-11-28 ~09:00 UTC, issue #35's last point, the Kineto polls (branch
+# soak).  Diagnosis, with the loop and the IPC handler instrumented for
+# the run (SO_TIMESTAMPNS on the IPC socket: each honest poll's kernel
+# arrival against the loop's batches): the handler itself took 0.01-0.05
+# ms and found the poll first or second in its queue (the datagram budget
+# keeps the flood out); all the lateness was before it, the loop busy
+# elsewhere.  The late polls had waited behind single RPC accept passes
+# of 22-45 ms of CPU (25-90 ms wall: the loop waited for a CPU ~45 % of
+# the run), each answering up to 64 churned connections in one callback
+# that the 10 ms batch budget cannot split; the budget then skipped the
+# IPC socket to the next batch, which could start with another such pass
+# (and a socket that turns ready queues behind every ready descriptor,
+# 64 returned a batch).  Fixed in src/core/loop.c (ev_io_urgent: the IPC
+# socket is polled at the top of every batch, right after the timers,
+# outside the budget) and src/daemon/rpc/rpc.c (an accept pass answers at
+# once for 2 ms, then only accepts: the rest are answered in callbacks of
+# their own).  All abuse, SOAK_SECONDS=60, the same driver, 310c13f
+# (before) and this branch (after) alternating, the host shared with
+# another engineer's work (load 2.4, 6.4, 4.9, 6.6 at the starts; the
+# loop waited for a CPU 42-49 % of the run):
+#                       before (310c13f)    after
+#   Kineto polls        90 % / 95 % within  100 % / 100 % (60 of 60;
+#                       90 ms (6 / 3 late;  slowest 11 / 20 ms)
+#                       0 sends refused)
+#   longest tick gap    1.09 s / 1.12 s     1.01 s / 1.01 s
+#   getStatus           100 % (296 / 287)   100 % (296 / 288)
+#   Prometheus          100 % (556 / 571)   100 % (600 / 600)
+#   churned connections 299,230 / 350,150   301,389 / 285,958, all answered
+#   daemon CPU          30.0 / 29.4 s       29.1 / 31.9 s
+#   loop waiting        29.3 / 29.7 s       25.4 / 26.3 s
+#   peak RSS            15.9 / 15.9 MiB     16.1 / 16.0 MiB
+# A third pair, 09:47 (load 0.2 and 2.3 at the starts): before 98.3 % (1
+# late), gap 1.04 s; after 100 % (slowest 20 ms), gap 1.01 s; getStatus
+# and Prometheus 100 % in both.  Earlier the same morning, one run each
+# (load 1.0-2.7): before 96.7 % (2 late; that daemon instrumented), the
+# IPC socket urgent alone 98.3 % (1 late: an accept pass), both changes
+# 100 % (slowest 13 ms, gap 1.01 s).  Connections evicted for a slot:
+# 32-163 before, 576-785 after (likely: connections an accept pass leaves
+# to their own callback hold their slot a little longer, so the oldest -
+# slowloris, slow readers - goes sooner; every honest request was
+# answered).  The tree and names abuses' requests are still
+# tokenized whole before they are refused (json_next: half the daemon's
+# CPU in a perf profile of the run): not what made polls late.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 O=${1:-${O:-build}}

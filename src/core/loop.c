@@ -2,6 +2,7 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ struct handler {
 	enum kind kind;
 	int fd;
 	bool dead;
+	bool urgent; /* ev_io_urgent: polled at the top of every batch */
 	uint32_t events; /* as watched (EPOLLET: its events must not be skipped) */
 	void *ud;
 	union {
@@ -27,6 +29,7 @@ struct handler {
 	} cb;
 	struct handler *next_dead;
 	struct handler *next_timer; /* all live timers, so ev_loop_free can release them */
+	struct handler *next_urgent; /* the loop's urgent I/O handlers */
 };
 
 struct ev_timer {
@@ -45,6 +48,9 @@ struct ev_loop {
 	 * deferred its work, ev_defer): the next batch starts there (see
 	 * ev_run); the I/O handler running now */
 	struct handler *resume, *current;
+	/* I/O handlers marked urgent (ev_io_urgent), at most EV_MAX_URGENT */
+	struct handler *urgent;
+	int nurgent;
 	/* signals */
 	struct handler *sigh;
 	sigset_t sigmask;
@@ -155,10 +161,42 @@ int ev_io_mod(struct ev_loop *l, int fd, uint32_t events)
 	return 0;
 }
 
+/* Urgent handlers are few (the daemon has one, the IPC socket): their
+ * poll() at the top of every batch is one small system call. */
+#define EV_MAX_URGENT 8
+
+int ev_io_urgent(struct ev_loop *l, int fd)
+{
+	if (fd < 0 || (size_t)fd >= l->nbyfd || !l->byfd[fd]) {
+		errno = ENOENT;
+		return -1;
+	}
+	struct handler *h = l->byfd[fd];
+	if (h->urgent)
+		return 0;
+	if (l->nurgent >= EV_MAX_URGENT) {
+		errno = ENOSPC;
+		return -1;
+	}
+	h->urgent = true;
+	h->next_urgent = l->urgent;
+	l->urgent = h;
+	l->nurgent++;
+	return 0;
+}
+
 void ev_io_del(struct ev_loop *l, int fd)
 {
 	if (fd < 0 || (size_t)fd >= l->nbyfd || !l->byfd[fd])
 		return;
+	if (l->byfd[fd]->urgent) {
+		for (struct handler **pp = &l->urgent; *pp; pp = &(*pp)->next_urgent)
+			if (*pp == l->byfd[fd]) {
+				*pp = (*pp)->next_urgent;
+				break;
+			}
+		l->nurgent--;
+	}
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 	bury(l, l->byfd[fd]);
 	l->byfd[fd] = NULL;
@@ -283,6 +321,35 @@ static void dispatch(struct ev_loop *l, struct handler *h, uint32_t events)
  * batch there takes microseconds) and is a small share of any interval. */
 #define EV_BATCH_BUDGET_NS (10 * NS_PER_MS)
 
+/* The urgent handlers' turn, at the top of a batch (after its timers and
+ * signals): each one whose descriptor is ready now, whether or not this
+ * epoll_wait returned it.  epoll_wait returns at most 64 events, and a
+ * descriptor that becomes ready queues behind every one already ready
+ * (the kernel's ready list): under the abuse soak (bench/soak.sh) a Kineto
+ * poll waited there, and behind batches of the RPC server's callbacks, for
+ * longer than the ~90 ms Kineto waits for its answer.  poll(2) asks the
+ * kernel for just these descriptors; its POLLIN, POLLPRI, POLLOUT,
+ * POLLRDHUP, POLLERR and POLLHUP have the values of the EPOLL flags of the
+ * same names, so its revents are handed to the callback as they are. */
+static void run_urgent(struct ev_loop *l)
+{
+	struct pollfd pf[EV_MAX_URGENT];
+	struct handler *uh[EV_MAX_URGENT];
+	int k = 0;
+	for (struct handler *h = l->urgent; h && k < EV_MAX_URGENT; h = h->next_urgent) {
+		pf[k] = (struct pollfd){.fd = h->fd,
+					.events = (short)(h->events & (EPOLLIN | EPOLLPRI | EPOLLOUT | EPOLLRDHUP))};
+		uh[k++] = h;
+	}
+	if (poll(pf, (nfds_t)k, 0) <= 0)
+		return;
+	/* A callback may delete another urgent handler (it is then dead, not
+	 * freed, until the batch ends) or stop the loop. */
+	for (int i = 0; i < k && !l->stop; i++)
+		if (pf[i].revents && !uh[i]->dead)
+			dispatch(l, uh[i], (uint32_t)(uint16_t)pf[i].revents);
+}
+
 int ev_run(struct ev_loop *l)
 {
 	struct epoll_event evs[64];
@@ -303,8 +370,14 @@ int ev_run(struct ev_loop *l)
 				if (!h->dead)
 					dispatch(l, h, evs[i].events);
 				evs[i].data.ptr = NULL;
+			} else if (h->urgent) {
+				evs[i].data.ptr = NULL; /* run_urgent's */
 			}
 		}
+		/* Then the urgent handlers, never behind other I/O nor skipped
+		 * by the budget; the budget counts from after them. */
+		if (l->nurgent && !l->stop)
+			run_urgent(l);
 		/* Then I/O, until the batch has used its time: the
 		 * level-triggered rest are reported again by the next
 		 * epoll_wait (behind what it has not returned yet), with any

@@ -7,12 +7,13 @@
  * remove handlers (their own included) from inside a callback; removed ones
  * are freed after the current batch.  Single-threaded: every callback runs
  * on the thread that called ev_run().  Within a batch, timers and signals
- * run before I/O callbacks, and the I/O callbacks of one batch stop after
- * ~10 ms (the level-triggered rest are reported again by the next
- * epoll_wait; edge-triggered events are never skipped), so a busy batch
- * delays a timer by at most about one callback.  The next batch's I/O
- * starts with the first callback skipped, so descriptors that stay ready
- * take turns.
+ * run first, then the urgent I/O handlers that are ready (ev_io_urgent),
+ * then the other I/O callbacks, which stop after ~10 ms (the
+ * level-triggered rest are reported again by the next epoll_wait;
+ * edge-triggered events are never skipped), so a busy batch delays a timer
+ * or an urgent handler by at most about one callback.  The next batch's
+ * I/O starts with the first callback skipped, so descriptors that stay
+ * ready take turns.
  */
 #ifndef DYNO_LOOP_H
 #define DYNO_LOOP_H
@@ -34,6 +35,16 @@ void ev_loop_free(struct ev_loop *l);
 int ev_io_add(struct ev_loop *l, int fd, uint32_t events, ev_io_cb cb, void *ud);
 int ev_io_mod(struct ev_loop *l, int fd, uint32_t events);
 void ev_io_del(struct ev_loop *l, int fd);
+/* Make fd's handler urgent: at the top of every batch, right after the
+ * timers and signals, the loop asks the kernel whether fd is ready (one
+ * poll(2) for all urgent handlers) and runs its callback if so - whether
+ * or not epoll_wait returned it this time, before any other I/O callback
+ * and outside the batch's budget.  For a descriptor whose clients wait
+ * on a short clock (the IPC socket: Kineto gives up after ~90 ms); its
+ * callback must bound its own work per call, as it runs in every batch
+ * it is ready.  ev_defer is a no-op there.  At most 8 per loop; -1 with
+ * ENOENT (fd not watched) or ENOSPC.  Undone by ev_io_del. */
+int ev_io_urgent(struct ev_loop *l, int fd);
 
 /* Fire first after first_ns, then every interval_ns (0: once).  Missed
  * expirations are coalesced into one callback.  NULL on error. */

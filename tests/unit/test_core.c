@@ -690,6 +690,119 @@ TEST(loop_deferred_work_takes_turns)
 	}
 }
 
+/* An urgent descriptor among many ready ones.  The order of callbacks
+ * is logged: 'U' the urgent one, 'B' the others. */
+struct urgent_state {
+	char log[64];
+	int n, total, stop_at; /* n: logged (the first 63), total: all */
+	bool drain; /* the urgent callback reads its byte (else it stays ready) */
+	int busy_ms;
+};
+
+static void urgent_log(struct ev_loop *l, struct urgent_state *s, char c)
+{
+	if (s->n < (int)sizeof s->log - 1)
+		s->log[s->n++] = c;
+	if (++s->total >= s->stop_at)
+		ev_stop(l);
+}
+
+static void urgent_io(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	struct urgent_state *s = ud;
+	CHECK(ev & EPOLLIN);
+	char c;
+	if (s->drain)
+		CHECK(read(fd, &c, 1) == 1);
+	urgent_log(l, s, 'U');
+}
+
+static void urgent_other_io(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	(void)fd;
+	(void)ev;
+	struct urgent_state *s = ud;
+	if (s->busy_ms) {
+		struct timespec ts = {0, (long)s->busy_ms * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	urgent_log(l, s, 'B');
+}
+
+/* 100 descriptors ready before the urgent one: epoll_wait returns 64 of
+ * them first, and the urgent one queues behind all 100 in the kernel's
+ * ready list.  It must still run first, before any of them. */
+TEST(loop_urgent_runs_before_other_ready_io)
+{
+	enum { N = 100 };
+	struct urgent_state s = {.stop_at = 5, .drain = true};
+	int p[N][2], u[2];
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	for (int i = 0; i < N; i++) {
+		REQUIRE(pipe(p[i]) == 0);
+		REQUIRE(write(p[i][1], "x", 1) == 1);
+		REQUIRE(ev_io_add(l, p[i][0], EPOLLIN, urgent_other_io, &s) == 0);
+	}
+	REQUIRE(pipe(u) == 0);
+	REQUIRE(ev_io_add(l, u[0], EPOLLIN, urgent_io, &s) == 0);
+	CHECK(ev_io_urgent(l, u[0]) == 0);
+	CHECK(ev_io_urgent(l, u[0]) == 0); /* twice: no change */
+	REQUIRE(write(u[1], "x", 1) == 1);
+	CHECK(ev_run(l) == 0);
+	CHECK_STR(s.log, "UBBBB");
+	/* not watched: refused */
+	CHECK(ev_io_urgent(l, p[0][1]) == -1 && errno == ENOENT);
+	/* after ev_io_del it is gone from the urgent set too: an fd number
+	 * reused by a plain handler is not urgent */
+	ev_io_del(l, u[0]);
+	REQUIRE(ev_io_add(l, u[0], EPOLLIN, urgent_io, &s) == 0);
+	REQUIRE(write(u[1], "x", 1) == 1);
+	memset(&s, 0, sizeof s);
+	s.stop_at = N + 1;
+	s.drain = true;
+	CHECK(ev_run(l) == 0);
+	CHECK(s.total == N + 1 && strchr(s.log, 'U') == NULL); /* the log keeps 63: 'U' came later */
+	ev_loop_free(l);
+	for (int i = 0; i < N; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	close(u[0]);
+	close(u[1]);
+}
+
+/* Three descriptors that stay ready, each callback over the batch's
+ * budget (11 ms against 10), so every batch runs one of them; the urgent
+ * one stays ready too.  It runs at the top of every batch, never skipped
+ * by the budget: "UBUBUB" (as a plain descriptor it took its turn among
+ * the others: "BUBBUB..."). */
+TEST(loop_urgent_runs_in_every_batch_despite_budget)
+{
+	struct urgent_state s = {.stop_at = 6, .busy_ms = 11};
+	int p[3][2], u[2];
+	struct ev_loop *l = ev_loop_new();
+	REQUIRE(l);
+	for (int i = 0; i < 3; i++) {
+		REQUIRE(pipe(p[i]) == 0);
+		REQUIRE(write(p[i][1], "x", 1) == 1);
+		REQUIRE(ev_io_add(l, p[i][0], EPOLLIN, urgent_other_io, &s) == 0);
+	}
+	REQUIRE(pipe(u) == 0);
+	REQUIRE(write(u[1], "x", 1) == 1);
+	REQUIRE(ev_io_add(l, u[0], EPOLLIN, urgent_io, &s) == 0);
+	REQUIRE(ev_io_urgent(l, u[0]) == 0);
+	CHECK(ev_run(l) == 0);
+	CHECK_STR(s.log, "UBUBUB");
+	ev_loop_free(l);
+	for (int i = 0; i < 3; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	close(u[0]);
+	close(u[1]);
+}
+
 static void never(struct ev_loop *l, struct ev_timer *t, void *ud)
 {
 	(void)l;

@@ -247,6 +247,62 @@ TEST(ipc_endpoint_ctxt_then_req_conformance)
 	fixture_stop(&f);
 }
 
+/* Other descriptors always ready on the daemon's loop (busy RPC
+ * connections); the first of their callbacks notes whether the poll
+ * queued before the loop started was already answered, and stops. */
+struct busy_probe {
+	struct ipc_endpoint *ep;
+	int calls;
+	uint64_t replies_at_first;
+};
+
+static void busy_probe_io(struct ev_loop *l, int fd, uint32_t ev, void *ud)
+{
+	(void)fd;
+	(void)ev;
+	struct busy_probe *b = ud;
+	if (b->calls++ == 0)
+		b->replies_at_first = ipc_get_stats(b->ep)->replies;
+	ev_stop(l);
+}
+
+/* The IPC socket is urgent on the loop (ev_io_urgent): a Kineto poll is
+ * answered before the loop runs any other ready descriptor, even 100 that
+ * were ready before it (epoll_wait returns 64 at a time, in the order
+ * they became ready: as plain I/O the poll waited for two batches). */
+TEST(ipc_endpoint_served_before_other_ready_io)
+{
+	enum { N = 100 };
+	struct fixture f;
+	fixture_start(&f, NULL, 60);
+	struct busy_probe b = {.ep = f.ep};
+	int p[N][2];
+	for (int i = 0; i < N; i++) {
+		REQUIRE(pipe(p[i]) == 0);
+		REQUIRE(write(p[i][1], "x", 1) == 1);
+		REQUIRE(ev_io_add(f.loop, p[i][0], EPOLLIN, busy_probe_io, &b) == 0);
+	}
+	int c = client("client_unittest_urgent", NULL);
+	REQUIRE(c >= 0);
+	struct buf m = BUF_INIT;
+	int32_t self = getpid();
+	ipc_encode_req(&m, 2, 42, &self, 1);
+	send_to(c, f.name, NULL, &m);
+	CHECK(ev_run(f.loop) == 0);
+	CHECK_INT(b.calls, 1);
+	CHECK_INT(b.replies_at_first, 1);
+	uint8_t rx[4096];
+	CHECK_INT(reply(c, rx, sizeof rx), 40);
+	buf_free(&m);
+	close(c);
+	for (int i = 0; i < N; i++) {
+		ev_io_del(f.loop, p[i][0]);
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	fixture_stop(&f);
+}
+
 TEST(ipc_endpoint_bad_datagrams_unanswered_and_counted)
 {
 	struct fixture f;

@@ -368,6 +368,14 @@ struct ipc_endpoint *ipc_start(struct ev_loop *l, struct registry *reg, const st
 		ipc_stop(e);
 		return NULL;
 	}
+	/* Kineto waits ~90 ms for its answer, and then polls again a second
+	 * later (docs/wire-protocols.md): the socket is served at the top of
+	 * every loop batch, not behind the RPC server's or Prometheus's ready
+	 * connections (bench/soak.sh: 7-10 % of polls answered late that
+	 * way).  on_readable bounds itself (IPC_BURST datagrams a call), and
+	 * the datagram budget bounds what a flood gets into the queue. */
+	if (ev_io_urgent(l, fd) < 0)
+		log_warn("IPC: the socket is served as plain I/O (ev_io_urgent: %s)", strerror(errno));
 	if (dir)
 		log_info("IPC endpoint listening at %s/%s", dir, name);
 	else

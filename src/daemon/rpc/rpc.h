@@ -64,6 +64,8 @@ struct rpc_opts {
 	size_t max_queued;       /* unsent answer bytes per connection, default 2 MiB */
 	size_t max_held;         /* bytes kept for all connections together, default 8 MiB */
 	size_t turn_bytes;       /* answer bytes one wake-up builds before yielding, default 256 KiB */
+	int64_t accept_serve_ns; /* an accept pass serves new connections at once for this long, then
+				  * only accepts them (each served in its own callback), default 2 ms */
 };
 
 struct rpc_stats {

@@ -337,7 +337,7 @@ int main(int argc, char **argv)
 	double duration = 0;
 	const char *libs = NULL, *format = "table", *trace = NULL, *events = "mem";
 	int64_t ringbuf_kb = 8192, max_live = 1 << 20, trace_min = TIMELINE_MIN_BYTES, trace_max = TIMELINE_MAX_INSTANTS;
-	bool torch = false, live_flag = false;
+	bool torch = false, live_flag = false, at_entry = false;
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
 		{"duration", 'd', ARG_DOUBLE, &duration, "S", "stop after S seconds (0: at Ctrl-C or when the process exits)", 0, 0, NULL},
@@ -352,7 +352,8 @@ int main(int argc, char **argv)
 		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report", 1, 10000, NULL},
 		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size (the timeline's records), a power of two >= the page size", 4, 1 << 20, NULL},
 		{"max-live", 0, ARG_INT, &max_live, "N", "allocations followed at once (default 1048576; beyond, counted and said)", 1, 1 << 26, NULL},
-		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, and the mapped files skipped as not ELF", 0, 0, NULL},
+		{"probe-at-entry", 0, ARG_BOOL, &at_entry, NULL, "probes on each function's first byte, even an endbr64 the kernel must single-step (default: after it)", 0, 0, NULL},
+		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, the mapped files skipped as not ELF, where each probe sits", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	const struct arg_cmd cmd = {
@@ -470,6 +471,11 @@ int main(int argc, char **argv)
 		     " if it loads one later, name it with --lib",
 		     pid);
 
+	/* each probe where the kernel can emulate the instruction it replaces */
+	probe_set_place(&set, at_entry);
+	if (verbose)
+		fputs(set.placement.data ? set.placement.data : "", stderr);
+
 	links = xcalloc((size_t)set.nfound * 2 + 1, sizeof(*links));
 	for (int i = 0; i < set.n; i++)
 		for (uint32_t k = 0; k < FN_COUNT; k++) {
@@ -582,6 +588,7 @@ int main(int argc, char **argv)
 	/* detach first, so nothing arrives after the last drain (each detach
 	 * waits for an RCU grace period: ~1 s for 20 probes, not counted above) */
 	in.probes = nlinks;
+	in.probes_stepped = set.nstepped;
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	nlinks = 0;

@@ -126,6 +126,7 @@ static void write_json(struct buf *b, const struct report_in *in, const struct l
 	jw_arr_end(&w);
 	jw_key(&w, "probes"), jw_i64(&w, in->probes);
 	jw_key(&w, "files"), jw_i64(&w, in->files);
+	jw_key(&w, "probes_single_stepped"), jw_i64(&w, in->probes_stepped);
 	if (spaces) {
 		jw_key(&w, "allocations"), jw_u64(&w, l->allocs);
 		jw_key(&w, "frees"), jw_u64(&w, l->frees);
@@ -231,6 +232,10 @@ static void write_table(struct buf *b, const struct report_in *in, const struct 
 	unsigned spaces = probe_spaces(in->groups);
 	buf_printf(b, "gpusnoop: pid %d, %.1f s (%s), %d probes in %d files\n", in->pid, in->seconds, in->end_reason,
 		   in->probes, in->files);
+	if (in->probes_stepped)
+		buf_printf(b, "note: %d of the probes sit on an instruction the kernel single-steps: each of those calls"
+			      " costs a second trap (-v names them; docs/gpusnoop.md \"What it costs\")\n",
+			   in->probes_stepped);
 	if (spaces)
 		buf_printf(b, "seen: %" PRIu64 " allocations, %" PRIu64 " frees (%" PRIu64 " of pointers not live: freed again by a nested call, or allocated before the probes)\n",
 			   l->allocs, l->frees, l->unmatched_frees);

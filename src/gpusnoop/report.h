@@ -31,6 +31,7 @@ struct report_in {
 	const struct calls *calls;
 	uint64_t counters[CNT_COUNT];
 	int probes, files;
+	int probes_stepped;     /* entry probes on an instruction the kernel single-steps (probes.h) */
 	size_t top;             /* sync stacks shown (all leaks are) */
 	report_stack_fn stack;
 	void *stack_ctx;

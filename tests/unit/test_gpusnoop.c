@@ -406,6 +406,48 @@ TEST(gpusnoop_events_option)
 	buf_free(&err);
 }
 
+/* where a probe goes: past a leading endbr64 (never emulated by the
+ * kernel), onto an instruction the kernel emulates or single-steps */
+TEST(gpusnoop_probe_placement)
+{
+	char what[32];
+	static const uint8_t cet_push[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5};
+	static const uint8_t cet_r15[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x57};
+	static const uint8_t cet_only[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const uint8_t mov[] = {0x48, 0x89, 0xfb};
+	static const uint8_t xor_eax[] = {0x31, 0xc0, 0xc3};
+	CHECK_INT(probe_entry_skip(cet_push, sizeof cet_push), 4);
+	CHECK_INT(probe_entry_skip(cet_r15, sizeof cet_r15), 4);
+	CHECK_INT(probe_entry_skip(cet_only, sizeof cet_only), 0); /* nothing known after it: left alone */
+	CHECK_INT(probe_entry_skip(mov, sizeof mov), 0);
+	CHECK_INT(probe_entry_skip(cet_push + 4, sizeof cet_push - 4), 0);
+	CHECK_INT(probe_insn_class(cet_push + 4, 4, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "push");
+	CHECK_INT(probe_insn_class(cet_r15 + 4, 2, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "push");
+	CHECK_INT(probe_insn_class(cet_push, sizeof cet_push, what, sizeof what), INSN_STEPPED);
+	CHECK_STR(what, "endbr64");
+	CHECK_INT(probe_insn_class(mov, sizeof mov, what, sizeof what), INSN_STEPPED);
+	CHECK_STR(what, "opcode 48 89");
+	CHECK_INT(probe_insn_class(xor_eax, sizeof xor_eax, what, sizeof what), INSN_STEPPED);
+	static const uint8_t jmp[] = {0xe9, 0, 0, 0, 0}, call[] = {0xe8, 0, 0, 0, 0}, jcc[] = {0x0f, 0x84, 0, 0, 0, 0};
+	static const uint8_t jcc8[] = {0x74, 0x05}, nop[] = {0x90}, jmp8[] = {0xeb, 0x02};
+	CHECK_INT(probe_insn_class(jmp, sizeof jmp, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "jmp");
+	CHECK_INT(probe_insn_class(jmp8, sizeof jmp8, what, sizeof what), INSN_EMULATED);
+	CHECK_INT(probe_insn_class(call, sizeof call, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "call");
+	CHECK_INT(probe_insn_class(jcc, sizeof jcc, what, sizeof what), INSN_EMULATED);
+	CHECK_INT(probe_insn_class(jcc8, sizeof jcc8, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "jcc");
+	CHECK_INT(probe_insn_class(nop, sizeof nop, what, sizeof what), INSN_EMULATED);
+	/* a REX prefix alone, or an empty read: single-stepped, never past the end */
+	static const uint8_t rex[] = {0x41};
+	CHECK_INT(probe_insn_class(rex, sizeof rex, what, sizeof what), INSN_STEPPED);
+	CHECK_INT(probe_insn_class(rex, 0, what, sizeof what), INSN_STEPPED);
+	CHECK_STR(what, "?");
+}
+
 /* the kernel's uprobe support, on fixture trees: none, the PMU, tracefs */
 TEST(gpusnoop_uprobe_check)
 {

@@ -66,7 +66,7 @@ TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object (-mcpu=v3: atomic fetch-add and compare-and-swap on its maps), its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c \
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c src/gpusnoop/sampler.c \
 	src/gpusnoop/demangle.c
 GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
 	src/gpusnoop/timeline.c

@@ -23,6 +23,7 @@
 #include "gpusnoop/demangle.h"
 #include "gpusnoop/ledger.h"
 #include "gpusnoop/probes.h"
+#include "gpusnoop/sampler.h"
 #include "test.h"
 
 /* a file offset's bytes in the file and the function's bytes in memory agree */
@@ -446,6 +447,62 @@ TEST(gpusnoop_probe_placement)
 	CHECK_INT(probe_insn_class(rex, sizeof rex, what, sizeof what), INSN_STEPPED);
 	CHECK_INT(probe_insn_class(rex, 0, what, sizeof what), INSN_STEPPED);
 	CHECK_STR(what, "?");
+}
+
+/* --launch-sample's schedule, with a made-up clock: a window at the start
+ * of each period, late wake-ups, and the counting time from the marks */
+TEST(gpusnoop_launch_sampler)
+{
+	const int64_t S = 1000000000, MS = 1000000, T0 = 5 * S;
+	struct sampler s;
+	sampler_init(&s, 10, 10 * S, T0);
+	CHECK_INT(s.window_ns, 1 * S);
+	CHECK_INT(sampler_due(&s, T0), SAMPLER_ON);
+	sampler_mark(&s, true, T0 + 8 * MS); /* the attach took 8 ms */
+	CHECK_INT(sampler_wait_ns(&s, T0 + 8 * MS), S - 8 * MS);
+	CHECK_INT(sampler_due(&s, T0 + 500 * MS), SAMPLER_NONE); /* woken early */
+	CHECK_INT(sampler_due(&s, T0 + S), SAMPLER_OFF);
+	sampler_mark(&s, false, T0 + S);
+	CHECK_INT(sampler_on_ns(&s, T0 + 3 * S), S - 8 * MS);
+	CHECK_INT(sampler_wait_ns(&s, T0 + 3 * S), 7 * S);
+	CHECK_INT(sampler_due(&s, T0 + 3 * S), SAMPLER_NONE);
+	/* the second window, opened 2 ms late: it closes on the schedule */
+	CHECK_INT(sampler_due(&s, T0 + 10 * S + 2 * MS), SAMPLER_ON);
+	sampler_mark(&s, true, T0 + 10 * S + 10 * MS);
+	CHECK_INT(sampler_on_ns(&s, T0 + 10 * S + 510 * MS), S - 8 * MS + 500 * MS);
+	CHECK_INT(sampler_wait_ns(&s, T0 + 10 * S + 10 * MS), 990 * MS);
+	CHECK_INT(sampler_due(&s, T0 + 11 * S), SAMPLER_OFF);
+	sampler_mark(&s, false, T0 + 11 * S);
+	CHECK_INT(sampler_on_ns(&s, T0 + 12 * S), 2 * S - 18 * MS);
+	CHECK(sampler_partial(&s, T0 + 12 * S));
+	/* a wake-up after a whole window passed: that window is skipped */
+	CHECK_INT(sampler_due(&s, T0 + 21 * S + 1), SAMPLER_NONE);
+	CHECK_INT(sampler_wait_ns(&s, T0 + 21 * S + 1), 9 * S - 1);
+	CHECK_INT(sampler_due(&s, T0 + 30 * S), SAMPLER_ON);
+	CHECK_INT(s.windows, 3);
+
+	/* a run that ends inside the first window saw every launch */
+	sampler_init(&s, 10, 10 * S, T0);
+	CHECK_INT(sampler_due(&s, T0), SAMPLER_ON);
+	sampler_mark(&s, true, T0);
+	sampler_mark(&s, false, T0 + 700 * MS);
+	CHECK(!sampler_partial(&s, T0 + 700 * MS));
+	CHECK(sampler_partial(&s, T0 + 1200 * MS));
+
+	/* 100%: on once, never off, never partial */
+	sampler_init(&s, 100, 10 * S, T0);
+	CHECK_INT(sampler_due(&s, T0), SAMPLER_ON);
+	CHECK_INT(sampler_wait_ns(&s, T0), INT64_MAX);
+	CHECK_INT(sampler_due(&s, T0 + 100 * S), SAMPLER_NONE);
+	sampler_mark(&s, true, T0);
+	CHECK(!sampler_partial(&s, T0 + 100 * S));
+	CHECK_INT(sampler_on_ns(&s, T0 + 100 * S), 100 * S);
+
+	/* a small share: the window is at least 100 ms, never the whole period */
+	sampler_init(&s, 1, S / 5, T0);
+	CHECK_INT(s.window_ns, SAMPLER_MIN_WINDOW_NS);
+	sampler_init(&s, 1, S / 20, T0);
+	CHECK_INT(s.window_ns, S / 20);
 }
 
 /* the kernel's uprobe support, on fixture trees: none, the PMU, tracefs */

@@ -15,7 +15,15 @@
 #    mode (mem only; mem,launch,sync): the loop's slowdown (its CPU time,
 #    probed over baseline: the machine may be shared, wall time is not
 #    trusted), the events a second it reached under the probes, the
-#    records gpusnoop saw and lost, and gpusnoop's own CPU time.
+#    records gpusnoop saw and lost, and gpusnoop's own CPU time.  These
+#    rows probe every launch (--launch-sample 100); then the targets' loop
+#    over SAMPLE_SECONDS (20) with the launches sampled as by default
+#    (--launch-sample 10: a 1 s window of each 10 s) and with every launch.
+#    Section 1 also prints the floor the traps alone set for that loop and,
+#    on the stand-ins built with -fcf-protection (build/cet), a sync probed
+#    on its endbr64 (--probe-at-entry) and after it.
+# 3. The BPF programs' own time per call (kernel.bpf_stats_enabled on for
+#    one run of the targets' loop, put back after; needs bpftool).
 #
 # GPUSNOOP=path runs another build; GPUSNOOP_COMPARE=path also runs that
 # one in the same rows (interleaved: baseline, GPUSNOOP, GPUSNOOP_COMPARE);

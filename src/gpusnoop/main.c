@@ -8,9 +8,11 @@
  * and a Chrome-trace timeline.
  *
  * Steps: find the probed functions in the files of /proc/PID/maps (plus
- * --lib), per file, in .dynsym and .symtab (probes.c); load gpusnoop.bpf.c
- * with the pid filter; attach an entry probe (and where needed a return
- * probe) per function and file; with --trace, drain the ring buffer into
+ * --lib), per file, in .dynsym and .symtab (probes.c), each probe past a
+ * leading endbr64 (probe_set_place); load gpusnoop.bpf.c with the pid
+ * filter; attach an entry probe (and where needed a return probe) per
+ * function and file, the launch probes for a window of each period
+ * (--launch-sample, sampler.c; detached between); with --trace, drain the ring buffer into
  * the timeline (timeline.c, through its own ledger and sync table); read
  * the launch counters each second (and with the live table the kernel's
  * totals); at the end read the kernel's maps - every allocation still
@@ -393,8 +395,10 @@ static bool launch_attach(struct launch_probes *lp, struct buf *err)
 				if (!l) {
 					buf_printf(err, "cannot attach a %s to %s in %s: %s", r ? "uretprobe" : "uprobe",
 						   probe_defs[k].name, f->path, m < lp->n ? strerror(errno) : "more probes than counted");
-					while (m > 0)
+					while (m > 0) {
 						bpf_link__destroy(lp->links[--m]);
+						lp->links[m] = NULL;
+					}
 					return false;
 				}
 				lp->links[m++] = l;

@@ -18,20 +18,6 @@ cet=$BUILD/cet
 [ -e "$cet/libcudart-fake.so" ] || { echo "$cet/libcudart-fake.so not built"; exit 1; }
 export SNOOP_CMD="env LD_LIBRARY_PATH=$cet $BUILD/gpusnoop-leaky"
 
-# same_report FILE: the figures gpusnoop_leaks.sh checks on the plain build
-same_report() {
-	grep -q '^seen: 28 allocations, 15 frees ' "$1"
-	grep -q '^lost: 0 records dropped (ring buffer full), 0 calls untracked' "$1"
-	grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$1"
-	grep -q '^never freed (handles): 2097152 bytes in 1 allocations ' "$1"
-	group "$1" 3145728 3 memory cudaMalloc leak_here tests/gpusnoop/leaky\.c
-	group "$1" 2097152 1 handles cuMemCreate leak_handle tests/gpusnoop/leaky\.c
-	group "$1" 12345 1 memory cuMemAlloc_v2 leak_driver tests/gpusnoop/leaky\.c
-	group "$1" 10000 10 memory cudaMalloc leak_in_thread tests/gpusnoop/leaky\.c
-	group "$1" 777 1 memory cudaMallocHost leak_host tests/gpusnoop/leaky\.c
-	[ "$(grep -c ' bytes in .* allocations (.*) via ' "$1")" -eq 7 ]
-}
-
 snoop "$tmp/moved.txt" -v
 cat "$tmp/snoop.err" "$tmp/moved.txt"
 # the CET build is the one probed (13 functions, 7 of them with a return probe)
@@ -44,7 +30,7 @@ n=$(grep -c '^gpusnoop: probe ' "$tmp/snoop.err")
 [ "$(grep -c '^gpusnoop: probe .* (after its endbr64): ' "$tmp/snoop.err")" -eq "$n" ]
 if grep -q ': endbr64, single-stepped' "$tmp/snoop.err"; then echo "a probe left on an endbr64"; exit 1; fi
 grep -q '^gpusnoop: pid [0-9]*, .* (process exited), 20 probes in 2 files$' "$tmp/moved.txt"
-same_report "$tmp/moved.txt"
+leaky_report "$tmp/moved.txt"
 
 # on the entry: every probe on its endbr64, said per probe and in the report
 snoop "$tmp/entry.txt" -v --probe-at-entry
@@ -52,7 +38,7 @@ cat "$tmp/entry.txt"
 grep -q "^gpusnoop: probe cudaMalloc in .*/cet/libcudart-fake.so+0x[0-9a-f]*: endbr64, single-stepped (a second trap)$" "$tmp/snoop.err"
 [ "$(grep -c ': endbr64, single-stepped (a second trap)$' "$tmp/snoop.err")" -eq "$n" ]
 grep -q "^note: $n of the probes sit on an instruction the kernel single-steps" "$tmp/entry.txt"
-same_report "$tmp/entry.txt"
+leaky_report "$tmp/entry.txt"
 
 # the JSON report counts them
 snoop "$tmp/entry.json" --probe-at-entry --format json

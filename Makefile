@@ -66,7 +66,7 @@ TOOLS_SRC   := $(wildcard src/tools/*.c)
 # gpusnoop (docs/gpusnoop.md): a BPF object (-mcpu=v3: atomic fetch-add and compare-and-swap on its maps), its libbpf skeleton and a
 # loader; the parts without BPF (ELF symbols, bookkeeping) also go into the
 # unit tests and fuzzers
-GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c \
+GPUSNOOP_LIB_SRC := src/gpusnoop/elfsym.c src/gpusnoop/ledger.c src/gpusnoop/probes.c src/gpusnoop/calls.c src/gpusnoop/sampler.c \
 	src/gpusnoop/demangle.c
 GPUSNOOP_SRC := src/gpusnoop/main.c src/gpusnoop/report.c src/gpusnoop/symbolize.c src/gpusnoop/live.c \
 	src/gpusnoop/timeline.c
@@ -95,6 +95,12 @@ SHLIB     := $(O)/libdynolite.so
 SNOOP_TEST := $(O)/libcuda-fake.so $(O)/libcudart-fake.so $(O)/gpusnoop-leaky $(O)/libtorch_cuda-fake.so \
 	$(O)/libtorch_cuda-fake-stripped.so $(O)/libc10_cuda-fake.so $(O)/libc10_cuda-fake-static.so \
 	$(O)/libc10_cuda-fake-static-stripped.so $(O)/gpusnoop-torchy $(O)/gpusnoop-devices $(O)/gpusnoop-churn
+# the same runtime and driver built with -fcf-protection (each function
+# starts with endbr64, which the kernel cannot emulate in a uprobe's trap):
+# where gpusnoop's probes go then (gpusnoop_cet.sh, bench/gpusnoop.sh)
+ifeq ($(shell uname -m),x86_64)
+SNOOP_TEST += $(O)/cet/libcuda-fake.so $(O)/cet/libcudart-fake.so
+endif
 # the integration tests' programs: tests/tools/<name>.c -> $(O)/<name with dashes>
 TEST_TOOLS := $(O)/trace-check
 
@@ -171,6 +177,11 @@ $(O)/libcuda-fake.so: tests/gpusnoop/fake_cuda.c
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $<
 $(O)/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/libcuda-fake.so
 	$(CC) $(SNOOP_CFLAGS) -shared -o $@ $< -L$(O) -lcuda-fake -Wl,-rpath,'$$ORIGIN'
+$(O)/cet/libcuda-fake.so: tests/gpusnoop/fake_cuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SNOOP_CFLAGS) -fcf-protection=full -shared -o $@ $<
+$(O)/cet/libcudart-fake.so: tests/gpusnoop/fake_cudart.c $(O)/cet/libcuda-fake.so
+	$(CC) $(SNOOP_CFLAGS) -fcf-protection=full -shared -o $@ $< -L$(O)/cet -lcuda-fake -Wl,-rpath,'$$ORIGIN'
 $(O)/gpusnoop-leaky: tests/gpusnoop/leaky.c tests/gpusnoop/watched.h $(O)/libcudart-fake.so
 	$(CC) $(SNOOP_CFLAGS) -o $@ $< -L$(O) -lcudart-fake -lcuda-fake -lpthread -Wl,-rpath,'$$ORIGIN'
 # a CUDA runtime linked statically into another library (hidden: .symtab only), and that file stripped

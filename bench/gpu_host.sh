@@ -26,6 +26,10 @@
 #      `dyno analyze summary` and `critical-path` on it;
 #   4. gpusnoop --torch on that PyTorch (its caching allocator on): the kept
 #      tensors must be the only tensor leaks;
+#   4b. gpusnoop's cost on a launch-heavy PyTorch loop (gpu_host/launchy.py):
+#      its median step time without gpusnoop, with --torch, with --torch
+#      and every launch probed, with the launches sampled; where each
+#      probe sits on the real libraries (-v: endbr64, single-stepped);
 #   5. `dyno analyze summary` of a 1 GB trace (bench/trace_gen, MB=...) at
 #      --threads 1, 2, 4, 8 and 16, each run twice and the second kept (the
 #      first process on a fresh VM pays for faulting in host memory).
@@ -198,6 +202,74 @@ cat "$T/s.err"
 grep -E '^(seen|lost|never freed)' "$OUT/gpusnoop.txt"
 grep -E '^[0-9]+ bytes in [0-9]+ allocations \(torch\)' "$OUT/gpusnoop.txt" | head -5
 kill $W 2>/dev/null
+
+sec "4b. gpusnoop's cost on a launch-heavy PyTorch loop (gpu_host/launchy.py): median step per phase of 8 s"
+# phases: none, --torch (mem), --torch mem,launch,sync every launch, the
+# same with the launches sampled as by default (10 %: a 2 s window of each
+# 20 s period here, so each 8 s phase holds one window, its detach and the
+# time between); where each probe sits (-v) and the figures into $OUT
+"$PY" bench/gpu_host/launchy.py 40 >"$T/l.log" 2>&1 &
+L=$!
+PIDS+=($L)
+if wait_ready "$T/l.log" $L; then
+	LP=$(awk '/^ready/ {print $2; exit}' "$T/l.log")
+	: >"$T/phases"
+	phase() { # NAME GPUSNOOP-ARGS...: 8 s, gpusnoop on it unless NAME is none
+		local name=$1
+		shift
+		local a b
+		a=$(date +%s.%N)
+		if [ "$name" = none ]; then sleep 8; else
+			"$B/dyno" gpusnoop --pid "$LP" --duration 8 --format json "$@" >"$OUT/launchy-$name.json" 2>"$T/ls.err"
+			grep -v '^gpusnoop: probe ' "$T/ls.err" | tail -2
+		fi
+		b=$(date +%s.%N)
+		echo "phase $name $a $b" >>"$T/phases"
+	}
+	phase none
+	phase torch --torch -v
+	grep '^gpusnoop: probe ' "$T/ls.err" >"$OUT/probe-placement.txt"
+	echo "probes: $(wc -l <"$OUT/probe-placement.txt") entries, $(grep -c 'single-stepped' "$OUT/probe-placement.txt") single-stepped, $(grep -c 'after its endbr64' "$OUT/probe-placement.txt") after an endbr64 (all in $OUT/probe-placement.txt)"
+	grep 'single-stepped' "$OUT/probe-placement.txt" | sed 's|/proc/[0-9]*/root||' | head -8
+	phase every --torch --events mem,launch,sync --launch-sample 100
+	phase sampled --torch --events mem,launch,sync --launch-sample 10 --launch-period 20
+	kill $L 2>/dev/null
+	wait $L 2>/dev/null
+	"$PY" - "$T/phases" "$T/l.log" "$OUT" <<'PY'
+import json, os, statistics, sys
+phases = [l.split() for l in open(sys.argv[1]) if l.startswith("phase ")]
+steps = []
+for l in open(sys.argv[2]):
+    f = l.split()
+    if len(f) == 3 and f[0] == "step":
+        steps.append((float(f[1]), float(f[2])))
+base = None
+print("%-8s %7s %12s %9s %12s %12s %10s" % ("phase", "steps", "median ms", "slowdown", "allocs/s", "launches/s", "lost"))
+for _, name, a, b in phases:
+    a, b = float(a), float(b)
+    # the steps wholly inside the phase, its first 0.5 s left out (attaching)
+    ms = [d for t, d in steps if a + 0.5 + d / 1e3 <= t <= b]
+    if not ms:
+        print("%-8s no steps" % name)
+        continue
+    med = statistics.median(ms)
+    base = base or med
+    allocs = launches = lost = "-"
+    p = os.path.join(sys.argv[3], "launchy-%s.json" % name)
+    if os.path.exists(p):
+        try:
+            r = json.load(open(p))
+            allocs = "%.0f" % (r.get("allocations", 0) / r["seconds"])
+            if "launches" in r:
+                launches = "%.0f%s" % (r["launches"]["per_second"], "~" if "sampled" in r["launches"] else "")
+            lost = str(sum(v for v in r["lost"].values()))
+        except (ValueError, KeyError, ZeroDivisionError):
+            pass
+    print("%-8s %7d %12.3f %+8.1f%% %12s %12s %10s" % (name, len(ms), med, (med / base - 1) * 100, allocs, launches, lost))
+PY
+else
+	echo "launchy.py did not start:"; tail -5 "$T/l.log"
+fi
 fi
 
 sec "5. dyno analyze summary of a ${MB} MB trace at --threads 1 2 4 8 16 (twice each, the second kept)"

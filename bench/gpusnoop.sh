@@ -15,7 +15,15 @@
 #    mode (mem only; mem,launch,sync): the loop's slowdown (its CPU time,
 #    probed over baseline: the machine may be shared, wall time is not
 #    trusted), the events a second it reached under the probes, the
-#    records gpusnoop saw and lost, and gpusnoop's own CPU time.
+#    records gpusnoop saw and lost, and gpusnoop's own CPU time.  These
+#    rows probe every launch (--launch-sample 100); then the targets' loop
+#    over SAMPLE_SECONDS (20) with the launches sampled as by default
+#    (--launch-sample 10: a 1 s window of each 10 s) and with every launch.
+#    Section 1 also prints the floor the traps alone set for that loop and,
+#    on the stand-ins built with -fcf-protection (build/cet), a sync probed
+#    on its endbr64 (--probe-at-entry) and after it.
+# 3. The BPF programs' own time per call (kernel.bpf_stats_enabled on for
+#    one run of the targets' loop, put back after; needs bpftool).
 #
 # GPUSNOOP=path runs another build; GPUSNOOP_COMPARE=path also runs that
 # one in the same rows (interleaved: baseline, GPUSNOOP, GPUSNOOP_COMPARE);
@@ -69,7 +77,7 @@ mkfifo "$tmp/go"
 work=$!
 exec 7>"$tmp/go"
 until grep -q ready "$tmp/probed"; do sleep 0.05; done
-start_snoop "$work" "$tmp/report" --events mem,launch,sync
+start_snoop "$work" "$tmp/report" --events mem,launch,sync --launch-sample 100
 echo go >&7
 exec 7>&-
 wait "$work"
@@ -89,7 +97,37 @@ awk -v bp="$(fig pair_ns "$tmp/base")" -v pp="$(fig pair_ns "$tmp/probed")" \
 	# cuLaunchKernel starts with a mov, single-stepped out of line
 	printf "one trap:          %.2f us emulated first instruction (push %%rbp), %.2f us single-stepped (mov)\n", (py - by) / 2000, (pd - bd) / 1000
 	printf "                   (a 35k allocations + 35k launches a second loop has 28.6 us per iteration: 3%% is 0.86 us, 8%% 2.3 us)\n"
+	# what the traps alone cost that loop, every probed instruction emulated
+	t = (py - by) / 2000
+	printf "the floor here:    traps x %.2f us over 28.6 us: mem through the runtime 6 traps/iteration %.1f%%, PyTorch'"'"'s allocator 3 (allocate entry+return, its deleter) %.1f%%;\n", t, 600 * t / 28.6, 300 * t / 28.6
+	printf "                   every launch adds 2 (cudaLaunchKernel, the driver launch inside) %.1f%%; a sync every 100 iterations ~0\n", 200 * t / 28.6
 }'
+
+# where the probe sits: the stand-ins built with -fcf-protection (every
+# function starts with endbr64, which the kernel single-steps), a
+# cudaStreamSynchronize's entry+return probed on the endbr64
+# (--probe-at-entry) and after it, on the push the kernel emulates
+cet_sync() {
+	rm -f "$tmp/go"
+	mkfifo "$tmp/go"
+	"$O/bench/gpusnoop" "$PWD/$O/cet/libcudart-fake.so" "$RATE_SECONDS" "$PHASE_SECONDS" <"$tmp/go" >"$tmp/cet" &
+	work=$!
+	exec 7>"$tmp/go"
+	until grep -q ready "$tmp/cet"; do sleep 0.05; done
+	start_snoop "$work" "$tmp/cet.json" --events sync "$@"
+	echo go >&7
+	exec 7>&-
+	wait "$work"
+	wait "$snoop"
+	fig sync_ns "$tmp/cet"
+}
+if [ -e "$O/cet/libcudart-fake.so" ]; then
+	at_entry=$(cet_sync --probe-at-entry)
+	after=$(cet_sync)
+	awk -v b="$(fig sync_ns "$tmp/base")" -v e="$at_entry" -v a="$after" 'BEGIN {
+		printf "endbr64 first:     cudaStreamSynchronize (entry+return) %8.0f ns probed on the endbr64 (single-stepped), %8.0f ns after it (push, emulated): %.1fx\n", e, a, e / a
+	}'
+fi
 
 # loop RATE LAUNCHES PROBED-EVENTS OUT: one run of the churn loop at RATE
 # pairs a second, LAUNCHES per pair; probed with --events PROBED-EVENTS,
@@ -98,12 +136,13 @@ loop() {
 	local rate=$1 launches=$2 events=$3 out=$4
 	rm -f "$tmp/go"
 	mkfifo "$tmp/go"
-	CHURN_THREADS=1 CHURN_PAIRS=$((rate * BENCH_SECONDS)) CHURN_RATE=$rate CHURN_LAUNCH=$launches CHURN_SYNC=100 \
+	CHURN_THREADS=1 CHURN_PAIRS=$((rate * ${LOOP_SECONDS:-$BENCH_SECONDS})) CHURN_RATE=$rate CHURN_LAUNCH=$launches CHURN_SYNC=100 \
 		CHURN_STACKS=1024 CHURN_DEPTH=12 CHURN_LEAKS=5 "$O/gpusnoop-churn" <"$tmp/go" >"$out" &
 	local prog=$!
 	exec 7>"$tmp/go"
 	until grep -q ready "$out"; do sleep 0.02; done
-	[ "$events" = - ] || start_snoop "$prog" "$out.json" --events "$events"
+	# shellcheck disable=SC2086 # SNOOP_ARGS: words
+	[ "$events" = - ] || start_snoop "$prog" "$out.json" --events "$events" ${SNOOP_ARGS:---launch-sample 100}
 	echo go >&7
 	exec 7>&-
 	wait "$prog"
@@ -165,5 +204,47 @@ done
 for ev in mem mem,launch,sync; do
 	row "35k allocs + 35k launches/s" 35000 1 "$ev"
 done
+# the launches sampled as by default (--launch-sample 10: a 1 s window of
+# each 10 s), over runs long enough to hold whole periods
+LONG=${SAMPLE_SECONDS:-20}
+LOOP_SECONDS=$LONG SNOOP_ARGS="--launch-sample 10" row "35k+35k/s ${LONG} s, launches 10%" 35000 1 mem,launch,sync
+LOOP_SECONDS=$LONG SNOOP_ARGS="--launch-sample 100" row "35k+35k/s ${LONG} s, every launch" 35000 1 mem,launch,sync
+
+# the BPF programs' own time per call (kernel.bpf_stats_enabled for the
+# run, put back after): what the bookkeeping costs beside the trap
+if command -v bpftool >/dev/null && [ -w /proc/sys/kernel/bpf_stats_enabled ]; then
+	was=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	rm -f "$tmp/go"
+	mkfifo "$tmp/go"
+	CHURN_THREADS=1 CHURN_PAIRS=35000 CHURN_RATE=35000 CHURN_LAUNCH=1 CHURN_SYNC=100 CHURN_STACKS=1024 CHURN_DEPTH=12 \
+		CHURN_LEAKS=5 "$O/gpusnoop-churn" <"$tmp/go" >"$tmp/st.out" &
+	prog=$!
+	exec 7>"$tmp/go"
+	until grep -q ready "$tmp/st.out"; do sleep 0.02; done
+	start_snoop "$prog" "$tmp/st.json" --events mem,launch,sync --launch-sample 100
+	echo go >&7
+	exec 7>&-
+	sleep 0.5
+	bpftool -j prog show >"$tmp/progs.json" 2>/dev/null || true
+	wait "$prog"
+	wait "$snoop"
+	echo "$was" >/proc/sys/kernel/bpf_stats_enabled
+	echo
+	echo "== the BPF programs' own time per call (the 35k loop, 12-frame recursion under 10 distinct levels)"
+	python3 - "$tmp/progs.json" <<'PY'
+import json, sys
+try:
+    progs = json.load(open(sys.argv[1]))
+except ValueError:
+    progs = []
+for p in progs:
+    n = p.get("name", "")
+    if n in ("alloc_entry", "alloc_return", "free_entry", "launch_entry", "sync_entry", "sync_return") and p.get("run_cnt"):
+        print("%-14s %8.0f ns a call (%d calls)" % (n, p["run_time_ns"] / p["run_cnt"], p["run_cnt"]))
+PY
+fi
+echo
 echo "(events/s: allocations+frees a second the probed loop reached, by its CPU time; seen: allocations + frees"
-echo " gpusnoop counted, cudaFree's inner cuMemFree_v2 included; lost: dropped, untracked, not followed, missed frees)"
+echo " gpusnoop counted, cudaFree's inner cuMemFree_v2 included; lost: dropped, untracked, not followed, missed frees;"
+echo " rows without \"sampled\" count every launch, --launch-sample 100)"

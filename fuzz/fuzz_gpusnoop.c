@@ -19,6 +19,7 @@
 #include "gpusnoop/demangle.h"
 #include "gpusnoop/elfsym.h"
 #include "gpusnoop/ledger.h"
+#include "gpusnoop/probes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,6 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (offs[i] >= size)
 			abort();
 	buf_free(&err);
+
+	/* the bytes as a function's first instructions: where its probe goes */
+	{
+		char what[32];
+		size_t skip = probe_entry_skip(data, size);
+		if (skip > size || (skip && skip != 4))
+			abort();
+		enum probe_insn c = probe_insn_class(data + skip, size - skip, what, sizeof what);
+		if ((c != INSN_EMULATED && c != INSN_STEPPED) || !what[0] || strlen(what) >= sizeof what)
+			abort();
+	}
 
 	/* the bytes as a symbol name: as they are, and made to look mangled */
 	size_t nlen = size < DEMANGLE_MAX_IN + 16 ? size : DEMANGLE_MAX_IN + 16;

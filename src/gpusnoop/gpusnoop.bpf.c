@@ -52,6 +52,10 @@ const volatile __u32 target_tgid = 0;
 /* a ring-buffer record per allocation, free and sync (the timeline needs
  * them in order); without it the maps below hold all the report needs */
 const volatile __u32 want_records = 0;
+/* the launch probes count while this is 1: --launch-sample attaches them
+ * for a window of each period and clears it the moment the window ends
+ * (their detaching takes ~0.1 s; what they see meanwhile is not counted) */
+volatile __u32 launch_on = 1;
 
 struct pending {
 	__u64 outp;  /* where the callee writes the result, or the value itself (direct) */
@@ -431,7 +435,7 @@ int free_entry(struct pt_regs *ctx)
 SEC("uprobe")
 int launch_entry(struct pt_regs *ctx)
 {
-	if (!mine())
+	if (!mine() || !launch_on)
 		return 0;
 	__u32 c = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 key = bpf_get_current_pid_tgid() | KEY_CALL;

@@ -34,9 +34,17 @@ void live_frame(struct live *lv, const struct report_in *in)
 	buf_printf(&b, "gpusnoop live: pid %d, %.0f s", in->pid, in->seconds);
 	double dt = in->seconds - lv->prev_seconds;
 	if (in->groups & GROUP_LAUNCH) {
+		/* the rate over the time the launch probes counted since the
+		 * last frame (--launch-sample: none between its windows) */
 		uint64_t t = calls_sum(in->calls, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
-		buf_printf(&b, " | launches %" PRIu64 " (%.0f/s)", t, dt > 0 ? (double)(t - lv->prev_launches) / dt : 0);
-		lv->prev_launches = t;
+		double on = in->launch_on_s - lv->prev_launch_on_s;
+		if (on >= 0.05) {
+			lv->launch_rate = (double)(t - lv->prev_launches) / on;
+			lv->prev_launches = t;
+			lv->prev_launch_on_s = in->launch_on_s;
+		}
+		buf_printf(&b, " | launches %" PRIu64 " counted (%.0f/s%s)", t, lv->launch_rate,
+			   on >= 0.05 ? "" : ", sampled: the last window's");
 	}
 	if (in->groups & GROUP_SYNC) {
 		uint64_t t = calls_sum(in->calls, FN_CUDA_DEVICE_SYNCHRONIZE, FN_CUDA_EVENT_SYNCHRONIZE);

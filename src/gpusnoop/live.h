@@ -22,6 +22,7 @@ struct live {
 	bool tty;
 	uint64_t prev_launches, prev_syncs, prev_sync_ns;
 	double prev_seconds;
+	double prev_launch_on_s, launch_rate; /* the launch probes' counting time; the last rate */
 };
 
 /* in->seconds: time since the start; in->top: stacks shown */

@@ -8,9 +8,11 @@
  * and a Chrome-trace timeline.
  *
  * Steps: find the probed functions in the files of /proc/PID/maps (plus
- * --lib), per file, in .dynsym and .symtab (probes.c); load gpusnoop.bpf.c
- * with the pid filter; attach an entry probe (and where needed a return
- * probe) per function and file; with --trace, drain the ring buffer into
+ * --lib), per file, in .dynsym and .symtab (probes.c), each probe past a
+ * leading endbr64 (probe_set_place); load gpusnoop.bpf.c with the pid
+ * filter; attach an entry probe (and where needed a return probe) per
+ * function and file, the launch probes for a window of each period
+ * (--launch-sample, sampler.c; detached between); with --trace, drain the ring buffer into
  * the timeline (timeline.c, through its own ledger and sync table); read
  * the launch counters each second (and with the live table the kernel's
  * totals); at the end read the kernel's maps - every allocation still
@@ -35,6 +37,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +53,7 @@
 #include "gpusnoop/live.h"
 #include "gpusnoop/probes.h"
 #include "gpusnoop/report.h"
+#include "gpusnoop/sampler.h"
 #include "gpusnoop/symbolize.h"
 #include "gpusnoop/timeline.h"
 #include "gpusnoop.skel.h"
@@ -325,6 +329,102 @@ static int64_t now_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* One probe (entry or return) of a found function; NULL with errno set. */
+static struct bpf_link *attach_probe(struct gpusnoop_bpf *skel, const struct probe_file *f, uint32_t k, bool ret)
+{
+	const struct probe_def *p = &probe_defs[k];
+	struct bpf_program *prog;
+	if (!ret)
+		prog = p->prog == PROG_ALLOC    ? skel->progs.alloc_entry
+		       : p->prog == PROG_FREE   ? skel->progs.free_entry
+		       : p->prog == PROG_LAUNCH ? skel->progs.launch_entry
+		       : p->prog == PROG_DEV    ? skel->progs.dev_entry
+						: skel->progs.sync_entry;
+	else
+		prog = p->prog == PROG_ALLOC    ? skel->progs.alloc_return
+		       : p->prog == PROG_LAUNCH ? skel->progs.launch_return
+		       : p->prog == PROG_DEV    ? skel->progs.dev_return
+						: skel->progs.sync_return;
+	/* pid -1 and a filter in the program: a pid-bound uprobe follows one thread on some kernels */
+	struct bpf_uprobe_opts o = {.sz = sizeof(o), .bpf_cookie = p->cookie, .retprobe = ret};
+	return bpf_program__attach_uprobe_opts(prog, -1, f->path, f->off[k], &o);
+}
+
+/*
+ * The launch probes under --launch-sample (sampler.h): attached for a
+ * window, detached between.  A detach waits for the kernel's grace period
+ * (~0.1 s each); the window's end must not wait for it (the counting has
+ * stopped: launch_on), so each link is destroyed on its own thread, all at
+ * once, and the threads are joined before the next window or at the end.
+ */
+struct launch_probes {
+	struct gpusnoop_bpf *skel;
+	const struct probe_set *set;
+	int n;                    /* links per window */
+	struct bpf_link **links;  /* this window's */
+	pthread_t *dying;         /* threads destroying the last window's */
+	int ndying;
+};
+
+static void *destroy_link(void *l)
+{
+	bpf_link__destroy(l);
+	return NULL;
+}
+
+static void launch_join(struct launch_probes *lp)
+{
+	for (int i = 0; i < lp->ndying; i++)
+		pthread_join(lp->dying[i], NULL);
+	lp->ndying = 0;
+}
+
+/* Attaches every launch probe (the outer cudaLaunchKernel before the
+ * driver's); false with a message, what was attached detached again. */
+static bool launch_attach(struct launch_probes *lp, struct buf *err)
+{
+	launch_join(lp);
+	int m = 0;
+	for (uint32_t k = 0; k < FN_COUNT; k++)
+		for (int i = 0; i < lp->set->n; i++) {
+			const struct probe_file *f = &lp->set->f[i];
+			if (!f->off[k] || probe_defs[k].group != GROUP_LAUNCH)
+				continue;
+			for (int r = 0; r <= (int)probe_defs[k].ret; r++) {
+				struct bpf_link *l = m < lp->n ? attach_probe(lp->skel, f, k, r) : NULL;
+				if (!l) {
+					buf_printf(err, "cannot attach a %s to %s in %s: %s", r ? "uretprobe" : "uprobe",
+						   probe_defs[k].name, f->path, m < lp->n ? strerror(errno) : "more probes than counted");
+					while (m > 0) {
+						bpf_link__destroy(lp->links[--m]);
+						lp->links[m] = NULL;
+					}
+					return false;
+				}
+				lp->links[m++] = l;
+			}
+		}
+	lp->n = m;
+	lp->skel->data->launch_on = 1;
+	return true;
+}
+
+/* Stops the counting now, the detaching on threads (or here, if no thread). */
+static void launch_detach(struct launch_probes *lp)
+{
+	lp->skel->data->launch_on = 0;
+	launch_join(lp);
+	for (int i = 0; i < lp->n; i++) {
+		if (!lp->links[i])
+			continue;
+		if (pthread_create(&lp->dying[lp->ndying], NULL, destroy_link, lp->links[i]) == 0)
+			lp->ndying++;
+		else
+			bpf_link__destroy(lp->links[i]);
+		lp->links[i] = NULL;
+	}
+}
+
 #define FAIL(...)                          \
 	do {                               \
 		rc = fail(__VA_ARGS__);    \
@@ -337,7 +437,9 @@ int main(int argc, char **argv)
 	double duration = 0;
 	const char *libs = NULL, *format = "table", *trace = NULL, *events = "mem";
 	int64_t ringbuf_kb = 8192, max_live = 1 << 20, trace_min = TIMELINE_MIN_BYTES, trace_max = TIMELINE_MAX_INSTANTS;
-	bool torch = false, live_flag = false;
+	int64_t launch_pct = 10;
+	double launch_period = 10;
+	bool torch = false, live_flag = false, at_entry = false;
 	const struct arg_opt opts[] = {
 		{"pid", 'p', ARG_INT, &pid, "PID", "the process to watch", 1, INT_MAX, NULL},
 		{"duration", 'd', ARG_DOUBLE, &duration, "S", "stop after S seconds (0: at Ctrl-C or when the process exits)", 0, 0, NULL},
@@ -349,10 +451,13 @@ int main(int argc, char **argv)
 		{"trace-min-bytes", 0, ARG_INT, &trace_min, "N", "an instant event in the timeline per allocation of at least N bytes (default 16 MiB)", 1, INT64_MAX, NULL},
 		{"trace-max-instants", 0, ARG_INT, &trace_max, "N", "at most N such events (default 10000; the rest are counted)", 0, INT64_MAX, NULL},
 		{"live", 0, ARG_BOOL, &live_flag, NULL, "a live table each second even when stdout is not a terminal (stderr with --format json)", 0, 0, NULL},
+		{"launch-sample", 0, ARG_INT, &launch_pct, "PCT", "launch probes attached PCT% of the time, the counts scaled (default 10; 100: every launch)", 1, 100, NULL},
+		{"launch-period", 0, ARG_DOUBLE, &launch_period, "S", "--launch-sample's period: a window at the start of every S seconds (default 10)", 0, 0, NULL},
 		{"top", 0, ARG_INT, &top, "N", "stacks in the live table and sync stacks in the report", 1, 10000, NULL},
 		{"ringbuf-kb", 0, ARG_INT, &ringbuf_kb, "KB", "ring buffer size (the timeline's records), a power of two >= the page size", 4, 1 << 20, NULL},
 		{"max-live", 0, ARG_INT, &max_live, "N", "allocations followed at once (default 1048576; beyond, counted and said)", 1, 1 << 26, NULL},
-		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, and the mapped files skipped as not ELF", 0, 0, NULL},
+		{"probe-at-entry", 0, ARG_BOOL, &at_entry, NULL, "probes on each function's first byte, even an endbr64 the kernel must single-step (default: after it)", 0, 0, NULL},
+		{"verbose", 'v', ARG_BOOL, &verbose, NULL, "libbpf's messages, the mapped files skipped as not ELF, where each probe sits", 0, 0, NULL},
 		{NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL},
 	};
 	const struct arg_cmd cmd = {
@@ -383,6 +488,8 @@ int main(int argc, char **argv)
 		rc = fail(EXIT_USAGE, "--pid is required (see --help)");
 	else if (duration < 0)
 		rc = fail(EXIT_USAGE, "--duration must be >= 0");
+	else if (!(launch_period >= 0.2 && launch_period <= 3600))
+		rc = fail(EXIT_USAGE, "--launch-period must be within 0.2 and 3600 s");
 	else if ((ringbuf_kb & (ringbuf_kb - 1)) != 0 || ringbuf_kb * 1024 < getpagesize())
 		rc = fail(EXIT_USAGE, "--ringbuf-kb: %" PRId64 " is not a power of two of at least the page size", ringbuf_kb);
 	buf_free(&perr);
@@ -402,6 +509,8 @@ int main(int argc, char **argv)
 	struct gpusnoop_bpf *skel = NULL;
 	struct probe_set set = {0};
 	struct bpf_link **links = NULL;
+	struct launch_probes lp = {0};
+	struct sampler samp = {0};
 	struct run run = {0};
 	ledger_init(&run.ledger);
 	calls_init(&run.calls);
@@ -470,21 +579,25 @@ int main(int argc, char **argv)
 		     " if it loads one later, name it with --lib",
 		     pid);
 
+	/* each probe where the kernel can emulate the instruction it replaces */
+	probe_set_place(&set, at_entry);
+	if (verbose)
+		fputs(set.placement.data ? set.placement.data : "", stderr);
+
 	links = xcalloc((size_t)set.nfound * 2 + 1, sizeof(*links));
+	lp.skel = skel;
+	lp.set = &set;
 	for (int i = 0; i < set.n; i++)
 		for (uint32_t k = 0; k < FN_COUNT; k++) {
 			const struct probe_file *f = &set.f[i];
 			if (!f->off[k])
 				continue;
 			const struct probe_def *p = &probe_defs[k];
-			struct bpf_program *entry = p->prog == PROG_ALLOC    ? skel->progs.alloc_entry
-						    : p->prog == PROG_FREE   ? skel->progs.free_entry
-						    : p->prog == PROG_LAUNCH ? skel->progs.launch_entry
-						    : p->prog == PROG_DEV    ? skel->progs.dev_entry
-									     : skel->progs.sync_entry;
-			/* pid -1 and a filter in the program: a pid-bound uprobe follows one thread on some kernels */
-			struct bpf_uprobe_opts eo = {.sz = sizeof(eo), .bpf_cookie = p->cookie};
-			struct bpf_link *l = bpf_program__attach_uprobe_opts(entry, -1, f->path, f->off[k], &eo);
+			if (p->group == GROUP_LAUNCH) { /* attached by launch_attach, for the sampler */
+				lp.n += 1 + p->ret;
+				continue;
+			}
+			struct bpf_link *l = attach_probe(skel, f, k, false);
 			if (!l) {
 				int e = errno;
 				FAIL(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP || e == EINVAL ? EXIT_BPF_REFUSED : 1,
@@ -494,16 +607,21 @@ int main(int argc, char **argv)
 			links[nlinks++] = l;
 			if (!p->ret)
 				continue;
-			struct bpf_program *ret = p->prog == PROG_ALLOC    ? skel->progs.alloc_return
-						  : p->prog == PROG_LAUNCH ? skel->progs.launch_return
-						  : p->prog == PROG_DEV    ? skel->progs.dev_return
-									   : skel->progs.sync_return;
-			struct bpf_uprobe_opts ro = {.sz = sizeof(ro), .bpf_cookie = p->cookie, .retprobe = true};
-			l = bpf_program__attach_uprobe_opts(ret, -1, f->path, f->off[k], &ro);
+			l = attach_probe(skel, f, k, true);
 			if (!l)
 				FAIL(1, "cannot attach a uretprobe to %s in %s: %s", p->name, f->path, strerror(errno));
 			links[nlinks++] = l;
 		}
+	/* the launch probes: the first window now, before "watching" is said */
+	if (lp.n) {
+		lp.links = xcalloc((size_t)lp.n, sizeof(*lp.links));
+		lp.dying = xcalloc((size_t)lp.n, sizeof(*lp.dying));
+		sampler_init(&samp, (int)launch_pct, (int64_t)(launch_period * 1e9), now_ns(CLOCK_MONOTONIC));
+		sampler_due(&samp, now_ns(CLOCK_MONOTONIC));
+		if (!launch_attach(&lp, &msg))
+			FAIL(errno == EPERM || errno == EACCES ? EXIT_BPF_REFUSED : 1, "%s", msg.data);
+		sampler_mark(&samp, true, now_ns(CLOCK_MONOTONIC));
+	}
 
 	/* what is watched: what was asked for and found (the rest was said above, and stays absent) */
 	groups &= set.found_groups;
@@ -522,7 +640,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "gpusnoop: watching pid %" PRId64 ": %d probes on %d functions in %d files\n", pid, nlinks,
+	fprintf(stderr, "gpusnoop: watching pid %" PRId64 ": %d probes on %d functions in %d files\n", pid, nlinks + lp.n,
 		set.nfound, set.nfiles);
 	int calls_fd = bpf_map__fd(skel->maps.calls);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -536,11 +654,19 @@ int main(int argc, char **argv)
 	int64_t t0 = now_ns(CLOCK_MONOTONIC), next_tick = t0 + 1000000000;
 	int64_t end = duration > 0 ? t0 + (int64_t)(duration * 1e9) : INT64_MAX;
 	uint64_t prev_launches = 0;
+	int64_t prev_on = lp.n ? sampler_on_ns(&samp, t0) : 0;
 	const char *why = "interrupted";
 	for (;;) {
 		/* records are submitted without a wakeup until the buffer is a
-		 * quarter full: after a quiet 100 ms, take what is there */
-		int r = ring_buffer__poll(rb, 100);
+		 * quarter full: after a quiet 100 ms, take what is there (or at
+		 * the launch sampler's next toggle) */
+		int64_t wait_ms = 100;
+		if (lp.n) {
+			int64_t w = sampler_wait_ns(&samp, now_ns(CLOCK_MONOTONIC));
+			if (w / 1000000 < wait_ms)
+				wait_ms = w / 1000000;
+		}
+		int r = ring_buffer__poll(rb, (int)wait_ms);
 		if (r == 0)
 			r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR)
@@ -557,15 +683,38 @@ int main(int argc, char **argv)
 			why = "process exited";
 			break;
 		}
+		if (lp.n) {
+			enum sampler_action act = sampler_due(&samp, now);
+			if (act == SAMPLER_OFF) {
+				skel->data->launch_on = 0;
+				sampler_mark(&samp, false, now_ns(CLOCK_MONOTONIC));
+				launch_detach(&lp);
+			} else if (act == SAMPLER_ON) {
+				if (launch_attach(&lp, &msg)) {
+					sampler_mark(&samp, true, now_ns(CLOCK_MONOTONIC));
+				} else {
+					/* the counts so far stand, scaled by the time they had */
+					fprintf(stderr, "gpusnoop: launch sampling stopped: %s\n", msg.data);
+					buf_reset(&msg);
+					samp.next = INT64_MAX;
+				}
+			}
+		}
 		if (now >= next_tick) {
 			/* once a second: the launch counters, the live table */
-			double since = (double)(now - next_tick + 1000000000) / 1e9;
 			next_tick = now + 1000000000;
 			read_calls(calls_fd, &syncs);
 			if (groups & GROUP_LAUNCH) {
+				/* per second the launch probes counted (all of it
+				 * without sampling); none: no point */
 				uint64_t t = calls_sum(&syncs, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
-				timeline_launches(&run.tl, (uint64_t)now, (double)(t - prev_launches) / since);
-				prev_launches = t;
+				int64_t on = sampler_on_ns(&samp, now);
+				if (on - prev_on >= 50000000) {
+					timeline_launches(&run.tl, (uint64_t)now, (double)(t - prev_launches) * 1e9 / (double)(on - prev_on));
+					prev_launches = t;
+					prev_on = on;
+				}
+				in.launch_on_s = (double)on / 1e9;
 			}
 			if (want_live) {
 				in.seconds = (double)(now - t0) / 1e9;
@@ -578,20 +727,31 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	double secs = (double)(now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	int64_t t_end = now_ns(CLOCK_MONOTONIC);
+	double secs = (double)(t_end - t0) / 1e9;
+	if (lp.n) { /* the launches stop counting with the run */
+		skel->data->launch_on = 0;
+		sampler_mark(&samp, false, t_end);
+		launch_detach(&lp);
+		launch_join(&lp);
+		in.launch_pct = (int)launch_pct;
+		in.launch_on_s = (double)sampler_on_ns(&samp, t_end) / 1e9;
+		in.launch_sampled = sampler_partial(&samp, t_end);
+	}
 	/* detach first, so nothing arrives after the last drain (each detach
 	 * waits for an RCU grace period: ~1 s for 20 probes, not counted above) */
-	in.probes = nlinks;
+	in.probes = nlinks + lp.n;
+	in.probes_stepped = set.nstepped;
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
 	nlinks = 0;
 	ring_buffer__consume(rb);
 	read_calls(calls_fd, &syncs);
 	if (groups & GROUP_LAUNCH) { /* the launch rate over the last (partial) second */
-		int64_t now = now_ns(CLOCK_MONOTONIC);
-		double since = (double)(now - next_tick + 1000000000) / 1e9;
 		uint64_t t = calls_sum(&syncs, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
-		timeline_launches(&run.tl, (uint64_t)now, since > 0 ? (double)(t - prev_launches) / since : 0);
+		int64_t on = sampler_on_ns(&samp, t_end);
+		if (on - prev_on >= 50000000)
+			timeline_launches(&run.tl, (uint64_t)t_end, (double)(t - prev_launches) * 1e9 / (double)(on - prev_on));
 	}
 
 	in.seconds = secs;
@@ -617,6 +777,12 @@ out:
 		timeline_close(&run.tl, &run.ledger, (uint64_t)now_ns(CLOCK_MONOTONIC));
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
+	launch_join(&lp);
+	for (int i = 0; lp.links && i < lp.n; i++)
+		if (lp.links[i])
+			bpf_link__destroy(lp.links[i]);
+	free(lp.links);
+	free(lp.dying);
 	sym_close(sym);
 	ring_buffer__free(rb);
 	gpusnoop_bpf__destroy(skel);

@@ -7,6 +7,8 @@
  * pointer in argument 0 and `this` moves to argument 1.
  */
 #include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,12 +332,89 @@ int probe_set_find(struct probe_set *s, unsigned groups, struct buf *skipped, st
 	return s->nfound;
 }
 
+size_t probe_entry_skip(const uint8_t *c, size_t n)
+{
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	return n >= sizeof endbr64 + 1 && memcmp(c, endbr64, sizeof endbr64) == 0 ? sizeof endbr64 : 0;
+}
+
+/* What arch/x86/kernel/uprobes.c emulates (branch_setup_xol_ops,
+ * push_setup_xol_ops): jmp rel8/rel32, call rel32, jcc rel8/rel32, nop,
+ * push of a register (with a REX.B prefix for r8-r15).  Anything else is
+ * single-stepped. */
+enum probe_insn probe_insn_class(const uint8_t *c, size_t n, char *what, size_t what_size)
+{
+	const char *w = NULL;
+	if (n >= 1 && c[0] >= 0x50 && c[0] <= 0x57)
+		w = "push";
+	else if (n >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57)
+		w = "push";
+	else if (n >= 1 && (c[0] == 0xe9 || c[0] == 0xeb))
+		w = "jmp";
+	else if (n >= 1 && c[0] == 0xe8)
+		w = "call";
+	else if ((n >= 1 && c[0] >= 0x70 && c[0] <= 0x7f) || (n >= 2 && c[0] == 0x0f && c[1] >= 0x80 && c[1] <= 0x8f))
+		w = "jcc";
+	else if (n >= 1 && c[0] == 0x90)
+		w = "nop";
+	if (w) {
+		snprintf(what, what_size, "%s", w);
+		return INSN_EMULATED;
+	}
+	if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+		snprintf(what, what_size, "endbr64");
+	else if (n >= 1)
+		snprintf(what, what_size, "opcode %02x%s%02x", c[0], n >= 2 ? " " : "", n >= 2 ? c[1] : 0);
+	else
+		snprintf(what, what_size, "?");
+	return INSN_STEPPED;
+}
+
+void probe_set_place(struct probe_set *s, bool at_entry)
+{
+	s->nstepped = 0;
+#ifdef __x86_64__
+	for (int i = 0; i < s->n; i++) {
+		struct probe_file *f = &s->f[i];
+		if (f->nfound == 0)
+			continue;
+		int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		for (uint32_t k = 0; k < FN_COUNT; k++) {
+			if (!f->off[k])
+				continue;
+			uint8_t code[16];
+			ssize_t n = fd < 0 ? -1 : pread(fd, code, sizeof code, (off_t)f->off[k]);
+			if (n <= 0) {
+				f->insn[k] = INSN_UNKNOWN;
+				buf_printf(&s->placement, "gpusnoop: probe %s in %s+0x%" PRIx64 ": its code cannot be read\n",
+					   probe_defs[k].name, f->path, f->off[k]);
+				continue;
+			}
+			size_t skip = at_entry ? 0 : probe_entry_skip(code, (size_t)n);
+			char what[32];
+			f->insn[k] = (uint8_t)probe_insn_class(code + skip, (size_t)n - skip, what, sizeof what);
+			f->skipped[k] = (uint8_t)skip;
+			f->off[k] += skip;
+			s->nstepped += f->insn[k] == INSN_STEPPED;
+			buf_printf(&s->placement, "gpusnoop: probe %s in %s+0x%" PRIx64 "%s: %s, %s\n", probe_defs[k].name,
+				   f->path, f->off[k], skip ? " (after its endbr64)" : "", what,
+				   f->insn[k] == INSN_EMULATED ? "emulated in the trap" : "single-stepped (a second trap)");
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+#else
+	(void)at_entry;
+#endif
+}
+
 void probe_set_free(struct probe_set *s)
 {
 	for (int i = 0; i < s->n; i++)
 		free(s->f[i].path);
 	free(s->f);
 	buf_free(&s->warnings);
+	buf_free(&s->placement);
 	memset(s, 0, sizeof(*s));
 }
 

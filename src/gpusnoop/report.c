@@ -105,6 +105,15 @@ static double rate(uint64_t n, double secs)
 	return secs > 0 ? (double)n / secs : 0;
 }
 
+/* a launch count as the report gives it: scaled by the time the launch
+ * probes were off when --launch-sample left some out (sampler.h) */
+static uint64_t launch_est(const struct report_in *in, uint64_t n)
+{
+	if (!in->launch_sampled || in->launch_on_s <= 0)
+		return n;
+	return (uint64_t)((double)n * in->seconds / in->launch_on_s + 0.5);
+}
+
 static void write_json(struct buf *b, const struct report_in *in, const struct ledger_leak *g, size_t n,
 		       const struct sync_group *sg, size_t nsg)
 {
@@ -126,6 +135,7 @@ static void write_json(struct buf *b, const struct report_in *in, const struct l
 	jw_arr_end(&w);
 	jw_key(&w, "probes"), jw_i64(&w, in->probes);
 	jw_key(&w, "files"), jw_i64(&w, in->files);
+	jw_key(&w, "probes_single_stepped"), jw_i64(&w, in->probes_stepped);
 	if (spaces) {
 		jw_key(&w, "allocations"), jw_u64(&w, l->allocs);
 		jw_key(&w, "frees"), jw_u64(&w, l->frees);
@@ -148,14 +158,23 @@ static void write_json(struct buf *b, const struct report_in *in, const struct l
 		uint64_t t = calls_sum(c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
 		jw_key(&w, "launches");
 		jw_obj_begin(&w);
-		jw_key(&w, "total"), jw_u64(&w, t);
-		jw_key(&w, "per_second"), jw_f64(&w, rate(t, in->seconds));
+		jw_key(&w, "total"), jw_u64(&w, launch_est(in, t));
+		jw_key(&w, "per_second"), jw_f64(&w, rate(launch_est(in, t), in->seconds));
 		jw_key(&w, "by_function");
 		jw_obj_begin(&w);
 		for (uint32_t f = FN_CUDA_LAUNCH_KERNEL; f <= FN_CUDA_GRAPH_LAUNCH; f++)
-			jw_key(&w, snoop_fn_name(f)), jw_u64(&w, c->count[f]);
+			jw_key(&w, snoop_fn_name(f)), jw_u64(&w, launch_est(in, c->count[f]));
 		jw_obj_end(&w);
 		jw_key(&w, "nested_driver_launches"), jw_u64(&w, in->counters[CNT_NESTED_LAUNCHES]);
+		if (in->launch_sampled) {
+			/* the figures above are estimates from these */
+			jw_key(&w, "sampled");
+			jw_obj_begin(&w);
+			jw_key(&w, "percent"), jw_i64(&w, in->launch_pct);
+			jw_key(&w, "counted"), jw_u64(&w, t);
+			jw_key(&w, "counting_seconds"), jw_f64(&w, in->launch_on_s);
+			jw_obj_end(&w);
+		}
 		jw_obj_end(&w);
 	}
 	if (in->groups & GROUP_SYNC) {
@@ -231,6 +250,10 @@ static void write_table(struct buf *b, const struct report_in *in, const struct 
 	unsigned spaces = probe_spaces(in->groups);
 	buf_printf(b, "gpusnoop: pid %d, %.1f s (%s), %d probes in %d files\n", in->pid, in->seconds, in->end_reason,
 		   in->probes, in->files);
+	if (in->probes_stepped)
+		buf_printf(b, "note: %d of the probes sit on an instruction the kernel single-steps: each of those calls"
+			      " costs a second trap (-v names them; docs/gpusnoop.md \"What it costs\")\n",
+			   in->probes_stepped);
 	if (spaces)
 		buf_printf(b, "seen: %" PRIu64 " allocations, %" PRIu64 " frees (%" PRIu64 " of pointers not live: freed again by a nested call, or allocated before the probes)\n",
 			   l->allocs, l->frees, l->unmatched_frees);
@@ -261,6 +284,12 @@ static void write_table(struct buf *b, const struct report_in *in, const struct 
 		counts_text(b, c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
 		buf_printf(b, "; %" PRIu64 " driver launches inside cudaLaunchKernel not counted again\n",
 			   in->counters[CNT_NESTED_LAUNCHES]);
+		if (in->launch_sampled) {
+			uint64_t e = launch_est(in, t);
+			buf_printf(b, "  estimated over the run: ~%" PRIu64 " (%.1f/s): the launch probes counted the above in %.2f s"
+				      " of %.1f s (--launch-sample %d; 100: every launch)\n",
+				   e, rate(e, in->seconds), in->launch_on_s, in->seconds, in->launch_pct);
+		}
 	}
 	if (in->groups & GROUP_SYNC) {
 		uint64_t t = calls_sum(c, FN_CUDA_DEVICE_SYNCHRONIZE, FN_CUDA_EVENT_SYNCHRONIZE);

@@ -31,6 +31,13 @@ struct report_in {
 	const struct calls *calls;
 	uint64_t counters[CNT_COUNT];
 	int probes, files;
+	int probes_stepped;     /* entry probes on an instruction the kernel single-steps (probes.h) */
+	/* --launch-sample (sampler.h): the share asked, the seconds the launch
+	 * probes counted, and whether time was left out (the launch counts are
+	 * then scaled by seconds / launch_on_s) */
+	int launch_pct;
+	double launch_on_s;
+	bool launch_sampled;
 	size_t top;             /* sync stacks shown (all leaks are) */
 	report_stack_fn stack;
 	void *stack_ctx;

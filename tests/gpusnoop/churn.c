@@ -25,6 +25,9 @@
  * cuLaunchKernel); CHURN_DRV=1: then a direct cuLaunchKernel per pair from
  * three frames deeper than those (not inside a runtime launch: counted);
  * CHURN_SYNC=N: a cudaStreamSynchronize every N pairs.
+ * CHURN_PACE_US=N: pair i waits until N*i us after its thread started (a
+ * wall-clock schedule: the rate stays what it is whatever the probes cost,
+ * as long as a pair takes less than N us; gpusnoop_sample.sh).
  *
  * Planted leaks: CHURN_LEAKS per thread, cudaMalloc of 65536 bytes from
  * plant_leak(), never freed, all from one call site: the first before the
@@ -59,7 +62,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 #define LEAK_BYTES 65536
 #define MAX_WINDOW 4096
 
-static long threads, pairs, burst, pause_us, stacks, depth, leaks, window, launch, drv, sync_every;
+static long threads, pairs, burst, pause_us, stacks, depth, leaks, window, launch, drv, sync_every, pace_us;
 static double rate;
 static long work_per_pair; /* iterations of compute() per pair (CHURN_RATE) */
 static volatile int sink;
@@ -197,7 +200,15 @@ static void *work(void *arg)
 	while ((1L << bits) < stacks)
 		bits++;
 	long planted = 0, leak_every = pairs / (leaks ? leaks : 1);
+	double start = now_s();
 	for (long i = 0; i < pairs; i++) {
+		if (pace_us) { /* pair i at start + i x pace: a rate the probes do not change */
+			double due = start + (double)i * (double)pace_us / 1e6, left = due - now_s();
+			if (left > 0) {
+				struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+				nanosleep(&ts, NULL);
+			}
+		}
 		/* one call site for every leak: the first before any traffic */
 		while (planted < leaks && i >= planted * leak_every) {
 			plant_leak();
@@ -233,6 +244,7 @@ int main(void)
 	drv = env("CHURN_DRV", 0, 0, 1);
 	sync_every = env("CHURN_SYNC", 0, 0, 1L << 40);
 	rate = (double)env("CHURN_RATE", 0, 0, 100000000);
+	pace_us = env("CHURN_PACE_US", 0, 0, 10000000);
 	if (stacks & (stacks - 1)) {
 		fprintf(stderr, "churn: CHURN_STACKS must be a power of two\n");
 		return 2;

@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/gpusnoop.sh"
 
-snoop "$tmp/report.txt" --events launch,sync --trace "$tmp/trace.json"
+snoop "$tmp/report.txt" --events launch,sync --launch-sample 100 --trace "$tmp/trace.json"
 cat "$tmp/report.txt"
 # 4 launch functions (cudaLaunchKernel with its return probe) + 3 syncs with theirs
 grep -q '^gpusnoop: pid [0-9]*, .* (process exited), 10 probes in 2 files$' "$tmp/report.txt"
@@ -50,7 +50,7 @@ grep -q '"name":"gpusnoop launches/s","ph":"C"' "$tmp/trace.json"
 if grep -q 'outstanding bytes' "$tmp/trace.json"; then echo "memory counter without --events mem"; exit 1; fi
 
 # --format json, all three groups: the same figures, valid JSON
-snoop "$tmp/report.json" --format json --events mem,launch,sync
+snoop "$tmp/report.json" --format json --events mem,launch,sync --launch-sample 100
 "$DYNO" json -q "$tmp/report.json"
 grep -q '"events":\["mem","launch","sync"\],"probes":30,' "$tmp/report.json"
 grep -q '"launches":{"total":11,"per_second":[0-9.e+-]*,"by_function":{"cudaLaunchKernel":5,"cuLaunchKernel":3,"cuLaunchKernelEx":2,"cudaGraphLaunch":1},"nested_driver_launches":5}' "$tmp/report.json"

@@ -44,7 +44,7 @@ exact "$tmp/stopped.txt"
 # tells a launch inside it from one after it), a sync every 100 pairs per
 # thread
 FAKE_CUDA_SYNC_US=100 CHURN_LAUNCH=1 CHURN_DRV=1 CHURN_SYNC=100 SNOOP_WRAP="nice -n 19 taskset -c 0" SNOOP_CMD="taskset -c 0 $BUILD/gpusnoop-churn" \
-	snoop "$tmp/niced.txt" --events mem,launch,sync --live
+	snoop "$tmp/niced.txt" --events mem,launch,sync --launch-sample 100 --live
 cat "$tmp/prog.out"
 exact "$tmp/niced.txt"
 grep -q '^launches: 200000 (.*): cudaLaunchKernel 100000, cuLaunchKernel 100000, cuLaunchKernelEx 0, cudaGraphLaunch 0; 100000 driver launches inside' "$tmp/niced.txt"

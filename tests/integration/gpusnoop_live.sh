@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/gpusnoop.sh"
 
-SNOOP_CMD="env LEAKY_HOLD=1 $BUILD/gpusnoop-leaky" snoop_start "$tmp/live.txt" --live --events mem,launch,sync --top 3
+SNOOP_CMD="env LEAKY_HOLD=1 $BUILD/gpusnoop-leaky" snoop_start "$tmp/live.txt" --live --events mem,launch,sync --launch-sample 100 --top 3
 snoop_go
 wait_for "$tmp/prog.out" '^done$'
 wait_for "$tmp/live.txt" '^ +3145728 +3 memory +leak_here '
@@ -18,7 +18,7 @@ cat "$tmp/live.txt"
 # the last frame before the report (the leak was complete then)
 awk '/^gpusnoop live:/ { f = "" } /^gpusnoop: pid/ { exit } { f = f $0 "\n" } END { printf "%s", f }' \
 	"$tmp/live.txt" >"$tmp/frame"
-grep -q "^gpusnoop live: pid $prog, [0-9]* s | launches 11 ([0-9]*/s) | syncs 8 ([0-9]*/s, [0-9.]* ms waiting/s)$" "$tmp/live.txt"
+grep -q "^gpusnoop live: pid $prog, [0-9]* s | launches 11 counted ([0-9]*/s) | syncs 8 ([0-9]*/s, [0-9.]* ms waiting/s)$" "$tmp/live.txt"
 grep -qx 'outstanding: memory 3177042 bytes, handles 2097152 bytes, mapped 0 bytes' "$tmp/frame"
 grep -Eqx ' +bytes +count space +stack \(top 3 of 7\)' "$tmp/frame"
 # the three largest, in order, the leaking function with file:line, then its callers

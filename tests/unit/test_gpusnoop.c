@@ -23,6 +23,7 @@
 #include "gpusnoop/demangle.h"
 #include "gpusnoop/ledger.h"
 #include "gpusnoop/probes.h"
+#include "gpusnoop/sampler.h"
 #include "test.h"
 
 /* a file offset's bytes in the file and the function's bytes in memory agree */
@@ -404,6 +405,104 @@ TEST(gpusnoop_events_option)
 		CHECK(probe_defs[f].group && probe_defs[f].syms[0] && strcmp(snoop_fn_name(f), "?") != 0);
 	}
 	buf_free(&err);
+}
+
+/* where a probe goes: past a leading endbr64 (never emulated by the
+ * kernel), onto an instruction the kernel emulates or single-steps */
+TEST(gpusnoop_probe_placement)
+{
+	char what[32];
+	static const uint8_t cet_push[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5};
+	static const uint8_t cet_r15[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x57};
+	static const uint8_t cet_only[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const uint8_t mov[] = {0x48, 0x89, 0xfb};
+	static const uint8_t xor_eax[] = {0x31, 0xc0, 0xc3};
+	CHECK_INT(probe_entry_skip(cet_push, sizeof cet_push), 4);
+	CHECK_INT(probe_entry_skip(cet_r15, sizeof cet_r15), 4);
+	CHECK_INT(probe_entry_skip(cet_only, sizeof cet_only), 0); /* nothing known after it: left alone */
+	CHECK_INT(probe_entry_skip(mov, sizeof mov), 0);
+	CHECK_INT(probe_entry_skip(cet_push + 4, sizeof cet_push - 4), 0);
+	CHECK_INT(probe_insn_class(cet_push + 4, 4, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "push");
+	CHECK_INT(probe_insn_class(cet_r15 + 4, 2, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "push");
+	CHECK_INT(probe_insn_class(cet_push, sizeof cet_push, what, sizeof what), INSN_STEPPED);
+	CHECK_STR(what, "endbr64");
+	CHECK_INT(probe_insn_class(mov, sizeof mov, what, sizeof what), INSN_STEPPED);
+	CHECK_STR(what, "opcode 48 89");
+	CHECK_INT(probe_insn_class(xor_eax, sizeof xor_eax, what, sizeof what), INSN_STEPPED);
+	static const uint8_t jmp[] = {0xe9, 0, 0, 0, 0}, call[] = {0xe8, 0, 0, 0, 0}, jcc[] = {0x0f, 0x84, 0, 0, 0, 0};
+	static const uint8_t jcc8[] = {0x74, 0x05}, nop[] = {0x90}, jmp8[] = {0xeb, 0x02};
+	CHECK_INT(probe_insn_class(jmp, sizeof jmp, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "jmp");
+	CHECK_INT(probe_insn_class(jmp8, sizeof jmp8, what, sizeof what), INSN_EMULATED);
+	CHECK_INT(probe_insn_class(call, sizeof call, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "call");
+	CHECK_INT(probe_insn_class(jcc, sizeof jcc, what, sizeof what), INSN_EMULATED);
+	CHECK_INT(probe_insn_class(jcc8, sizeof jcc8, what, sizeof what), INSN_EMULATED);
+	CHECK_STR(what, "jcc");
+	CHECK_INT(probe_insn_class(nop, sizeof nop, what, sizeof what), INSN_EMULATED);
+	/* a REX prefix alone, or an empty read: single-stepped, never past the end */
+	static const uint8_t rex[] = {0x41};
+	CHECK_INT(probe_insn_class(rex, sizeof rex, what, sizeof what), INSN_STEPPED);
+	CHECK_INT(probe_insn_class(rex, 0, what, sizeof what), INSN_STEPPED);
+	CHECK_STR(what, "?");
+}
+
+/* --launch-sample's schedule, with a made-up clock: a window at the start
+ * of each period, late wake-ups, and the counting time from the marks */
+TEST(gpusnoop_launch_sampler)
+{
+	const int64_t S = 1000000000, MS = 1000000, T0 = 5 * S;
+	struct sampler s;
+	sampler_init(&s, 10, 10 * S, T0);
+	CHECK_INT(s.window_ns, 1 * S);
+	CHECK_INT(sampler_due(&s, T0), SAMPLER_ON);
+	sampler_mark(&s, true, T0 + 8 * MS); /* the attach took 8 ms */
+	CHECK_INT(sampler_wait_ns(&s, T0 + 8 * MS), S - 8 * MS);
+	CHECK_INT(sampler_due(&s, T0 + 500 * MS), SAMPLER_NONE); /* woken early */
+	CHECK_INT(sampler_due(&s, T0 + S), SAMPLER_OFF);
+	sampler_mark(&s, false, T0 + S);
+	CHECK_INT(sampler_on_ns(&s, T0 + 3 * S), S - 8 * MS);
+	CHECK_INT(sampler_wait_ns(&s, T0 + 3 * S), 7 * S);
+	CHECK_INT(sampler_due(&s, T0 + 3 * S), SAMPLER_NONE);
+	/* the second window, opened 2 ms late: it closes on the schedule */
+	CHECK_INT(sampler_due(&s, T0 + 10 * S + 2 * MS), SAMPLER_ON);
+	sampler_mark(&s, true, T0 + 10 * S + 10 * MS);
+	CHECK_INT(sampler_on_ns(&s, T0 + 10 * S + 510 * MS), S - 8 * MS + 500 * MS);
+	CHECK_INT(sampler_wait_ns(&s, T0 + 10 * S + 10 * MS), 990 * MS);
+	CHECK_INT(sampler_due(&s, T0 + 11 * S), SAMPLER_OFF);
+	sampler_mark(&s, false, T0 + 11 * S);
+	CHECK_INT(sampler_on_ns(&s, T0 + 12 * S), 2 * S - 18 * MS);
+	CHECK(sampler_partial(&s, T0 + 12 * S));
+	/* a wake-up after a whole window passed: that window is skipped */
+	CHECK_INT(sampler_due(&s, T0 + 21 * S + 1), SAMPLER_NONE);
+	CHECK_INT(sampler_wait_ns(&s, T0 + 21 * S + 1), 9 * S - 1);
+	CHECK_INT(sampler_due(&s, T0 + 30 * S), SAMPLER_ON);
+	CHECK_INT(s.windows, 3);
+
+	/* a run that ends inside the first window saw every launch */
+	sampler_init(&s, 10, 10 * S, T0);
+	CHECK_INT(sampler_due(&s, T0), SAMPLER_ON);
+	sampler_mark(&s, true, T0);
+	sampler_mark(&s, false, T0 + 700 * MS);
+	CHECK(!sampler_partial(&s, T0 + 700 * MS));
+	CHECK(sampler_partial(&s, T0 + 1200 * MS));
+
+	/* 100%: on once, never off, never partial */
+	sampler_init(&s, 100, 10 * S, T0);
+	CHECK_INT(sampler_due(&s, T0), SAMPLER_ON);
+	CHECK_INT(sampler_wait_ns(&s, T0), INT64_MAX);
+	CHECK_INT(sampler_due(&s, T0 + 100 * S), SAMPLER_NONE);
+	sampler_mark(&s, true, T0);
+	CHECK(!sampler_partial(&s, T0 + 100 * S));
+	CHECK_INT(sampler_on_ns(&s, T0 + 100 * S), 100 * S);
+
+	/* a small share: the window is at least 100 ms, never the whole period */
+	sampler_init(&s, 1, S / 5, T0);
+	CHECK_INT(s.window_ns, SAMPLER_MIN_WINDOW_NS);
+	sampler_init(&s, 1, S / 20, T0);
+	CHECK_INT(s.window_ns, S / 20);
 }
 
 /* the kernel's uprobe support, on fixture trees: none, the PMU, tracefs */

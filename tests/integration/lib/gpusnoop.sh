@@ -111,6 +111,25 @@ group() {
 		{ echo "no group: $*"; exit 1; }
 }
 
+# leaky_report FILE: the report (table) of a whole build/gpusnoop-leaky run
+# with --events mem: every figure and leak group tests/gpusnoop/leaky.c plants
+leaky_report() {
+	grep -q '^seen: 28 allocations, 15 frees ' "$1"
+	grep -q '^lost: 0 records dropped (ring buffer full), 0 calls untracked' "$1"
+	grep -q '^never freed (memory): 3177042 bytes in 17 allocations ' "$1"
+	grep -q '^never freed (handles): 2097152 bytes in 1 allocations ' "$1"
+	grep -q '^never freed (mapped): 0 bytes in 0 allocations ' "$1"
+	# each leak group: its header, then the leaking function as the first frame
+	group "$1" 3145728 3 memory cudaMalloc leak_here tests/gpusnoop/leaky\.c
+	group "$1" 2097152 1 handles cuMemCreate leak_handle tests/gpusnoop/leaky\.c
+	group "$1" 12345 1 memory cuMemAlloc_v2 leak_driver tests/gpusnoop/leaky\.c
+	group "$1" 10000 10 memory cudaMalloc leak_in_thread tests/gpusnoop/leaky\.c
+	group "$1" 777 1 memory cudaMallocHost leak_host tests/gpusnoop/leaky\.c
+	[ "$(grep -A1 -x '4096 bytes in 1 allocations (memory) via cudaMallocAsync' "$1" | grep -c '^    leak_async (')" -eq 2 ]
+	# no other group
+	[ "$(grep -c ' bytes in .* allocations (.*) via ' "$1")" -eq 7 ]
+}
+
 # skip_unless_bpf: exit 77 where the kernel refuses BPF, before anything
 # else is started; leaves $sleeper, a process with no CUDA library mapped
 skip_unless_bpf() {

@@ -393,12 +393,14 @@ static bool launch_attach(struct launch_probes *lp, struct buf *err)
 			for (int r = 0; r <= (int)probe_defs[k].ret; r++) {
 				struct bpf_link *l = m < lp->n ? attach_probe(lp->skel, f, k, r) : NULL;
 				if (!l) {
+					int e = m < lp->n ? errno : EINVAL;
 					buf_printf(err, "cannot attach a %s to %s in %s: %s", r ? "uretprobe" : "uprobe",
-						   probe_defs[k].name, f->path, m < lp->n ? strerror(errno) : "more probes than counted");
+						   probe_defs[k].name, f->path, m < lp->n ? strerror(e) : "more probes than counted");
 					while (m > 0) {
 						bpf_link__destroy(lp->links[--m]);
 						lp->links[m] = NULL;
 					}
+					errno = e; /* the attach's, for the exit status */
 					return false;
 				}
 				lp->links[m++] = l;
@@ -618,8 +620,11 @@ int main(int argc, char **argv)
 		lp.dying = xcalloc((size_t)lp.n, sizeof(*lp.dying));
 		sampler_init(&samp, (int)launch_pct, (int64_t)(launch_period * 1e9), now_ns(CLOCK_MONOTONIC));
 		sampler_due(&samp, now_ns(CLOCK_MONOTONIC));
-		if (!launch_attach(&lp, &msg))
-			FAIL(errno == EPERM || errno == EACCES ? EXIT_BPF_REFUSED : 1, "%s", msg.data);
+		if (!launch_attach(&lp, &msg)) {
+			int e = errno; /* as for the other probes above */
+			FAIL(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP || e == EINVAL ? EXIT_BPF_REFUSED : 1,
+			     "%s%s", msg.data, e == EOPNOTSUPP || e == EINVAL ? " (BPF cookies on uprobes need Linux 5.15+)" : "");
+		}
 		sampler_mark(&samp, true, now_ns(CLOCK_MONOTONIC));
 	}
 

@@ -360,6 +360,7 @@ static struct bpf_link *attach_probe(struct gpusnoop_bpf *skel, const struct pro
 struct launch_probes {
 	struct gpusnoop_bpf *skel;
 	const struct probe_set *set;
+	struct sampler *samp;     /* told when the counting starts and stops */
 	int n;                    /* links per window */
 	struct bpf_link **links;  /* this window's */
 	pthread_t *dying;         /* threads destroying the last window's */
@@ -380,7 +381,8 @@ static void launch_join(struct launch_probes *lp)
 }
 
 /* Attaches every launch probe (the outer cudaLaunchKernel before the
- * driver's); false with a message, what was attached detached again. */
+ * driver's), then counts from now; false with a message (errno the
+ * attach's), what was attached detached again. */
 static bool launch_attach(struct launch_probes *lp, struct buf *err)
 {
 	launch_join(lp);
@@ -408,13 +410,15 @@ static bool launch_attach(struct launch_probes *lp, struct buf *err)
 		}
 	lp->n = m;
 	lp->skel->data->launch_on = 1;
+	sampler_mark(lp->samp, true, now_ns(CLOCK_MONOTONIC));
 	return true;
 }
 
-/* Stops the counting now, the detaching on threads (or here, if no thread). */
-static void launch_detach(struct launch_probes *lp)
+/* Stops the counting at t (now), the detaching on threads (or here, if no thread). */
+static void launch_detach(struct launch_probes *lp, int64_t t)
 {
 	lp->skel->data->launch_on = 0;
+	sampler_mark(lp->samp, false, t);
 	launch_join(lp);
 	for (int i = 0; i < lp->n; i++) {
 		if (!lp->links[i])
@@ -425,6 +429,21 @@ static void launch_detach(struct launch_probes *lp)
 			bpf_link__destroy(lp->links[i]);
 		lp->links[i] = NULL;
 	}
+}
+
+/* A point of the timeline's launch rate at now: the launches counted since
+ * the last point over the time the probes counted (without sampling, all
+ * of it); none before 50 ms of counting.  Moves the last point on. */
+static void launch_point(struct timeline *tl, const struct calls *c, const struct sampler *samp, int64_t now,
+			 uint64_t *prev_n, int64_t *prev_on)
+{
+	uint64_t n = calls_sum(c, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
+	int64_t on = sampler_on_ns(samp, now);
+	if (on - *prev_on < 50000000)
+		return;
+	timeline_launches(tl, (uint64_t)now, (double)(n - *prev_n) * 1e9 / (double)(on - *prev_on));
+	*prev_n = n;
+	*prev_on = on;
 }
 
 #define FAIL(...)                          \
@@ -589,6 +608,7 @@ int main(int argc, char **argv)
 	links = xcalloc((size_t)set.nfound * 2 + 1, sizeof(*links));
 	lp.skel = skel;
 	lp.set = &set;
+	lp.samp = &samp;
 	for (int i = 0; i < set.n; i++)
 		for (uint32_t k = 0; k < FN_COUNT; k++) {
 			const struct probe_file *f = &set.f[i];
@@ -625,7 +645,6 @@ int main(int argc, char **argv)
 			FAIL(e == EPERM || e == EACCES || e == ENOENT || e == EOPNOTSUPP || e == EINVAL ? EXIT_BPF_REFUSED : 1,
 			     "%s%s", msg.data, e == EOPNOTSUPP || e == EINVAL ? " (BPF cookies on uprobes need Linux 5.15+)" : "");
 		}
-		sampler_mark(&samp, true, now_ns(CLOCK_MONOTONIC));
 	}
 
 	/* what is watched: what was asked for and found (the rest was said above, and stays absent) */
@@ -691,18 +710,12 @@ int main(int argc, char **argv)
 		if (lp.n) {
 			enum sampler_action act = sampler_due(&samp, now);
 			if (act == SAMPLER_OFF) {
-				skel->data->launch_on = 0;
-				sampler_mark(&samp, false, now_ns(CLOCK_MONOTONIC));
-				launch_detach(&lp);
-			} else if (act == SAMPLER_ON) {
-				if (launch_attach(&lp, &msg)) {
-					sampler_mark(&samp, true, now_ns(CLOCK_MONOTONIC));
-				} else {
-					/* the counts so far stand, scaled by the time they had */
-					fprintf(stderr, "gpusnoop: launch sampling stopped: %s\n", msg.data);
-					buf_reset(&msg);
-					samp.next = INT64_MAX;
-				}
+				launch_detach(&lp, now_ns(CLOCK_MONOTONIC));
+			} else if (act == SAMPLER_ON && !launch_attach(&lp, &msg)) {
+				/* the counts so far stand, scaled by the time they had */
+				fprintf(stderr, "gpusnoop: launch sampling stopped: %s\n", msg.data);
+				buf_reset(&msg);
+				samp.next = INT64_MAX;
 			}
 		}
 		if (now >= next_tick) {
@@ -710,16 +723,8 @@ int main(int argc, char **argv)
 			next_tick = now + 1000000000;
 			read_calls(calls_fd, &syncs);
 			if (groups & GROUP_LAUNCH) {
-				/* per second the launch probes counted (all of it
-				 * without sampling); none: no point */
-				uint64_t t = calls_sum(&syncs, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
-				int64_t on = sampler_on_ns(&samp, now);
-				if (on - prev_on >= 50000000) {
-					timeline_launches(&run.tl, (uint64_t)now, (double)(t - prev_launches) * 1e9 / (double)(on - prev_on));
-					prev_launches = t;
-					prev_on = on;
-				}
-				in.launch_on_s = (double)on / 1e9;
+				launch_point(&run.tl, &syncs, &samp, now, &prev_launches, &prev_on);
+				in.launch_on_s = (double)sampler_on_ns(&samp, now) / 1e9;
 			}
 			if (want_live) {
 				in.seconds = (double)(now - t0) / 1e9;
@@ -735,9 +740,7 @@ int main(int argc, char **argv)
 	int64_t t_end = now_ns(CLOCK_MONOTONIC);
 	double secs = (double)(t_end - t0) / 1e9;
 	if (lp.n) { /* the launches stop counting with the run */
-		skel->data->launch_on = 0;
-		sampler_mark(&samp, false, t_end);
-		launch_detach(&lp);
+		launch_detach(&lp, t_end);
 		launch_join(&lp);
 		in.launch_pct = (int)launch_pct;
 		in.launch_on_s = (double)sampler_on_ns(&samp, t_end) / 1e9;
@@ -752,12 +755,8 @@ int main(int argc, char **argv)
 	nlinks = 0;
 	ring_buffer__consume(rb);
 	read_calls(calls_fd, &syncs);
-	if (groups & GROUP_LAUNCH) { /* the launch rate over the last (partial) second */
-		uint64_t t = calls_sum(&syncs, FN_CUDA_LAUNCH_KERNEL, FN_CUDA_GRAPH_LAUNCH);
-		int64_t on = sampler_on_ns(&samp, t_end);
-		if (on - prev_on >= 50000000)
-			timeline_launches(&run.tl, (uint64_t)t_end, (double)(t - prev_launches) * 1e9 / (double)(on - prev_on));
-	}
+	if (groups & GROUP_LAUNCH) /* the launch rate over the last (partial) second */
+		launch_point(&run.tl, &syncs, &samp, t_end, &prev_launches, &prev_on);
 
 	in.seconds = secs;
 	in.end_reason = why;

@@ -65,6 +65,30 @@ start_snoop() {
 	fi
 }
 
+# probed OUT SNOOP-ARGS... -- CMD...: CMD started waiting for a line on a
+# FIFO (its stdout OUT, where it says "ready"), gpusnoop attached to it
+# with SNOOP-ARGS (its JSON report in OUT.json; not attached if
+# SNOOP-ARGS is "-"), CMD released, both waited for; $DURING, if set, is
+# run (eval) while CMD works
+probed() {
+	local out=$1 args=()
+	shift
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	rm -f "$tmp/go"
+	mkfifo "$tmp/go"
+	"$@" <"$tmp/go" >"$out" &
+	local prog=$!
+	exec 7>"$tmp/go"
+	until grep -q ready "$out"; do sleep 0.02; done
+	[ "${args[0]}" = - ] || start_snoop "$prog" "$out.json" "${args[@]}"
+	echo go >&7
+	exec 7>&-
+	[ -z "${DURING:-}" ] || eval "$DURING"
+	wait "$prog"
+	[ "${args[0]}" = - ] || wait "$snoop"
+}
+
 # gpusnoop's user+system seconds, from `times` (its second line: the children's)
 snoop_cpu() {
 	sed -n 2p "$1" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.2f", t }'
@@ -72,16 +96,7 @@ snoop_cpu() {
 
 echo "== per call (bench/gpusnoop.c, --events mem,launch,sync)"
 echo go | "$O/bench/gpusnoop" "$lib" "$RATE_SECONDS" "$PHASE_SECONDS" >"$tmp/base"
-mkfifo "$tmp/go"
-"$O/bench/gpusnoop" "$lib" "$RATE_SECONDS" "$PHASE_SECONDS" <"$tmp/go" >"$tmp/probed" &
-work=$!
-exec 7>"$tmp/go"
-until grep -q ready "$tmp/probed"; do sleep 0.05; done
-start_snoop "$work" "$tmp/report" --events mem,launch,sync --launch-sample 100
-echo go >&7
-exec 7>&-
-wait "$work"
-wait "$snoop"
+probed "$tmp/probed" --events mem,launch,sync --launch-sample 100 -- "$O/bench/gpusnoop" "$lib" "$RATE_SECONDS" "$PHASE_SECONDS"
 awk -v bp="$(fig pair_ns "$tmp/base")" -v pp="$(fig pair_ns "$tmp/probed")" \
 	-v bl="$(fig launch_ns "$tmp/base")" -v pl="$(fig launch_ns "$tmp/probed")" \
 	-v bd="$(fig drv_ns "$tmp/base")" -v pd="$(fig drv_ns "$tmp/probed")" \
@@ -108,17 +123,7 @@ awk -v bp="$(fig pair_ns "$tmp/base")" -v pp="$(fig pair_ns "$tmp/probed")" \
 # cudaStreamSynchronize's entry+return probed on the endbr64
 # (--probe-at-entry) and after it, on the push the kernel emulates
 cet_sync() {
-	rm -f "$tmp/go"
-	mkfifo "$tmp/go"
-	"$O/bench/gpusnoop" "$PWD/$O/cet/libcudart-fake.so" "$RATE_SECONDS" "$PHASE_SECONDS" <"$tmp/go" >"$tmp/cet" &
-	work=$!
-	exec 7>"$tmp/go"
-	until grep -q ready "$tmp/cet"; do sleep 0.05; done
-	start_snoop "$work" "$tmp/cet.json" --events sync "$@"
-	echo go >&7
-	exec 7>&-
-	wait "$work"
-	wait "$snoop"
+	probed "$tmp/cet" --events sync "$@" -- "$O/bench/gpusnoop" "$PWD/$O/cet/libcudart-fake.so" "$RATE_SECONDS" "$PHASE_SECONDS"
 	fig sync_ns "$tmp/cet"
 }
 if [ -e "$O/cet/libcudart-fake.so" ]; then
@@ -133,20 +138,12 @@ fi
 # pairs a second, LAUNCHES per pair; probed with --events PROBED-EVENTS,
 # or not ("-"); its "done" line in OUT, gpusnoop's JSON report in OUT.json
 loop() {
-	local rate=$1 launches=$2 events=$3 out=$4
-	rm -f "$tmp/go"
-	mkfifo "$tmp/go"
-	CHURN_THREADS=1 CHURN_PAIRS=$((rate * ${LOOP_SECONDS:-$BENCH_SECONDS})) CHURN_RATE=$rate CHURN_LAUNCH=$launches CHURN_SYNC=100 \
-		CHURN_STACKS=1024 CHURN_DEPTH=12 CHURN_LEAKS=5 "$O/gpusnoop-churn" <"$tmp/go" >"$out" &
-	local prog=$!
-	exec 7>"$tmp/go"
-	until grep -q ready "$out"; do sleep 0.02; done
-	# shellcheck disable=SC2086 # SNOOP_ARGS: words
-	[ "$events" = - ] || start_snoop "$prog" "$out.json" --events "$events" ${SNOOP_ARGS:---launch-sample 100}
-	echo go >&7
-	exec 7>&-
-	wait "$prog"
-	[ "$events" = - ] || wait "$snoop"
+	local rate=$1 launches=$2 events=$3 out=$4 args=(-)
+	# shellcheck disable=SC2206 # SNOOP_ARGS: words
+	[ "$events" = - ] || args=(--events "$events" ${SNOOP_ARGS:---launch-sample 100})
+	probed "$out" "${args[@]}" -- env CHURN_THREADS=1 CHURN_PAIRS=$((rate * ${LOOP_SECONDS:-$BENCH_SECONDS})) \
+		CHURN_RATE="$rate" CHURN_LAUNCH="$launches" CHURN_SYNC=100 CHURN_STACKS=1024 CHURN_DEPTH=12 CHURN_LEAKS=5 \
+		"$O/gpusnoop-churn"
 }
 
 cpu_of() { sed -n 's/.* cpu=\([0-9.]*\) .*/\1/p' "$1"; }
@@ -215,20 +212,9 @@ LOOP_SECONDS=$LONG SNOOP_ARGS="--launch-sample 100" row "35k+35k/s ${LONG} s, ev
 if command -v bpftool >/dev/null && [ -w /proc/sys/kernel/bpf_stats_enabled ]; then
 	was=$(cat /proc/sys/kernel/bpf_stats_enabled)
 	echo 1 >/proc/sys/kernel/bpf_stats_enabled
-	rm -f "$tmp/go"
-	mkfifo "$tmp/go"
-	CHURN_THREADS=1 CHURN_PAIRS=35000 CHURN_RATE=35000 CHURN_LAUNCH=1 CHURN_SYNC=100 CHURN_STACKS=1024 CHURN_DEPTH=12 \
-		CHURN_LEAKS=5 "$O/gpusnoop-churn" <"$tmp/go" >"$tmp/st.out" &
-	prog=$!
-	exec 7>"$tmp/go"
-	until grep -q ready "$tmp/st.out"; do sleep 0.02; done
-	start_snoop "$prog" "$tmp/st.json" --events mem,launch,sync --launch-sample 100
-	echo go >&7
-	exec 7>&-
-	sleep 0.5
-	bpftool -j prog show >"$tmp/progs.json" 2>/dev/null || true
-	wait "$prog"
-	wait "$snoop"
+	DURING='sleep 0.5; bpftool -j prog show >"$tmp/progs.json" 2>/dev/null || true' \
+		probed "$tmp/st.out" --events mem,launch,sync --launch-sample 100 -- env CHURN_THREADS=1 CHURN_PAIRS=35000 \
+		CHURN_RATE=35000 CHURN_LAUNCH=1 CHURN_SYNC=100 CHURN_STACKS=1024 CHURN_DEPTH=12 CHURN_LEAKS=5 "$O/gpusnoop-churn"
 	echo "$was" >/proc/sys/kernel/bpf_stats_enabled
 	echo
 	echo "== the BPF programs' own time per call (the 35k loop, 12-frame recursion under 10 distinct levels)"

@@ -252,7 +252,7 @@ static void write_table(struct buf *b, const struct report_in *in, const struct 
 		   in->probes, in->files);
 	if (in->probes_stepped)
 		buf_printf(b, "note: %d of the probes sit on an instruction the kernel single-steps: each of those calls"
-			      " costs a second trap (-v names them; docs/gpusnoop.md \"What it costs\")\n",
+			      " costs a second trap (-v names them; docs/gpusnoop.md, \"Cost\")\n",
 			   in->probes_stepped);
 	if (spaces)
 		buf_printf(b, "seen: %" PRIu64 " allocations, %" PRIu64 " frees (%" PRIu64 " of pointers not live: freed again by a nested call, or allocated before the probes)\n",
